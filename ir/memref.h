@@ -1,0 +1,93 @@
+// MemRef: one region of on-chip (or DDR) memory that tile values live in.
+//
+// A *root* MemRef is one allocation, defined in the text by
+//   mem_vec_0: MemRefType = tile.alloc(Vec, -1, 16384, 0)
+// and carries the memory space, the address (-1 until AllocateMemoryAddr plans it), the size
+// in bytes and a per-function numeric id. A *view* MemRef is a byte range inside a root
+// (written `memref=mem_vec_0+256`): it points at its root and stores its byte offset and size.
+// Views of views are folded so that root() is always an allocation.
+//
+// Identity is by object: two MemRef objects are the same buffer only if they are the same
+// pointer (SameAllocation compares roots). MemRefs are immutable; a pass that plans addresses
+// makes new roots with WithAddr() and remaps the IR (see ir/mutator.h).
+#ifndef ACCELMEM_IR_MEMREF_H_
+#define ACCELMEM_IR_MEMREF_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ir/memory_space.h"
+
+namespace accelmem {
+namespace ir {
+
+class MemRef;
+using MemRefPtr = std::shared_ptr<const MemRef>;
+
+class MemRef : public std::enable_shared_from_this<MemRef> {
+ public:
+  // Address value of a root that has not been planned yet.
+  static constexpr int64_t kUnplanned = -1;
+
+  // A root allocation.
+  static MemRefPtr MakeRoot(std::string name, MemorySpace space, int64_t addr, int64_t size,
+                            int64_t id);
+  // A view of `base` (a root or a view) at `offset` bytes from base's start, `size` bytes long.
+  static MemRefPtr MakeView(const MemRefPtr& base, int64_t offset, int64_t size);
+  // The canonical root name of the contract: "mem_" + lower(space) + "_" + id.
+  static std::string RootName(MemorySpace space, int64_t id);
+
+  // A new root equal to this one (which must be a root) with another address.
+  MemRefPtr WithAddr(int64_t addr) const;
+
+  bool is_root() const { return root_ == nullptr; }
+  bool is_view() const { return root_ != nullptr; }
+  // The allocation this MemRef lives in (itself for a root).
+  const MemRef* root() const { return root_ ? root_.get() : this; }
+  MemRefPtr root_ptr() const { return root_ ? root_ : shared_from_this(); }
+
+  // Root's name; the text names views by root name plus offset.
+  const std::string& name() const { return root()->name_; }
+  MemorySpace space() const { return root()->space_; }
+  int64_t id() const { return root()->id_; }
+  // Byte offset inside the root (0 for a root).
+  int64_t offset() const { return offset_; }
+  int64_t size() const { return size_; }
+  int64_t end_offset() const { return offset_ + size_; }
+  // Absolute address: the root's address plus the offset, or -1 while the root is unplanned.
+  int64_t addr() const;
+  bool is_planned() const { return root()->addr_ >= 0; }
+
+  // Use the factories.
+  MemRef(std::string name, MemorySpace space, int64_t addr, int64_t size, int64_t id,
+         MemRefPtr root, int64_t offset)
+      : name_(std::move(name)),
+        space_(space),
+        addr_(addr),
+        size_(size),
+        id_(id),
+        root_(std::move(root)),
+        offset_(offset) {}
+
+ private:
+  std::string name_;   // roots only
+  MemorySpace space_;  // roots only
+  int64_t addr_;       // roots only
+  int64_t size_;
+  int64_t id_;         // roots only
+  MemRefPtr root_;     // null for a root
+  int64_t offset_;     // 0 for a root
+};
+
+// True if both live in the same allocation (same root object).
+bool SameAllocation(const MemRef& a, const MemRef& b);
+// True if both are in the same allocation and their byte ranges [offset, offset+size) intersect.
+bool MayAlias(const MemRef& a, const MemRef& b);
+// "mem_vec_0" for a root, "mem_vec_0+256" for a view (the text form after `memref=`).
+std::string MemRefToString(const MemRef& m);
+
+}  // namespace ir
+}  // namespace accelmem
+
+#endif  // ACCELMEM_IR_MEMREF_H_
