@@ -15,11 +15,11 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kInfo[kNumDTypes] = {
-    {DType::kFP32, "FP32", 32, true},   {DType::kFP16, "FP16", 16, true},
-    {DType::kBF16, "BF16", 16, true},   {DType::kINT8, "INT8", 8, false},
-    {DType::kUINT8, "UINT8", 8, false}, {DType::kINT16, "INT16", 16, false},
+    {DType::kFP32, "FP32", 32, true},    {DType::kFP16, "FP16", 16, true},
+    {DType::kBF16, "BF16", 16, true},    {DType::kINT8, "INT8", 8, false},
+    {DType::kUINT8, "UINT8", 8, false},  {DType::kINT16, "INT16", 16, false},
     {DType::kINT32, "INT32", 32, false}, {DType::kINT64, "INT64", 64, false},
-    {DType::kINT4, "INT4", 4, false},   {DType::kFP4, "FP4", 4, true},
+    {DType::kINT4, "INT4", 4, false},    {DType::kFP4, "FP4", 4, true},
     {DType::kBOOL, "BOOL", 8, false},
 };
 

@@ -75,9 +75,9 @@ class MemRef : public std::enable_shared_from_this<MemRef> {
   MemorySpace space_;  // roots only
   int64_t addr_;       // roots only
   int64_t size_;
-  int64_t id_;         // roots only
-  MemRefPtr root_;     // null for a root
-  int64_t offset_;     // 0 for a root
+  int64_t id_;      // roots only
+  MemRefPtr root_;  // null for a root
+  int64_t offset_;  // 0 for a root
 };
 
 // True if both live in the same allocation (same root object).

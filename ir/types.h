@@ -1,0 +1,145 @@
+// Types of tile-IR values (contract §1): Tile, Tensor, Scalar, Index, MemRefType.
+//
+// A TileType lives in an on-chip memory space and, once InitMemRef has run, holds the MemRef
+// it occupies. A TensorType lives in DDR and never holds a MemRef. A MemRefType is the type of
+// the value a `tile.alloc` defines; it holds that (root) MemRef. Types are immutable and
+// shared by pointer.
+//
+// Byte sizes: StaticTileBytes implements the contract's rule ceil(prod(shape) * bits / 8);
+// a backend that pads (Acc rows on Ascend) overrides TileByteSizer.
+#ifndef ACCELMEM_IR_TYPES_H_
+#define ACCELMEM_IR_TYPES_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/memory_space.h"
+#include "ir/memref.h"
+
+namespace accelmem {
+namespace ir {
+
+// One dimension of a shape: a static extent, or a symbol naming a run-time Index value.
+struct Dim {
+  int64_t value = 0;
+  std::string symbol;  // empty for a static dimension
+
+  static Dim Static(int64_t v) { return Dim{v, {}}; }
+  static Dim Symbol(std::string s) { return Dim{0, std::move(s)}; }
+  bool is_static() const { return symbol.empty(); }
+  bool operator==(const Dim& o) const { return value == o.value && symbol == o.symbol; }
+  bool operator!=(const Dim& o) const { return !(*this == o); }
+};
+using Shape = std::vector<Dim>;
+
+Shape StaticShape(const std::vector<int64_t>& dims);
+// All dimensions static? Then their values, else nullopt.
+std::optional<std::vector<int64_t>> StaticDims(const Shape& shape);
+// "[64, 64]" / "[n, 64]".
+std::string ShapeToString(const Shape& shape);
+
+enum class TypeKind : uint8_t { kTile, kTensor, kScalar, kIndex, kMemRef };
+
+class Type {
+ public:
+  explicit Type(TypeKind kind) : kind(kind) {}
+  virtual ~Type() = default;
+  const TypeKind kind;
+};
+using TypePtr = std::shared_ptr<const Type>;
+
+class TileType final : public Type {
+ public:
+  TileType(Shape shape, DType dtype, MemorySpace space, MemRefPtr memref = nullptr)
+      : Type(TypeKind::kTile),
+        shape(std::move(shape)),
+        dtype(dtype),
+        space(space),
+        memref(std::move(memref)) {}
+  // The same tile type holding another MemRef (or none).
+  std::shared_ptr<const TileType> WithMemRef(MemRefPtr m) const {
+    return std::make_shared<TileType>(shape, dtype, space, std::move(m));
+  }
+
+  const Shape shape;
+  const DType dtype;
+  // The declared space. When a MemRef is present the verifier requires memref->space() == space.
+  const MemorySpace space;
+  const MemRefPtr memref;  // null before InitMemRef
+};
+
+class TensorType final : public Type {
+ public:
+  TensorType(Shape shape, DType dtype)
+      : Type(TypeKind::kTensor), shape(std::move(shape)), dtype(dtype) {}
+  const Shape shape;
+  const DType dtype;
+};
+
+class ScalarType final : public Type {
+ public:
+  explicit ScalarType(DType dtype) : Type(TypeKind::kScalar), dtype(dtype) {}
+  const DType dtype;
+};
+
+class IndexType final : public Type {
+ public:
+  IndexType() : Type(TypeKind::kIndex) {}
+};
+
+// Type of the value a `tile.alloc` defines; `memref` is the root it allocates.
+class MemRefType final : public Type {
+ public:
+  explicit MemRefType(MemRefPtr memref) : Type(TypeKind::kMemRef), memref(std::move(memref)) {}
+  const MemRefPtr memref;
+};
+
+// Convenience constructors.
+TypePtr MakeTile(Shape shape, DType dtype, MemorySpace space, MemRefPtr memref = nullptr);
+TypePtr MakeTensor(Shape shape, DType dtype);
+TypePtr MakeScalar(DType dtype);
+TypePtr MakeIndex();  // a shared singleton
+TypePtr MakeMemRefType(MemRefPtr memref);
+
+// Checked down-casts: null when the kind differs.
+const TileType* AsTile(const Type* t);
+const TensorType* AsTensor(const Type* t);
+const ScalarType* AsScalar(const Type* t);
+const MemRefType* AsMemRefType(const Type* t);
+inline const TileType* AsTile(const TypePtr& t) { return AsTile(t.get()); }
+inline const TensorType* AsTensor(const TypePtr& t) { return AsTensor(t.get()); }
+inline const ScalarType* AsScalar(const TypePtr& t) { return AsScalar(t.get()); }
+inline const MemRefType* AsMemRefType(const TypePtr& t) { return AsMemRefType(t.get()); }
+
+// The MemRef a type holds (Tile or MemRefType), else null.
+const MemRefPtr& MemRefOf(const Type& t);
+
+// The text form of the contract, e.g. "Tile[[64, 64], FP32, Vec]",
+// "Tile[[64, 64], FP32, memref=mem_vec_0+256]", "Tensor[[8], INT8]", "Scalar[INT32]".
+std::string TypeToString(const Type& t);
+
+// Equal kind, shape, dtype and space. MemRefs are compared (by object) only if `with_memref`.
+bool SameType(const Type& a, const Type& b, bool with_memref);
+
+// ceil(prod(dims) * bits / 8); nullopt if a dimension is dynamic or negative, or on overflow.
+std::optional<int64_t> StaticTileBytes(const Shape& shape, DType dtype);
+std::optional<int64_t> StaticElementCount(const Shape& shape);
+
+// Byte size of a tile in its memory space. The default is StaticTileBytes; a backend subclasses
+// this to pad (Ascend Acc tiles round the row count up, see the study §1.3).
+class TileByteSizer {
+ public:
+  virtual ~TileByteSizer() = default;
+  virtual std::optional<int64_t> Bytes(const TileType& tile) const;
+};
+const TileByteSizer& DefaultTileByteSizer();
+
+}  // namespace ir
+}  // namespace accelmem
+
+#endif  // ACCELMEM_IR_TYPES_H_
