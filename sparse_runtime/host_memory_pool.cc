@@ -1,0 +1,85 @@
+#include "sparse_runtime/host_memory_pool.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace accelmem {
+namespace sparse_runtime {
+namespace {
+
+std::atomic<uint64_t> g_live_bytes{0};
+
+uint64_t PageSize() {
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+}  // namespace
+
+HostMemoryPool::HostMemoryPool(uint64_t limit_bytes) : limit_bytes_(limit_bytes) {}
+
+HostMemoryPool::~HostMemoryPool() {
+  for (const Mapping& m : mappings_) munmap(m.address, m.length);
+  g_live_bytes.fetch_sub(bytes_mapped_, std::memory_order_relaxed);
+}
+
+void* HostMemoryPool::Allocate(uint64_t size, uint64_t alignment) {
+  const uint64_t page = PageSize();
+  if (size == 0) size = 1;
+  if (alignment < page) alignment = page;
+  if ((alignment & (alignment - 1)) != 0) return nullptr;
+  const uint64_t length = (size + page - 1) / page * page;
+  if (length < size || length + alignment < length) return nullptr;  // overflow
+  {
+    // Reserve the bytes first so that concurrent callers cannot overshoot the limit together.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (limit_bytes_ != 0 && bytes_mapped_ + length > limit_bytes_) return nullptr;
+    bytes_mapped_ += length;
+  }
+  const uint64_t over = length + alignment - page;
+  void* raw = mmap(nullptr, over, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) {
+    std::lock_guard<std::mutex> lock(mu_);
+    bytes_mapped_ -= length;
+    return nullptr;
+  }
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (begin + alignment - 1) & ~(alignment - 1);
+  if (aligned > begin) munmap(raw, aligned - begin);
+  const uintptr_t end = begin + over;
+  if (end > aligned + length) {
+    munmap(reinterpret_cast<void*>(aligned + length), end - aligned - length);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  mappings_.push_back({reinterpret_cast<void*>(aligned), static_cast<size_t>(length)});
+  g_live_bytes.fetch_add(length, std::memory_order_relaxed);
+  return reinterpret_cast<void*>(aligned);
+}
+
+void* HostMemoryPool::AllocateCallback(void* pool, uint64_t size, uint64_t alignment) {
+  return static_cast<HostMemoryPool*>(pool)->Allocate(size, alignment);
+}
+
+void HostMemoryPool::Attach(RuntimeMemory* memory) {
+  runtime_memory_init_host(memory, &HostMemoryPool::AllocateCallback, this);
+}
+
+uint64_t HostMemoryPool::bytes_mapped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_mapped_;
+}
+
+uint64_t HostMemoryPool::num_mappings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return mappings_.size();
+}
+
+uint64_t HostMemoryPool::LiveBytesAllProcess() {
+  return g_live_bytes.load(std::memory_order_relaxed);
+}
+
+}  // namespace sparse_runtime
+}  // namespace accelmem

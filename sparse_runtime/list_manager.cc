@@ -1,0 +1,161 @@
+// Freestanding implementation of ListManager (see list_manager.h).
+#include "sparse_runtime/list_manager.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+namespace {
+
+constexpr i32 kGranuleValueBits = 20;
+constexpr u64 kGranuleValueMask = (u64{1} << kGranuleValueBits) - 1;
+constexpr u64 kMaxGranule = u64{1} << (64 - kGranuleValueBits);
+
+ACCELMEM_RT_INLINE u64 granule_hash(u64 granule, u64 mask) {
+  return (granule * 0x9E3779B97F4A7C15ull >> 29) & mask;
+}
+
+}  // namespace
+
+bool ListManager::init(RuntimeMemory* memory_in, u64 element_size_in, i32 num_elements_per_chunk,
+                       i32 max_num_chunks_in, bool enable_ptr2index) {
+  memory = memory_in;
+  if (element_size_in == 0) {
+    report_error(memory, kErrorInvalidArgument, "ListManager: element_size must be positive");
+    return false;
+  }
+  if (num_elements_per_chunk <= 0 ||
+      !is_power_of_two_u64(static_cast<u64>(num_elements_per_chunk))) {
+    report_error(memory, kErrorInvalidArgument, "max_num_elements_per_chunk must be POT.",
+                 num_elements_per_chunk);
+    return false;
+  }
+  if (max_num_chunks_in <= 0 || max_num_chunks_in > kMaxMaxNumChunks) {
+    report_error(memory, kErrorInvalidArgument, "ListManager: max_num_chunks out of range",
+                 max_num_chunks_in);
+    return false;
+  }
+  element_size = element_size_in;
+  element_size_shift = __builtin_ctzll(element_size);
+  u64 odd = element_size >> element_size_shift;
+  u64 inv = odd;  // Newton iteration: each step doubles the number of correct low bits.
+  for (i32 k = 0; k < 6; ++k) inv *= 2 - odd * inv;
+  element_size_odd_inverse = inv;
+  max_num_elements_per_chunk = num_elements_per_chunk;
+  log2_chunk_num_elements = log2_floor_u64(static_cast<u64>(num_elements_per_chunk));
+  max_num_chunks = max_num_chunks_in;
+  u64 alignment = next_power_of_two_u64(chunk_bytes());
+  if (alignment < 64) alignment = 64;
+  log2_chunk_alignment = log2_floor_u64(alignment);
+  lock = 0;
+  num_elements = 0;
+  num_active_chunks = 0;
+  granule_table = nullptr;
+  granule_table_mask = 0;
+  chunks = reinterpret_cast<Ptr*>(
+      allocate_aligned(memory, sizeof(Ptr) * static_cast<u64>(max_num_chunks), 64, true));
+  if (chunks == nullptr) return false;
+  if (enable_ptr2index) {
+    u64 table_size = next_power_of_two_u64(2 * static_cast<u64>(max_num_chunks));
+    granule_table =
+        reinterpret_cast<u64*>(allocate_aligned(memory, sizeof(u64) * table_size, 64, true));
+    if (granule_table == nullptr) return false;
+    granule_table_mask = table_size - 1;
+  }
+  return true;
+}
+
+bool ListManager::touch_chunk(i32 c) {
+  if (c < 0 || c >= max_num_chunks) {
+    report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", max_num_chunks);
+    return false;
+  }
+  if (atomic_load_acquire(&chunks[c]) != nullptr) return true;
+  locked_task(
+      &lock,
+      [&] {
+        Ptr p = allocate_aligned(memory, chunk_bytes(), u64{1} << log2_chunk_alignment, true);
+        if (p == nullptr) return;
+        if (granule_table != nullptr) {
+          u64 granule = reinterpret_cast<u64>(p) >> log2_chunk_alignment;
+          if (granule >= kMaxGranule) {
+            report_error(memory, kErrorInvalidArgument, "ListManager: chunk address out of range");
+            return;
+          }
+          u64 h = granule_hash(granule, granule_table_mask);
+          while (atomic_load_relaxed(&granule_table[h]) != 0) h = (h + 1) & granule_table_mask;
+          atomic_store_release(&granule_table[h],
+                               (granule << kGranuleValueBits) | static_cast<u64>(c + 1));
+        }
+        atomic_add(&num_active_chunks, 1);
+        atomic_store_release(&chunks[c], p);
+      },
+      [&] { return atomic_load_acquire(&chunks[c]) == nullptr; });
+  return atomic_load_acquire(&chunks[c]) != nullptr;
+}
+
+i32 ListManager::reserve_new_element() {
+  i32 i = atomic_add(&num_elements, 1);
+  if (i < 0 || !touch_chunk(i >> log2_chunk_num_elements)) {
+    if (i < 0) report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", i);
+    return -1;
+  }
+  return i;
+}
+
+i32 ListManager::reserve_new_elements(i32 n) {
+  if (n <= 0) return size();
+  i32 first = atomic_add(&num_elements, n);
+  i64 last = static_cast<i64>(first) + n - 1;
+  if (first < 0 || last > 0x7fffffff) {
+    report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", max_num_chunks);
+    return -1;
+  }
+  for (i64 c = first >> log2_chunk_num_elements; c <= (last >> log2_chunk_num_elements); ++c) {
+    if (!touch_chunk(static_cast<i32>(c))) return -1;
+  }
+  return first;
+}
+
+Ptr ListManager::touch_and_get(i32 i) {
+  if (i < 0 || !touch_chunk(i >> log2_chunk_num_elements)) return nullptr;
+  return get_element_ptr(i);
+}
+
+Ptr ListManager::allocate() {
+  i32 i = reserve_new_element();
+  return i < 0 ? nullptr : get_element_ptr(i);
+}
+
+i32 ListManager::append(const void* data) {
+  i32 i = reserve_new_element();
+  if (i >= 0) mem_copy(get_element_ptr(i), data, element_size);
+  return i;
+}
+
+i32 ListManager::ptr2index(const void* p) const {
+  if (granule_table != nullptr) {
+    u64 address = reinterpret_cast<u64>(p);
+    u64 granule = address >> log2_chunk_alignment;
+    u64 h = granule_hash(granule, granule_table_mask);
+    for (;;) {
+      u64 entry = atomic_load_acquire(&granule_table[h]);
+      if (entry == 0) break;
+      if ((entry >> kGranuleValueBits) == granule) {
+        i32 c = static_cast<i32>(entry & kGranuleValueMask) - 1;
+        u64 offset = address - reinterpret_cast<u64>(atomic_load_acquire(&chunks[c]));
+        if (offset >= chunk_bytes()) break;
+        if ((offset & ((u64{1} << element_size_shift) - 1)) != 0) break;
+        // Exact division by element_size = odd << shift: for a multiple of 2^shift that is not a
+        // multiple of element_size the modular quotient is >= the chunk size.
+        u64 q = (offset >> element_size_shift) * element_size_odd_inverse;
+        if (q >= static_cast<u64>(max_num_elements_per_chunk)) break;
+        return (c << log2_chunk_num_elements) + static_cast<i32>(q);
+      }
+      h = (h + 1) & granule_table_mask;
+    }
+  }
+  report_error(memory, kErrorPtrNotFound, "ptr not found.");
+  return -1;
+}
+
+}  // namespace sparse_runtime
+}  // namespace accelmem

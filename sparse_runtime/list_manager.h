@@ -1,0 +1,116 @@
+// File: sparse_runtime/list_manager.h
+//
+// ListManager: an unbounded array of fixed-size elements stored in lazily allocated chunks of a
+// power-of-two number of elements (upstream runtime.cpp ListManager, taichi-sparse-runtime.md
+// §3.1). Index -> address is O(1): chunks[i >> log2] + element_size * (i & mask). Chunks are
+// allocated on first touch under double-checked locking and published with an atomic release store;
+// element reservation is one atomic add. `clear()` is lazy (chunks and contents are kept).
+//
+// Differences from upstream (all deliberate):
+//   * The chunk table is allocated from the runtime memory at init with `max_num_chunks` entries
+//     (default 131072, as upstream), instead of a 1 MiB array inside the object.
+//   * Running out of chunks (or memory) records an error in RuntimeMemory and returns -1 / null
+//     instead of asserting and carrying on.
+//   * ptr2index is O(1) (upstream scans every chunk): each chunk is aligned to G, the smallest
+//   power
+//     of two >= its byte size, so `p >> log2(G)` names exactly one chunk; a small open-addressing
+//     table (enabled per list with `enable_ptr2index`) maps that granule number to the chunk index,
+//     and the offset inside the chunk is divided by element_size with an exact-division reciprocal.
+//     Unknown or interior pointers are reported as kErrorPtrNotFound and give -1.
+//
+// Thread safety: reserve_new_element(s), touch_chunk, get_element_ptr, ptr2index and append may
+// run concurrently. clear/resize are bookkeeping calls for quiescent phases (GC).
+//
+// Freestanding C++17 (see arch.h). Zero-initialize, then call init().
+#ifndef ACCELMEM_SPARSE_RUNTIME_LIST_MANAGER_H_
+#define ACCELMEM_SPARSE_RUNTIME_LIST_MANAGER_H_
+
+#include "sparse_runtime/arch.h"
+#include "sparse_runtime/runtime_memory.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+
+struct alignas(64) ListManager {
+  static constexpr i32 kDefaultMaxNumChunks = 128 * 1024;
+  // Chunk count limit imposed by the granule table's packing (index + 1 in 20 bits).
+  static constexpr i32 kMaxMaxNumChunks = (1 << 20) - 1;
+
+  // --- read-mostly configuration (set by init) ---
+  RuntimeMemory* memory;
+  Ptr* chunks;         // [max_num_chunks]; null = not allocated yet
+  u64* granule_table;  // [granule_table_mask + 1] or null (ptr2index disabled)
+  u64 granule_table_mask;
+  u64 element_size;
+  u64 element_size_odd_inverse;  // inverse of (element_size >> element_size_shift) mod 2^64
+  i32 element_size_shift;        // trailing zero bits of element_size
+  i32 log2_chunk_num_elements;
+  i32 max_num_elements_per_chunk;
+  i32 max_num_chunks;
+  i32 log2_chunk_alignment;  // log2(G)
+  i32 lock;                  // guards chunk allocation
+  // --- hot, written concurrently ---
+  alignas(64) i32 num_elements;
+  i32 num_active_chunks;
+
+  // Returns false (and records kErrorInvalidArgument / kErrorOutOfMemory) on bad parameters:
+  // element_size == 0, num_elements_per_chunk not a power of two, or max_num_chunks out of
+  // [1, kMaxMaxNumChunks].
+  bool init(RuntimeMemory* memory, u64 element_size, i32 num_elements_per_chunk,
+            i32 max_num_chunks = kDefaultMaxNumChunks, bool enable_ptr2index = false);
+
+  // Atomically reserves one element (allocating its chunk if needed); returns its index, or -1
+  // after recording kErrorOutOfChunks / kErrorOutOfMemory.
+  i32 reserve_new_element();
+  // Reserves `n` consecutive elements; returns the first index or -1 (see above).
+  i32 reserve_new_elements(i32 n);
+  // Ensures chunk `c` exists. False on error (recorded).
+  bool touch_chunk(i32 c);
+
+  ACCELMEM_RT_INLINE Ptr get_element_ptr(i32 i) const {
+    Ptr chunk = atomic_load_acquire(&chunks[i >> log2_chunk_num_elements]);
+    return chunk + element_size * static_cast<u64>(i & (max_num_elements_per_chunk - 1));
+  }
+  template <typename T>
+  ACCELMEM_RT_INLINE T& get(i32 i) const {
+    return *reinterpret_cast<T*>(get_element_ptr(i));
+  }
+  // touch_chunk + get_element_ptr; null on error.
+  Ptr touch_and_get(i32 i);
+
+  // reserve_new_element + get_element_ptr; null on error.
+  Ptr allocate();
+  // Appends a copy of element_size bytes from `data`; returns the index or -1.
+  i32 append(const void* data);
+  template <typename T>
+  ACCELMEM_RT_INLINE i32 push_back(const T& t) {
+    return append(&t);
+  }
+
+  ACCELMEM_RT_INLINE i32 size() const { return atomic_load_acquire(&num_elements); }
+  // Lazy: keeps chunks and contents.
+  ACCELMEM_RT_INLINE void clear() { atomic_store_release(&num_elements, 0); }
+  ACCELMEM_RT_INLINE void resize(i32 n) { atomic_store_release(&num_elements, n); }
+
+  // Index of the element at address `p` (O(1)). Requires enable_ptr2index. Returns -1 and records
+  // kErrorPtrNotFound if p is not the start of an element of an allocated chunk.
+  i32 ptr2index(const void* p) const;
+
+  ACCELMEM_RT_INLINE i32 get_num_active_chunks() const {
+    return atomic_load_acquire(&num_active_chunks);
+  }
+  ACCELMEM_RT_INLINE u64 chunk_bytes() const {
+    return element_size * static_cast<u64>(max_num_elements_per_chunk);
+  }
+  // Capacity in elements: max_num_chunks * max_num_elements_per_chunk (may exceed 2^31 - 1; the
+  // usable index space is additionally capped at 2^31 - 1).
+  ACCELMEM_RT_INLINE i64 capacity() const {
+    i64 c = static_cast<i64>(max_num_chunks) * max_num_elements_per_chunk;
+    return c < 0x7fffffff ? c : 0x7fffffff;
+  }
+};
+
+}  // namespace sparse_runtime
+}  // namespace accelmem
+
+#endif  // ACCELMEM_SPARSE_RUNTIME_LIST_MANAGER_H_

@@ -1,0 +1,180 @@
+#include "sparse_runtime/list_manager.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "sparse_runtime/host_memory_pool.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+namespace {
+
+class ListManagerTest : public ::testing::Test {
+ protected:
+  ListManagerTest() { pool_.Attach(&memory_); }
+  HostMemoryPool pool_;
+  RuntimeMemory memory_;
+  ListManager list_{};
+};
+
+// The chunk size must be a power of two (upstream's message).
+TEST_F(ListManagerTest, RejectsNonPowerOfTwoChunks) {
+  EXPECT_FALSE(list_.init(&memory_, 4, 12));
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorInvalidArgument);
+  EXPECT_NE(std::string(memory_.error_message).find("must be POT"), std::string::npos);
+}
+
+// Elements are reserved in order and chunks are allocated only when first touched.
+TEST_F(ListManagerTest, ChunksAreAllocatedLazily) {
+  ASSERT_TRUE(list_.init(&memory_, 8, 4));
+  EXPECT_EQ(list_.get_num_active_chunks(), 0);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(list_.reserve_new_element(), k);
+  EXPECT_EQ(list_.get_num_active_chunks(), 1);
+  EXPECT_EQ(list_.reserve_new_element(), 4);
+  EXPECT_EQ(list_.get_num_active_chunks(), 2);
+  EXPECT_EQ(list_.size(), 5);
+}
+
+// get_element_ptr is chunks[i >> log2] + element_size * (i & mask).
+TEST_F(ListManagerTest, ElementAddressIsChunkPlusStride) {
+  ASSERT_TRUE(list_.init(&memory_, 12, 8));
+  ASSERT_EQ(list_.reserve_new_elements(20), 0);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(list_.get_element_ptr(i), list_.chunks[i / 8] + 12 * (i % 8)) << i;
+  }
+}
+
+// Values pushed across chunk boundaries read back in order.
+TEST_F(ListManagerTest, PushBackAndGetAcrossChunks) {
+  ASSERT_TRUE(list_.init(&memory_, sizeof(int64_t), 16));
+  for (int64_t v = 0; v < 1000; ++v) ASSERT_EQ(list_.push_back(v * v), v);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(list_.get<int64_t>(i), int64_t{i} * i);
+}
+
+// clear() is lazy: the size drops to zero but chunks and contents stay; resize restores it.
+TEST_F(ListManagerTest, ClearIsLazyAndResizeRestores) {
+  ASSERT_TRUE(list_.init(&memory_, 4, 4));
+  for (int32_t v = 0; v < 10; ++v) list_.push_back(v + 100);
+  list_.clear();
+  EXPECT_EQ(list_.size(), 0);
+  EXPECT_EQ(list_.get_num_active_chunks(), 3);
+  EXPECT_EQ(list_.get<int32_t>(9), 109);
+  list_.resize(10);
+  EXPECT_EQ(list_.size(), 10);
+  EXPECT_EQ(list_.push_back(int32_t{7}), 10);
+}
+
+// append copies element_size bytes.
+TEST_F(ListManagerTest, AppendCopiesElement) {
+  ASSERT_TRUE(list_.init(&memory_, 3, 4));
+  const char data[3] = {'a', 'b', 'c'};
+  ASSERT_EQ(list_.append(data), 0);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(list_.get_element_ptr(0)), 3), "abc");
+}
+
+// Running out of chunks is a recorded error and returns -1 / null, not a crash.
+TEST_F(ListManagerTest, OutOfChunksIsAnError) {
+  ASSERT_TRUE(list_.init(&memory_, 8, 2, /*max_num_chunks=*/2));
+  for (int k = 0; k < 4; ++k) ASSERT_EQ(list_.reserve_new_element(), k);
+  EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+  EXPECT_EQ(list_.reserve_new_element(), -1);
+  EXPECT_EQ(list_.allocate(), nullptr);
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorOutOfChunks);
+  EXPECT_NE(std::string(memory_.error_message).find("out of chunks"), std::string::npos);
+  EXPECT_EQ(list_.reserve_new_elements(3), -1);
+}
+
+// An exhausted memory pool is reported as out of memory.
+TEST(ListManagerPoolTest, OutOfMemoryIsAnError) {
+  HostMemoryPool pool(/*limit_bytes=*/3 * 4096);
+  RuntimeMemory memory;
+  pool.Attach(&memory);
+  ListManager list{};
+  ASSERT_TRUE(list.init(&memory, 4096, 1, /*max_num_chunks=*/16));
+  EXPECT_NE(list.allocate(), nullptr);
+  EXPECT_NE(list.allocate(), nullptr);
+  EXPECT_EQ(list.allocate(), nullptr);
+  EXPECT_EQ(runtime_error_code(&memory), kErrorOutOfMemory);
+}
+
+// ptr2index inverts get_element_ptr for every element, also for non-power-of-two element sizes.
+TEST_F(ListManagerTest, Ptr2IndexInvertsElementPtr) {
+  for (uint64_t element_size : {8u, 12u, 24u, 64u, 72u, 1000u}) {
+    ListManager list{};
+    ASSERT_TRUE(list.init(&memory_, element_size, 16, 64, /*enable_ptr2index=*/true));
+    ASSERT_EQ(list.reserve_new_elements(500), 0);
+    for (int i = 0; i < 500; ++i) {
+      ASSERT_EQ(list.ptr2index(list.get_element_ptr(i)), i) << element_size;
+    }
+    // Chunks are aligned to the next power of two of their size.
+    for (int c = 0; c < list.get_num_active_chunks(); ++c) {
+      EXPECT_EQ(
+          reinterpret_cast<uintptr_t>(list.chunks[c]) % (uint64_t{1} << list.log2_chunk_alignment),
+          0u);
+    }
+  }
+  EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+}
+
+// Pointers that are not the start of an element of this list give -1 and a recorded error.
+TEST_F(ListManagerTest, Ptr2IndexRejectsForeignAndInteriorPointers) {
+  ASSERT_TRUE(list_.init(&memory_, 24, 16, 64, /*enable_ptr2index=*/true));
+  ASSERT_EQ(list_.reserve_new_elements(20), 0);
+  int on_stack = 0;
+  EXPECT_EQ(list_.ptr2index(&on_stack), -1);
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+  runtime_reset_error(&memory_);
+  EXPECT_EQ(list_.ptr2index(list_.get_element_ptr(3) + 5), -1);  // interior
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+  runtime_reset_error(&memory_);
+  // Past the last element of a chunk (the alignment slack of the granule).
+  EXPECT_EQ(list_.ptr2index(list_.chunks[0] + 24 * 16), -1);
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+}
+
+// Without enable_ptr2index, ptr2index reports an error.
+TEST_F(ListManagerTest, Ptr2IndexRequiresTable) {
+  ASSERT_TRUE(list_.init(&memory_, 8, 16));
+  ASSERT_NE(list_.allocate(), nullptr);
+  EXPECT_EQ(list_.ptr2index(list_.get_element_ptr(0)), -1);
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+}
+
+// Concurrent reservations hand out every index exactly once.
+TEST_F(ListManagerTest, ConcurrentReservationsAreDistinct) {
+  ASSERT_TRUE(list_.init(&memory_, 4, 64, 1024, /*enable_ptr2index=*/true));
+  constexpr int kPerThread = 20000;
+  std::vector<std::vector<int>> got(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < kPerThread; ++k) {
+        int i = (k % 3 == 0) ? list_.reserve_new_elements(2) : list_.reserve_new_element();
+        got[t].push_back(i);
+        list_.get<int32_t>(i) = i;
+        if (k % 3 == 0) {
+          got[t].push_back(i + 1);
+          list_.get<int32_t>(i + 1) = i + 1;
+        }
+        EXPECT_EQ(list_.ptr2index(list_.get_element_ptr(i)), i);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::set<int> all(got[0].begin(), got[0].end());
+  all.insert(got[1].begin(), got[1].end());
+  EXPECT_EQ(all.size(), got[0].size() + got[1].size());
+  EXPECT_EQ(static_cast<int>(all.size()), list_.size());
+  EXPECT_EQ(*all.begin(), 0);
+  EXPECT_EQ(*all.rbegin(), list_.size() - 1);
+  for (int i : all) EXPECT_EQ(list_.get<int32_t>(i), i);
+}
+
+}  // namespace
+}  // namespace sparse_runtime
+}  // namespace accelmem

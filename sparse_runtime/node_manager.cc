@@ -1,0 +1,142 @@
+// Freestanding implementation of NodeManager (see node_manager.h).
+#include "sparse_runtime/node_manager.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+
+bool NodeManager::init(RuntimeMemory* memory_in, u64 node_size_in, u64 alignment_in,
+                       i32 chunk_num_elements_in, i32 max_num_chunks) {
+  memory = memory_in;
+  if (node_size_in == 0) {
+    report_error(memory, kErrorInvalidArgument, "NodeManager: node_size must be positive");
+    return false;
+  }
+  if (alignment_in == 0) alignment_in = 8;
+  if (!is_power_of_two_u64(alignment_in)) {
+    report_error(memory, kErrorInvalidArgument, "NodeManager: alignment is not a power of two",
+                 static_cast<i64>(alignment_in));
+    return false;
+  }
+  if (chunk_num_elements_in == -1) chunk_num_elements_in = kUpstreamDefaultChunkNumElements;
+  if (chunk_num_elements_in <= 0 || !is_power_of_two_u64(static_cast<u64>(chunk_num_elements_in))) {
+    report_error(memory, kErrorInvalidArgument, "max_num_elements_per_chunk must be POT.",
+                 chunk_num_elements_in);
+    return false;
+  }
+  node_size = node_size_in;
+  alignment = max_of<u64>(8, alignment_in);
+  element_size = round_up_u64(max_of<u64>(node_size, 8), alignment);
+  while (chunk_num_elements_in > 1 &&
+         static_cast<u64>(chunk_num_elements_in) * element_size > kMaxChunkBytes) {
+    chunk_num_elements_in /= 2;
+  }
+  chunk_num_elements = chunk_num_elements_in;
+  free_list_used = 0;
+  recycle_list_size_backup = 0;
+  i32 index_chunk = max_of(chunk_num_elements, kMinIndexListChunk);
+  return free_list.init(memory, sizeof(list_data_type), index_chunk, max_num_chunks) &&
+         recycled_list.init(memory, sizeof(list_data_type), index_chunk, max_num_chunks) &&
+         data_list.init(memory, element_size, chunk_num_elements, max_num_chunks,
+                        /*enable_ptr2index=*/true);
+}
+
+i32 NodeManager::allocate_index() {
+  i32 old = atomic_add(&free_list_used, 1);
+  if (old < free_list.size()) return free_list.get<list_data_type>(old);
+  return data_list.reserve_new_element();
+}
+
+Ptr NodeManager::allocate() {
+  i32 index = allocate_index();
+  return index < 0 ? nullptr : data_list.get_element_ptr(index);
+}
+
+bool NodeManager::allocate_indices(i32* out, i32 n) {
+  if (n <= 0) return true;
+  i32 old = atomic_add(&free_list_used, n);
+  i32 free_size = free_list.size();
+  i32 k = 0;
+  for (; k < n && old + k < free_size; ++k) out[k] = free_list.get<list_data_type>(old + k);
+  if (k == n) return true;
+  i32 first = data_list.reserve_new_elements(n - k);
+  if (first < 0) {
+    for (; k < n; ++k) out[k] = -1;
+    return false;
+  }
+  for (i32 j = 0; k < n; ++k, ++j) out[k] = first + j;
+  return true;
+}
+
+void NodeManager::recycle(Ptr p) {
+  i32 index = locate(p);
+  if (index >= 0) recycled_list.push_back<list_data_type>(index);
+}
+
+void NodeManager::recycle_index(i32 index) { recycled_list.push_back<list_data_type>(index); }
+
+void NodeManager::recycle_indices(const i32* indices, i32 n) {
+  if (n <= 0) return;
+  i32 first = recycled_list.reserve_new_elements(n);
+  if (first < 0) return;
+  for (i32 k = 0; k < n; ++k) recycled_list.get<list_data_type>(first + k) = indices[k];
+}
+
+void NodeManager::gc_serial() {
+  // 1. Compact the free list: move the unused tail [used, size) to the head (#1076: not a clear).
+  i32 used = free_list_used;
+  i32 size = free_list.size();
+  i32 num_unused = max_of(size - used, 0);
+  if (used > 0) {
+    for (i32 k = 0; k < num_unused; ++k) {
+      free_list.get<list_data_type>(k) = free_list.get<list_data_type>(k + used);
+    }
+  }
+  free_list_used = 0;
+  free_list.resize(num_unused);
+  // 2. Zero every recycled cell (exactly element_size bytes, #427) and append it to the free list,
+  //    in recycle order. Adjacent cells in one chunk are zeroed together.
+  i32 num_recycled = recycled_list.size();
+  if (num_recycled > 0) {
+    i32 first = free_list.reserve_new_elements(num_recycled);
+    if (first < 0) return;  // error recorded; the recycled list is kept
+    const i32 chunk_mask = data_list.max_num_elements_per_chunk - 1;
+    i32 r = 0;
+    while (r < num_recycled) {
+      i32 begin = recycled_list.get<list_data_type>(r);
+      free_list.get<list_data_type>(first + r) = begin;
+      i32 end = begin + 1;
+      ++r;
+      while (r < num_recycled && (end & chunk_mask) != 0 &&
+             recycled_list.get<list_data_type>(r) == end) {
+        free_list.get<list_data_type>(first + r) = end;
+        ++end;
+        ++r;
+      }
+      mem_zero(data_list.get_element_ptr(begin), element_size * static_cast<u64>(end - begin));
+    }
+  }
+  // 3. Lazy clear.
+  recycled_list.clear();
+}
+
+i32 NodeManager::num_reserved() const {
+  i64 reserved = data_list.size();
+  i64 capacity = static_cast<i64>(data_list.get_num_active_chunks()) * chunk_num_elements;
+  return static_cast<i32>(min_of(reserved, capacity));
+}
+
+i32 NodeManager::num_free() const { return max_of(free_list.size() - free_list_used, 0); }
+
+i32 NodeManager::num_in_use() const { return num_reserved() - num_free() - num_recycled(); }
+
+u64 NodeManager::bytes_reserved() const {
+  auto list_bytes = [](const ListManager& l) {
+    u64 tables = sizeof(Ptr) * static_cast<u64>(l.max_num_chunks) +
+                 (l.granule_table != nullptr ? sizeof(u64) * (l.granule_table_mask + 1) : 0);
+    return static_cast<u64>(l.get_num_active_chunks()) * l.chunk_bytes() + tables;
+  };
+  return list_bytes(free_list) + list_bytes(recycled_list) + list_bytes(data_list);
+}
+
+}  // namespace sparse_runtime
+}  // namespace accelmem
