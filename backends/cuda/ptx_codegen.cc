@@ -1,0 +1,176 @@
+#include "backends/cuda/ptx_codegen.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace accelmem {
+namespace backends {
+namespace cuda {
+namespace {
+
+void InitializeNvptxOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+void MarkKernel(llvm::Module& module, llvm::Function* function) {
+  llvm::LLVMContext& context = module.getContext();
+  llvm::Metadata* operands[] = {
+      llvm::ValueAsMetadata::get(function), llvm::MDString::get(context, "kernel"),
+      llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), 1))};
+  module.getOrInsertNamedMetadata("nvvm.annotations")
+      ->addOperand(llvm::MDNode::get(context, operands));
+}
+
+void Optimize(llvm::Module& module, llvm::TargetMachine* machine, int opt_level) {
+  if (opt_level <= 0) return;
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(machine);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  builder
+      .buildPerModuleDefaultPipeline(opt_level == 1   ? llvm::OptimizationLevel::O1
+                                     : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                                      : llvm::OptimizationLevel::O3)
+      .run(module, mam);
+}
+
+// LLVM 14 knows the PTX ISA up to 7.5, but ptxas accepts `.target sm_90` only from PTX 7.8 on.
+// The instructions LLVM 14 emits are valid in 7.8 too, so the version directive is raised.
+std::string RaisePtxVersionForSm(std::string ptx, const std::string& sm) {
+  int sm_number = 0;
+  if (sm.size() > 3 && sm.compare(0, 3, "sm_") == 0) sm_number = std::atoi(sm.c_str() + 3);
+  if (sm_number < 90) return ptx;
+  const std::string directive = ".version 7.";
+  size_t at = ptx.find(directive);
+  if (at == std::string::npos || at + directive.size() >= ptx.size()) return ptx;
+  char minor = ptx[at + directive.size()];
+  if (minor >= '0' && minor < '8') ptx[at + directive.size()] = '8';
+  return ptx;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> CompileToPtx(llvm::Module& module,
+                                         const std::vector<std::string>& kernel_names,
+                                         absl::string_view runtime_bitcode,
+                                         const PtxOptions& options) {
+  InitializeNvptxOnce();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kNvptxTriple, error);
+  if (target == nullptr) {
+    return absl::UnavailableError(absl::StrCat("LLVM has no NVPTX target: ", error));
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      kNvptxTriple, options.sm, "+ptx75", llvm::TargetOptions(), llvm::None));
+  if (machine == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot target NVPTX ", options.sm));
+  }
+  module.setTargetTriple(kNvptxTriple);
+  module.setDataLayout(machine->createDataLayout());
+
+  if (!runtime_bitcode.empty()) {
+    llvm::MemoryBufferRef ref(llvm::StringRef(runtime_bitcode.data(), runtime_bitcode.size()),
+                              "runtime_cuda.bc");
+    auto runtime = llvm::parseBitcodeFile(ref, module.getContext());
+    if (!runtime) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("runtime bitcode does not parse: ", llvm::toString(runtime.takeError())));
+    }
+    (*runtime)->setTargetTriple(kNvptxTriple);
+    (*runtime)->setDataLayout(module.getDataLayout());
+    if (llvm::Linker::linkModules(module, std::move(*runtime), llvm::Linker::LinkOnlyNeeded)) {
+      return absl::InternalError("linking the CUDA runtime bitcode failed");
+    }
+  }
+  std::set<std::string> kernels(kernel_names.begin(), kernel_names.end());
+  for (const std::string& name : kernel_names) {
+    llvm::Function* function = module.getFunction(name);
+    if (function == nullptr || function->isDeclaration()) {
+      return absl::NotFoundError(absl::StrCat("kernel '", name, "' is not defined"));
+    }
+    MarkKernel(module, function);
+  }
+  llvm::internalizeModule(module, [&kernels](const llvm::GlobalValue& value) {
+    return kernels.count(value.getName().str()) > 0;
+  });
+  std::string diagnostics;
+  llvm::raw_string_ostream diag_stream(diagnostics);
+  if (llvm::verifyModule(module, &diag_stream)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("module does not verify for NVPTX: ", diag_stream.str()));
+  }
+  Optimize(module, machine.get(), options.opt_level);
+
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream ptx_stream(ptx);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, ptx_stream, nullptr, llvm::CGFT_AssemblyFile)) {
+    return absl::InternalError("the NVPTX target cannot emit assembly");
+  }
+  codegen.run(module);
+  return RaisePtxVersionForSm(std::string(ptx.str()), options.sm);
+}
+
+absl::StatusOr<std::string> CompileIrToPtx(absl::string_view ir_text,
+                                           const std::vector<std::string>& kernel_names,
+                                           absl::string_view runtime_bitcode,
+                                           const PtxOptions& options) {
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic error;
+  auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(ir_text.data(), ir_text.size()),
+                                                 "kernel.ll", /*RequiresNullTerminator=*/false);
+  std::unique_ptr<llvm::Module> module = llvm::parseIR(buffer->getMemBufferRef(), error, context);
+  if (module == nullptr) {
+    std::string message;
+    llvm::raw_string_ostream stream(message);
+    error.print("", stream, /*ShowColors=*/false);
+    return absl::InvalidArgumentError(absl::StrCat("kernel IR does not parse: ", stream.str()));
+  }
+  return CompileToPtx(*module, kernel_names, runtime_bitcode, options);
+}
+
+}  // namespace cuda
+}  // namespace backends
+}  // namespace accelmem
