@@ -18,10 +18,9 @@ class BigFirstMatOnly final : public MemoryAllocatorPolicy {
   bool ShouldAllocate(MemorySpace space) const override { return space == MemorySpace::kMat; }
   uint64_t AlignAddress(uint64_t addr, MemorySpace) const override { return AlignUp(addr, 512); }
   void OrderMemRefs(std::vector<ir::MemRefPtr>& refs) const override {
-    std::stable_sort(refs.begin(), refs.end(),
-                     [](const ir::MemRefPtr& a, const ir::MemRefPtr& b) {
-                       return a->size() > b->size();
-                     });
+    std::stable_sort(refs.begin(), refs.end(), [](const ir::MemRefPtr& a, const ir::MemRefPtr& b) {
+      return a->size() > b->size();
+    });
   }
 };
 

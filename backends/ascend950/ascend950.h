@@ -1,0 +1,44 @@
+// The Ascend 950 (A5) backend (2 dies x 18 mix clusters of 1 AIC + 2 AIV): capacities, Acc row
+// padding and its allocator policy.
+//
+// Capacities in bytes (pypto src/backend/common/soc.cpp Create950SoC at e2d0f78a, study §3.1):
+// Vec 245760 (240 KiB safe of 248 KiB physical, pypto #1804), Mat 524288, Left 65536, Right 65536,
+// Acc 262144 (256 KiB), Bias 4096; DDR unknown (0, unchecked). (LeftScale/RightScale are not
+// memory spaces of accelmem's IR.)
+// Acc tiles pad their row count (study §1.3) to 16 for every dtype (pypto backend_handler.h
+// GetL0FractalAlignment).
+// Linking this target registers the backend as "ascend950" in BackendRegistry::Global().
+#ifndef ACCELMEM_BACKENDS_ASCEND950_ASCEND950_H_
+#define ACCELMEM_BACKENDS_ASCEND950_ASCEND950_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "backends/backend.h"
+#include "ir/dtype.h"
+#include "ir/memory_space.h"
+#include "ir/types.h"
+#include "policy/memory_allocator_policy.h"
+
+namespace accelmem {
+namespace backends {
+
+class Ascend950Backend final : public Backend {
+ public:
+  static constexpr const char* kName = "ascend950";
+  std::string Name() const override { return kName; }
+  // Ascend950MemoryAllocatorPolicy (the SoC alignment table).
+  policy::MemoryAllocatorPolicyPtr CreateMemoryAllocatorPolicy() const override;
+  int64_t GetMemSize(ir::MemorySpace space) const override;
+  std::optional<int64_t> TileBytes(const ir::TileType& tile) const override;
+  // Row alignment of Acc (L0C) tiles of element type `dtype`.
+  static int64_t AccRowAlignment(ir::DType dtype);
+};
+
+BackendPtr MakeAscend950Backend();
+
+}  // namespace backends
+}  // namespace accelmem
+
+#endif  // ACCELMEM_BACKENDS_ASCEND950_ASCEND950_H_
