@@ -76,17 +76,25 @@ void Optimize(llvm::Module& module, llvm::TargetMachine* machine, int opt_level)
       .run(module, mam);
 }
 
-// LLVM 14 knows the PTX ISA up to 7.5, but ptxas accepts `.target sm_90` only from PTX 7.8 on.
-// The instructions LLVM 14 emits are valid in 7.8 too, so the version directive is raised.
-std::string RaisePtxVersionForSm(std::string ptx, const std::string& sm) {
-  int sm_number = 0;
-  if (sm.size() > 3 && sm.compare(0, 3, "sm_") == 0) sm_number = std::atoi(sm.c_str() + 3);
-  if (sm_number < 90) return ptx;
-  const std::string directive = ".version 7.";
-  size_t at = ptx.find(directive);
-  if (at == std::string::npos || at + directive.size() >= ptx.size()) return ptx;
-  char minor = ptx[at + directive.size()];
-  if (minor >= '0' && minor < '8') ptx[at + directive.size()] = '8';
+// LLVM 14 knows SMs up to sm_86 and the PTX ISA up to 7.5; ptxas accepts `.target sm_90` only
+// from PTX 7.8 on. For newer SMs, code is generated for sm_86 (every instruction of it is valid
+// on sm_90) and the `.target` and `.version` directives are rewritten for the requested SM.
+constexpr int kNewestSmOfLlvm14 = 86;
+
+int SmNumber(const std::string& sm) {
+  if (sm.size() > 3 && sm.compare(0, 3, "sm_") == 0) return std::atoi(sm.c_str() + 3);
+  return 0;
+}
+
+std::string RetargetPtx(std::string ptx, const std::string& generated_sm,
+                        const std::string& requested_sm) {
+  if (generated_sm == requested_sm) return ptx;
+  const std::string target = ".target " + generated_sm;
+  size_t at = ptx.find(target);
+  if (at != std::string::npos) ptx.replace(at, target.size(), ".target " + requested_sm);
+  const std::string version = ".version 7.5";
+  at = ptx.find(version);
+  if (at != std::string::npos) ptx.replace(at, version.size(), ".version 7.8");
   return ptx;
 }
 
@@ -102,8 +110,9 @@ absl::StatusOr<std::string> CompileToPtx(llvm::Module& module,
   if (target == nullptr) {
     return absl::UnavailableError(absl::StrCat("LLVM has no NVPTX target: ", error));
   }
+  const std::string generated_sm = SmNumber(options.sm) > kNewestSmOfLlvm14 ? "sm_86" : options.sm;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      kNvptxTriple, options.sm, "+ptx75", llvm::TargetOptions(), llvm::None));
+      kNvptxTriple, generated_sm, "+ptx75", llvm::TargetOptions(), llvm::None));
   if (machine == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("cannot target NVPTX ", options.sm));
   }
@@ -150,7 +159,7 @@ absl::StatusOr<std::string> CompileToPtx(llvm::Module& module,
     return absl::InternalError("the NVPTX target cannot emit assembly");
   }
   codegen.run(module);
-  return RaisePtxVersionForSm(std::string(ptx.str()), options.sm);
+  return RetargetPtx(std::string(ptx.str()), generated_sm, options.sm);
 }
 
 absl::StatusOr<std::string> CompileIrToPtx(absl::string_view ir_text,
