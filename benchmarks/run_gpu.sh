@@ -1,0 +1,10 @@
+#!/bin/sh
+# On a machine with an NVIDIA GPU: runs every gpu-tagged test and the CUDA rows of gc_bench in one
+# go, printing what the device is. Usage: benchmarks/run_gpu.sh [extra bazel flags]
+set -u
+cd "$(dirname "$0")/.."
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+status=0
+./bazelw test --config=gpu --test_tag_filters=gpu "$@" //... || status=1
+./bazelw run --config=gpu "$@" //benchmarks:gc_bench -- --benchmark_filter=Cuda || status=1
+exit $status
