@@ -1,0 +1,78 @@
+// File: gc/gc_cpu_parallel.h
+//
+// CpuParallelGc: runs the three GC phases of a NodeManager on a pool of CPU threads that plays the
+// GPU's grid (each thread is one block of one lane): phase 0 on every worker, a barrier, phase 1
+// on worker 0 alone, a barrier, phase 2 on every worker, a final barrier. The calling thread is
+// worker 0, so a pool of one worker runs the phases serially without any thread switch.
+//
+// Synchronization uses std::mutex / std::condition_variable / std::atomic only (TSan sees all of
+// it): the barrier spins briefly on an atomic generation counter when there are no more workers
+// than hardware threads, then blocks on a condition variable.
+//
+// Host code. One Collect at a time per object (Collect is not reentrant); the NodeManager must be
+// quiescent (no allocate/recycle in flight) during Collect.
+#ifndef ACCELMEM_GC_GC_CPU_PARALLEL_H_
+#define ACCELMEM_GC_GC_CPU_PARALLEL_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gc/gc_scratch.h"
+#include "sparse_runtime/node_manager.h"
+
+namespace accelmem {
+namespace gc {
+
+class CpuParallelGc {
+ public:
+  // `num_workers` in [1, kMaxGcWorkers]; starts num_workers - 1 threads.
+  explicit CpuParallelGc(int num_workers);
+  ~CpuParallelGc();
+  CpuParallelGc(const CpuParallelGc&) = delete;
+  CpuParallelGc& operator=(const CpuParallelGc&) = delete;
+
+  int num_workers() const { return num_workers_; }
+
+  // Collects `nm` (grows `scratch` first). Returns an error status carrying the runtime's message
+  // if the collection recorded a runtime error (e.g. an out-of-range recycled index).
+  absl::Status Collect(NodeManager* nm, GcScratch* scratch);
+
+ private:
+  // Reusable barrier for num_workers_ threads.
+  class Barrier {
+   public:
+    Barrier(int count, bool spin) : count_(count), spin_(spin) {}
+    void Wait();
+
+   private:
+    const int count_;
+    const bool spin_;
+    std::atomic<int> arrived_{0};
+    std::atomic<uint64_t> generation_{0};
+    std::mutex mu_;
+    std::condition_variable cv_;
+  };
+
+  void WorkerLoop(int worker);
+  void RunPhases(int worker);
+
+  const int num_workers_;
+  Barrier barrier_;
+  std::mutex mu_;
+  std::condition_variable job_cv_;
+  uint64_t job_generation_ = 0;  // guarded by mu_
+  bool stop_ = false;            // guarded by mu_
+  NodeManager* nm_ = nullptr;    // the current job, published under mu_
+  GcScratch* scratch_ = nullptr;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace gc
+}  // namespace accelmem
+
+#endif  // ACCELMEM_GC_GC_CPU_PARALLEL_H_

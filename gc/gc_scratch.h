@@ -1,0 +1,130 @@
+// File: gc/gc_scratch.h
+//
+// GcScratch and GcPlan: the state the three GC phases share besides the NodeManager itself.
+//
+// Why it exists: upstream zeroes recycled cells in recycling order (random addresses) and pushes
+// each index with an atomic append. accelmem's GC instead marks the recycled indices in a bitmap
+// (phase 0), computes where each bitmap bucket's indices go on the free list (phase 1, one
+// thread), then scans the bitmap (phase 2): cells come out in address order, adjacent cells form
+// runs that are zeroed with one memset, the free list is written without atomics, and duplicate
+// recycled indices (a double deactivation) are collapsed. That is the "sorted" order. When the
+// recycled set is very sparse in the data list (scanning the bitmap would cost more than it saves)
+// or no bitmap could be allocated, the plan falls back to recycling order (upstream's order, with
+// adjacent indices still merged into one memset).
+//
+// Ownership: one GcScratch serves any number of NodeManagers of one runtime, one GC at a time.
+// Invariant: the bitmap is all-zero between collections (phase 2 clears what it scans), so it is
+// never cleared in a separate pass. Zero-initialize, then call gc_scratch_reserve before each GC
+// (the drivers do); memory comes from the runtime pool and is kept (the pool never frees).
+//
+// Freestanding C++17 (see sparse_runtime/arch.h): no standard headers, exceptions or RTTI.
+#ifndef ACCELMEM_GC_GC_SCRATCH_H_
+#define ACCELMEM_GC_GC_SCRATCH_H_
+
+#include "sparse_runtime/arch.h"
+#include "sparse_runtime/node_manager.h"
+#include "sparse_runtime/runtime_memory.h"
+
+namespace accelmem {
+namespace gc {
+
+using sparse_runtime::i32;
+using sparse_runtime::i64;
+using sparse_runtime::NodeManager;
+using sparse_runtime::Ptr;
+using sparse_runtime::RuntimeMemory;
+using sparse_runtime::u32;
+using sparse_runtime::u64;
+using sparse_runtime::u8;
+
+// Order in which recycled cells are zeroed and appended to the free list.
+enum GcOrder : i32 {
+  kGcOrderAuto = 0,     // sorted when the bitmap scan pays off (see gc_make_plan), else recycling
+  kGcOrderSorted = 1,   // address order via the bitmap (falls back only if no bitmap fits)
+  kGcOrderRecycle = 2,  // recycling order, as upstream
+};
+
+// Auto picks the sorted order when the bitmap has at most this many 64-bit words per recycled
+// cell (a density of recycled cells in the data list of at least 1/(64 * this)).
+inline constexpr i64 kAutoMaxBitmapWordsPerCell = 2;
+// Sorted-order work units: each bucket covers 2^bucket_shift indices, at least this many...
+inline constexpr i32 kMinBucketShift = 12;  // 4096 indices = 64 bitmap words
+// ...and there are at most this many buckets per worker (dynamic claiming balances the load).
+inline constexpr i32 kBucketsPerWorker = 8;
+inline constexpr i32 kMaxGcWorkers = 1024;
+
+// What one collection does; a pure function of the NodeManager state before phase 1, the scratch
+// capacity, the worker count and the requested order, so every worker of phase 0 computes the
+// same plan without communicating; phase 1 stores it in the scratch for phase 2.
+struct GcPlan {
+  i32 order;          // kGcOrderSorted or kGcOrderRecycle (never Auto)
+  i32 num_workers;    // workers (grid blocks) of phases 0 and 2
+  i32 num_recycled;   // recycled_list.size() at the start
+  i32 num_indices;    // cells the data list holds (valid indices are [0, num_indices))
+  i32 bucket_shift;   // sorted: index >> bucket_shift = bucket
+  i32 num_buckets;    // sorted: ceil(num_indices / 2^bucket_shift)
+  i32 free_base;      // phase 1: free-list size after compaction (the first refilled slot)
+  i32 num_refill;     // phase 1: entries phase 2 appends to the free list
+  i32 free_ok;        // phase 1: 1 if [free_base, free_base + num_refill) was reserved
+};
+
+struct GcScratch {
+  // Requested order for the next collections (host sets it; default Auto).
+  i32 order;
+  // Bitmap of recycled indices, all-zero between collections.
+  u64* bitmap;
+  i64 bitmap_words;  // capacity
+  // Sorted order: counts[w * num_buckets + b] = newly marked indices of bucket b by worker w
+  // (phase 0); bucket_offset[b] = where bucket b starts after free_base (phase 1).
+  i32* counts;
+  i64 counts_capacity;
+  i32* bucket_offset;
+  i64 bucket_offset_capacity;
+  // Recycling order: invalid[w] = out-of-range recycled entries seen by worker w (phase 0).
+  i32 invalid[kMaxGcWorkers];
+  // Phase 1 output, read by phase 2.
+  GcPlan plan;
+  // Sorted order, one lane per block: next bucket to claim.
+  alignas(64) i32 next_bucket;
+};
+
+// Bitmap words needed for `num_indices` cells.
+ACCELMEM_RT_INLINE i64 gc_bitmap_words(i64 num_indices) { return (num_indices + 63) >> 6; }
+
+// Cells the data list of `nm` holds (indices [0, result) are valid cells).
+i32 gc_num_indices(const NodeManager* nm);
+
+// Grows the scratch for a GC of `nm` with `num_workers` workers (allocating from nm's runtime
+// memory; new memory is zero-filled, as the bitmap invariant needs). Returns false if memory ran
+// out (an error is recorded in the runtime memory); the GC then runs in recycling order.
+bool gc_scratch_reserve(GcScratch* scratch, const NodeManager* nm, i32 num_workers);
+
+// The plan for the current state of `nm` (call before phase 1 changes it).
+GcPlan gc_make_plan(const NodeManager* nm, const GcScratch* scratch, i32 num_workers);
+
+// [begin, end) of the `worker`-th of `num_workers` contiguous, balanced slices of [0, n).
+ACCELMEM_RT_INLINE void gc_slice(i64 n, i32 worker, i32 num_workers, i64* begin, i64* end) {
+  *begin = n * worker / num_workers;
+  *end = n * (worker + 1) / num_workers;
+}
+
+// Calls f(T* items, i64 first_index, i64 count) for each chunk-contiguous segment of elements
+// [begin, end) of `list` (elements of type T), so hot loops index raw arrays instead of going
+// through get_element_ptr for every element.
+template <typename T, typename F>
+ACCELMEM_RT_INLINE void gc_for_each_segment(const sparse_runtime::ListManager& list, i64 begin,
+                                            i64 end, const F& f) {
+  const i64 chunk = list.max_num_elements_per_chunk;
+  while (begin < end) {
+    i64 stop = (begin | (chunk - 1)) + 1;
+    if (stop > end) stop = end;
+    T* items = reinterpret_cast<T*>(list.get_element_ptr(static_cast<i32>(begin)));
+    f(items, begin, stop - begin);
+    begin = stop;
+  }
+}
+
+}  // namespace gc
+}  // namespace accelmem
+
+#endif  // ACCELMEM_GC_GC_SCRATCH_H_

@@ -1,0 +1,90 @@
+// Freestanding implementation of GC phase 0 (see phase0_compact_free_list.h).
+#include "gc/phase0_compact_free_list.h"
+
+namespace accelmem {
+namespace gc {
+
+using sparse_runtime::atomic_or;
+using sparse_runtime::kErrorIndexOutOfRange;
+using sparse_runtime::ListManager;
+using sparse_runtime::report_error;
+
+void gc_compact_free_list(ListManager* free_list, i32 size, i32 used, i32 worker,
+                          i32 num_workers) {
+  if (used <= 0 || used >= size) return;
+  if (num_workers == 1) {  // serial: a forward shift keeps upstream gc_serial's (FIFO) order
+    gc_for_each_segment<i32>(*free_list, 0, size - used, [&](i32* dst, i64 first, i64 n) {
+      for (i64 k = 0; k < n; ++k) dst[k] = free_list->get<i32>(static_cast<i32>(used + first + k));
+    });
+    return;
+  }
+  // Disjoint source and target in both cases (see the header).
+  const i64 count = 2 * static_cast<i64>(used) > size ? size - used : used;
+  const i64 source = 2 * static_cast<i64>(used) > size ? used : size - used;
+  i64 begin, end;
+  gc_slice(count, worker, num_workers, &begin, &end);
+  gc_for_each_segment<i32>(*free_list, begin, end, [&](i32* dst, i64 first, i64 n) {
+    gc_for_each_segment<const i32>(*free_list, source + first, source + first + n,
+                                   [&](const i32* src, i64 src_first, i64 m) {
+                                     i32* d = dst + (src_first - source - first);
+                                     for (i64 k = 0; k < m; ++k) d[k] = src[k];
+                                   });
+  });
+}
+
+void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker,
+                                 i32 num_workers) {
+  const GcPlan plan = gc_make_plan(nm, scratch, num_workers);
+  gc_compact_free_list(&nm->free_list, nm->free_list.size(), nm->free_list_used, worker,
+                       plan.num_workers);
+
+  i64 begin, end;
+  gc_slice(plan.num_recycled, worker, plan.num_workers, &begin, &end);
+  const u32 limit = static_cast<u32>(plan.num_indices);
+  i64 invalid = 0;
+  i32 first_invalid = 0;
+  if (plan.order == kGcOrderSorted) {
+    i32* row = scratch->counts + static_cast<i64>(worker) * plan.num_buckets;
+    for (i32 b = 0; b < plan.num_buckets; ++b) row[b] = 0;
+    u64* bitmap = scratch->bitmap;
+    const i32 shift = plan.bucket_shift;
+    const bool shared = plan.num_workers > 1;
+    gc_for_each_segment<const i32>(nm->recycled_list, begin, end,
+                                   [&](const i32* items, i64, i64 n) {
+                                     for (i64 k = 0; k < n; ++k) {
+                                       const i32 index = items[k];
+                                       if (static_cast<u32>(index) >= limit) {
+                                         if (invalid++ == 0) first_invalid = index;
+                                         continue;
+                                       }
+                                       const u64 bit = u64{1} << (index & 63);
+                                       u64* word = &bitmap[index >> 6];
+                                       u64 old;
+                                       if (shared) {
+                                         old = atomic_or(word, bit);
+                                       } else {
+                                         old = *word;
+                                         *word = old | bit;
+                                       }
+                                       if ((old & bit) == 0) ++row[index >> shift];
+                                     }
+                                   });
+  } else {
+    gc_for_each_segment<const i32>(nm->recycled_list, begin, end,
+                                   [&](const i32* items, i64, i64 n) {
+                                     for (i64 k = 0; k < n; ++k) {
+                                       if (static_cast<u32>(items[k]) >= limit) {
+                                         if (invalid++ == 0) first_invalid = items[k];
+                                       }
+                                     }
+                                   });
+    scratch->invalid[worker] = static_cast<i32>(invalid);
+  }
+  if (invalid > 0) {
+    report_error(nm->memory, kErrorIndexOutOfRange, "gc: recycled index out of range",
+                 first_invalid < 0 ? -1 : first_invalid);
+  }
+}
+
+}  // namespace gc
+}  // namespace accelmem
