@@ -1,0 +1,1100 @@
+#include "ir/parser.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ir/verifier.h"
+
+namespace accelmem {
+namespace ir {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Lexer: the whole text to a token vector, Python-style INDENT/DEDENT, implicit line joining
+// inside brackets.
+
+enum class Tok : uint8_t {
+  kIdent,
+  kInt,
+  kFloat,
+  kString,
+  kLParen,
+  kRParen,
+  kLBracket,
+  kRBracket,
+  kComma,
+  kColon,
+  kEq,
+  kArrow,
+  kAt,
+  kPlus,
+  kNewline,
+  kIndent,
+  kDedent,
+  kEof,
+};
+
+struct Token {
+  Tok kind;
+  int line;
+  int col;
+  uint32_t offset;  // into the text
+  uint32_t length;
+  int64_t ival = 0;  // kInt value; kIndent width
+  double fval = 0;   // kFloat value
+};
+
+// Internal error carrier; never escapes ParseProgram.
+struct ParseFailure {
+  int line;
+  int col;
+  std::string message;
+};
+
+[[noreturn]] void Fail(int line, int col, std::string message) {
+  throw ParseFailure{line, col, std::move(message)};
+}
+
+bool IsIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool IsIdentChar(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9') || c == '.'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+std::string Printable(char c) {
+  unsigned char u = static_cast<unsigned char>(c);
+  if (u >= 0x20 && u < 0x7f) return std::string("'") + c + "'";
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "byte 0x%02x", u);
+  return buf;
+}
+
+class Lexer {
+ public:
+  explicit Lexer(absl::string_view text) : text_(text) {}
+
+  std::vector<Token> Run() {
+    if (text_.size() > 0x7fffffffu) Fail(1, 1, "input too large");
+    std::vector<Token> toks;
+    toks.reserve(text_.size() / 4 + 16);
+    std::vector<int> indents = {0};
+    bool line_has_tokens = false;
+    int depth = 0;  // brackets
+    bool at_line_start = true;
+    while (true) {
+      if (at_line_start && depth == 0) {
+        // Measure indentation; skip blank and comment-only lines.
+        int width = 0;
+        size_t p = pos_;
+        while (p < text_.size() && (text_[p] == ' ' || text_[p] == '\t')) {
+          if (text_[p] == '\t') Fail(line_, static_cast<int>(p - line_start_) + 1,
+                                     "tab in indentation; indent with 4 spaces per level");
+          ++width;
+          ++p;
+        }
+        if (p >= text_.size()) {
+          pos_ = p;
+          break;
+        }
+        char c = text_[p];
+        if (c == '\n' || c == '#' || c == '\r') {
+          pos_ = p;
+          SkipToLineEnd();
+          continue;
+        }
+        pos_ = p;
+        at_line_start = false;
+        int col = width + 1;
+        if (width % 4 != 0) {
+          Fail(line_, col, absl::StrCat("indentation of ", width,
+                                        " spaces is not a multiple of 4"));
+        }
+        if (width > indents.back()) {
+          indents.push_back(width);
+          Token t = Make(Tok::kIndent, pos_, 0);
+          t.ival = width;
+          toks.push_back(t);
+        } else {
+          while (width < indents.back()) {
+            indents.pop_back();
+            toks.push_back(Make(Tok::kDedent, pos_, 0));
+          }
+          if (width != indents.back()) {
+            Fail(line_, col, "unindent does not match any outer indentation level");
+          }
+        }
+      }
+      if (pos_ >= text_.size()) break;
+      char c = text_[pos_];
+      if (c == ' ' || c == '\t' || c == '\r') {
+        ++pos_;
+        continue;
+      }
+      if (c == '#') {
+        while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+        continue;
+      }
+      if (c == '\n') {
+        if (depth == 0) {
+          toks.push_back(Make(Tok::kNewline, pos_, 0));
+          at_line_start = true;
+          line_has_tokens = false;
+        }
+        NewLine();
+        continue;
+      }
+      line_has_tokens = true;
+      size_t start = pos_;
+      if (IsIdentStart(c)) {
+        while (pos_ < text_.size() && IsIdentChar(text_[pos_])) ++pos_;
+        toks.push_back(Make(Tok::kIdent, start, pos_ - start));
+        continue;
+      }
+      if (IsDigit(c) || (c == '-' && pos_ + 1 < text_.size() && IsDigit(text_[pos_ + 1]))) {
+        toks.push_back(Number());
+        continue;
+      }
+      if (c == '-' && text_.substr(pos_, 4) == "-inf" &&
+          (pos_ + 4 >= text_.size() || !IsIdentChar(text_[pos_ + 4]))) {
+        Token t = Make(Tok::kFloat, start, 4);
+        t.fval = -HUGE_VAL;
+        pos_ += 4;
+        toks.push_back(t);
+        continue;
+      }
+      if (c == '"') {
+        toks.push_back(String());
+        continue;
+      }
+      Tok kind;
+      size_t len = 1;
+      switch (c) {
+        case '(': kind = Tok::kLParen; ++depth; break;
+        case ')': kind = Tok::kRParen; depth = depth > 0 ? depth - 1 : 0; break;
+        case '[': kind = Tok::kLBracket; ++depth; break;
+        case ']': kind = Tok::kRBracket; depth = depth > 0 ? depth - 1 : 0; break;
+        case ',': kind = Tok::kComma; break;
+        case ':': kind = Tok::kColon; break;
+        case '=': kind = Tok::kEq; break;
+        case '@': kind = Tok::kAt; break;
+        case '+': kind = Tok::kPlus; break;
+        case '-':
+          if (pos_ + 1 < text_.size() && text_[pos_ + 1] == '>') {
+            kind = Tok::kArrow;
+            len = 2;
+            break;
+          }
+          [[fallthrough]];
+        default:
+          Fail(line_, Col(pos_), absl::StrCat("unexpected character ", Printable(c)));
+      }
+      toks.push_back(Make(kind, pos_, len));
+      pos_ += len;
+    }
+    if (line_has_tokens || (!toks.empty() && toks.back().kind != Tok::kNewline &&
+                            toks.back().kind != Tok::kDedent)) {
+      toks.push_back(Make(Tok::kNewline, pos_, 0));
+    }
+    while (indents.size() > 1) {
+      indents.pop_back();
+      toks.push_back(Make(Tok::kDedent, pos_, 0));
+    }
+    toks.push_back(Make(Tok::kEof, pos_, 0));
+    return toks;
+  }
+
+ private:
+  int Col(size_t p) const { return static_cast<int>(p - line_start_) + 1; }
+  Token Make(Tok kind, size_t start, size_t len) const {
+    Token t;
+    t.kind = kind;
+    t.line = line_;
+    t.col = Col(start);
+    t.offset = static_cast<uint32_t>(start);
+    t.length = static_cast<uint32_t>(len);
+    return t;
+  }
+  void NewLine() {
+    ++pos_;
+    ++line_;
+    line_start_ = pos_;
+  }
+  void SkipToLineEnd() {
+    while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+    if (pos_ < text_.size()) NewLine();
+  }
+
+  Token Number() {
+    size_t start = pos_;
+    if (text_[pos_] == '-') ++pos_;
+    while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
+    bool is_float = false;
+    if (pos_ < text_.size() && text_[pos_] == '.') {
+      is_float = true;
+      ++pos_;
+      while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
+    }
+    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+      size_t p = pos_ + 1;
+      if (p < text_.size() && (text_[p] == '+' || text_[p] == '-')) ++p;
+      if (p < text_.size() && IsDigit(text_[p])) {
+        is_float = true;
+        pos_ = p;
+        while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
+      }
+    }
+    if (pos_ < text_.size() && IsIdentStart(text_[pos_])) {
+      Fail(line_, Col(pos_), absl::StrCat("unexpected character ", Printable(text_[pos_]),
+                                          " after a number"));
+    }
+    Token t = Make(is_float ? Tok::kFloat : Tok::kInt, start, pos_ - start);
+    std::string digits(text_.substr(start, pos_ - start));
+    errno = 0;
+    char* end = nullptr;
+    if (is_float) {
+      t.fval = std::strtod(digits.c_str(), &end);
+      if (errno == ERANGE && (t.fval == HUGE_VAL || t.fval == -HUGE_VAL)) {
+        Fail(t.line, t.col, absl::StrCat("float literal '", digits, "' is out of range"));
+      }
+    } else {
+      t.ival = std::strtoll(digits.c_str(), &end, 10);
+      if (errno == ERANGE) {
+        Fail(t.line, t.col, absl::StrCat("integer literal '", digits, "' is out of range"));
+      }
+    }
+    return t;
+  }
+
+  Token String() {
+    size_t start = pos_;
+    ++pos_;
+    while (true) {
+      if (pos_ >= text_.size() || text_[pos_] == '\n') {
+        Fail(line_, Col(start), "unterminated string");
+      }
+      char c = text_[pos_];
+      if (c == '"') {
+        ++pos_;
+        break;
+      }
+      if (c == '\\') {
+        if (pos_ + 1 >= text_.size()) Fail(line_, Col(start), "unterminated string");
+        char e = text_[pos_ + 1];
+        if (e == 'x') {
+          auto hex = [](char h) {
+            return (h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F');
+          };
+          if (pos_ + 3 >= text_.size() || !hex(text_[pos_ + 2]) || !hex(text_[pos_ + 3])) {
+            Fail(line_, Col(pos_), "invalid \\x escape: expected two hex digits");
+          }
+          pos_ += 4;
+          continue;
+        }
+        if (e != '"' && e != '\\' && e != 'n' && e != 't' && e != 'r') {
+          Fail(line_, Col(pos_), absl::StrCat("unknown escape sequence '\\", std::string(1, e),
+                                              "'"));
+        }
+        pos_ += 2;
+        continue;
+      }
+      ++pos_;
+    }
+    return Make(Tok::kString, start, pos_ - start);
+  }
+
+  absl::string_view text_;
+  size_t pos_ = 0;
+  int line_ = 1;
+  size_t line_start_ = 0;
+};
+
+std::string Count(size_t n, absl::string_view noun) {
+  return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
+}
+
+// Decodes a kString token's text (quotes included, escapes already validated).
+std::string Unquote(absl::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    char c = s[i];
+    if (c != '\\') {
+      out.push_back(c);
+      continue;
+    }
+    char e = s[++i];
+    switch (e) {
+      case 'n': out.push_back('\n'); break;
+      case 't': out.push_back('\t'); break;
+      case 'r': out.push_back('\r'); break;
+      case 'x': {
+        auto v = [](char h) {
+          return h <= '9' ? h - '0' : (h <= 'F' ? h - 'A' + 10 : h - 'a' + 10);
+        };
+        out.push_back(static_cast<char>(v(s[i + 1]) * 16 + v(s[i + 2])));
+        i += 2;
+        break;
+      }
+      default: out.push_back(e);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parser.
+
+const absl::flat_hash_set<absl::string_view>& ReservedWords() {
+  static const auto* words = new absl::flat_hash_set<absl::string_view>{
+      "def",   "for",   "in",    "if",     "else",   "yield",   "return", "pass",
+      "range", "init",  "Tile",  "Tensor", "Scalar", "Index",   "MemRefType", "memref",
+      "inf",   "nan",   "FP32",  "FP16",   "BF16",   "INT8",    "UINT8",  "INT16",
+      "INT32", "INT64", "INT4",  "FP4",    "BOOL",   "DDR",     "Vec",    "Mat",
+      "Left",  "Right", "Acc",   "Bias",   "True",   "False",   "None",
+  };
+  return *words;
+}
+
+class Parser {
+ public:
+  Parser(absl::string_view text, const ParseOptions& options)
+      : text_(text),
+        options_(options),
+        registry_(options.registry != nullptr ? options.registry : &OpRegistry::Global()) {}
+
+  ProgramPtr Run() {
+    toks_ = Lexer(text_).Run();
+    std::vector<FunctionPtr> functions;
+    absl::flat_hash_map<std::string, SourceLoc> names;
+    while (Peek().kind != Tok::kEof) {
+      if (Peek().kind == Tok::kNewline) {
+        ++pos_;
+        continue;
+      }
+      if (Peek().kind == Tok::kIndent) FailAt(Peek(), "unexpected indentation");
+      FunctionPtr f = ParseFunction();
+      auto [it, inserted] = names.emplace(f->name, f->loc);
+      if (!inserted) {
+        Fail(f->loc.line, f->loc.col + 4,
+             absl::StrCat("redefinition of function '", f->name, "' (first defined at ",
+                          it->second.line, ":", it->second.col, ")"));
+      }
+      functions.push_back(std::move(f));
+    }
+    if (functions.empty()) FailAt(Peek(), "expected a function definition ('def')");
+    return std::make_shared<Program>(std::move(functions));
+  }
+
+ private:
+  // --- token helpers ---
+  const Token& Peek(size_t ahead = 0) const {
+    size_t i = pos_ + ahead;
+    return i < toks_.size() ? toks_[i] : toks_.back();
+  }
+  const Token& Next() {
+    const Token& t = Peek();
+    if (pos_ < toks_.size() - 1) ++pos_;
+    return t;
+  }
+  absl::string_view Text(const Token& t) const { return text_.substr(t.offset, t.length); }
+  static SourceLoc Loc(const Token& t) { return SourceLoc{t.line, t.col}; }
+
+  std::string Describe(const Token& t) const {
+    switch (t.kind) {
+      case Tok::kNewline: return "end of line";
+      case Tok::kIndent: return "indentation";
+      case Tok::kDedent: return "end of block";
+      case Tok::kEof: return "end of input";
+      default: return absl::StrCat("'", Text(t), "'");
+    }
+  }
+  [[noreturn]] void FailAt(const Token& t, std::string message) const {
+    Fail(t.line, t.col, std::move(message));
+  }
+  [[noreturn]] void Expected(absl::string_view what) const {
+    FailAt(Peek(), absl::StrCat("expected ", what, ", found ", Describe(Peek())));
+  }
+  const Token& Expect(Tok kind, absl::string_view what) {
+    if (Peek().kind != kind) Expected(what);
+    return Next();
+  }
+  bool Accept(Tok kind) {
+    if (Peek().kind != kind) return false;
+    Next();
+    return true;
+  }
+  bool IsWord(const Token& t, absl::string_view w) const {
+    return t.kind == Tok::kIdent && Text(t) == w;
+  }
+  const Token& ExpectWord(absl::string_view w) {
+    if (!IsWord(Peek(), w)) Expected(absl::StrCat("'", w, "'"));
+    return Next();
+  }
+  void ExpectEndOfLine() {
+    if (Peek().kind == Tok::kEof) return;
+    if (Peek().kind != Tok::kNewline) Expected("end of line");
+    Next();
+    if (Peek().kind == Tok::kIndent) FailAt(Peek(), "unexpected indentation");
+  }
+
+  // Depth guard for recursion (blocks and brackets).
+  struct DepthGuard {
+    DepthGuard(Parser* p, const Token& t) : p(p) {
+      if (++p->depth_ > p->options_.max_nesting) {
+        p->FailAt(t, absl::StrCat("nesting deeper than ", p->options_.max_nesting, " levels"));
+      }
+    }
+    ~DepthGuard() { --p->depth_; }
+    Parser* p;
+  };
+
+  // --- names ---
+  std::string ValueName(const Token& t) {
+    if (t.kind != Tok::kIdent) FailAt(t, absl::StrCat("expected a value name, found ", Describe(t)));
+    absl::string_view name = Text(t);
+    if (name.find('.') != absl::string_view::npos) {
+      FailAt(t, absl::StrCat("invalid value name '", name, "': names cannot contain '.'"));
+    }
+    if (ReservedWords().contains(name)) {
+      FailAt(t, absl::StrCat("'", name, "' is a reserved word and cannot name a value"));
+    }
+    return std::string(name);
+  }
+
+  VarPtr Define(const Token& name_tok, TypePtr type) {
+    std::string name = ValueName(name_tok);
+    SourceLoc loc = Loc(name_tok);
+    auto [it, inserted] = defined_.emplace(name, loc);
+    if (!inserted) {
+      FailAt(name_tok, absl::StrCat("redefinition of value '", name, "' (first defined at ",
+                                    it->second.line, ":", it->second.col, ")"));
+    }
+    VarPtr v = MakeVar(std::move(name), std::move(type), loc);
+    scopes_.back().emplace(v->name, v);
+    return v;
+  }
+
+  VarPtr Lookup(absl::string_view name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto found = it->find(name);
+      if (found != it->end()) return found->second;
+    }
+    return nullptr;
+  }
+
+  [[noreturn]] void Undefined(const Token& t) const {
+    absl::string_view name = Text(t);
+    auto it = defined_.find(name);
+    if (it != defined_.end()) {
+      FailAt(t, absl::StrCat("value '", name, "' is not visible here (defined at ",
+                             it->second.line, ":", it->second.col, " in an inner scope)"));
+    }
+    FailAt(t, absl::StrCat("use of undefined value '", name, "'"));
+  }
+
+  // --- types ---
+  DType ParseDType() {
+    const Token& t = Peek();
+    if (t.kind != Tok::kIdent) Expected("a dtype");
+    auto d = DTypeFromName(Text(t));
+    if (!d.ok()) FailAt(t, std::string(d.status().message()));
+    Next();
+    return *d;
+  }
+
+  MemorySpace ParseSpaceWord() {
+    const Token& t = Peek();
+    if (t.kind != Tok::kIdent) Expected("a memory space");
+    auto s = MemorySpaceFromName(Text(t));
+    if (!s.ok()) FailAt(t, std::string(s.status().message()));
+    Next();
+    return *s;
+  }
+
+  Shape ParseShape() {
+    DepthGuard guard(this, Peek());
+    Expect(Tok::kLBracket, "'[' starting a shape");
+    Shape shape;
+    while (Peek().kind != Tok::kRBracket) {
+      const Token& t = Peek();
+      if (t.kind == Tok::kInt) {
+        if (t.ival < 0) FailAt(t, absl::StrCat("negative dimension ", t.ival));
+        shape.push_back(Dim::Static(t.ival));
+        Next();
+      } else if (t.kind == Tok::kIdent) {
+        shape.push_back(Dim::Symbol(ValueName(t)));
+        Next();
+      } else {
+        Expected("a dimension (integer or name)");
+      }
+      if (!Accept(Tok::kComma)) break;
+    }
+    Expect(Tok::kRBracket, "']' or ','");
+    return shape;
+  }
+
+  TypePtr ParseType() {
+    const Token& t = Peek();
+    if (t.kind != Tok::kIdent) Expected("a type");
+    absl::string_view w = Text(t);
+    if (w == "Index") {
+      Next();
+      return MakeIndex();
+    }
+    if (w == "MemRefType") {
+      Next();
+      return MakeMemRefType(nullptr);
+    }
+    if (w == "Scalar") {
+      Next();
+      Expect(Tok::kLBracket, "'['");
+      DType d = ParseDType();
+      Expect(Tok::kRBracket, "']'");
+      return MakeScalar(d);
+    }
+    if (w == "Tensor") {
+      Next();
+      Expect(Tok::kLBracket, "'['");
+      Shape shape = ParseShape();
+      Expect(Tok::kComma, "','");
+      DType d = ParseDType();
+      if (Peek().kind == Tok::kComma && Peek(1).kind == Tok::kIdent) {
+        FailAt(Peek(1), "a Tensor lives in DDR and takes no memory space or memref");
+      }
+      Expect(Tok::kRBracket, "']'");
+      return MakeTensor(std::move(shape), d);
+    }
+    if (w == "Tile") {
+      Next();
+      Expect(Tok::kLBracket, "'['");
+      Shape shape = ParseShape();
+      Expect(Tok::kComma, "','");
+      DType d = ParseDType();
+      Expect(Tok::kComma, "','");
+      bool has_space = false;
+      MemorySpace space = MemorySpace::kVec;
+      const Token* space_tok = nullptr;
+      MemRefPtr memref;
+      const Token* memref_tok = nullptr;
+      for (int part = 0; part < 2; ++part) {
+        if (part == 1 && !Accept(Tok::kComma)) break;
+        if (IsWord(Peek(), "memref") && Peek(1).kind == Tok::kEq) {
+          if (memref_tok != nullptr) FailAt(Peek(), "memref given twice");
+          Next();
+          Next();
+          memref_tok = &Peek();
+          memref = ParseMemRefRef(shape, d);
+        } else {
+          if (has_space) FailAt(Peek(), "memory space given twice");
+          space_tok = &Peek();
+          space = ParseSpaceWord();
+          has_space = true;
+        }
+      }
+      Expect(Tok::kRBracket, "']'");
+      if (memref != nullptr) {
+        if (has_space && space != memref->space()) {
+          FailAt(*space_tok, absl::StrCat("memory space ", MemorySpaceName(space),
+                                          " disagrees with memref '", memref->name(), "' in ",
+                                          MemorySpaceName(memref->space())));
+        }
+        space = memref->space();
+      }
+      (void)memref_tok;
+      return MakeTile(std::move(shape), d, space, std::move(memref));
+    }
+    FailAt(t, absl::StrCat("unknown type '", w, "'"));
+  }
+
+  // NAME or NAME+OFFSET after `memref=`.
+  MemRefPtr ParseMemRefRef(const Shape& shape, DType dtype) {
+    const Token& name_tok = Peek();
+    if (name_tok.kind != Tok::kIdent) Expected("a memref name");
+    Next();
+    auto it = memrefs_.find(Text(name_tok));
+    if (it == memrefs_.end()) {
+      FailAt(name_tok, absl::StrCat("memref '", Text(name_tok), "' names no tile.alloc in function '",
+                                    function_name_, "'"));
+    }
+    if (!Accept(Tok::kPlus)) return it->second;
+    const Token& off = Peek();
+    if (off.kind != Tok::kInt) Expected("a byte offset after '+'");
+    if (off.ival < 0) FailAt(off, "memref offset must be non-negative");
+    Next();
+    int64_t size = StaticTileBytes(shape, dtype).value_or(0);
+    auto key = std::make_tuple(it->second.get(), off.ival, size);
+    auto found = views_.find(key);
+    if (found != views_.end()) return found->second;
+    MemRefPtr view = MemRef::MakeView(it->second, off.ival, size);
+    views_.emplace(key, view);
+    return view;
+  }
+
+  // --- expressions ---
+  ExprPtr ParseArg() {
+    const Token& t = Peek();
+    switch (t.kind) {
+      case Tok::kInt:
+        Next();
+        return MakeInt(t.ival);
+      case Tok::kFloat:
+        Next();
+        return MakeFloat(t.fval);
+      case Tok::kString:
+        Next();
+        return MakeString(Unquote(Text(t)));
+      case Tok::kLBracket: {
+        DepthGuard guard(this, t);
+        Next();
+        std::vector<ExprPtr> items;
+        while (Peek().kind != Tok::kRBracket) {
+          items.push_back(ParseArg());
+          if (!Accept(Tok::kComma)) break;
+        }
+        Expect(Tok::kRBracket, "']' or ','");
+        return MakeList(std::move(items));
+      }
+      case Tok::kIdent: {
+        absl::string_view w = Text(t);
+        if (Peek(1).kind == Tok::kLParen) {
+          FailAt(t, absl::StrCat("nested call of '", w,
+                                 "': op arguments must be values, assign the call first"));
+        }
+        if (VarPtr v = Lookup(w)) {
+          Next();
+          return v;
+        }
+        if (auto d = DTypeFromName(w); d.ok()) {
+          Next();
+          return MakeDType(*d);
+        }
+        if (auto s = MemorySpaceFromName(w); s.ok()) {
+          Next();
+          return MakeSpace(*s);
+        }
+        if (w == "inf" || w == "nan") {
+          Next();
+          return MakeFloat(w == "inf" ? HUGE_VAL : std::nan(""));
+        }
+        Undefined(t);
+      }
+      default:
+        Expected("an argument");
+    }
+  }
+
+  CallPtr ParseCall() {
+    const Token& op_tok = Peek();
+    if (op_tok.kind != Tok::kIdent) Expected("an op call");
+    absl::string_view op = Text(op_tok);
+    const OpDef* def = registry_->Find(op);
+    if (def == nullptr) FailAt(op_tok, absl::StrCat("unknown op '", op, "'"));
+    Next();
+    DepthGuard guard(this, Peek());
+    Expect(Tok::kLParen, absl::StrCat("'(' after op '", op, "'"));
+    std::vector<ExprPtr> args;
+    Kwargs kwargs;
+    while (Peek().kind != Tok::kRParen) {
+      if (Peek().kind == Tok::kIdent && Peek(1).kind == Tok::kEq) {
+        const Token& key_tok = Next();
+        Next();
+        std::string key(Text(key_tok));
+        if (!def->AllowsKwarg(key)) {
+          FailAt(key_tok, absl::StrCat(op, " has no keyword argument '", key, "'"));
+        }
+        for (const auto& kv : kwargs) {
+          if (kv.first == key) FailAt(key_tok, absl::StrCat("keyword '", key, "' given twice"));
+        }
+        kwargs.emplace_back(std::move(key), ParseArg());
+      } else {
+        if (!kwargs.empty()) FailAt(Peek(), "positional argument after keyword argument");
+        args.push_back(ParseArg());
+      }
+      if (!Accept(Tok::kComma)) break;
+    }
+    Expect(Tok::kRParen, "')' or ','");
+    CallPtr call = MakeCall(std::string(op), std::move(args), std::move(kwargs), Loc(op_tok));
+    absl::Status s = CheckCallSignature(*def, *call);
+    if (!s.ok()) FailAt(op_tok, std::string(s.message()));
+    return call;
+  }
+
+  // --- statements ---
+  // A block after ':' NEWLINE: INDENT stmts DEDENT, indented 4 more than `indent`.
+  StmtPtr ParseBlock(int indent) {
+    const Token& colon_line_end = Peek();
+    if (colon_line_end.kind != Tok::kNewline) Expected("end of line after ':'");
+    Next();
+    const Token& ind = Peek();
+    if (ind.kind != Tok::kIndent) FailAt(ind, "expected an indented block");
+    if (ind.ival != indent + 4) {
+      FailAt(ind, absl::StrCat("expected indentation of ", indent + 4, " spaces, found ",
+                               ind.ival));
+    }
+    DepthGuard guard(this, ind);
+    Next();
+    std::vector<StmtPtr> stmts;
+    SourceLoc loc = Loc(Peek());
+    while (Peek().kind != Tok::kDedent && Peek().kind != Tok::kEof) {
+      if (StmtPtr s = ParseStmt(indent + 4)) stmts.push_back(std::move(s));
+    }
+    Accept(Tok::kDedent);
+    return std::make_shared<SeqStmts>(std::move(stmts), loc);
+  }
+
+  StmtPtr ParseStmt(int indent) {
+    const Token& t = Peek();
+    if (t.kind == Tok::kIndent) FailAt(t, "unexpected indentation");
+    if (t.kind != Tok::kIdent) Expected("a statement");
+    absl::string_view w = Text(t);
+    if (w == "for") return ParseFor(indent);
+    if (w == "if") return ParseIf(indent);
+    if (w == "else") FailAt(t, "'else' without a matching 'if'");
+    if (w == "pass") {
+      Next();
+      ExpectEndOfLine();
+      return nullptr;
+    }
+    if (w == "yield") {
+      Next();
+      std::vector<ExprPtr> values = ParseValueTuple();
+      ExpectEndOfLine();
+      return std::make_shared<YieldStmt>(std::move(values), Loc(t));
+    }
+    if (w == "return") {
+      Next();
+      std::vector<ExprPtr> values;
+      if (Peek().kind != Tok::kNewline && Peek().kind != Tok::kEof) values = ParseValueTuple();
+      ExpectEndOfLine();
+      return std::make_shared<ReturnStmt>(std::move(values), Loc(t));
+    }
+    if (Peek(1).kind == Tok::kColon) {
+      size_t stmt_index = pos_;
+      const Token& name_tok = Next();
+      Next();  // ':'
+      TypePtr type = ParseType();
+      if (type->kind == TypeKind::kMemRef) {
+        auto it = prescanned_.find(stmt_index);
+        if (it != prescanned_.end()) type = MakeMemRefType(it->second);
+      }
+      Expect(Tok::kEq, "'='");
+      CallPtr call = ParseCall();
+      VarPtr var = Define(name_tok, std::move(type));
+      ExpectEndOfLine();
+      return std::make_shared<AssignStmt>(std::move(var), std::move(call), Loc(t));
+    }
+    if (Peek(1).kind == Tok::kEq) {
+      FailAt(Peek(1), absl::StrCat("missing type annotation: write '", w, ": Type = op(...)'"));
+    }
+    if (Peek(1).kind == Tok::kLParen) {
+      CallPtr call = ParseCall();
+      ExpectEndOfLine();
+      return std::make_shared<EvalStmt>(std::move(call), Loc(t));
+    }
+    if (Peek(1).kind == Tok::kNewline || Peek(1).kind == Tok::kEof) {
+      FailAt(t, absl::StrCat("expected a statement, found bare name '", w, "'"));
+    }
+    FailAt(Peek(1), absl::StrCat("expected ':' or '(' after '", w, "', found ",
+                                 Describe(Peek(1))));
+  }
+
+  // `(a, b)`, `(a,)`, `a`, or `a, b` of value arguments.
+  std::vector<ExprPtr> ParseValueTuple() {
+    std::vector<ExprPtr> values;
+    if (Peek().kind == Tok::kLParen) {
+      DepthGuard guard(this, Peek());
+      Next();
+      while (Peek().kind != Tok::kRParen) {
+        values.push_back(ParseArg());
+        if (!Accept(Tok::kComma)) break;
+      }
+      Expect(Tok::kRParen, "')' or ','");
+      return values;
+    }
+    values.push_back(ParseArg());
+    while (Accept(Tok::kComma)) values.push_back(ParseArg());
+    return values;
+  }
+
+  // `(name: Type, ...)` after '->'.
+  std::vector<std::pair<const Token*, TypePtr>> ParseTypedNames() {
+    DepthGuard guard(this, Peek());
+    Expect(Tok::kLParen, "'(' starting typed results");
+    std::vector<std::pair<const Token*, TypePtr>> out;
+    while (Peek().kind != Tok::kRParen) {
+      const Token& name = Peek();
+      ValueName(name);
+      Next();
+      Expect(Tok::kColon, "':' and a type");
+      out.emplace_back(&name, ParseType());
+      if (!Accept(Tok::kComma)) break;
+    }
+    Expect(Tok::kRParen, "')' or ','");
+    if (out.empty()) FailAt(Peek(), "'->' needs at least one result");
+    return out;
+  }
+
+  ExprPtr ParseBound() {
+    const Token& t = Peek();
+    ExprPtr e = ParseArg();
+    if (e->kind != ExprKind::kInt && e->kind != ExprKind::kVar) {
+      FailAt(t, "loop bounds must be integers or values");
+    }
+    return e;
+  }
+
+  StmtPtr ParseFor(int indent) {
+    const Token& for_tok = Next();
+    const Token& var_tok = Peek();
+    ValueName(var_tok);
+    Next();
+    std::vector<const Token*> carry_toks;
+    if (Accept(Tok::kComma)) {
+      DepthGuard guard(this, Peek());
+      Expect(Tok::kLParen, "'(' starting carried values");
+      while (Peek().kind != Tok::kRParen) {
+        const Token& c = Peek();
+        ValueName(c);
+        Next();
+        carry_toks.push_back(&c);
+        if (!Accept(Tok::kComma)) break;
+      }
+      Expect(Tok::kRParen, "')' or ','");
+      if (carry_toks.empty()) FailAt(Peek(), "empty carried-value list");
+    }
+    ExpectWord("in");
+    ExpectWord("range");
+    const Token& lparen = Expect(Tok::kLParen, "'('");
+    DepthGuard guard(this, lparen);
+    std::vector<ExprPtr> bounds;
+    std::vector<ExprPtr> inits;
+    const Token* init_tok = nullptr;
+    while (Peek().kind != Tok::kRParen) {
+      if (IsWord(Peek(), "init") && Peek(1).kind == Tok::kEq) {
+        init_tok = &Next();
+        Next();
+        if (Peek().kind != Tok::kLParen) Expected("'(' starting init values");
+        const Token& first = Peek(1);
+        inits = ParseValueTuple();
+        for (const ExprPtr& e : inits) {
+          if (e->kind != ExprKind::kVar) FailAt(first, "init values must be named values");
+        }
+        Accept(Tok::kComma);
+        break;
+      }
+      if (bounds.size() == 3) FailAt(Peek(), "range takes at most 3 bounds");
+      bounds.push_back(ParseBound());
+      if (!Accept(Tok::kComma)) break;
+    }
+    Expect(Tok::kRParen, "')'");
+    if (bounds.empty()) FailAt(lparen, "range needs at least a stop bound");
+    ExprPtr start = bounds.size() >= 2 ? bounds[0] : MakeInt(0);
+    ExprPtr stop = bounds.size() >= 2 ? bounds[1] : bounds[0];
+    ExprPtr step = bounds.size() == 3 ? bounds[2] : MakeInt(1);
+    if (inits.size() != carry_toks.size()) {
+      const Token& at = init_tok != nullptr ? *init_tok : for_tok;
+      FailAt(at, absl::StrCat("loop carries ", Count(carry_toks.size(), "value"),
+                              " but init= gives ", inits.size()));
+    }
+    std::vector<std::pair<const Token*, TypePtr>> results;
+    if (Peek().kind == Tok::kArrow) {
+      const Token& arrow = Next();
+      results = ParseTypedNames();
+      if (results.size() != carry_toks.size()) {
+        FailAt(arrow, absl::StrCat("loop carries ", Count(carry_toks.size(), "value"),
+                                   " but declares ", Count(results.size(), "result")));
+      }
+    } else if (!carry_toks.empty()) {
+      FailAt(Peek(), "a loop with carried values needs '-> (name: Type, ...)' results");
+    }
+    Expect(Tok::kColon, "':'");
+    scopes_.emplace_back();
+    VarPtr loop_var = Define(var_tok, MakeIndex());
+    std::vector<VarPtr> iter_args;
+    for (size_t i = 0; i < carry_toks.size(); ++i) {
+      iter_args.push_back(Define(*carry_toks[i], static_cast<const Var&>(*inits[i]).type));
+    }
+    StmtPtr body = ParseBlock(indent);
+    scopes_.pop_back();
+    std::vector<VarPtr> return_vars;
+    for (auto& r : results) return_vars.push_back(Define(*r.first, r.second));
+    return std::make_shared<ForStmt>(std::move(loop_var), std::move(start), std::move(stop),
+                                     std::move(step), std::move(iter_args), std::move(inits),
+                                     std::move(body), std::move(return_vars), Loc(for_tok));
+  }
+
+  StmtPtr ParseIf(int indent) {
+    const Token& if_tok = Next();
+    const Token& cond_tok = Peek();
+    ExprPtr cond = ParseArg();
+    if (cond->kind != ExprKind::kVar && cond->kind != ExprKind::kInt) {
+      FailAt(cond_tok, "an if condition must be a value or an integer");
+    }
+    std::vector<std::pair<const Token*, TypePtr>> results;
+    if (Accept(Tok::kArrow)) results = ParseTypedNames();
+    Expect(Tok::kColon, "':'");
+    scopes_.emplace_back();
+    StmtPtr then_body = ParseBlock(indent);
+    scopes_.pop_back();
+    StmtPtr else_body;
+    if (IsWord(Peek(), "else")) {
+      Next();
+      Expect(Tok::kColon, "':' after 'else'");
+      scopes_.emplace_back();
+      else_body = ParseBlock(indent);
+      scopes_.pop_back();
+    } else if (!results.empty()) {
+      FailAt(Peek(), "an if with results needs an 'else' branch");
+    }
+    std::vector<VarPtr> return_vars;
+    for (auto& r : results) return_vars.push_back(Define(*r.first, r.second));
+    return std::make_shared<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body),
+                                    std::move(return_vars), Loc(if_tok));
+  }
+
+  // --- functions ---
+  // Finds `NAME: MemRefType = tile.alloc(Space, addr, size, id)` statements of the function that
+  // starts at pos_ and creates their MemRefs, so that types may name them before the alloc.
+  void PrescanAllocs() {
+    for (size_t i = pos_ + 1; i + 13 < toks_.size(); ++i) {
+      const Token& t = toks_[i];
+      if (t.col == 1 && (t.kind == Tok::kAt || IsWord(t, "def"))) break;
+      if (t.kind != Tok::kIdent || toks_[i + 1].kind != Tok::kColon ||
+          !IsWord(toks_[i + 2], "MemRefType") || toks_[i + 3].kind != Tok::kEq ||
+          !IsWord(toks_[i + 4], "tile.alloc") || toks_[i + 5].kind != Tok::kLParen ||
+          toks_[i + 6].kind != Tok::kIdent || toks_[i + 7].kind != Tok::kComma ||
+          toks_[i + 8].kind != Tok::kInt || toks_[i + 9].kind != Tok::kComma ||
+          toks_[i + 10].kind != Tok::kInt || toks_[i + 11].kind != Tok::kComma ||
+          toks_[i + 12].kind != Tok::kInt || toks_[i + 13].kind != Tok::kRParen) {
+        continue;
+      }
+      auto space = MemorySpaceFromName(Text(toks_[i + 6]));
+      if (!space.ok()) continue;
+      std::string name(Text(t));
+      if (memrefs_.contains(name)) continue;  // a redefinition, reported by the main parse
+      MemRefPtr m = MemRef::MakeRoot(name, *space, toks_[i + 8].ival, toks_[i + 10].ival,
+                                     toks_[i + 12].ival);
+      memrefs_.emplace(name, m);
+      prescanned_.emplace(i, std::move(m));
+    }
+  }
+
+  FunctionPtr ParseFunction() {
+    FunctionType ftype = FunctionType::kOpaque;
+    if (Peek().kind == Tok::kAt) {
+      Next();
+      ExpectWord("function");
+      if (Accept(Tok::kLParen)) {
+        if (Peek().kind != Tok::kRParen) {
+          ExpectWord("type");
+          Expect(Tok::kEq, "'='");
+          const Token& tt = Peek();
+          if (tt.kind != Tok::kIdent) Expected("a function type");
+          auto ft = FunctionTypeFromName(Text(tt));
+          if (!ft.ok()) FailAt(tt, std::string(ft.status().message()));
+          ftype = *ft;
+          Next();
+        }
+        Expect(Tok::kRParen, "')'");
+      }
+      Expect(Tok::kNewline, "end of line after the decorator");
+    }
+    const Token& def_tok = Peek();
+    if (!IsWord(def_tok, "def")) Expected("'def'");
+    if (def_tok.col != 1) FailAt(def_tok, "a function definition must start at column 1");
+    Next();
+    const Token& name_tok = Peek();
+    std::string fname = ValueName(name_tok);
+    Next();
+    // Fresh per-function state.
+    function_name_ = fname;
+    defined_.clear();
+    scopes_.clear();
+    scopes_.emplace_back();
+    memrefs_.clear();
+    views_.clear();
+    prescanned_.clear();
+    PrescanAllocs();
+
+    Expect(Tok::kLParen, "'('");
+    std::vector<std::pair<const Token*, TypePtr>> params;
+    while (Peek().kind != Tok::kRParen) {
+      const Token& p = Peek();
+      ValueName(p);
+      Next();
+      Expect(Tok::kColon, "':' and a type");
+      params.emplace_back(&p, ParseType());
+      if (!Accept(Tok::kComma)) break;
+    }
+    Expect(Tok::kRParen, "')' or ','");
+    std::vector<TypePtr> return_types;
+    if (Accept(Tok::kArrow)) {
+      if (Accept(Tok::kLParen)) {
+        while (Peek().kind != Tok::kRParen) {
+          return_types.push_back(ParseType());
+          if (!Accept(Tok::kComma)) break;
+        }
+        Expect(Tok::kRParen, "')' or ','");
+      } else {
+        return_types.push_back(ParseType());
+      }
+    }
+    Expect(Tok::kColon, "':'");
+    std::vector<VarPtr> param_vars;
+    for (auto& p : params) param_vars.push_back(Define(*p.first, p.second));
+    StmtPtr body = ParseBlock(0);
+    return std::make_shared<Function>(std::move(fname), ftype, std::move(param_vars),
+                                      std::move(return_types), std::move(body), Loc(def_tok));
+  }
+
+  absl::string_view text_;
+  const ParseOptions& options_;
+  const OpRegistry* registry_;
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+  std::string function_name_;
+  absl::flat_hash_map<std::string, SourceLoc> defined_;
+  std::vector<absl::flat_hash_map<std::string, VarPtr>> scopes_;
+  absl::flat_hash_map<std::string, MemRefPtr> memrefs_;
+  absl::flat_hash_map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
+  absl::flat_hash_map<size_t, MemRefPtr> prescanned_;  // token index of the alloc's name
+};
+
+}  // namespace
+
+absl::StatusOr<ProgramPtr> ParseProgram(absl::string_view text, absl::string_view filename,
+                                        const ParseOptions& options) {
+  try {
+    return Parser(text, options).Run();
+  } catch (const ParseFailure& f) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(filename, ":", f.line, ":", f.col, ": error: ", f.message));
+  }
+}
+
+absl::StatusOr<ProgramPtr> ParseAndVerifyProgram(absl::string_view text,
+                                                 absl::string_view filename,
+                                                 const ParseOptions& options) {
+  absl::StatusOr<ProgramPtr> program = ParseProgram(text, filename, options);
+  if (!program.ok()) return program;
+  VerifyOptions vopts;
+  vopts.filename = std::string(filename);
+  vopts.registry = options.registry;
+  absl::Status s = VerifyProgram(**program, vopts);
+  if (!s.ok()) return s;
+  return program;
+}
+
+}  // namespace ir
+}  // namespace accelmem
