@@ -975,9 +975,14 @@ class Parser {
           toks_[i + 6].kind != Tok::kIdent || toks_[i + 7].kind != Tok::kComma ||
           toks_[i + 8].kind != Tok::kInt || toks_[i + 9].kind != Tok::kComma ||
           toks_[i + 10].kind != Tok::kInt || toks_[i + 11].kind != Tok::kComma ||
-          toks_[i + 12].kind != Tok::kInt || toks_[i + 13].kind != Tok::kRParen) {
+          toks_[i + 12].kind != Tok::kInt) {
         continue;
       }
+      // `)` or `, )`: the same call the main parse accepts.
+      const bool closes = toks_[i + 13].kind == Tok::kRParen ||
+                          (toks_[i + 13].kind == Tok::kComma && i + 14 < toks_.size() &&
+                           toks_[i + 14].kind == Tok::kRParen);
+      if (!closes) continue;
       auto space = MemorySpaceFromName(Text(toks_[i + 6]));
       if (!space.ok()) continue;
       std::string name(Text(t));
