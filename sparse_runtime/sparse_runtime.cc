@@ -1,0 +1,730 @@
+#include "sparse_runtime/sparse_runtime.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+namespace {
+
+// The runtime whose shared lock this thread holds (re-entrant calls from visitors skip locking).
+thread_local const SparseRuntime* tls_locked_runtime = nullptr;
+
+constexpr int32_t kListgenMaxCells = 1024;  // upstream taichi_listgen_max_element_size
+
+}  // namespace
+
+// Shared lock on gc_mu_, skipped when this thread already holds it for the same runtime.
+class SparseRuntime::SharedLock {
+ public:
+  explicit SharedLock(SparseRuntime* rt) : rt_(rt), owns_(tls_locked_runtime != rt) {
+    if (owns_) {
+      rt_->gc_mu_.lock_shared();
+      previous_ = tls_locked_runtime;
+      tls_locked_runtime = rt_;
+    }
+  }
+  ~SharedLock() {
+    if (owns_) {
+      tls_locked_runtime = previous_;
+      rt_->gc_mu_.unlock_shared();
+    }
+  }
+
+ private:
+  SparseRuntime* rt_;
+  bool owns_;
+  const SparseRuntime* previous_ = nullptr;
+};
+
+absl::StatusOr<std::unique_ptr<SparseRuntime>> SparseRuntime::Create(
+    const SNodeTree& tree, const SparseRuntimeOptions& options) {
+  if (!tree.finalized()) {
+    return absl::FailedPreconditionError("SparseRuntime::Create: the SNode tree is not finalized");
+  }
+  std::unique_ptr<SparseRuntime> rt(new SparseRuntime(tree, options));
+  absl::Status status = rt->Init();
+  if (!status.ok()) return status;
+  return rt;
+}
+
+SparseRuntime::SparseRuntime(const SNodeTree& tree, const SparseRuntimeOptions& options)
+    : tree_(tree), options_(options), pool_(options.memory_limit_bytes) {
+  std::memset(&context_, 0, sizeof(context_));
+}
+
+SparseRuntime::~SparseRuntime() = default;
+
+absl::Status SparseRuntime::Init() {
+  pool_.Attach(&context_.memory);
+  if (!runtime_context_init(&context_, tree_.num_snodes(), tree_.root_size())) {
+    return TakeError("materializing the root buffer");
+  }
+  metas_.resize(tree_.num_snodes());
+  for (int id = 0; id < tree_.num_snodes(); ++id) {
+    const SNode& s = tree_.snode(id);
+    MetaStorage& m = metas_[id];
+    std::memset(&m, 0, sizeof(m));
+    StructMeta& base = m.base;
+    base.snode_id = id;
+    base.element_size = s.type() == SNodeType::kPlace ? s.container_size() : s.cell_size();
+    base.max_num_elements = s.num_cells_per_container();
+    base.context = &context_;
+    base.offset_in_parent_cell = s.offset_in_parent_cell();
+    switch (s.type()) {
+      case SNodeType::kRoot:
+        base.lookup_element = &Root_lookup_element;
+        base.is_active = &Root_is_active;
+        base.get_num_elements = &Root_get_num_elements;
+        break;
+      case SNodeType::kDense:
+        base.lookup_element = &Dense_lookup_element;
+        base.is_active = &Dense_is_active;
+        base.get_num_elements = &Dense_get_num_elements;
+        break;
+      case SNodeType::kBitmasked:
+        base.lookup_element = &Bitmasked_lookup_element;
+        base.is_active = &Bitmasked_is_active;
+        base.get_num_elements = &Bitmasked_get_num_elements;
+        break;
+      case SNodeType::kPointer:
+        base.lookup_element = &Pointer_lookup_element;
+        base.is_active = &Pointer_is_active;
+        base.get_num_elements = &Pointer_get_num_elements;
+        break;
+      case SNodeType::kDynamic:
+        base.lookup_element = &Dynamic_lookup_element;
+        base.is_active = &Dynamic_is_active;
+        base.get_num_elements = &Dynamic_get_num_elements;
+        m.dynamic.chunk_size = static_cast<i32>(s.chunk_size());
+        m.dynamic.chunk_header = static_cast<i32>(Dynamic_chunk_header(s.cell_alignment()));
+        break;
+      case SNodeType::kPlace:
+        break;
+    }
+    if (HasAllocator(s.type()) &&
+        !runtime_initialize_snode_allocator(&context_, id, s.allocator_node_size(),
+                                            s.allocator_alignment(), options_.chunk_num_elements,
+                                            options_.max_num_chunks)) {
+      return TakeError(absl::StrCat("creating the allocator of ", s.DebugPath()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SparseRuntime::TakeError(absl::string_view what) {
+  const i32 code = runtime_error_code(&context_);
+  std::string message = absl::StrCat(what, ": ", context_.memory.error_message);
+  if (code != kRuntimeOk) runtime_reset_error(&context_.memory);
+  switch (code) {
+    case kErrorOutOfChunks:
+    case kErrorOutOfMemory:
+      return absl::ResourceExhaustedError(message);
+    case kErrorDynamicOverflow:
+    case kErrorIndexOutOfRange:
+      return absl::OutOfRangeError(message);
+    case kErrorInvalidArgument:
+      return absl::InvalidArgumentError(message);
+    case kRuntimeOk:
+      return absl::InternalError(absl::StrCat(what, ": failed without a recorded error"));
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+absl::Status SparseRuntime::CheckIndex(const SNode& snode, absl::Span<const int32_t> index) const {
+  if (&snode != &tree_.snode(snode.id())) {
+    return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
+  }
+  if (static_cast<int>(index.size()) != snode.num_indices()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        snode.DebugPath(), " takes ", snode.num_indices(), " indices, got ", index.size()));
+  }
+  for (size_t k = 0; k < index.size(); ++k) {
+    const int axis = snode.index_axes()[k];
+    if (index[k] < 0 || index[k] >= snode.extent(axis)) {
+      return absl::OutOfRangeError(absl::StrCat(snode.DebugPath(), ": index ", index[k],
+                                                " of axis ", axis, " is outside [0, ",
+                                                snode.extent(axis), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void SparseRuntime::CellIndices(const SNode& snode, absl::Span<const int32_t> index,
+                                int32_t* out) const {
+  std::array<int64_t, kMaxAxes> coord;
+  std::array<int64_t, kMaxAxes> remaining;
+  coord.fill(0);
+  remaining.fill(1);
+  for (size_t k = 0; k < index.size(); ++k) {
+    const int axis = snode.index_axes()[k];
+    coord[axis] = index[k];
+    remaining[axis] = snode.extent(axis);
+  }
+  const auto& path = snode.path();
+  for (size_t p = 1; p < path.size(); ++p) {
+    const SNode& level = *path[p];
+    int64_t l = 0;
+    for (int axis : level.axes()) {
+      const int64_t shape = level.shape(axis);
+      remaining[axis] /= shape;
+      l = l * shape + (coord[axis] / remaining[axis]) % shape;
+    }
+    out[p] = static_cast<int32_t>(l);
+  }
+}
+
+void SparseRuntime::ActivateOne(const SNode& s, Ptr container, int32_t i) {
+  Ptr m = meta(s);
+  switch (s.type()) {
+    case SNodeType::kBitmasked:
+      Bitmasked_activate(m, container, i);
+      break;
+    case SNodeType::kPointer:
+      Pointer_activate(m, container, i);
+      break;
+    case SNodeType::kDynamic:
+      Dynamic_activate(m, container, i);
+      break;
+    default:
+      break;
+  }
+}
+
+bool SparseRuntime::IsActiveOne(const SNode& s, Ptr container, int32_t i) {
+  Ptr m = meta(s);
+  switch (s.type()) {
+    case SNodeType::kBitmasked:
+      return Bitmasked_is_active(m, container, i);
+    case SNodeType::kPointer:
+      return Pointer_is_active(m, container, i);
+    case SNodeType::kDynamic:
+      return Dynamic_is_active(m, container, i);
+    default:
+      return true;
+  }
+}
+
+Ptr SparseRuntime::LookupOne(const SNode& s, Ptr container, int32_t i) {
+  Ptr m = meta(s);
+  switch (s.type()) {
+    case SNodeType::kRoot:
+      return Root_lookup_element(m, container, i);
+    case SNodeType::kDense:
+      return Dense_lookup_element(m, container, i);
+    case SNodeType::kBitmasked:
+      return Bitmasked_lookup_element(m, container, i);
+    case SNodeType::kPointer:
+      return Pointer_lookup_element(m, container, i);
+    case SNodeType::kDynamic:
+      return Dynamic_lookup_element(m, container, i);
+    case SNodeType::kPlace:
+      break;
+  }
+  return container;
+}
+
+int32_t SparseRuntime::NumElements(const SNode& s, Ptr container) {
+  if (s.type() == SNodeType::kDynamic) return Dynamic_get_num_elements(meta(s), container);
+  return static_cast<int32_t>(s.num_cells_per_container());
+}
+
+Ptr SparseRuntime::WalkTo(const SNode& snode, const int32_t* cell_index, int upto, bool activate,
+                          absl::Status* status) {
+  const auto& path = snode.path();
+  Ptr cell = context_.root;
+  for (int p = 1; p <= upto; ++p) {
+    const SNode& level = *path[p];
+    Ptr container = cell + level.offset_in_parent_cell();
+    const int32_t i = cell_index[p];
+    if (!HasAllocator(level.type())) {
+      if (activate) {
+        ActivateOne(level, container, i);
+      } else if (!IsActiveOne(level, container, i)) {
+        return nullptr;
+      }
+      cell = LookupOne(level, container, i);
+      continue;
+    }
+    const Ptr ambient = runtime_ambient_element(&context_, level.id());
+    if (!activate) {
+      if (!IsActiveOne(level, container, i)) return nullptr;
+      cell = LookupOne(level, container, i);
+      if (cell == ambient) return nullptr;  // deactivated meanwhile
+      continue;
+    }
+    // Activate, then look up; a concurrent deactivation in between makes the lookup return the
+    // ambient element, which must never be written: retry.
+    for (;;) {
+      ActivateOne(level, container, i);
+      cell = LookupOne(level, container, i);
+      if (cell != ambient) break;
+      if (runtime_error_code(&context_) != kRuntimeOk) {
+        *status = TakeError(absl::StrCat("activating ", level.DebugPath()));
+        return nullptr;
+      }
+    }
+  }
+  return cell;
+}
+
+absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_t> index) {
+  if (snode.type() == SNodeType::kPlace) {
+    return absl::InvalidArgumentError("Activate: a place has no cells; activate its parent");
+  }
+  absl::Status status = CheckIndex(snode, index);
+  if (!status.ok()) return status;
+  SharedLock lock(this);
+  int32_t cell_index[64];
+  std::vector<int32_t> big;
+  int32_t* idx = cell_index;
+  if (snode.path().size() > 64) {
+    big.resize(snode.path().size());
+    idx = big.data();
+  }
+  CellIndices(snode, index, idx);
+  const int depth = static_cast<int>(snode.path().size()) - 1;
+  if (depth == 0) return absl::OkStatus();
+  WalkTo(snode, idx, depth, /*activate=*/true, &status);
+  return status;
+}
+
+void SparseRuntime::DeactivateOne(const SNode& s, Ptr container, int32_t i) {
+  Ptr m = meta(s);
+  switch (s.type()) {
+    case SNodeType::kBitmasked:
+      Bitmasked_deactivate(m, container, i);
+      break;
+    case SNodeType::kPointer:
+      Pointer_deactivate(m, container, i);
+      break;
+    case SNodeType::kDynamic:
+      Dynamic_deactivate(m, container);
+      break;
+    default:
+      break;
+  }
+}
+
+void SparseRuntime::DeactivateSubtree(const SNode& s, Ptr cell) {
+  for (const SNode* child : s.children()) {
+    if (child->type() == SNodeType::kPlace) continue;
+    if (!IsSparse(child->type()) && !child->has_sparse_descendant()) continue;
+    Ptr container = cell + child->offset_in_parent_cell();
+    if (child->type() == SNodeType::kDynamic) {
+      Dynamic_deactivate(meta(*child), container);
+      continue;
+    }
+    const int32_t n = NumElements(*child, container);
+    for (int32_t i = 0; i < n; ++i) {
+      if (!IsActiveOne(*child, container, i)) continue;
+      if (child->has_sparse_descendant()) {
+        Ptr inner = LookupOne(*child, container, i);
+        if (!HasAllocator(child->type()) ||
+            inner != runtime_ambient_element(&context_, child->id())) {
+          DeactivateSubtree(*child, inner);
+        }
+      }
+      DeactivateOne(*child, container, i);
+    }
+  }
+}
+
+absl::Status SparseRuntime::Deactivate(const SNode& snode, absl::Span<const int32_t> index) {
+  if (snode.type() == SNodeType::kPlace || snode.type() == SNodeType::kRoot) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Deactivate: ", SNodeTypeName(snode.type()), " cannot be deactivated"));
+  }
+  const SNode* target = &snode;
+  absl::Status status;
+  std::vector<int32_t> idx(snode.path().size());
+  if (snode.type() == SNodeType::kDynamic) {
+    // Container index (the parent's), or the full index (the dynamic coordinate is ignored).
+    const SNode& parent = *snode.parent();
+    if (static_cast<int>(index.size()) == parent.num_indices()) {
+      status = CheckIndex(parent, index);
+      if (status.ok()) CellIndices(parent, index, idx.data());
+    } else {
+      status = CheckIndex(snode, index);
+      if (status.ok()) CellIndices(snode, index, idx.data());
+    }
+  } else {
+    status = CheckIndex(*target, index);
+    if (status.ok()) CellIndices(*target, index, idx.data());
+  }
+  if (!status.ok()) return status;
+  SharedLock lock(this);
+  const int depth = static_cast<int>(snode.path().size()) - 1;
+  Ptr parent_cell = WalkTo(snode, idx.data(), depth - 1, /*activate=*/false, &status);
+  if (parent_cell == nullptr) return status;  // an ancestor is inactive: nothing to do
+  Ptr container = parent_cell + snode.offset_in_parent_cell();
+  if (snode.type() == SNodeType::kDense) {
+    // A dense cell cannot be deactivated itself; everything sparse below it is.
+    DeactivateSubtree(snode, LookupOne(snode, container, idx[depth]));
+    return absl::OkStatus();
+  }
+  if (snode.type() != SNodeType::kDynamic && snode.has_sparse_descendant() &&
+      IsActiveOne(snode, container, idx[depth])) {
+    Ptr cell = LookupOne(snode, container, idx[depth]);
+    if (!HasAllocator(snode.type()) || cell != runtime_ambient_element(&context_, snode.id())) {
+      DeactivateSubtree(snode, cell);
+    }
+  }
+  DeactivateOne(snode, container, idx[depth]);
+  if (runtime_error_code(&context_) != kRuntimeOk) return TakeError("deactivating");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> SparseRuntime::IsActive(const SNode& snode, absl::Span<const int32_t> index) {
+  if (snode.type() == SNodeType::kPlace) {
+    return absl::InvalidArgumentError("IsActive: ask the place's parent");
+  }
+  absl::Status status = CheckIndex(snode, index);
+  if (!status.ok()) return status;
+  SharedLock lock(this);
+  std::vector<int32_t> idx(snode.path().size());
+  CellIndices(snode, index, idx.data());
+  const int depth = static_cast<int>(snode.path().size()) - 1;
+  if (depth == 0) return true;
+  Ptr parent_cell = WalkTo(snode, idx.data(), depth - 1, /*activate=*/false, &status);
+  if (parent_cell == nullptr) return false;
+  return IsActiveOne(snode, parent_cell + snode.offset_in_parent_cell(), idx[depth]);
+}
+
+absl::Status SparseRuntime::ReadRaw(const SNode& place, DataType dtype,
+                                    absl::Span<const int32_t> index, void* out) {
+  if (place.type() != SNodeType::kPlace || place.dtype() != dtype) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Read: ", place.DebugPath(), " is not a place of type ", DataTypeName(dtype)));
+  }
+  absl::Status status = CheckIndex(place, index);
+  if (!status.ok()) return status;
+  SharedLock lock(this);
+  int32_t idx[64];
+  std::vector<int32_t> big;
+  int32_t* p = idx;
+  if (place.path().size() > 64) {
+    big.resize(place.path().size());
+    p = big.data();
+  }
+  CellIndices(place, index, p);
+  const int depth = static_cast<int>(place.path().size()) - 1;
+  Ptr cell = WalkTo(place, p, depth - 1, /*activate=*/false, &status);
+  const size_t size = DataTypeSize(dtype);
+  if (cell == nullptr) {
+    std::memset(out, 0, size);  // inactive: the ambient value
+    return status;
+  }
+  std::memcpy(out, cell + place.offset_in_parent_cell(), size);
+  return absl::OkStatus();
+}
+
+absl::Status SparseRuntime::WriteRaw(const SNode& place, DataType dtype,
+                                     absl::Span<const int32_t> index, const void* value) {
+  if (place.type() != SNodeType::kPlace || place.dtype() != dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Write: ", place.DebugPath(), " is not a place of type ", DataTypeName(dtype)));
+  }
+  absl::Status status = CheckIndex(place, index);
+  if (!status.ok()) return status;
+  SharedLock lock(this);
+  int32_t idx[64];
+  std::vector<int32_t> big;
+  int32_t* p = idx;
+  if (place.path().size() > 64) {
+    big.resize(place.path().size());
+    p = big.data();
+  }
+  CellIndices(place, index, p);
+  const int depth = static_cast<int>(place.path().size()) - 1;
+  Ptr cell = WalkTo(place, p, depth - 1, /*activate=*/true, &status);
+  if (cell == nullptr) return status;
+  std::memcpy(cell + place.offset_in_parent_cell(), value, DataTypeSize(dtype));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int32_t> SparseRuntime::AppendRaw(const SNode& place, DataType dtype,
+                                                 absl::Span<const int32_t> container_index,
+                                                 const void* value) {
+  if (place.type() != SNodeType::kPlace || place.dtype() != dtype ||
+      place.parent()->type() != SNodeType::kDynamic) {
+    return absl::InvalidArgumentError(absl::StrCat("Append: ", place.DebugPath(),
+                                                   " is not a place of type ", DataTypeName(dtype),
+                                                   " under a dynamic SNode"));
+  }
+  const SNode& dynamic = *place.parent();
+  const SNode& holder = *dynamic.parent();
+  absl::Status status = CheckIndex(holder, container_index);
+  if (!status.ok()) return status;
+  SharedLock lock(this);
+  std::vector<int32_t> idx(dynamic.path().size());
+  CellIndices(holder, container_index, idx.data());
+  const int holder_depth = static_cast<int>(holder.path().size()) - 1;
+  Ptr cell = WalkTo(holder, idx.data(), holder_depth, /*activate=*/true, &status);
+  if (cell == nullptr) return status;
+  int32_t position = 0;
+  Ptr slot = Dynamic_allocate(meta(dynamic), cell + dynamic.offset_in_parent_cell(), &position);
+  if (slot == nullptr) return TakeError(absl::StrCat("appending to ", dynamic.DebugPath()));
+  std::memcpy(slot + place.offset_in_parent_cell(), value, DataTypeSize(dtype));
+  return position;
+}
+
+absl::StatusOr<int32_t> SparseRuntime::Length(const SNode& dynamic,
+                                              absl::Span<const int32_t> container_index) {
+  if (dynamic.type() != SNodeType::kDynamic) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Length: ", dynamic.DebugPath(), " is not a dynamic SNode"));
+  }
+  const SNode& holder = *dynamic.parent();
+  absl::Status status = CheckIndex(holder, container_index);
+  if (!status.ok()) return status;
+  SharedLock lock(this);
+  std::vector<int32_t> idx(dynamic.path().size());
+  CellIndices(holder, container_index, idx.data());
+  const int holder_depth = static_cast<int>(holder.path().size()) - 1;
+  Ptr cell = WalkTo(holder, idx.data(), holder_depth, /*activate=*/false, &status);
+  if (cell == nullptr) return 0;
+  return Dynamic_get_num_elements(meta(dynamic), cell + dynamic.offset_in_parent_cell());
+}
+
+void SparseRuntime::ListGenRec(const SNode& leaf, int depth, Ptr cell,
+                               const std::array<int32_t, kMaxAxes>& base,
+                               std::vector<ListElement>* out) {
+  const SNode& level = *leaf.path()[depth];
+  Ptr container = cell + level.offset_in_parent_cell();
+  const int32_t n = NumElements(level, container);
+  if (&level == &leaf) {
+    out->push_back({container, n, base});
+    return;
+  }
+  const Ptr ambient =
+      HasAllocator(level.type()) ? runtime_ambient_element(&context_, level.id()) : nullptr;
+  std::array<int32_t, kMaxAxes> refined;
+  for (int32_t i = 0; i < n; ++i) {
+    if (!IsActiveOne(level, container, i)) continue;
+    Ptr child_cell = LookupOne(level, container, i);
+    if (child_cell == ambient) continue;
+    refined = base;
+    int64_t l = i;
+    for (auto it = level.axes().rbegin(); it != level.axes().rend(); ++it) {
+      const int64_t shape = level.shape(*it);
+      refined[*it] = static_cast<int32_t>(base[*it] * shape + l % shape);
+      l /= shape;
+    }
+    ListGenRec(leaf, depth + 1, child_cell, refined, out);
+  }
+}
+
+std::vector<SparseRuntime::ListElement> SparseRuntime::ListGen(const SNode& leaf) {
+  std::vector<ListElement> out;
+  std::array<int32_t, kMaxAxes> base;
+  base.fill(0);
+  if (leaf.parent() == nullptr) {
+    out.push_back({context_.root, 1, base});
+    return out;
+  }
+  ListGenRec(leaf, 1, context_.root, base, &out);
+  return out;
+}
+
+void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const ListElement& e,
+                               int32_t lo, int32_t hi,
+                               absl::FunctionRef<void(absl::Span<const int32_t>, void*)> fn) {
+  const bool sparse = IsSparse(leaf.type());
+  const Ptr ambient =
+      HasAllocator(leaf.type()) ? runtime_ambient_element(&context_, leaf.id()) : nullptr;
+  const std::vector<int>& index_axes = leaf.index_axes();
+  const std::vector<int>& axes = leaf.axes();
+  std::array<int32_t, kMaxAxes> coord = e.base;
+  int32_t index[kMaxAxes];
+  for (int32_t i = lo; i < hi; ++i) {
+    if (sparse && !IsActiveOne(leaf, e.container, i)) continue;
+    Ptr cell = leaf.parent() == nullptr ? e.container : LookupOne(leaf, e.container, i);
+    if (cell == ambient) continue;
+    int64_t l = i;
+    for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+      const int64_t shape = leaf.shape(*it);
+      coord[*it] = static_cast<int32_t>(e.base[*it] * shape + l % shape);
+      l /= shape;
+    }
+    for (size_t k = 0; k < index_axes.size(); ++k) index[k] = coord[index_axes[k]];
+    fn(absl::Span<const int32_t>(index, index_axes.size()), cell + value_offset);
+  }
+}
+
+absl::Status SparseRuntime::StructFor(const SNode& snode, Visitor visit) {
+  if (&snode != &tree_.snode(snode.id())) {
+    return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
+  }
+  const bool is_place = snode.type() == SNodeType::kPlace;
+  const SNode& leaf = is_place ? *snode.parent() : snode;
+  const uint64_t offset = is_place ? snode.offset_in_parent_cell() : 0;
+  SharedLock lock(this);
+  for (const ListElement& e : ListGen(leaf)) {
+    VisitRange(leaf, offset, e, 0, e.num_cells, visit);
+  }
+  return absl::OkStatus();
+}
+
+ThreadPool* SparseRuntime::pool() {
+  std::lock_guard<std::mutex> guard(thread_pool_mu_);
+  if (thread_pool_ == nullptr) thread_pool_ = std::make_unique<ThreadPool>(options_.num_threads);
+  return thread_pool_.get();
+}
+
+absl::Status SparseRuntime::ParallelStructFor(const SNode& snode, ParallelVisitor visit) {
+  if (&snode != &tree_.snode(snode.id())) {
+    return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
+  }
+  const bool is_place = snode.type() == SNodeType::kPlace;
+  const SNode& leaf = is_place ? *snode.parent() : snode;
+  const uint64_t offset = is_place ? snode.offset_in_parent_cell() : 0;
+  ThreadPool* threads = pool();
+  SharedLock lock(this);
+  const std::vector<ListElement> list = ListGen(leaf);
+  // Split every container into ceil(n / 1024) parts (ceiling division: no cell is skipped).
+  struct Task {
+    int32_t element, lo, hi;
+  };
+  std::vector<Task> tasks;
+  for (size_t k = 0; k < list.size(); ++k) {
+    const int32_t n = list[k].num_cells;
+    const int32_t parts = (n + kListgenMaxCells - 1) / kListgenMaxCells;
+    for (int32_t p = 0; p < parts; ++p) {
+      const int32_t lo = static_cast<int32_t>(static_cast<int64_t>(n) * p / parts);
+      const int32_t hi = static_cast<int32_t>(static_cast<int64_t>(n) * (p + 1) / parts);
+      tasks.push_back({static_cast<int32_t>(k), lo, hi});
+    }
+  }
+  threads->ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t t, int worker) {
+    // Tasks run under the caller's shared lock: mark it so re-entrant calls do not re-lock.
+    const SparseRuntime* previous = tls_locked_runtime;
+    tls_locked_runtime = this;
+    const Task& task = tasks[t];
+    VisitRange(leaf, offset, list[task.element], task.lo, task.hi,
+               [&](absl::Span<const int32_t> index, void* cell) { visit(index, cell, worker); });
+    tls_locked_runtime = previous;
+  });
+  return absl::OkStatus();
+}
+
+absl::Status SparseRuntime::CollectGarbage() {
+  if (tls_locked_runtime == this) {
+    return absl::FailedPreconditionError("CollectGarbage called from inside a struct-for visitor");
+  }
+  std::unique_lock<std::shared_mutex> lock(gc_mu_);
+  for (int id = 0; id < tree_.num_snodes(); ++id) {
+    if (HasAllocator(tree_.snode(id).type())) runtime_gc_serial(&context_, id);
+  }
+  if (runtime_error_code(&context_) != kRuntimeOk) return TakeError("garbage collection");
+  return absl::OkStatus();
+}
+
+SNodeMemoryStats SparseRuntime::Stats(const SNode& snode) {
+  SNodeMemoryStats stats;
+  if (!HasAllocator(snode.type())) return stats;
+  SharedLock lock(this);
+  const NodeManager* nm = runtime_node_manager(&context_, snode.id());
+  stats.cells_reserved = nm->num_reserved();
+  stats.cells_free = nm->num_free();
+  stats.cells_recycled = nm->num_recycled();
+  stats.cells_in_use = nm->num_in_use();
+  stats.bytes_reserved = nm->bytes_reserved();
+  return stats;
+}
+
+absl::Status SparseRuntime::CheckInvariants() {
+  if (tls_locked_runtime == this) {
+    return absl::FailedPreconditionError("CheckInvariants called from inside a struct-for visitor");
+  }
+  std::unique_lock<std::shared_mutex> lock(gc_mu_);
+  std::vector<std::string> problems;
+  // owners[id][slot]: how many states claim the slot.
+  std::vector<std::vector<int>> owners(tree_.num_snodes());
+  for (int id = 0; id < tree_.num_snodes(); ++id) {
+    if (!HasAllocator(tree_.snode(id).type())) continue;
+    owners[id].assign(runtime_node_manager(&context_, id)->num_reserved(), 0);
+  }
+  auto claim = [&](const SNode& s, const void* p, const char* state) {
+    const NodeManager* nm = runtime_node_manager(&context_, s.id());
+    const int32_t slot = nm->locate(p);
+    if (slot < 0 || slot >= static_cast<int32_t>(owners[s.id()].size())) {
+      problems.push_back(absl::StrCat(s.DebugPath(), ": ", state, " cell at 0x",
+                                      absl::Hex(reinterpret_cast<uintptr_t>(p)), " is not a slot"));
+      runtime_reset_error(&context_.memory);
+      return;
+    }
+    if (++owners[s.id()][slot] != 1) {
+      problems.push_back(
+          absl::StrCat(s.DebugPath(), ": slot ", slot, " claimed twice (last as ", state, ")"));
+    }
+  };
+  // In-use cells: everything reachable through active cells.
+  std::function<void(const SNode&, Ptr)> walk = [&](const SNode& s, Ptr cell) {
+    for (const SNode* child : s.children()) {
+      if (child->type() == SNodeType::kPlace) continue;
+      if (!IsSparse(child->type()) && !child->has_sparse_descendant()) continue;
+      Ptr container = cell + child->offset_in_parent_cell();
+      if (child->type() == SNodeType::kDynamic) {
+        const DynamicNode* node = reinterpret_cast<const DynamicNode*>(container);
+        for (Ptr chunk = node->ptr; chunk != nullptr; chunk = *reinterpret_cast<Ptr*>(chunk)) {
+          claim(*child, chunk, "in-use");
+        }
+        continue;
+      }
+      const int32_t n = NumElements(*child, container);
+      for (int32_t i = 0; i < n; ++i) {
+        if (!IsActiveOne(*child, container, i)) continue;
+        Ptr inner = LookupOne(*child, container, i);
+        if (child->type() == SNodeType::kPointer) claim(*child, inner, "in-use");
+        if (child->has_sparse_descendant()) walk(*child, inner);
+      }
+    }
+  };
+  walk(tree_.root(), context_.root);
+  for (int id = 0; id < tree_.num_snodes(); ++id) {
+    const SNode& s = tree_.snode(id);
+    if (!HasAllocator(s.type())) continue;
+    const NodeManager* nm = runtime_node_manager(&context_, id);
+    for (int32_t k = nm->free_list_used; k < nm->free_list.size(); ++k) {
+      const int32_t slot = nm->free_list.get<int32_t>(k);
+      claim(s, nm->get_cell(slot), "free");
+      const Ptr cell = nm->get_cell(slot);
+      for (uint64_t b = 0; b < nm->element_size; ++b) {
+        if (cell[b] != 0) {
+          problems.push_back(absl::StrCat(s.DebugPath(), ": free slot ", slot, " is not zero"));
+          break;
+        }
+      }
+    }
+    for (int32_t k = 0; k < nm->recycled_list.size(); ++k) {
+      claim(s, nm->get_cell(nm->recycled_list.get<int32_t>(k)), "recycled");
+    }
+    for (size_t slot = 0; slot < owners[id].size(); ++slot) {
+      if (owners[id][slot] == 0) {
+        problems.push_back(absl::StrCat(s.DebugPath(), ": slot ", slot,
+                                        " is neither in use, free nor recycled (lost)"));
+      }
+    }
+    const Ptr ambient = runtime_ambient_element(&context_, id);
+    for (uint64_t b = 0; b < context_.ambient_sizes[id]; ++b) {
+      if (ambient[b] != 0) {
+        problems.push_back(absl::StrCat(s.DebugPath(), ": the ambient element was written"));
+        break;
+      }
+    }
+  }
+  if (problems.empty()) return absl::OkStatus();
+  if (problems.size() > 20) problems.resize(20);
+  return absl::InternalError(absl::StrCat("invariant violated: ", absl::StrJoin(problems, "; ")));
+}
+
+}  // namespace sparse_runtime
+}  // namespace accelmem

@@ -1,0 +1,200 @@
+// File: sparse_runtime/sparse_runtime.h
+//
+// SparseRuntime: the host API over one materialized SNode tree, on the CPU (the natively
+// compiled runtime; a JIT backend follows in issue 7). Ordinary C++ with abseil.
+//
+//   SNodeTree tree;  ... build ...;  tree.Finalize();
+//   auto rt = SparseRuntime::Create(tree).value();
+//   rt->Write<float>(*x, {3, 5}, 1.5f);          // activates the path, as a Taichi write does
+//   float v = rt->Read<float>(*x, {3, 5}).value();  // inactive cells read 0
+//   rt->Deactivate(*ptr, {0, 1});                  // also deactivates everything below
+//   rt->CollectGarbage();                          // zero recycled cells, make them reusable
+//   rt->StructFor(*x, [](absl::Span<const int32_t> index, void* value) { ... });
+//
+// Indices: an SNode's index has one coordinate per axis on its path, ascending axis order
+// (SNode::index_axes); coordinate a in [0, extent(a)). For dynamic SNodes, Append / Length and
+// Deactivate take the *container* index (the parent's index, without the dynamic axis).
+//
+// Semantics (taichi-sparse-runtime.md §2, with the upstream bugs of §9 fixed):
+//   * Write activates every sparse level of the path; Activate(S) also activates S's ancestors
+//     (upstream writes into the shared ambient element instead, hazard 5).
+//   * Reads of inactive cells return 0, including deactivated bitmasked cells.
+//   * Deactivate(S) first deactivates every active sparse cell below S's cell (upstream leaks the
+//     inner cells, hazard 11); for pointer/dynamic the cells are recycled and become reusable,
+//     zeroed, after CollectGarbage (FIFO reuse as upstream).
+//   * Append past a dynamic's declared size is an OutOfRange error; allocator exhaustion is
+//     ResourceExhausted; coordinates outside the index space are OutOfRange.
+//   * StructFor / ParallelStructFor visit every active cell of S (for a place: of its parent)
+//     exactly once, for any shape (ceiling splits; upstream skips cells, §4.4).
+//   * Destroying the runtime returns every byte (all memory comes from one HostMemoryPool).
+//
+// Thread safety: every method may be called from many threads at once. Operations hold a shared
+// lock; CollectGarbage and CheckInvariants hold it exclusively. Callbacks of (Parallel)StructFor
+// may call the runtime (but not CollectGarbage: FailedPrecondition). Conflicting operations on
+// the same cell in parallel (deactivating a cell while writing below it) are races, as upstream:
+// memory stays safe, values may be lost.
+#ifndef ACCELMEM_SPARSE_RUNTIME_SPARSE_RUNTIME_H_
+#define ACCELMEM_SPARSE_RUNTIME_SPARSE_RUNTIME_H_
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <shared_mutex>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "sparse_runtime/host_memory_pool.h"
+#include "sparse_runtime/runtime_context.h"
+#include "sparse_runtime/snode_bitmasked.h"
+#include "sparse_runtime/snode_dense.h"
+#include "sparse_runtime/snode_dynamic.h"
+#include "sparse_runtime/snode_pointer.h"
+#include "sparse_runtime/snode_root.h"
+#include "sparse_runtime/snode_tree.h"
+#include "sparse_runtime/thread_pool.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+
+struct SparseRuntimeOptions {
+  // Threads of ParallelStructFor (including the caller); 0 = hardware concurrency.
+  int num_threads = 0;
+  // NodeManager cells per chunk (a power of two; halved for big cells as upstream).
+  int32_t chunk_num_elements = NodeManager::kDefaultChunkNumElements;
+  int32_t max_num_chunks = ListManager::kDefaultMaxNumChunks;
+  // Cap on the bytes the runtime maps (0 = unlimited); beyond it operations fail with
+  // ResourceExhausted.
+  uint64_t memory_limit_bytes = 0;
+};
+
+// Allocator statistics of one SNode (zeros for SNodes without an allocator).
+struct SNodeMemoryStats {
+  int64_t cells_in_use = 0;
+  int64_t cells_free = 0;
+  int64_t cells_recycled = 0;
+  int64_t cells_reserved = 0;   // ever reserved = in use + free + recycled
+  uint64_t bytes_reserved = 0;  // chunks and tables of the allocator's lists
+};
+
+class SparseRuntime {
+ public:
+  using Visitor = absl::FunctionRef<void(absl::Span<const int32_t> index, void* cell)>;
+  using ParallelVisitor =
+      absl::FunctionRef<void(absl::Span<const int32_t> index, void* cell, int worker)>;
+
+  // `tree` must be finalized and must outlive the runtime.
+  static absl::StatusOr<std::unique_ptr<SparseRuntime>> Create(
+      const SNodeTree& tree, const SparseRuntimeOptions& options = {});
+  ~SparseRuntime();
+  SparseRuntime(const SparseRuntime&) = delete;
+  SparseRuntime& operator=(const SparseRuntime&) = delete;
+
+  const SNodeTree& tree() const { return tree_; }
+
+  absl::Status Activate(const SNode& snode, absl::Span<const int32_t> index);
+  absl::Status Deactivate(const SNode& snode, absl::Span<const int32_t> index);
+  absl::StatusOr<bool> IsActive(const SNode& snode, absl::Span<const int32_t> index);
+
+  template <typename T>
+  absl::StatusOr<T> Read(const SNode& place, absl::Span<const int32_t> index) {
+    T value{};
+    absl::Status status = ReadRaw(place, DataTypeOf<T>(), index, &value);
+    if (!status.ok()) return status;
+    return value;
+  }
+  template <typename T>
+  absl::Status Write(const SNode& place, absl::Span<const int32_t> index, T value) {
+    return WriteRaw(place, DataTypeOf<T>(), index, &value);
+  }
+  // Appends `value` to the dynamic list holding `place`; returns its position (the old length).
+  template <typename T>
+  absl::StatusOr<int32_t> Append(const SNode& place, absl::Span<const int32_t> container_index,
+                                 T value) {
+    return AppendRaw(place, DataTypeOf<T>(), container_index, &value);
+  }
+  absl::StatusOr<int32_t> Length(const SNode& dynamic, absl::Span<const int32_t> container_index);
+
+  absl::Status ReadRaw(const SNode& place, DataType dtype, absl::Span<const int32_t> index,
+                       void* out);
+  absl::Status WriteRaw(const SNode& place, DataType dtype, absl::Span<const int32_t> index,
+                        const void* value);
+  absl::StatusOr<int32_t> AppendRaw(const SNode& place, DataType dtype,
+                                    absl::Span<const int32_t> container_index, const void* value);
+
+  // Visits every active cell of `snode` (for a place: the value addresses of its parent's active
+  // cells) once, serially in layout order / in parallel on the thread pool.
+  absl::Status StructFor(const SNode& snode, Visitor visit);
+  absl::Status ParallelStructFor(const SNode& snode, ParallelVisitor visit);
+
+  // Serial garbage collection of every allocator SNode (NodeManager::gc_serial).
+  absl::Status CollectGarbage();
+
+  SNodeMemoryStats Stats(const SNode& snode);
+  // Bytes mapped by the runtime's pool (root, tables, chunks, ambient elements).
+  uint64_t bytes_mapped() const { return pool_.bytes_mapped(); }
+
+  // Checks, exclusively: every reserved slot of every NodeManager is exactly one of in use
+  // (reachable from the tree), free, or recycled; free cells and ambient elements are all zero.
+  absl::Status CheckInvariants();
+
+  // Low-level access (benchmarks, codegen): the runtime context and an SNode's meta struct.
+  RuntimeContext* context() { return &context_; }
+  Ptr meta(const SNode& snode) { return reinterpret_cast<Ptr>(&metas_[snode.id()]); }
+
+ private:
+  union MetaStorage {
+    StructMeta base;
+    RootMeta root;
+    DenseMeta dense;
+    BitmaskedMeta bitmasked;
+    PointerMeta pointer;
+    DynamicMeta dynamic;
+  };
+  struct ListElement {
+    Ptr container;
+    int32_t num_cells;
+    std::array<int32_t, kMaxAxes> base;  // coordinates of the parent cell, per axis
+  };
+  class SharedLock;
+
+  SparseRuntime(const SNodeTree& tree, const SparseRuntimeOptions& options);
+  absl::Status Init();
+  absl::Status TakeError(absl::string_view what);
+  absl::Status CheckIndex(const SNode& snode, absl::Span<const int32_t> index) const;
+  // Per path position p >= 1 of `snode`, the cell index inside path[p]'s container.
+  void CellIndices(const SNode& snode, absl::Span<const int32_t> index, int32_t* out) const;
+  // The cell of path[upto] (activating sparse levels if `activate`); null when a level is
+  // inactive (read) or on error (*status set).
+  Ptr WalkTo(const SNode& snode, const int32_t* cell_index, int upto, bool activate,
+             absl::Status* status);
+  void ActivateOne(const SNode& s, Ptr container, int32_t i);
+  bool IsActiveOne(const SNode& s, Ptr container, int32_t i);
+  Ptr LookupOne(const SNode& s, Ptr container, int32_t i);
+  int32_t NumElements(const SNode& s, Ptr container);
+  void DeactivateSubtree(const SNode& s, Ptr cell);
+  void DeactivateOne(const SNode& s, Ptr container, int32_t i);
+  std::vector<ListElement> ListGen(const SNode& leaf);
+  void ListGenRec(const SNode& leaf, int depth, Ptr cell, const std::array<int32_t, kMaxAxes>& base,
+                  std::vector<ListElement>* out);
+  void VisitRange(const SNode& leaf, uint64_t value_offset, const ListElement& e, int32_t lo,
+                  int32_t hi, absl::FunctionRef<void(absl::Span<const int32_t>, void*)> fn);
+  ThreadPool* pool();
+
+  const SNodeTree& tree_;
+  const SparseRuntimeOptions options_;
+  HostMemoryPool pool_;
+  RuntimeContext context_;
+  std::vector<MetaStorage> metas_;
+  std::shared_mutex gc_mu_;
+  std::mutex thread_pool_mu_;
+  std::unique_ptr<ThreadPool> thread_pool_;
+};
+
+}  // namespace sparse_runtime
+}  // namespace accelmem
+
+#endif  // ACCELMEM_SPARSE_RUNTIME_SPARSE_RUNTIME_H_

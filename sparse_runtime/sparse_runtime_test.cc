@@ -1,0 +1,347 @@
+#include "sparse_runtime/sparse_runtime.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+const Axis i(0), j(1), k(2);
+
+SparseRuntimeOptions Threads(int n) {
+  SparseRuntimeOptions options;
+  options.num_threads = n;
+  return options;
+}
+
+std::unique_ptr<SparseRuntime> Make(SNodeTree& tree, SparseRuntimeOptions options = {}) {
+  absl::Status status = tree.Finalize();
+  EXPECT_TRUE(status.ok()) << status;
+  auto rt = SparseRuntime::Create(tree, options);
+  EXPECT_TRUE(rt.ok()) << rt.status();
+  return std::move(rt).value();
+}
+
+// Reads of never-activated pointer, bitmasked and dynamic cells return 0 (the ambient value).
+TEST(SparseRuntimeTest, InactiveCellsReadZero) {
+  SNodeTree tree;
+  tree.root().pointer(i, 4).place<float>("p");
+  tree.root().bitmasked(j, 4).place<int32_t>("b");
+  tree.root().dense(i, 2).dynamic(k, 8, 4).place<double>("d");
+  auto rt = Make(tree);
+  EXPECT_EQ(rt->Read<float>(*tree.FindPlace("p"), {3}).value(), 0.0f);
+  EXPECT_EQ(rt->Read<int32_t>(*tree.FindPlace("b"), {2}).value(), 0);
+  EXPECT_EQ(rt->Read<double>(*tree.FindPlace("d"), {1, 5}).value(), 0.0);
+  EXPECT_FALSE(rt->IsActive(*tree.FindPlace("p")->parent(), {3}).value());
+  EXPECT_TRUE(rt->CheckInvariants().ok());
+}
+
+// A write activates its path and reads back; other cells of the block read 0.
+TEST(SparseRuntimeTest, WriteActivatesPath) {
+  SNodeTree tree;
+  tree.root().dense({i, j}, {4, 4}).pointer({i, j}, {8, 8}).dynamic(k, 64, 16).place<float>("x");
+  auto rt = Make(tree);
+  const SNode& x = *tree.FindPlace("x");
+  const SNode& dyn = *x.parent();
+  const SNode& ptr = *dyn.parent();
+  ASSERT_TRUE(rt->Write<float>(x, {9, 17, 20}, 2.5f).ok());
+  EXPECT_EQ(rt->Read<float>(x, {9, 17, 20}).value(), 2.5f);
+  EXPECT_EQ(rt->Read<float>(x, {9, 17, 3}).value(), 0.0f);
+  EXPECT_TRUE(rt->IsActive(ptr, {9, 17}).value());
+  EXPECT_FALSE(rt->IsActive(ptr, {9, 16}).value());
+  EXPECT_EQ(rt->Length(dyn, {9, 17}).value(), 21);
+  EXPECT_EQ(rt->Stats(ptr).cells_in_use, 1);
+  EXPECT_EQ(rt->Stats(dyn).cells_in_use, 2);  // chunks of 16: indices 0..20
+}
+
+// Upstream probe: activate cells 1 and 2, deactivate 1 + GC, reactivating 1 reuses its slot and
+// reads 0; activating 3 takes a fresh slot.
+TEST(SparseRuntimeTest, DeactivateGcReactivateReusesZeroedCell) {
+  SNodeTree tree;
+  tree.root().pointer(i, 8).dense(i, 4).place<int32_t>("x");
+  auto rt = Make(tree);
+  const SNode& x = *tree.FindPlace("x");
+  const SNode& ptr = *x.parent()->parent();
+  ASSERT_TRUE(rt->Write<int32_t>(x, {4 * 1 + 2}, 11).ok());
+  ASSERT_TRUE(rt->Write<int32_t>(x, {4 * 2 + 3}, 22).ok());
+  NodeManager* nm = runtime_node_manager(rt->context(), ptr.id());
+  Ptr cell1 = Pointer_lookup_element(rt->meta(ptr), rt->context()->root, 1);
+  ASSERT_TRUE(rt->Deactivate(ptr, {1}).ok());
+  EXPECT_EQ(rt->Read<int32_t>(x, {6}).value(), 0);
+  EXPECT_EQ(rt->Stats(ptr).cells_recycled, 1);
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_EQ(rt->Stats(ptr).cells_free, 1);
+  ASSERT_TRUE(rt->Activate(ptr, {1}).ok());
+  EXPECT_EQ(Pointer_lookup_element(rt->meta(ptr), rt->context()->root, 1), cell1);
+  EXPECT_EQ(rt->Read<int32_t>(x, {6}).value(), 0);
+  EXPECT_EQ(rt->Read<int32_t>(x, {11}).value(), 22);
+  ASSERT_TRUE(rt->Activate(ptr, {3}).ok());
+  EXPECT_EQ(nm->locate(Pointer_lookup_element(rt->meta(ptr), rt->context()->root, 3)), 2);
+  EXPECT_EQ(nm->data_list.size(), 3);
+  EXPECT_TRUE(rt->CheckInvariants().ok());
+}
+
+// A deactivated bitmasked cell under dense reads 0 (upstream returns stale data).
+TEST(SparseRuntimeTest, BitmaskedUnderDense) {
+  SNodeTree tree;
+  tree.root().dense(i, 3).bitmasked(i, 5).place<int16_t>("v");
+  auto rt = Make(tree);
+  const SNode& v = *tree.FindPlace("v");
+  const SNode& bm = *v.parent();
+  for (int n = 0; n < 15; n += 2) ASSERT_TRUE(rt->Write<int16_t>(v, {n}, int16_t(n + 1)).ok());
+  for (int n = 0; n < 15; ++n) {
+    EXPECT_EQ(rt->IsActive(bm, {n}).value(), n % 2 == 0) << n;
+    EXPECT_EQ(rt->Read<int16_t>(v, {n}).value(), n % 2 == 0 ? n + 1 : 0);
+  }
+  ASSERT_TRUE(rt->Deactivate(bm, {6}).ok());
+  EXPECT_FALSE(rt->IsActive(bm, {6}).value());
+  EXPECT_EQ(rt->Read<int16_t>(v, {6}).value(), 0);
+  ASSERT_TRUE(rt->Activate(bm, {6}).ok());
+  EXPECT_EQ(rt->Read<int16_t>(v, {6}).value(), 0);
+  int count = 0;
+  ASSERT_TRUE(rt->StructFor(v, [&](absl::Span<const int32_t>, void*) { ++count; }).ok());
+  EXPECT_EQ(count, 8);
+}
+
+// Pointer under pointer: deactivating the outer cell deactivates the inner ones first, so no
+// inner cell leaks (upstream hazard 11) and both allocators get their cells back after GC.
+TEST(SparseRuntimeTest, NestedPointerUnderPointer) {
+  SNodeTree tree;
+  tree.root().pointer(i, 4).pointer(i, 4).dense(i, 2).place<int32_t>("x");
+  auto rt = Make(tree);
+  const SNode& x = *tree.FindPlace("x");
+  const SNode& inner = *x.parent()->parent();
+  const SNode& outer = *inner.parent();
+  for (int n = 0; n < 32; n += 3) ASSERT_TRUE(rt->Write<int32_t>(x, {n}, n).ok());
+  EXPECT_EQ(rt->Stats(outer).cells_in_use, 4);
+  EXPECT_EQ(rt->Stats(inner).cells_in_use, 11);
+  ASSERT_TRUE(rt->Deactivate(outer, {1}).ok());  // covers x[8..15]: inner cells 4..7
+  EXPECT_EQ(rt->Stats(outer).cells_recycled, 1);
+  EXPECT_EQ(rt->Stats(inner).cells_recycled, 3);  // x 9, 12, 15 -> inner 4, 6, 7
+  EXPECT_TRUE(rt->CheckInvariants().ok());
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_TRUE(rt->CheckInvariants().ok());
+  for (int n = 0; n < 32; ++n) {
+    const bool live = n % 3 == 0 && (n < 8 || n >= 16);
+    EXPECT_EQ(rt->Read<int32_t>(x, {n}).value(), live ? n : 0) << n;
+  }
+  EXPECT_FALSE(rt->IsActive(inner, {5}).value());
+  // Activating an inner cell under an inactive outer cell activates the outer one too.
+  ASSERT_TRUE(rt->Activate(inner, {5}).ok());
+  EXPECT_TRUE(rt->IsActive(outer, {1}).value());
+  EXPECT_TRUE(rt->CheckInvariants().ok());
+}
+
+// Dynamic lists: appends grow chunks, length, overflow past the declared size is an error,
+// deactivate returns every chunk.
+TEST(SparseRuntimeTest, DynamicAppendLengthDeactivate) {
+  SNodeTree tree;
+  tree.root().dense(i, 3).dynamic(j, 10, 4).place<int32_t>("a");
+  auto rt = Make(tree);
+  const SNode& a = *tree.FindPlace("a");
+  const SNode& dyn = *a.parent();
+  for (int n = 0; n < 10; ++n) EXPECT_EQ(rt->Append<int32_t>(a, {1}, 100 + n).value(), n);
+  EXPECT_EQ(rt->Length(dyn, {1}).value(), 10);
+  EXPECT_EQ(rt->Length(dyn, {0}).value(), 0);
+  EXPECT_EQ(rt->Stats(dyn).cells_in_use, 3);
+  auto overflow = rt->Append<int32_t>(a, {1}, 7);
+  EXPECT_EQ(overflow.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(overflow.status().message(), HasSubstr("declared size"));
+  EXPECT_EQ(rt->Length(dyn, {1}).value(), 10);
+  EXPECT_EQ(rt->Read<int32_t>(a, {1, 9}).value(), 109);
+  ASSERT_TRUE(rt->Deactivate(dyn, {1}).ok());
+  EXPECT_EQ(rt->Length(dyn, {1}).value(), 0);
+  EXPECT_EQ(rt->Stats(dyn).cells_recycled, 3);
+  EXPECT_EQ(rt->Stats(dyn).cells_in_use, 0);
+  EXPECT_EQ(rt->Read<int32_t>(a, {1, 9}).value(), 0);
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_EQ(rt->Append<int32_t>(a, {1}, 5).value(), 0);
+  EXPECT_EQ(rt->Read<int32_t>(a, {1, 1}).value(), 0);  // reused chunk is zero
+  EXPECT_TRUE(rt->CheckInvariants().ok());
+}
+
+// Struct-for visits every active cell once on non-power-of-two shapes, serially and in
+// parallel (upstream's floor split skips cell 24 of pointer(ij,3).dense(ij,5)).
+TEST(SparseRuntimeTest, StructForCountsNonPowerOfTwo) {
+  SNodeTree tree;
+  tree.root().pointer({i, j}, {3, 3}).dense({i, j}, {5, 5}).place<int32_t>("x");
+  tree.root().pointer(k, 4).dense(k, 129).place<int32_t>("y");
+  auto rt = Make(tree, Threads(2));
+  const SNode& x = *tree.FindPlace("x");
+  const SNode& y = *tree.FindPlace("y");
+  ASSERT_TRUE(rt->Write<int32_t>(x, {4, 4}, 1).ok());   // pointer cell (0,0)
+  ASSERT_TRUE(rt->Write<int32_t>(x, {14, 9}, 1).ok());  // pointer cell (2,1)
+  for (int n = 0; n < 516; n += 129) ASSERT_TRUE(rt->Write<int32_t>(y, {n}, 1).ok());
+  std::set<std::pair<int, int>> seen;
+  ASSERT_TRUE(rt->StructFor(x, [&](absl::Span<const int32_t> idx, void* value) {
+                  EXPECT_TRUE(seen.insert({idx[0], idx[1]}).second);
+                  *static_cast<int32_t*>(value) += 10;
+                }).ok());
+  EXPECT_EQ(seen.size(), 50u);
+  EXPECT_TRUE(seen.count({4, 4}) && seen.count({14, 9}) && seen.count({10, 5}) &&
+              seen.count({14, 9}));
+  EXPECT_EQ(rt->Read<int32_t>(x, {4, 4}).value(), 11);
+  std::vector<std::atomic<int>> hits(516);
+  ASSERT_TRUE(rt->ParallelStructFor(y, [&](absl::Span<const int32_t> idx, void*, int) {
+                  hits[idx[0]].fetch_add(1);
+                }).ok());
+  for (int n = 0; n < 516; ++n) ASSERT_EQ(hits[n].load(), 1) << n;
+  std::atomic<int> x_count{0};
+  ASSERT_TRUE(rt->ParallelStructFor(x, [&](absl::Span<const int32_t>, void*, int) {
+                  x_count.fetch_add(1);
+                }).ok());
+  EXPECT_EQ(x_count.load(), 50);
+}
+
+// A struct-for over a non-place SNode reports indices at that SNode's resolution.
+TEST(SparseRuntimeTest, StructForIndicesAtSNodeResolution) {
+  SNodeTree tree;
+  tree.root().pointer({i, j}, {4, 4}).dense({i, j}, {2, 2}).place<float>("x");
+  auto rt = Make(tree);
+  const SNode& x = *tree.FindPlace("x");
+  const SNode& ptr = *x.parent()->parent();
+  ASSERT_TRUE(rt->Write<float>(x, {3, 2}, 1.0f).ok());
+  std::vector<std::vector<int>> got;
+  ASSERT_TRUE(rt->StructFor(ptr, [&](absl::Span<const int32_t> idx, void*) {
+                  got.push_back({idx[0], idx[1]});
+                }).ok());
+  EXPECT_EQ(got, (std::vector<std::vector<int>>{{1, 1}}));
+}
+
+// Visitors may read and write through the runtime; collecting garbage from one is refused.
+TEST(SparseRuntimeTest, VisitorsCanCallTheRuntime) {
+  SNodeTree tree;
+  tree.root().pointer(i, 8).dense(i, 8).place<int32_t>("a").place<int32_t>("b");
+  auto rt = Make(tree, Threads(2));
+  const SNode& a = *tree.FindPlace("a");
+  const SNode& b = *tree.FindPlace("b");
+  for (int n = 0; n < 64; n += 5) ASSERT_TRUE(rt->Write<int32_t>(a, {n}, n).ok());
+  ASSERT_TRUE(rt->ParallelStructFor(a, [&](absl::Span<const int32_t> idx, void* value, int) {
+                  const int32_t v = *static_cast<int32_t*>(value);
+                  EXPECT_TRUE(rt->Write<int32_t>(b, idx, v * 2).ok());
+                  EXPECT_EQ(rt->CollectGarbage().code(), absl::StatusCode::kFailedPrecondition);
+                }).ok());
+  EXPECT_EQ(rt->Read<int32_t>(b, {35}).value(), 70);
+}
+
+// Allocator exhaustion surfaces as ResourceExhausted from the operation that needed the cell.
+TEST(SparseRuntimeTest, OutOfChunksIsReported) {
+  SNodeTree tree;
+  tree.root().pointer(i, 64).place<int64_t>("x");
+  SparseRuntimeOptions options;
+  options.chunk_num_elements = 4;
+  options.max_num_chunks = 2;
+  auto rt = Make(tree, options);
+  const SNode& x = *tree.FindPlace("x");
+  for (int n = 0; n < 8; ++n) ASSERT_TRUE(rt->Write<int64_t>(x, {n}, n).ok());
+  absl::Status status = rt->Write<int64_t>(x, {8}, 8);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(status.message(), HasSubstr("out of chunks"));
+  EXPECT_EQ(rt->Read<int64_t>(x, {8}).value(), 0);
+  // Freed cells become available again after GC.
+  ASSERT_TRUE(rt->Deactivate(*x.parent(), {0}).ok());
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_TRUE(rt->Write<int64_t>(x, {8}, 8).ok());
+}
+
+// Exhausting the memory limit is reported too.
+TEST(SparseRuntimeTest, MemoryLimitIsReported) {
+  SNodeTree tree;
+  tree.root().pointer(i, 1024).dense(i, 1024).place<double>("x");
+  SparseRuntimeOptions options;
+  options.chunk_num_elements = 1;
+  options.max_num_chunks = 16;
+  options.memory_limit_bytes = 8 << 20;
+  auto rt = Make(tree, options);
+  absl::Status status;
+  int n = 0;
+  for (; n < 1024 && status.ok(); ++n)
+    status = rt->Write<double>(*tree.FindPlace("x"), {n * 1024}, 1.0);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_LT(n, 1024);
+}
+
+// Bad arguments give clear errors.
+TEST(SparseRuntimeTest, ArgumentErrors) {
+  SNodeTree tree;
+  tree.root().dense({i, j}, {3, 5}).place<float>("x");
+  auto rt = Make(tree);
+  const SNode& x = *tree.FindPlace("x");
+  EXPECT_EQ(rt->Read<float>(x, {1}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(rt->Read<float>(x, {3, 0}).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(rt->Read<float>(x, {-1, 0}).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(rt->Read<int32_t>(x, {0, 0}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(rt->Append<float>(x, {0}, 1.0f).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(rt->Length(*x.parent(), {0}).status().code(), absl::StatusCode::kInvalidArgument);
+  SNodeTree unfinished;
+  unfinished.root().dense(i, 2).place<float>("x");
+  EXPECT_EQ(SparseRuntime::Create(unfinished).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+// Destroying a runtime returns every byte it mapped (upstream leaks allocators, #5777).
+TEST(SparseRuntimeTest, DestructionReturnsEveryByte) {
+  const uint64_t before = HostMemoryPool::LiveBytesAllProcess();
+  for (int round = 0; round < 3; ++round) {
+    SNodeTree tree;
+    tree.root().pointer(i, 64).dynamic(j, 100, 8).place<int32_t>("x");
+    auto rt = Make(tree);
+    for (int n = 0; n < 64; ++n)
+      ASSERT_TRUE(rt->Append<int32_t>(*tree.FindPlace("x"), {n}, n).ok());
+    EXPECT_GT(rt->bytes_mapped(), 0u);
+    EXPECT_GT(HostMemoryPool::LiveBytesAllProcess(), before);
+  }
+  EXPECT_EQ(HostMemoryPool::LiveBytesAllProcess(), before);
+}
+
+// Statistics: in use + free + recycled = reserved, and bytes are counted.
+TEST(SparseRuntimeTest, MemoryStatistics) {
+  SNodeTree tree;
+  tree.root().pointer(i, 100).place<int32_t>("x");
+  auto rt = Make(tree);
+  const SNode& x = *tree.FindPlace("x");
+  const SNode& ptr = *x.parent();
+  for (int n = 0; n < 30; ++n) ASSERT_TRUE(rt->Write<int32_t>(x, {n}, 1).ok());
+  for (int n = 0; n < 10; ++n) ASSERT_TRUE(rt->Deactivate(ptr, {n}).ok());
+  SNodeMemoryStats s = rt->Stats(ptr);
+  EXPECT_EQ(s.cells_in_use, 20);
+  EXPECT_EQ(s.cells_recycled, 10);
+  EXPECT_EQ(s.cells_free, 0);
+  EXPECT_EQ(s.cells_reserved, 30);
+  EXPECT_GT(s.bytes_reserved, 0u);
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  s = rt->Stats(ptr);
+  EXPECT_EQ(s.cells_free, 10);
+  EXPECT_EQ(s.cells_recycled, 0);
+  EXPECT_EQ(rt->Stats(tree.root()).cells_reserved, 0);
+}
+
+// The invariant checker detects a corrupted ambient element (what upstream's unactivated writes
+// cause) and a lost slot.
+TEST(SparseRuntimeTest, CheckInvariantsDetectsCorruption) {
+  SNodeTree tree;
+  tree.root().pointer(i, 8).place<int32_t>("x");
+  auto rt = Make(tree);
+  const SNode& ptr = *tree.FindPlace("x")->parent();
+  ASSERT_TRUE(rt->Activate(ptr, {2}).ok());
+  ASSERT_TRUE(rt->CheckInvariants().ok());
+  runtime_ambient_element(rt->context(), ptr.id())[0] = 1;
+  EXPECT_THAT(rt->CheckInvariants().message(), HasSubstr("ambient element was written"));
+  runtime_ambient_element(rt->context(), ptr.id())[0] = 0;
+  *Pointer_slot(rt->meta(ptr), rt->context()->root, 2) = nullptr;  // drop the cell on the floor
+  EXPECT_THAT(rt->CheckInvariants().message(), HasSubstr("lost"));
+}
+
+}  // namespace
+}  // namespace sparse_runtime
+}  // namespace accelmem
