@@ -1,0 +1,791 @@
+#include "policy/lifetime_planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace accelmem {
+namespace policy {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t RoundUp(int64_t value, int64_t alignment) {
+  const int64_t rem = value % alignment;
+  return rem == 0 ? value : value + (alignment - rem);
+}
+
+// The buffers that take part in placement (size > 0, non-empty lifetime), with sizes rounded up
+// to the alignment and time compressed to sections: section k is [times[k], times[k + 1]).
+struct Items {
+  std::vector<int> buffer;   // Item -> index of the input buffer.
+  std::vector<int64_t> size;  // Aligned size.
+  std::vector<int64_t> start, end;
+  std::vector<int> lo, hi;  // Sections spanned: [lo, hi).
+  int num_sections = 0;
+  int64_t load = 0;  // LOAD of the aligned sizes: a lower bound on any aligned placement.
+  int64_t unit = 1;  // gcd of the aligned sizes: every canonical height is a multiple of it.
+
+  int count() const { return static_cast<int>(buffer.size()); }
+};
+
+Items MakeItems(absl::Span<const PlacementBuffer> buffers, int64_t alignment) {
+  Items items;
+  std::vector<int64_t> times;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const PlacementBuffer& b = buffers[i];
+    if (b.size == 0 || b.start >= b.end) continue;
+    items.buffer.push_back(static_cast<int>(i));
+    items.size.push_back(RoundUp(b.size, alignment));
+    items.start.push_back(b.start);
+    items.end.push_back(b.end);
+    times.push_back(b.start);
+    times.push_back(b.end);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  items.num_sections = times.empty() ? 0 : static_cast<int>(times.size()) - 1;
+  const int n = items.count();
+  items.lo.resize(n);
+  items.hi.resize(n);
+  int64_t unit = 0;
+  std::vector<int64_t> delta(times.size() + 1, 0);
+  for (int i = 0; i < n; ++i) {
+    items.lo[i] = static_cast<int>(std::lower_bound(times.begin(), times.end(), items.start[i]) -
+                                   times.begin());
+    items.hi[i] = static_cast<int>(std::lower_bound(times.begin(), times.end(), items.end[i]) -
+                                   times.begin());
+    unit = std::gcd(unit, items.size[i]);
+    delta[items.lo[i]] += items.size[i];
+    delta[items.hi[i]] -= items.size[i];
+  }
+  int64_t live = 0;
+  for (int64_t d : delta) {
+    live += d;
+    items.load = std::max(items.load, live);
+  }
+  items.unit = unit == 0 ? 1 : unit;
+  return items;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Greedy best-fit.
+
+struct Interval {
+  int64_t begin;
+  int64_t end;
+};
+
+// Adds [begin, end) to a sorted list of disjoint, non-touching intervals, coalescing.
+void AddInterval(std::vector<Interval>& list, int64_t begin, int64_t end) {
+  auto first = std::lower_bound(list.begin(), list.end(), begin,
+                                [](const Interval& iv, int64_t b) { return iv.end < b; });
+  auto last = first;
+  int64_t b = begin;
+  int64_t e = end;
+  while (last != list.end() && last->begin <= end) {
+    b = std::min(b, last->begin);
+    e = std::max(e, last->end);
+    ++last;
+  }
+  if (first == last) {
+    list.insert(first, Interval{b, e});
+  } else {
+    *first = Interval{b, e};
+    list.erase(first + 1, last);
+  }
+}
+
+// Segment tree over sections, with leaves at level 0. Below `block_level_`, `cover[v]` holds the
+// merged address intervals of buffers whose canonical decomposition contains node v. At
+// `block_level_` ("blocks"), `cover[v]` holds those of every buffer whose lifetime covers the
+// whole block, so one list stands for the covers of all the block's ancestors (fewer, less
+// fragmented lists per query; a long buffer pays one insertion per block it covers). `sub[v]`
+// holds the buffers stored at v or below, or ending inside v. The buffers whose lifetimes meet a
+// query range are exactly those in `sub` of the query's canonical nodes plus `cover` of the
+// nodes on the two boundary paths up to block level.
+class OccupancyTree {
+ public:
+  explicit OccupancyTree(int num_sections) {
+    leaves_ = 1;
+    levels_ = 0;
+    while (leaves_ < std::max(num_sections, 1)) {
+      leaves_ <<= 1;
+      ++levels_;
+    }
+    block_level_ = std::min(kBlockLevel, levels_);
+    cover_.resize(2 * leaves_);
+    sub_.resize(2 * leaves_);
+  }
+
+  void Clear() {
+    for (int v : touched_) {
+      cover_[v].clear();
+      sub_[v].clear();
+    }
+    touched_.clear();
+  }
+
+  void Insert(int lo, int hi, int64_t begin, int64_t end) {
+    for (int a = lo + leaves_, b = hi - 1 + leaves_; a >= 1; a >>= 1, b >>= 1) {
+      Add(sub_[a], a, begin, end);
+      if (b != a) Add(sub_[b], b, begin, end);
+    }
+    int level = 0;
+    for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1, ++level) {
+      if (a & 1) AddCanonical(a++, level, begin, end);
+      if (b & 1) AddCanonical(--b, level, begin, end);
+    }
+  }
+
+  // Appends the (sorted, coalesced) lists whose union is the occupancy of sections [lo, hi).
+  void Query(int lo, int hi, std::vector<const std::vector<Interval>*>& out) const {
+    auto take = [&out](const std::vector<Interval>& list) {
+      if (!list.empty()) out.push_back(&list);
+    };
+    int level = 0;
+    for (int a = lo + leaves_, b = hi - 1 + leaves_; level <= block_level_;
+         a >>= 1, b >>= 1, ++level) {
+      take(cover_[a]);
+      if (b != a) take(cover_[b]);
+    }
+    for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1) {
+      if (a & 1) take(sub_[a++]);
+      if (b & 1) take(sub_[--b]);
+    }
+  }
+
+ private:
+  // Level at which covers are kept per block rather than per ancestor; 2^8 sections per block.
+  static constexpr int kBlockLevel = 8;
+
+  void AddCanonical(int node, int level, int64_t begin, int64_t end) {
+    Add(sub_[node], node, begin, end);
+    if (level <= block_level_) {
+      Add(cover_[node], node, begin, end);
+      return;
+    }
+    const int shift = level - block_level_;
+    for (int v = node << shift, last = (node + 1) << shift; v < last; ++v) {
+      Add(cover_[v], v, begin, end);
+    }
+  }
+
+  void Add(std::vector<Interval>& list, int node, int64_t begin, int64_t end) {
+    if (cover_[node].empty() && sub_[node].empty()) touched_.push_back(node);
+    AddInterval(list, begin, end);
+  }
+
+  int leaves_ = 1;
+  int levels_ = 0;
+  int block_level_ = 0;
+  std::vector<std::vector<Interval>> cover_;
+  std::vector<std::vector<Interval>> sub_;
+  std::vector<int> touched_;
+};
+
+// Runs best-fit over items in a given order; reusable across orders of one instance.
+class BestFitPlacer {
+ public:
+  explicit BestFitPlacer(const Items& items) : items_(items), tree_(items.num_sections) {}
+
+  // Places items in `order` (a permutation of item indices); fills `offsets` (per item) and
+  // returns the height.
+  int64_t Run(const std::vector<int>& order, std::vector<int64_t>& offsets) {
+    tree_.Clear();
+    offsets.assign(items_.count(), 0);
+    int64_t height = 0;
+    for (int i : order) {
+      lists_.clear();
+      tree_.Query(items_.lo[i], items_.hi[i], lists_);
+      const std::vector<Interval>& occupied = Union();
+      // Best fit: the smallest free gap that holds the buffer, lowest first; else the top.
+      const int64_t size = items_.size[i];
+      int64_t best = -1;
+      int64_t best_gap = std::numeric_limits<int64_t>::max();
+      int64_t covered = 0;
+      for (const Interval& iv : occupied) {
+        const int64_t gap = iv.begin - covered;
+        if (gap >= size && gap < best_gap) {
+          best_gap = gap;
+          best = covered;
+          if (gap == size) break;
+        }
+        covered = iv.end;
+      }
+      const int64_t offset = best >= 0 ? best : covered;
+      offsets[i] = offset;
+      height = std::max(height, offset + size);
+      tree_.Insert(items_.lo[i], items_.hi[i], offset, offset + size);
+    }
+    return height;
+  }
+
+ private:
+  // Merges `lists_` (each sorted and coalesced) into one sorted, coalesced list, merging runs
+  // pairwise so the work is about (total length) * log(number of lists), less as runs coalesce.
+  const std::vector<Interval>& Union() {
+    runs_.clear();
+    bounds_.clear();
+    bounds_.push_back(0);
+    for (const std::vector<Interval>* list : lists_) {
+      runs_.insert(runs_.end(), list->begin(), list->end());
+      bounds_.push_back(runs_.size());
+    }
+    while (bounds_.size() > 2) {
+      merged_.clear();
+      next_bounds_.clear();
+      next_bounds_.push_back(0);
+      size_t r = 0;
+      for (; r + 2 < bounds_.size(); r += 2) {
+        MergeInto(runs_.data() + bounds_[r], runs_.data() + bounds_[r + 1],
+                  runs_.data() + bounds_[r + 1], runs_.data() + bounds_[r + 2], merged_);
+        next_bounds_.push_back(merged_.size());
+      }
+      if (r + 1 < bounds_.size()) {
+        merged_.insert(merged_.end(), runs_.begin() + bounds_[r], runs_.begin() + bounds_[r + 1]);
+        next_bounds_.push_back(merged_.size());
+      }
+      runs_.swap(merged_);
+      bounds_.swap(next_bounds_);
+    }
+    return runs_;
+  }
+
+  static void MergeInto(const Interval* a, const Interval* a_end, const Interval* b,
+                        const Interval* b_end, std::vector<Interval>& out) {
+    // `out` may hold earlier runs; only coalesce with what this merge appends.
+    const size_t first = out.size();
+    auto push_run = [&](const Interval& iv) {
+      if (out.size() > first && iv.begin <= out.back().end) {
+        out.back().end = std::max(out.back().end, iv.end);
+      } else {
+        out.push_back(iv);
+      }
+    };
+    while (a != a_end && b != b_end) push_run(a->begin <= b->begin ? *a++ : *b++);
+    while (a != a_end) push_run(*a++);
+    while (b != b_end) push_run(*b++);
+  }
+
+  const Items& items_;
+  OccupancyTree tree_;
+  std::vector<const std::vector<Interval>*> lists_;
+  std::vector<Interval> runs_, merged_;
+  std::vector<size_t> bounds_, next_bounds_;
+};
+
+std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
+  const int n = items.count();
+  std::vector<int> idx(n);
+  std::iota(idx.begin(), idx.end(), 0);
+  // Keys compare ascending; larger-first keys are negated.
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> key(n);
+  for (int i = 0; i < n; ++i) {
+    const int64_t size = items.size[i];
+    const int64_t length = items.end[i] - items.start[i];
+    switch (order) {
+      case GreedyOrder::kSize:
+        key[i] = {-size, -length, items.start[i]};
+        break;
+      case GreedyOrder::kArea: {
+        // size * length may overflow; compare in long double, which is exact enough to order.
+        const long double area = static_cast<long double>(size) * static_cast<long double>(length);
+        const int64_t clamped =
+            area > 9.0e18L ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(area);
+        key[i] = {-clamped, -size, items.start[i]};
+        break;
+      }
+      case GreedyOrder::kLifetime:
+        key[i] = {-length, -size, items.start[i]};
+        break;
+      case GreedyOrder::kStart:
+        key[i] = {items.start[i], -size, -length};
+        break;
+    }
+  }
+  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return key[a] < key[b]; });
+  return idx;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Branch and bound over canonical placements (decision version: fit under a capacity).
+
+enum class SearchResult { kFound, kNotFound, kLimit };
+
+class BranchAndBound {
+ public:
+  // Returns false (and builds nothing) when the instance has more than `max_pairs` overlapping
+  // pairs, the point where the per-node work makes the search hopeless within a budget.
+  bool Prepare(const Items& items, int64_t max_pairs) {
+    items_ = &items;
+    const int n = items.count();
+    const int num_sections = items.num_sections;
+    // Overlap lists with a sweep over sections.
+    std::vector<std::vector<int>> starts(num_sections + 1);
+    for (int i = 0; i < n; ++i) starts[items.lo[i]].push_back(i);
+    overlaps_.assign(n, {});
+    std::vector<int> active;
+    int64_t pairs = 0;
+    for (int s = 0; s < num_sections; ++s) {
+      active.erase(std::remove_if(active.begin(), active.end(),
+                                  [&](int j) { return items.hi[j] <= s; }),
+                   active.end());
+      for (int i : starts[s]) {
+        pairs += static_cast<int64_t>(active.size());
+        if (pairs > max_pairs) return false;
+        for (int j : active) {
+          overlaps_[i].push_back(j);
+          overlaps_[j].push_back(i);
+        }
+        active.push_back(i);
+      }
+    }
+    int64_t spans = 0;
+    for (int i = 0; i < n; ++i) spans += items.hi[i] - items.lo[i];
+    if (spans > 4 * max_pairs + 1000000) return false;
+    base_total_.assign(num_sections, 0);
+    for (int i = 0; i < n; ++i) {
+      for (int s = items.lo[i]; s < items.hi[i]; ++s) base_total_[s] += items.size[i];
+    }
+    item_total_.assign(n, 0);
+    for (int i = 0; i < n; ++i) {
+      for (int s = items.lo[i]; s < items.hi[i]; ++s) {
+        item_total_[i] = std::max(item_total_[i], base_total_[s]);
+      }
+    }
+    prepared_ = true;
+    return true;
+  }
+
+  int num_heuristics() const { return 3; }
+
+  // Searches for a placement with height <= cap using preorder `heuristic` for at most
+  // `node_limit` nodes or until `deadline`. On kFound, `offsets` (per item) holds it.
+  SearchResult Solve(int64_t cap, int heuristic, int64_t node_limit, Clock::time_point deadline,
+                     std::vector<int64_t>& offsets) {
+    const Items& items = *items_;
+    const int n = items.count();
+    const int num_sections = items.num_sections;
+    cap_ = cap;
+    deadline_ = deadline;
+    nodes_left_ = node_limit;
+    clock_countdown_ = 0;
+    off_.assign(n, -1);
+    min_off_.assign(n, 0);
+    solution_.assign(n, 0);
+    floor_.assign(num_sections, 0);
+    total_ = base_total_;
+    cuts_.assign(std::max(num_sections - 1, 0), 0);
+    for (int i = 0; i < n; ++i) {
+      for (int k = items.lo[i]; k + 1 < items.hi[i]; ++k) ++cuts_[k];
+    }
+    next_unpainted_.assign(num_sections + 1, 0);
+    stamp_.assign(n, 0);
+    stamp_value_ = 0;
+    trail_floor_.clear();
+    trail_min_off_.clear();
+    // One candidate list per depth, sized up front so references stay valid during recursion.
+    if (static_cast<int>(candidates_.size()) < n + 2) candidates_.resize(n + 2);
+    // Static preorder: rank[i] is i's position.
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    auto width = [&](int i) { return items.end[i] - items.start[i]; };
+    auto area = [&](int i) {
+      return static_cast<long double>(items.size[i]) * static_cast<long double>(width(i));
+    };
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      switch (heuristic) {
+        case 0:  // Width, area, total.
+          if (width(a) != width(b)) return width(a) > width(b);
+          if (area(a) != area(b)) return area(a) > area(b);
+          return item_total_[a] > item_total_[b];
+        case 1:  // Total, area, width.
+          if (item_total_[a] != item_total_[b]) return item_total_[a] > item_total_[b];
+          if (area(a) != area(b)) return area(a) > area(b);
+          return width(a) > width(b);
+        default:  // Total, width, area.
+          if (item_total_[a] != item_total_[b]) return item_total_[a] > item_total_[b];
+          if (width(a) != width(b)) return width(a) > width(b);
+          return area(a) > area(b);
+      }
+    });
+    rank_.assign(n, 0);
+    for (int r = 0; r < n; ++r) rank_[order[r]] = r;
+    nodes_used_ = 0;
+    std::vector<int> all(n);
+    std::iota(all.begin(), all.end(), 0);
+    const SearchResult result = SplitAndSolve(all, 0, num_sections, 0);
+    if (result == SearchResult::kFound) offsets = solution_;
+    return result;
+  }
+
+  int64_t nodes_used() const { return nodes_used_; }
+
+ private:
+  struct Candidate {
+    int64_t offset;
+    int rank;
+    int item;
+    bool operator<(const Candidate& o) const {
+      return offset != o.offset ? offset < o.offset : rank < o.rank;
+    }
+  };
+
+  // Splits the unplaced `members` over sections [lo, hi) at boundaries no unplaced buffer
+  // crosses, and solves every piece on its own; one infeasible piece makes the whole infeasible.
+  SearchResult SplitAndSolve(const std::vector<int>& members, int lo, int hi, int depth) {
+    std::vector<int> cut_points;
+    for (int k = lo; k + 1 < hi; ++k) {
+      if (cuts_[k] == 0) cut_points.push_back(k + 1);
+    }
+    if (cut_points.empty()) return Search(members, lo, hi, 0, -1, depth);
+    cut_points.push_back(hi);
+    std::vector<std::vector<int>> pieces(cut_points.size());
+    for (int i : members) {
+      if (off_[i] >= 0) continue;
+      const int piece = static_cast<int>(
+          std::upper_bound(cut_points.begin(), cut_points.end(), items_->lo[i]) -
+          cut_points.begin());
+      pieces[piece].push_back(i);
+    }
+    int piece_lo = lo;
+    for (size_t p = 0; p < pieces.size(); ++p) {
+      const int piece_hi = cut_points[p];
+      if (!pieces[p].empty()) {
+        const SearchResult r = Search(pieces[p], piece_lo, piece_hi, 0, -1, depth);
+        if (r != SearchResult::kFound) return r;
+      }
+      piece_lo = piece_hi;
+    }
+    return SearchResult::kFound;
+  }
+
+  bool OutOfBudget() {
+    if (nodes_left_ <= 0) return true;
+    --nodes_left_;
+    ++nodes_used_;
+    if (--clock_countdown_ <= 0) {
+      clock_countdown_ = 256;
+      if (Clock::now() >= deadline_) {
+        nodes_left_ = 0;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Depth-first search over the unplaced buffers of `members` (sections [lo, hi)). Buffers are
+  // placed in non-decreasing (offset, rank) order, each at the lowest offset it can take.
+  //
+  // `parent` (if not null) is the parent node's sorted candidate list; the child's list is then
+  // derived from it in linear time: drop the buffer just placed, re-insert the buffers whose
+  // lowest offset the placement raised (recorded in trail_min_off_ from `trail_begin` on).
+  SearchResult Search(const std::vector<int>& members, int lo, int hi, int64_t last_offset,
+                      int last_rank, int depth, const std::vector<Candidate>* parent = nullptr,
+                      size_t trail_begin = 0) {
+    if (OutOfBudget()) return SearchResult::kLimit;
+    const Items& items = *items_;
+    std::vector<Candidate>& cands = candidates_[depth];
+    cands.clear();
+    if (parent == nullptr) {
+      for (int i : members) {
+        if (off_[i] < 0) cands.push_back({min_off_[i], rank_[i], i});
+      }
+      std::sort(cands.begin(), cands.end());
+    } else {
+      ++stamp_value_;
+      changed_.clear();
+      for (size_t t = trail_begin; t < trail_min_off_.size(); ++t) {
+        const int j = trail_min_off_[t].first;
+        stamp_[j] = stamp_value_;
+        changed_.push_back({min_off_[j], rank_[j], j});
+      }
+      std::sort(changed_.begin(), changed_.end());
+      auto next = changed_.begin();
+      for (const Candidate& c : *parent) {
+        if (off_[c.item] >= 0 || stamp_[c.item] == stamp_value_) continue;
+        while (next != changed_.end() && *next < c) cands.push_back(*next++);
+        cands.push_back(c);
+      }
+      cands.insert(cands.end(), next, changed_.end());
+    }
+    if (cands.empty()) return SearchResult::kFound;
+    int64_t min_height = std::numeric_limits<int64_t>::max();
+    for (const Candidate& c : cands) min_height = std::min(min_height, c.offset + items.size[c.item]);
+    if (!Feasible(cands, lo, hi, std::max<int64_t>(last_offset, 0))) return SearchResult::kNotFound;
+    for (size_t c = 0; c < cands.size(); ++c) {
+      const Candidate cand = cands[c];
+      if (cand.offset < last_offset || (cand.offset == last_offset && cand.rank < last_rank)) {
+        continue;  // Not canonical: this order is explored elsewhere.
+      }
+      // Dominance: a buffer could fit entirely below this offset; leaving that gap is never
+      // needed. Candidates are sorted by offset, so none after this one qualifies either.
+      if (cand.offset >= min_height) break;
+      const int i = cand.item;
+      const int64_t top = cand.offset + items.size[i];
+      if (top > cap_) continue;
+      const size_t floor_mark = trail_floor_.size();
+      const size_t min_off_mark = trail_min_off_.size();
+      Place(i, cand.offset);
+      bool split = false;
+      for (int k = items.lo[i]; k + 1 < items.hi[i]; ++k) {
+        if (--cuts_[k] == 0) split = true;
+      }
+      const SearchResult result = split ? SplitAndSolve(members, lo, hi, depth + 1)
+                                        : Search(members, lo, hi, cand.offset, cand.rank, depth + 1,
+                                                 &cands, min_off_mark);
+      for (int k = items.lo[i]; k + 1 < items.hi[i]; ++k) ++cuts_[k];
+      Unplace(i, floor_mark, min_off_mark);
+      if (result != SearchResult::kNotFound) return result;
+    }
+    return SearchResult::kNotFound;
+  }
+
+  void Place(int i, int64_t offset) {
+    const Items& items = *items_;
+    off_[i] = offset;
+    solution_[i] = offset;
+    const int64_t top = offset + items.size[i];
+    for (int j : overlaps_[i]) {
+      if (off_[j] >= 0 || min_off_[j] >= top) continue;
+      trail_min_off_.push_back({j, min_off_[j]});
+      min_off_[j] = top;
+    }
+    for (int s = items.lo[i]; s < items.hi[i]; ++s) {
+      trail_floor_.push_back({s, floor_[s]});
+      floor_[s] = std::max(floor_[s], top);
+      total_[s] -= items.size[i];
+    }
+  }
+
+  void Unplace(int i, size_t floor_mark, size_t min_off_mark) {
+    const Items& items = *items_;
+    while (trail_floor_.size() > floor_mark) {
+      floor_[trail_floor_.back().first] = trail_floor_.back().second;
+      trail_floor_.pop_back();
+    }
+    while (trail_min_off_.size() > min_off_mark) {
+      min_off_[trail_min_off_.back().first] = trail_min_off_.back().second;
+      trail_min_off_.pop_back();
+    }
+    for (int s = items.lo[i]; s < items.hi[i]; ++s) total_[s] += items.size[i];
+    off_[i] = -1;
+  }
+
+  // Every section's unplaced buffers must still stack under the capacity, starting no lower than
+  // the section's floor, the last placed offset (later placements never go lower) and the lowest
+  // offset any of them can take. `cands` (the unplaced buffers, sorted by lowest offset) paints
+  // each section with the lowest offset of its first buffer, skipping painted sections.
+  bool Feasible(const std::vector<Candidate>& cands, int lo, int hi, int64_t last_offset) {
+    const Items& items = *items_;
+    for (int s = lo; s <= hi; ++s) next_unpainted_[s] = s;
+    auto find = [this](int s) {
+      while (next_unpainted_[s] != s) {
+        next_unpainted_[s] = next_unpainted_[next_unpainted_[s]];
+        s = next_unpainted_[s];
+      }
+      return s;
+    };
+    for (const Candidate& c : cands) {
+      const int end = items.hi[c.item];
+      for (int s = find(items.lo[c.item]); s < end; s = find(s + 1)) {
+        const int64_t base = std::max({floor_[s], last_offset, c.offset});
+        if (base + total_[s] > cap_) return false;
+        next_unpainted_[s] = s + 1;
+      }
+    }
+    return true;
+  }
+
+  const Items* items_ = nullptr;
+  bool prepared_ = false;
+  std::vector<std::vector<int>> overlaps_;
+  std::vector<int64_t> base_total_;
+  std::vector<int64_t> item_total_;
+
+  int64_t cap_ = 0;
+  Clock::time_point deadline_;
+  int64_t nodes_left_ = 0;
+  int64_t nodes_used_ = 0;
+  int clock_countdown_ = 0;
+  std::vector<int64_t> off_, min_off_, solution_, floor_, total_;
+  std::vector<int> cuts_, rank_;
+  std::vector<uint32_t> stamp_;  // Marks buffers whose lowest offset the last placement raised.
+  uint32_t stamp_value_ = 0;
+  std::vector<Candidate> changed_;
+  std::vector<int> next_unpainted_;  // Union-find "next unpainted section" for Feasible().
+  std::vector<std::pair<int, int64_t>> trail_floor_, trail_min_off_;
+  std::vector<std::vector<Candidate>> candidates_;
+};
+
+// Maps per-item offsets back to per-buffer offsets (0 for buffers that take no space).
+std::vector<int64_t> ToBufferOffsets(const Items& items, size_t num_buffers,
+                                     const std::vector<int64_t>& item_offsets) {
+  std::vector<int64_t> offsets(num_buffers, 0);
+  for (int i = 0; i < items.count(); ++i) offsets[items.buffer[i]] = item_offsets[i];
+  return offsets;
+}
+
+int64_t ItemHeight(const Items& items, const std::vector<int64_t>& item_offsets) {
+  int64_t height = 0;
+  for (int i = 0; i < items.count(); ++i) {
+    height = std::max(height, item_offsets[i] + items.size[i]);
+  }
+  return height;
+}
+
+}  // namespace
+
+const char* GreedyOrderName(GreedyOrder order) {
+  switch (order) {
+    case GreedyOrder::kSize:
+      return "size";
+    case GreedyOrder::kArea:
+      return "area";
+    case GreedyOrder::kLifetime:
+      return "lifetime";
+    case GreedyOrder::kStart:
+      return "start";
+  }
+  return "unknown";
+}
+
+std::vector<int64_t> GreedyBestFit(absl::Span<const PlacementBuffer> buffers, int64_t alignment,
+                                   GreedyOrder order) {
+  const Items items = MakeItems(buffers, alignment);
+  BestFitPlacer placer(items);
+  std::vector<int64_t> item_offsets;
+  placer.Run(OrderItems(items, order), item_offsets);
+  return ToBufferOffsets(items, buffers.size(), item_offsets);
+}
+
+absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> buffers,
+                                            const PlannerOptions& options) {
+  const Clock::time_point started = Clock::now();
+  PlacementLimits limits;
+  limits.alignment = options.alignment;
+  limits.capacity = options.capacity;
+  if (absl::Status s = ValidateInstance(buffers, limits); !s.ok()) return s;
+  if (options.orders.empty()) {
+    return absl::InvalidArgumentError("PlannerOptions.orders must name at least one order");
+  }
+  if (options.budget < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("PlannerOptions.budget must be >= 0");
+  }
+
+  const Items items = MakeItems(buffers, options.alignment);
+  PlacementPlan plan;
+  plan.load = ComputeLoad(buffers);
+
+  // Greedy: best of the requested orders.
+  BestFitPlacer placer(items);
+  std::vector<int64_t> best;
+  std::vector<int> best_order;
+  int64_t best_height = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> offsets;
+  for (GreedyOrder order : options.orders) {
+    std::vector<int> sequence = OrderItems(items, order);
+    const int64_t height = placer.Run(sequence, offsets);
+    if (height < best_height) {
+      best_height = height;
+      best = offsets;
+      best_order = std::move(sequence);
+      plan.method = std::string("greedy:") + GreedyOrderName(order);
+    }
+    if (best_height <= items.load) break;
+  }
+  if (items.count() == 0) best_height = 0;
+
+  if (options.mode == PlannerMode::kSearch && best_height > items.load) {
+    const Clock::time_point deadline =
+        started + std::chrono::nanoseconds(absl::ToInt64Nanoseconds(options.budget));
+    BranchAndBound bnb;
+    constexpr int64_t kMaxSearchPairs = 2000000;
+    if (bnb.Prepare(items, kMaxSearchPairs)) {
+      const int64_t unit = items.unit;
+      auto align_unit = [&](int64_t v) { return RoundUp(v, unit); };
+      int64_t lo = align_unit(items.load);  // No placement below; raised by exhausted searches.
+      const int64_t cap_target =
+          options.capacity > 0 ? options.capacity / unit * unit : 0;
+      bool cap_pending = cap_target > 0 && best_height > cap_target && cap_target >= lo;
+      int64_t node_limit = std::max<int64_t>(2 * items.count(), 64);
+      std::vector<int64_t> found;
+      while (lo < best_height && Clock::now() < deadline) {
+        // One round: the capacity first while it is unmet, then LOAD's bound, then halfway.
+        std::vector<int64_t> targets;
+        if (cap_pending) {
+          targets.push_back(cap_target);
+        } else {
+          targets.push_back(lo);
+          const int64_t mid = lo + (best_height - lo) / unit / 2 * unit;
+          if (mid > lo && mid < best_height) targets.push_back(mid);
+        }
+        for (int64_t target : targets) {
+          if (target < lo || target >= best_height) continue;
+          for (int h = 0; h < bnb.num_heuristics(); ++h) {
+            const SearchResult r = bnb.Solve(target, h, node_limit, deadline, found);
+            plan.search_nodes += bnb.nodes_used();
+            if (r == SearchResult::kFound) {
+              const int64_t height = ItemHeight(items, found);
+              if (height < best_height) {
+                best_height = height;
+                best = found;
+                plan.method = "search";
+              }
+              break;
+            }
+            if (r == SearchResult::kNotFound) {
+              lo = std::max(lo, target + unit);
+              break;
+            }
+            if (Clock::now() >= deadline) break;
+          }
+          if (cap_pending && best_height <= cap_target) cap_pending = false;
+          if (lo >= best_height || Clock::now() >= deadline) break;
+        }
+        if (cap_pending && lo > cap_target) cap_pending = false;
+        node_limit *= 2;
+      }
+    } else {
+      // Too large for the search: hill climb over greedy orders, perturbing the best one.
+      std::mt19937_64 rng(options.seed);
+      std::vector<int> sequence = best_order;
+      const int n = items.count();
+      while (n > 1 && Clock::now() < deadline && best_height > items.load) {
+        sequence = best_order;
+        const int moves = 1 + static_cast<int>(rng() % 8);
+        for (int m = 0; m < moves; ++m) {
+          const int a = static_cast<int>(rng() % n);
+          const int span = std::min(n - 1, 1 + static_cast<int>(rng() % 64));
+          const int b = std::min(n - 1, a + span);
+          std::swap(sequence[a], sequence[b]);
+        }
+        const int64_t height = placer.Run(sequence, offsets);
+        if (height <= best_height) {
+          if (height < best_height) plan.method = "search:hill-climb";
+          best_height = height;
+          best = offsets;
+          best_order = sequence;
+        }
+      }
+    }
+  }
+
+  plan.offsets = ToBufferOffsets(items, buffers.size(), best);
+  plan.height = PlacementHeight(buffers, plan.offsets);
+  plan.within_capacity = options.capacity == 0 || plan.height <= options.capacity;
+  plan.proven_optimal = plan.height == plan.load;
+  return plan;
+}
+
+}  // namespace policy
+}  // namespace accelmem

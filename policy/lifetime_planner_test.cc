@@ -1,0 +1,260 @@
+#include "policy/lifetime_planner.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "policy/placement_checker.h"
+#include "tools/place_csv.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "absl/time/time.h"
+
+namespace accelmem {
+namespace policy {
+namespace {
+
+PlacementBuffer B(std::string id, int64_t start, int64_t end, int64_t size) {
+  return PlacementBuffer{std::move(id), start, end, size};
+}
+
+PlannerOptions Search(absl::Duration budget, int64_t capacity = 0, int64_t alignment = 1) {
+  PlannerOptions options;
+  options.mode = PlannerMode::kSearch;
+  options.budget = budget;
+  options.capacity = capacity;
+  options.alignment = alignment;
+  return options;
+}
+
+std::vector<PlacementBuffer> RandomInstance(std::mt19937_64& rng, int max_buffers,
+                                            int64_t max_size) {
+  const int n = static_cast<int>(rng() % (max_buffers + 1));
+  std::vector<PlacementBuffer> buffers;
+  for (int i = 0; i < n; ++i) {
+    const int64_t start = static_cast<int64_t>(rng() % 20);
+    const int64_t end = start + static_cast<int64_t>(rng() % 12);  // May be empty.
+    const int64_t size = static_cast<int64_t>(rng() % (max_size + 1));  // May be 0.
+    buffers.push_back(B("b" + std::to_string(i), start, end, size));
+  }
+  return buffers;
+}
+
+// Lowest height over all canonical placements (each buffer, in some order, at the top of the
+// highest already placed buffer it overlaps): the true optimum, by exhaustive enumeration.
+int64_t BruteForceOptimum(const std::vector<PlacementBuffer>& buffers) {
+  std::vector<int> order(buffers.size());
+  std::iota(order.begin(), order.end(), 0);
+  int64_t best = std::numeric_limits<int64_t>::max();
+  do {
+    std::vector<int64_t> offsets(buffers.size(), 0);
+    int64_t height = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      const PlacementBuffer& b = buffers[order[k]];
+      int64_t offset = 0;
+      for (size_t p = 0; p < k; ++p) {
+        const PlacementBuffer& q = buffers[order[p]];
+        if (LifetimesIntersect(b, q)) offset = std::max(offset, offsets[order[p]] + q.size);
+      }
+      offsets[order[k]] = offset;
+      if (b.size > 0 && b.start < b.end) height = std::max(height, offset + b.size);
+    }
+    best = std::min(best, height);
+  } while (std::next_permutation(order.begin(), order.end()));
+  return best;
+}
+
+std::vector<PlacementBuffer> LoadInstance(const std::string& path) {
+  auto text = tools::ReadTextFile(path);
+  EXPECT_TRUE(text.ok()) << text.status();
+  if (!text.ok()) return {};
+  auto buffers = tools::ParseInstanceCsv(*text, path);
+  EXPECT_TRUE(buffers.ok()) << buffers.status();
+  return buffers.ok() ? *buffers : std::vector<PlacementBuffer>{};
+}
+
+// Best fit takes the smallest gap that holds a buffer, not the lowest one.
+TEST(GreedyBestFitTest, PicksTheSmallestFittingGap) {
+  // Two holes at one step: [0,10) (10 bytes) and [14,18) (4 bytes). A 4-byte buffer goes into
+  // the 4-byte hole although the 10-byte hole is lower.
+  std::vector<PlacementBuffer> holes = {B("big", 0, 2, 10), B("bar", 0, 10, 4),
+                                        B("small", 0, 2, 4), B("bar2", 0, 10, 3),
+                                        B("late", 5, 10, 4)};
+  PlannerOptions options;
+  options.orders = {GreedyOrder::kStart};
+  auto plan = PlanPlacement(holes, options);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_TRUE(CheckPlacement(holes, plan->offsets).ok());
+  // At step 5: big and small are dead; occupied are bar and bar2 (stacked in start order).
+  EXPECT_EQ(plan->offsets[0], 0);   // big
+  EXPECT_EQ(plan->offsets[1], 10);  // bar above big
+  EXPECT_EQ(plan->offsets[2], 14);  // small above bar
+  EXPECT_EQ(plan->offsets[3], 18);  // bar2 above small
+  // late (4 bytes) at step 5: gaps [0,10) (10 bytes) and [14,18) (4 bytes): best fit -> 14.
+  EXPECT_EQ(plan->offsets[4], 14);
+}
+
+// Offsets are multiples of the alignment, and sizes are rounded so buffers never share a unit.
+TEST(PlanPlacementTest, RespectsAlignment) {
+  std::vector<PlacementBuffer> buffers = {B("a", 0, 4, 3), B("b", 0, 4, 5), B("c", 2, 6, 1)};
+  auto plan = PlanPlacement(buffers, Search(absl::Milliseconds(50), 0, 8));
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(CheckPlacement(buffers, plan->offsets, {8, 0}).ok());
+  for (int64_t offset : plan->offsets) EXPECT_EQ(offset % 8, 0);
+  // Three 8-byte slots; the height is 16 plus the raw size of the buffer in the top slot.
+  EXPECT_GE(plan->height, 16 + 1);
+  EXPECT_LE(plan->height, 16 + 5);
+}
+
+// Buffers taking no space get offset 0 and do not raise the height.
+TEST(PlanPlacementTest, ZeroSizeAndEmptyLifetimes) {
+  std::vector<PlacementBuffer> buffers = {B("a", 0, 4, 8), B("zero", 0, 4, 0),
+                                          B("empty", 3, 3, 100)};
+  auto plan = PlanPlacement(buffers);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->offsets, (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(plan->height, 8);
+  EXPECT_EQ(plan->load, 8);
+  EXPECT_TRUE(plan->proven_optimal);
+}
+
+// Invalid instances and options are errors, not placements.
+TEST(PlanPlacementTest, RejectsInvalidInput) {
+  EXPECT_FALSE(PlanPlacement({B("a", 5, 1, 8)}).ok());
+  EXPECT_FALSE(PlanPlacement({B("a", 0, 1, -8)}).ok());
+  PlannerOptions options;
+  options.alignment = 0;
+  EXPECT_FALSE(PlanPlacement({B("a", 0, 1, 8)}, options).ok());
+  options = PlannerOptions();
+  options.orders.clear();
+  EXPECT_FALSE(PlanPlacement({B("a", 0, 1, 8)}, options).ok());
+}
+
+// A result above the capacity is returned and flagged, not dropped.
+TEST(PlanPlacementTest, FlagsResultsAboveCapacity) {
+  std::vector<PlacementBuffer> buffers = {B("a", 0, 4, 8), B("b", 0, 4, 8)};
+  PlannerOptions options;
+  options.capacity = 12;
+  auto plan = PlanPlacement(buffers, options);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(plan->within_capacity);
+  EXPECT_EQ(plan->height, 16);
+  options.capacity = 16;
+  EXPECT_TRUE(PlanPlacement(buffers, options)->within_capacity);
+}
+
+// Search reaches the true optimum (found by enumeration) on small random instances, and greedy
+// never beats it.
+TEST(PlanPlacementTest, SearchFindsTheOptimumOnSmallInstances) {
+  std::mt19937_64 rng(11);
+  int improved = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::vector<PlacementBuffer> buffers = RandomInstance(rng, 7, 9);
+    const int64_t optimum = BruteForceOptimum(buffers);
+    auto greedy = PlanPlacement(buffers);
+    auto search = PlanPlacement(buffers, Search(absl::Seconds(20)));
+    ASSERT_TRUE(greedy.ok() && search.ok());
+    ASSERT_TRUE(CheckPlacement(buffers, search->offsets).ok()) << "round " << round;
+    EXPECT_EQ(search->height, optimum) << "round " << round;
+    EXPECT_GE(greedy->height, optimum) << "round " << round;
+    if (greedy->height > optimum) ++improved;
+  }
+  EXPECT_GT(improved, 0);  // The instances include some where greedy is not optimal.
+}
+
+// On a MiniMalloc-style example search fits under a capacity equal to LOAD.
+TEST(PlanPlacementTest, SearchFitsTheMiniMallocExample) {
+  std::vector<PlacementBuffer> buffers =
+      LoadInstance("third_party/placement_instances/minimalloc/input.12.csv");
+  ASSERT_EQ(buffers.size(), 5u);
+  auto plan = PlanPlacement(buffers, Search(absl::Seconds(5), 12));
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(CheckPlacement(buffers, plan->offsets, {1, 12}).ok());
+  EXPECT_EQ(plan->height, 12);
+  EXPECT_TRUE(plan->within_capacity);
+}
+
+// Every placement of every public instance passes the checker; search is never worse.
+TEST(PlanPlacementTest, EveryPublicInstancePassesTheChecker) {
+  const std::vector<std::string> files = {
+      "minimalloc/A.1048576.csv", "minimalloc/B.1048576.csv", "minimalloc/C.1048576.csv",
+      "minimalloc/D.1048576.csv", "minimalloc/E.1048576.csv", "minimalloc/F.1048576.csv",
+      "minimalloc/G.1048576.csv", "minimalloc/H.1048576.csv", "minimalloc/I.1048576.csv",
+      "minimalloc/J.1048576.csv", "minimalloc/K.1048576.csv", "minimalloc/input.12.csv",
+      "idealloc/G_1.csv",         "idealloc/resnet50.csv"};
+  for (const std::string& file : files) {
+    SCOPED_TRACE(file);
+    const std::vector<PlacementBuffer> buffers =
+        LoadInstance("third_party/placement_instances/" + file);
+    ASSERT_FALSE(buffers.empty());
+    auto greedy = PlanPlacement(buffers);
+    ASSERT_TRUE(greedy.ok()) << greedy.status();
+    EXPECT_TRUE(CheckPlacement(buffers, greedy->offsets).ok());
+    EXPECT_GE(greedy->height, greedy->load);
+    EXPECT_EQ(greedy->height, PlacementHeight(buffers, greedy->offsets));
+    for (GreedyOrder order : {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
+                              GreedyOrder::kStart}) {
+      const std::vector<int64_t> offsets = GreedyBestFit(buffers, 1, order);
+      EXPECT_TRUE(CheckPlacement(buffers, offsets).ok()) << GreedyOrderName(order);
+      EXPECT_LE(greedy->height, PlacementHeight(buffers, offsets)) << GreedyOrderName(order);
+    }
+    auto search = PlanPlacement(buffers, Search(absl::Milliseconds(100), 1048576));
+    ASSERT_TRUE(search.ok()) << search.status();
+    EXPECT_TRUE(CheckPlacement(buffers, search->offsets).ok());
+    EXPECT_LE(search->height, greedy->height);
+    auto aligned = PlanPlacement(buffers, Search(absl::Milliseconds(20), 0, 512));
+    ASSERT_TRUE(aligned.ok()) << aligned.status();
+    EXPECT_TRUE(CheckPlacement(buffers, aligned->offsets, {512, 0}).ok());
+  }
+}
+
+// The 62k-buffer trace too: greedy (all orders) and a short search pass the checker.
+TEST(PlanPlacementTest, LargestPublicInstancePassesTheChecker) {
+  const std::vector<PlacementBuffer> buffers =
+      LoadInstance("third_party/placement_instances/idealloc/Y_1.csv");
+  ASSERT_EQ(buffers.size(), 62185u);
+  auto greedy = PlanPlacement(buffers);
+  ASSERT_TRUE(greedy.ok()) << greedy.status();
+  EXPECT_TRUE(CheckPlacement(buffers, greedy->offsets).ok());
+  EXPECT_GE(greedy->height, greedy->load);
+  auto search = PlanPlacement(buffers, Search(absl::Milliseconds(10)));
+  ASSERT_TRUE(search.ok()) << search.status();
+  EXPECT_TRUE(CheckPlacement(buffers, search->offsets).ok());
+  EXPECT_LE(search->height, greedy->height);
+}
+
+// 10,000 random instances (empty lifetimes, zero sizes, alignments, capacities): every greedy
+// and search placement passes the checker, and search is never above greedy.
+TEST(PlanPlacementTest, RandomInstancesPassTheChecker) {
+  std::mt19937_64 rng(5);
+  for (int round = 0; round < 10000; ++round) {
+    std::vector<PlacementBuffer> buffers = RandomInstance(rng, 40, round % 2 ? 100 : 1 << 20);
+    const int64_t alignment = int64_t{1} << (rng() % 5);
+    const int64_t capacity = rng() % 3 == 0 ? static_cast<int64_t>(rng() % 400) : 0;
+    PlannerOptions greedy_options;
+    greedy_options.alignment = alignment;
+    greedy_options.capacity = capacity;
+    auto greedy = PlanPlacement(buffers, greedy_options);
+    auto search = PlanPlacement(buffers, Search(absl::Milliseconds(1), capacity, alignment));
+    ASSERT_TRUE(greedy.ok() && search.ok()) << "round " << round;
+    const absl::Status greedy_check = CheckPlacement(buffers, greedy->offsets, {alignment, 0});
+    const absl::Status search_check = CheckPlacement(buffers, search->offsets, {alignment, 0});
+    ASSERT_TRUE(greedy_check.ok()) << "round " << round << ": " << greedy_check;
+    ASSERT_TRUE(search_check.ok()) << "round " << round << ": " << search_check;
+    ASSERT_LE(search->height, greedy->height) << "round " << round;
+    ASSERT_GE(greedy->height, greedy->load) << "round " << round;
+    if (capacity > 0) {
+      EXPECT_EQ(search->within_capacity, search->height <= capacity) << "round " << round;
+      EXPECT_EQ(CheckPlacement(buffers, search->offsets, {alignment, capacity}).ok(),
+                search->within_capacity)
+          << "round " << round;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace policy
+}  // namespace accelmem
