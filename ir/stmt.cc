@@ -48,5 +48,15 @@ const Call* AsAllocCall(const Stmt& s) {
   return call != nullptr && call->op == "tile.alloc" ? call : nullptr;
 }
 
+CallPtr MakeAllocCall(const MemRef& root) {
+  return MakeCall("tile.alloc", {MakeSpace(root.space()), MakeInt(root.root()->addr()),
+                                 MakeInt(root.size()), MakeInt(root.id())});
+}
+
+StmtPtr MakeAllocStmt(const MemRefPtr& root) {
+  return std::make_shared<AssignStmt>(MakeVar(root->name(), MakeMemRefType(root)),
+                                      MakeAllocCall(*root));
+}
+
 }  // namespace ir
 }  // namespace accelmem

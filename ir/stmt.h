@@ -123,6 +123,10 @@ StmtPtr FlattenSeq(const std::vector<StmtPtr>& stmts, SourceLoc loc = {});
 
 // If `s` is `name: MemRefType = tile.alloc(...)`, the call, else null.
 const Call* AsAllocCall(const Stmt& s);
+// `tile.alloc(Space, addr, size, id)` from a root MemRef's fields.
+CallPtr MakeAllocCall(const MemRef& root);
+// `NAME: MemRefType = tile.alloc(...)` defining `root` (named by root->name()).
+StmtPtr MakeAllocStmt(const MemRefPtr& root);
 
 }  // namespace ir
 }  // namespace accelmem

@@ -1,0 +1,83 @@
+#include "ir/visitor.h"
+
+namespace accelmem {
+namespace ir {
+
+void IRVisitor::VisitProgram(const Program& p) {
+  for (const FunctionPtr& f : p.functions) VisitFunction(*f);
+}
+
+void IRVisitor::VisitFunction(const Function& f) {
+  for (const VarPtr& v : f.params) VisitVarDef(*v);
+  if (f.body != nullptr) VisitStmt(*f.body);
+}
+
+void IRVisitor::VisitStmt(const Stmt& s) {
+  switch (s.kind) {
+    case StmtKind::kAssign: return VisitAssign(static_cast<const AssignStmt&>(s));
+    case StmtKind::kEval: return VisitEval(static_cast<const EvalStmt&>(s));
+    case StmtKind::kSeq: return VisitSeq(static_cast<const SeqStmts&>(s));
+    case StmtKind::kFor: return VisitFor(static_cast<const ForStmt&>(s));
+    case StmtKind::kIf: return VisitIf(static_cast<const IfStmt&>(s));
+    case StmtKind::kYield: return VisitYield(static_cast<const YieldStmt&>(s));
+    case StmtKind::kReturn: return VisitReturn(static_cast<const ReturnStmt&>(s));
+  }
+}
+
+void IRVisitor::VisitAssign(const AssignStmt& s) {
+  VisitExpr(*s.value);
+  VisitVarDef(*s.var);
+}
+
+void IRVisitor::VisitEval(const EvalStmt& s) { VisitExpr(*s.expr); }
+
+void IRVisitor::VisitSeq(const SeqStmts& s) {
+  for (const StmtPtr& c : s.stmts) VisitStmt(*c);
+}
+
+void IRVisitor::VisitFor(const ForStmt& s) {
+  VisitExpr(*s.start);
+  VisitExpr(*s.stop);
+  VisitExpr(*s.step);
+  for (const ExprPtr& e : s.inits) VisitExpr(*e);
+  VisitVarDef(*s.loop_var);
+  for (const VarPtr& v : s.iter_args) VisitVarDef(*v);
+  VisitStmt(*s.body);
+  for (const VarPtr& v : s.return_vars) VisitVarDef(*v);
+}
+
+void IRVisitor::VisitIf(const IfStmt& s) {
+  VisitExpr(*s.cond);
+  VisitStmt(*s.then_body);
+  if (s.else_body != nullptr) VisitStmt(*s.else_body);
+  for (const VarPtr& v : s.return_vars) VisitVarDef(*v);
+}
+
+void IRVisitor::VisitYield(const YieldStmt& s) {
+  for (const ExprPtr& e : s.values) VisitExpr(*e);
+}
+
+void IRVisitor::VisitReturn(const ReturnStmt& s) {
+  for (const ExprPtr& e : s.values) VisitExpr(*e);
+}
+
+void IRVisitor::VisitExpr(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::kVar: return VisitVarUse(static_cast<const Var&>(e));
+    case ExprKind::kCall: return VisitCall(static_cast<const Call&>(e));
+    case ExprKind::kList: return VisitList(static_cast<const ListExpr&>(e));
+    default: return VisitLiteral(e);
+  }
+}
+
+void IRVisitor::VisitCall(const Call& c) {
+  for (const ExprPtr& a : c.args) VisitExpr(*a);
+  for (const auto& kv : c.kwargs) VisitExpr(*kv.second);
+}
+
+void IRVisitor::VisitList(const ListExpr& l) {
+  for (const ExprPtr& e : l.items) VisitExpr(*e);
+}
+
+}  // namespace ir
+}  // namespace accelmem

@@ -1,0 +1,46 @@
+// IRVisitor: a read-only walk over programs, functions, statements and expressions.
+//
+// Override the Visit* hooks you need and call the base to keep walking. Definitions (params,
+// assigned values, loop variables, carried values, results) go to VisitVarDef, uses to
+// VisitVarUse, so analyses such as lifetimes need no bookkeeping of their own. Order: a
+// statement's uses before its definitions; a loop's bounds and inits, then its loop variable
+// and carried values, its body, then its results.
+#ifndef ACCELMEM_IR_VISITOR_H_
+#define ACCELMEM_IR_VISITOR_H_
+
+#include "ir/expr.h"
+#include "ir/function.h"
+#include "ir/program.h"
+#include "ir/stmt.h"
+
+namespace accelmem {
+namespace ir {
+
+class IRVisitor {
+ public:
+  virtual ~IRVisitor() = default;
+
+  virtual void VisitProgram(const Program& p);
+  virtual void VisitFunction(const Function& f);
+
+  void VisitStmt(const Stmt& s);  // dispatches on the kind
+  virtual void VisitAssign(const AssignStmt& s);
+  virtual void VisitEval(const EvalStmt& s);
+  virtual void VisitSeq(const SeqStmts& s);
+  virtual void VisitFor(const ForStmt& s);
+  virtual void VisitIf(const IfStmt& s);
+  virtual void VisitYield(const YieldStmt& s);
+  virtual void VisitReturn(const ReturnStmt& s);
+
+  void VisitExpr(const Expr& e);  // dispatches on the kind
+  virtual void VisitVarUse(const Var& v) {}
+  virtual void VisitVarDef(const Var& v) {}
+  virtual void VisitCall(const Call& c);
+  virtual void VisitList(const ListExpr& l);
+  virtual void VisitLiteral(const Expr& e) {}  // int, float, string, space, dtype
+};
+
+}  // namespace ir
+}  // namespace accelmem
+
+#endif  // ACCELMEM_IR_VISITOR_H_
