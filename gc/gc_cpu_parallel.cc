@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "gc/gc_serial.h"
 #include "gc/phase0_compact_free_list.h"
 #include "gc/phase1_swap_lists.h"
 #include "gc/phase2_refill_and_zero.h"
@@ -44,8 +45,9 @@ void CpuParallelGc::Barrier::Wait() {
   cv_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != generation; });
 }
 
-CpuParallelGc::CpuParallelGc(int num_workers)
+CpuParallelGc::CpuParallelGc(int num_workers, uint64_t min_parallel_bytes)
     : num_workers_(std::clamp(num_workers, 1, static_cast<int>(kMaxGcWorkers))),
+      min_parallel_bytes_(min_parallel_bytes),
       barrier_(num_workers_,
                num_workers_ <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
   threads_.reserve(num_workers_ - 1);
@@ -85,25 +87,30 @@ void CpuParallelGc::WorkerLoop(int worker) {
 
 absl::Status CpuParallelGc::Collect(NodeManager* nm, GcScratch* scratch) {
   const bool had_error = sparse_runtime::runtime_error_code(nm->memory) != sparse_runtime::kRuntimeOk;
-  gc_scratch_reserve(scratch, nm, num_workers_);
-  if (num_workers_ > 1) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      nm_ = nm;
-      scratch_ = scratch;
-      ++job_generation_;
-    }
-    job_cv_.notify_all();
+  const uint64_t bytes =
+      nm->element_size * static_cast<uint64_t>(std::max(nm->recycled_list.size(), 0));
+  if (num_workers_ == 1 || bytes < min_parallel_bytes_) {
+    gc_serial(nm, scratch);
   } else {
-    nm_ = nm;
-    scratch_ = scratch;
+    RunParallel(nm, scratch);
   }
-  RunPhases(0);  // the final barrier orders every worker's writes before the return
   if (!had_error &&
       sparse_runtime::runtime_error_code(nm->memory) != sparse_runtime::kRuntimeOk) {
     return absl::InternalError(std::string("gc: ") + nm->memory->error_message);
   }
   return absl::OkStatus();
+}
+
+void CpuParallelGc::RunParallel(NodeManager* nm, GcScratch* scratch) {
+  gc_scratch_reserve(scratch, nm, num_workers_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    nm_ = nm;
+    scratch_ = scratch;
+    ++job_generation_;
+  }
+  job_cv_.notify_all();
+  RunPhases(0);  // the final barrier orders every worker's writes before the return
 }
 
 }  // namespace gc

@@ -7,7 +7,8 @@
 //
 // Synchronization uses std::mutex / std::condition_variable / std::atomic only (TSan sees all of
 // it): the barrier spins briefly on an atomic generation counter when there are no more workers
-// than hardware threads, then blocks on a condition variable.
+// than hardware threads, then blocks on a condition variable. Small collections (below
+// min_parallel_bytes of recycled cells) run serially on the caller.
 //
 // Host code. One Collect at a time per object (Collect is not reentrant); the NodeManager must be
 // quiescent (no allocate/recycle in flight) during Collect.
@@ -30,8 +31,13 @@ namespace gc {
 
 class CpuParallelGc {
  public:
-  // `num_workers` in [1, kMaxGcWorkers]; starts num_workers - 1 threads.
-  explicit CpuParallelGc(int num_workers);
+  // Collections zeroing fewer bytes than this run on the calling thread alone (waking the pool
+  // costs more than it saves; on a busy machine much more).
+  static constexpr uint64_t kDefaultMinParallelBytes = uint64_t{4} << 20;
+
+  // `num_workers` in [1, kMaxGcWorkers]; starts num_workers - 1 threads. `min_parallel_bytes`:
+  // see above (0: always use every worker).
+  explicit CpuParallelGc(int num_workers, uint64_t min_parallel_bytes = kDefaultMinParallelBytes);
   ~CpuParallelGc();
   CpuParallelGc(const CpuParallelGc&) = delete;
   CpuParallelGc& operator=(const CpuParallelGc&) = delete;
@@ -58,10 +64,12 @@ class CpuParallelGc {
     std::condition_variable cv_;
   };
 
+  void RunParallel(NodeManager* nm, GcScratch* scratch);
   void WorkerLoop(int worker);
   void RunPhases(int worker);
 
   const int num_workers_;
+  const uint64_t min_parallel_bytes_;
   Barrier barrier_;
   std::mutex mu_;
   std::condition_variable job_cv_;

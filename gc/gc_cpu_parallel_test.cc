@@ -31,7 +31,7 @@ std::vector<int32_t> Sorted(std::vector<int32_t> v) {
 // workers and each order, over several rounds that reuse the collected cells.
 TEST(GcCpuParallelTest, MatchesSerial) {
   for (int workers : {1, 2, 8}) {
-    CpuParallelGc gc(workers);
+    CpuParallelGc gc(workers, /*min_parallel_bytes=*/0);
     EXPECT_EQ(gc.num_workers(), workers);
     for (int32_t order : {kGcOrderAuto, kGcOrderSorted, kGcOrderRecycle}) {
       for (uint64_t node_size : {16u, 64u, 136u}) {
@@ -64,7 +64,7 @@ TEST(GcCpuParallelTest, MatchesSerial) {
 // sequence as the serial one (bucket offsets make the refill deterministic).
 TEST(GcCpuParallelTest, SortedOrderIsDeterministic) {
   for (int workers : {2, 8}) {
-    CpuParallelGc gc(workers);
+    CpuParallelGc gc(workers, /*min_parallel_bytes=*/0);
     TestHeap serial(32, 1024), parallel(32, 1024);
     serial.scratch.order = parallel.scratch.order = kGcOrderSorted;
     std::mt19937_64 rng_serial(77), rng_parallel(77);
@@ -78,7 +78,7 @@ TEST(GcCpuParallelTest, SortedOrderIsDeterministic) {
 
 // One pool serves several NodeManagers and many collections in a row.
 TEST(GcCpuParallelTest, ReusesThePool) {
-  CpuParallelGc gc(2);
+  CpuParallelGc gc(2, /*min_parallel_bytes=*/0);
   TestHeap a(16, 256), b(512, 64);
   std::mt19937_64 rng(3);
   for (int round = 0; round < 20; ++round) {
@@ -93,15 +93,31 @@ TEST(GcCpuParallelTest, ReusesThePool) {
 
 // A runtime error during the collection comes back as a status with the runtime's message.
 TEST(GcCpuParallelTest, ReportsRuntimeErrors) {
+  for (uint64_t min_parallel_bytes : {uint64_t{0}, CpuParallelGc::kDefaultMinParallelBytes}) {
+    CpuParallelGc gc(2, min_parallel_bytes);
+    TestHeap heap(16, 64);
+    for (int i = 0; i < 10; ++i) ASSERT_EQ(heap.nm.allocate_index(), i);
+    heap.nm.recycle_index(3);
+    heap.nm.recycle_index(12345);
+    absl::Status status = gc.Collect(&heap.nm, &heap.scratch);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+    EXPECT_NE(status.message().find("out of range"), absl::string_view::npos) << status;
+    EXPECT_EQ(FreeList(heap.nm), (std::vector<int32_t>{3}));
+  }
+}
+
+// Collections below the size threshold run on the caller alone, with the same effect; above it
+// (4 MiB of 4 KiB cells here) the pool runs them.
+TEST(GcCpuParallelTest, SmallCollectionsRunSerially) {
   CpuParallelGc gc(2);
-  TestHeap heap(16, 64);
-  for (int i = 0; i < 10; ++i) ASSERT_EQ(heap.nm.allocate_index(), i);
-  heap.nm.recycle_index(3);
-  heap.nm.recycle_index(12345);
-  absl::Status status = gc.Collect(&heap.nm, &heap.scratch);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
-  EXPECT_NE(status.message().find("out of range"), absl::string_view::npos) << status;
-  EXPECT_EQ(FreeList(heap.nm), (std::vector<int32_t>{3}));
+  for (int allocs : {100, 3000}) {
+    TestHeap heap(4096, 256);
+    std::mt19937_64 rng(allocs);
+    RandomRound(&heap, &rng, allocs, 0.5);
+    const Snapshot before = TakeSnapshot(heap);
+    ASSERT_TRUE(gc.Collect(&heap.nm, &heap.scratch).ok());
+    ASSERT_TRUE(CheckCollected(heap, before));
+  }
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ struct Geometry {
 Geometry sorted_geometry(i64 num_indices, i32 num_workers) {
   Geometry g;
   g.bucket_shift = kMinBucketShift;
-  const i64 max_buckets = static_cast<i64>(kBucketsPerWorker) * num_workers;
+  const i64 max_buckets = num_workers == 1 ? 1 : static_cast<i64>(kBucketsPerWorker) * num_workers;
   while (((num_indices + (i64{1} << g.bucket_shift) - 1) >> g.bucket_shift) > max_buckets) {
     ++g.bucket_shift;
   }
@@ -62,8 +62,6 @@ bool gc_scratch_reserve(GcScratch* scratch, const NodeManager* nm, i32 num_worke
   if (!wants_sorted(scratch->order, nm->recycled_list.size(), num_indices)) return true;
   Geometry g = sorted_geometry(num_indices, num_workers);
   return grow(nm->memory, &scratch->bitmap, &scratch->bitmap_words, gc_bitmap_words(num_indices)) &&
-         grow(nm->memory, &scratch->counts, &scratch->counts_capacity,
-              static_cast<i64>(num_workers) * g.num_buckets) &&
          grow(nm->memory, &scratch->bucket_offset, &scratch->bucket_offset_capacity,
               static_cast<i64>(g.num_buckets) + 1);
 }
@@ -82,7 +80,6 @@ GcPlan gc_make_plan(const NodeManager* nm, const GcScratch* scratch, i32 num_wor
   if (wants_sorted(scratch->order, plan.num_recycled, plan.num_indices)) {
     Geometry g = sorted_geometry(plan.num_indices, plan.num_workers);
     if (scratch->bitmap_words >= gc_bitmap_words(plan.num_indices) &&
-        scratch->counts_capacity >= static_cast<i64>(plan.num_workers) * g.num_buckets &&
         scratch->bucket_offset_capacity >= static_cast<i64>(g.num_buckets) + 1) {
       plan.order = kGcOrderSorted;
       plan.bucket_shift = g.bucket_shift;

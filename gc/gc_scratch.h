@@ -4,13 +4,13 @@
 //
 // Why it exists: upstream zeroes recycled cells in recycling order (random addresses) and pushes
 // each index with an atomic append. accelmem's GC instead marks the recycled indices in a bitmap
-// (phase 0), computes where each bitmap bucket's indices go on the free list (phase 1, one
-// thread), then scans the bitmap (phase 2): cells come out in address order, adjacent cells form
-// runs that are zeroed with one memset, the free list is written without atomics, and duplicate
-// recycled indices (a double deactivation) are collapsed. That is the "sorted" order. When the
-// recycled set is very sparse in the data list (scanning the bitmap would cost more than it saves)
-// or no bitmap could be allocated, the plan falls back to recycling order (upstream's order, with
-// adjacent indices still merged into one memset).
+// (phase 0), counts each bitmap bucket's marks with popcount to know where its indices go on the
+// free list (phase 1, one thread), then scans the bitmap (phase 2): cells come out in address
+// order, adjacent cells form runs that are zeroed with one memset, the free list is written
+// without atomics, and duplicate recycled indices (a double deactivation) are collapsed. That is
+// the "sorted" order. When the recycled set is very sparse in the data list (scanning the bitmap
+// would cost more than it saves) or no bitmap could be allocated, the plan falls back to recycling
+// order (upstream's order, with adjacent indices still merged into one memset).
 //
 // Ownership: one GcScratch serves any number of NodeManagers of one runtime, one GC at a time.
 // Invariant: the bitmap is all-zero between collections (phase 2 clears what it scans), so it is
@@ -47,11 +47,16 @@ enum GcOrder : i32 {
 // Auto picks the sorted order when the bitmap has at most this many 64-bit words per recycled
 // cell (a density of recycled cells in the data list of at least 1/(64 * this)).
 inline constexpr i64 kAutoMaxBitmapWordsPerCell = 2;
-// Sorted-order work units: each bucket covers 2^bucket_shift indices, at least this many...
+// Sorted-order work units of phase 2: each bucket covers 2^bucket_shift indices, at least this
+// many...
 inline constexpr i32 kMinBucketShift = 12;  // 4096 indices = 64 bitmap words
-// ...and there are at most this many buckets per worker (dynamic claiming balances the load).
+// ...and there are at most this many buckets per worker (dynamic claiming balances the load; one
+// worker uses a single bucket).
 inline constexpr i32 kBucketsPerWorker = 8;
 inline constexpr i32 kMaxGcWorkers = 1024;
+// Phase 2 zeroes with non-temporal stores (x86-64) when a collection zeroes at least this many
+// bytes: more than the caches hold, so the lines would be evicted unread anyway.
+inline constexpr u64 kStreamingZeroBytes = u64{16} << 20;
 
 // What one collection does; a pure function of the NodeManager state before phase 1, the scratch
 // capacity, the worker count and the requested order, so every worker of phase 0 computes the
@@ -61,7 +66,7 @@ struct GcPlan {
   i32 num_workers;    // workers (grid blocks) of phases 0 and 2
   i32 num_recycled;   // recycled_list.size() at the start
   i32 num_indices;    // cells the data list holds (valid indices are [0, num_indices))
-  i32 bucket_shift;   // sorted: index >> bucket_shift = bucket
+  i32 bucket_shift;   // sorted: index >> bucket_shift = bucket (>= 6: whole bitmap words)
   i32 num_buckets;    // sorted: ceil(num_indices / 2^bucket_shift)
   i32 free_base;      // phase 1: free-list size after compaction (the first refilled slot)
   i32 num_refill;     // phase 1: entries phase 2 appends to the free list
@@ -71,13 +76,12 @@ struct GcPlan {
 struct GcScratch {
   // Requested order for the next collections (host sets it; default Auto).
   i32 order;
+  // Streaming threshold in bytes for the next collections (0: kStreamingZeroBytes).
+  u64 streaming_zero_bytes;
   // Bitmap of recycled indices, all-zero between collections.
   u64* bitmap;
   i64 bitmap_words;  // capacity
-  // Sorted order: counts[w * num_buckets + b] = newly marked indices of bucket b by worker w
-  // (phase 0); bucket_offset[b] = where bucket b starts after free_base (phase 1).
-  i32* counts;
-  i64 counts_capacity;
+  // Sorted order: bucket_offset[b] = where bucket b's indices start after free_base (phase 1).
   i32* bucket_offset;
   i64 bucket_offset_capacity;
   // Recycling order: invalid[w] = out-of-range recycled entries seen by worker w (phase 0).

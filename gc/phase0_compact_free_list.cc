@@ -44,10 +44,7 @@ void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker
   i64 invalid = 0;
   i32 first_invalid = 0;
   if (plan.order == kGcOrderSorted) {
-    i32* row = scratch->counts + static_cast<i64>(worker) * plan.num_buckets;
-    for (i32 b = 0; b < plan.num_buckets; ++b) row[b] = 0;
     u64* bitmap = scratch->bitmap;
-    const i32 shift = plan.bucket_shift;
     const bool shared = plan.num_workers > 1;
     gc_for_each_segment<const i32>(nm->recycled_list, begin, end,
                                    [&](const i32* items, i64, i64 n) {
@@ -58,15 +55,11 @@ void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker
                                          continue;
                                        }
                                        const u64 bit = u64{1} << (index & 63);
-                                       u64* word = &bitmap[index >> 6];
-                                       u64 old;
                                        if (shared) {
-                                         old = atomic_or(word, bit);
+                                         atomic_or(&bitmap[index >> 6], bit);
                                        } else {
-                                         old = *word;
-                                         *word = old | bit;
+                                         bitmap[index >> 6] |= bit;
                                        }
-                                       if ((old & bit) == 0) ++row[index >> shift];
                                      }
                                    });
   } else {

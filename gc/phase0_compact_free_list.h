@@ -10,10 +10,9 @@
 //     target never overlap, so workers copy their slices in parallel. U >= S or U == 0: nothing.
 //     With a single worker the tail is shifted in order instead (a forward copy is safe then),
 //     keeping upstream gc_serial's order: unused entries first, in their original order.
-//  2. Sorted plan: marks every recycled index in the scratch bitmap (atomic OR when several
-//     workers run) and counts, per bitmap bucket, the indices this worker newly marked, so phase 1
-//     can compute where each bucket lands on the free list. Recycling plan: counts the
-//     out-of-range recycled entries of this worker's slice.
+//  2. Sorted plan: marks every recycled index of this worker's slice of the recycled list in the
+//     scratch bitmap (a plain OR with one worker, an atomic OR with several). Recycling plan:
+//     counts the out-of-range recycled entries of this worker's slice.
 // Out-of-range recycled indices (never valid cells) are reported as kErrorIndexOutOfRange and
 // dropped instead of corrupting memory.
 //

@@ -6,6 +6,7 @@ namespace gc {
 
 using sparse_runtime::atomic_store_release;
 using sparse_runtime::max_of;
+using sparse_runtime::min_of;
 
 void gc_phase1_swap_lists(NodeManager* nm, GcScratch* scratch, i32 num_workers) {
   GcPlan plan = gc_make_plan(nm, scratch, num_workers);
@@ -19,14 +20,15 @@ void gc_phase1_swap_lists(NodeManager* nm, GcScratch* scratch, i32 num_workers) 
 
   i64 refill = 0;
   if (plan.order == kGcOrderSorted) {
-    const i32 buckets = plan.num_buckets;
-    for (i32 b = 0; b < buckets; ++b) {
+    const i64 words = gc_bitmap_words(plan.num_indices);
+    const i64 words_per_bucket = i64{1} << (plan.bucket_shift - 6);
+    const u64* bitmap = scratch->bitmap;
+    for (i32 b = 0; b < plan.num_buckets; ++b) {
       scratch->bucket_offset[b] = static_cast<i32>(refill);
-      for (i32 w = 0; w < plan.num_workers; ++w) {
-        refill += scratch->counts[static_cast<i64>(w) * buckets + b];
-      }
+      const i64 end = min_of(words, (b + 1) * words_per_bucket);
+      for (i64 w = b * words_per_bucket; w < end; ++w) refill += __builtin_popcountll(bitmap[w]);
     }
-    scratch->bucket_offset[buckets] = static_cast<i32>(refill);
+    scratch->bucket_offset[plan.num_buckets] = static_cast<i32>(refill);
   } else {
     i64 invalid = 0;
     for (i32 w = 0; w < plan.num_workers; ++w) invalid += scratch->invalid[w];

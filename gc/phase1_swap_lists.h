@@ -11,9 +11,11 @@
 //     list (its contents stay readable for phase 2).
 //  3. Better than upstream: reserves the free-list slots phase 2 will fill, in one step, so that
 //     phase 2 writes each index to a known slot instead of an atomic append per cell (upstream:
-//     one atomic push_back per cell, in nondeterministic order). Sorted plan: sums phase 0's
-//     per-worker bucket counts into each bucket's offset. Recycling plan: drops the out-of-range
-//     entries phase 0 found (rare, already reported), so the backup counts valid entries only.
+//     one atomic push_back per cell, in nondeterministic order). Sorted plan: popcounts the
+//     bitmap bucket by bucket into each bucket's offset (distinct indices; O(bitmap words), which
+//     the plan keeps at most kAutoMaxBitmapWordsPerCell per recycled cell). Recycling plan: drops
+//     the out-of-range entries phase 0 found (rare, already reported), so the backup counts valid
+//     entries only.
 //  4. Stores the plan in the scratch for phase 2 and resets the bucket-claim counter.
 //
 // Freestanding C++17 (see sparse_runtime/arch.h).

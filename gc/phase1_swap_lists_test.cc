@@ -55,7 +55,7 @@ TEST(Phase1Test, CursorPastEnd) {
   EXPECT_EQ(heap.nm.free_list_used, 0);
 }
 
-// Sorted plan: bucket offsets are the prefix sums of phase 0's counts over all workers, and the
+// Sorted plan: bucket offsets are the prefix sums of the marked indices per bucket, and the
 // reserved range counts each distinct recycled index once.
 TEST(Phase1Test, SortedOffsets) {
   TestHeap heap(16, 1 << 14);

@@ -13,6 +13,13 @@
 // Recycling plan: worker w takes the w-th contiguous slice of the backed-up recycled list, in
 // recycling order; indices that continue a run (ascending or descending, same chunk) extend it.
 //
+// Zeroing (one lane): runs of at most 128 bytes take a few inline 16-byte stores, longer ones one
+// memset. When the collection zeroes at least scratch->streaming_zero_bytes in all (default
+// kStreamingZeroBytes: more than the caches hold, so the lines would be evicted unread anyway),
+// the whole cache lines of every run are written with non-temporal stores (x86-64) instead, which
+// avoids reading each line before overwriting it and roughly doubles the bandwidth once
+// memory-bound; an sfence ends the phase.
+//
 // Several lanes (lanes > 1) are a GPU block: on the CPU, arch.h's block_barrier is a no-op, so
 // native callers pass lane 0 of 1.
 //

@@ -113,6 +113,23 @@ TEST(Phase2Test, RecyclingOrderRefill) {
   }
 }
 
+// Streaming (non-temporal) zeroing, forced on for small collections: exactly the recycled cells
+// become zero, whatever the cell size relative to cache lines, in both orders.
+TEST(Phase2Test, StreamingZeroesExactlyTheCells) {
+  for (int32_t order : {kGcOrderSorted, kGcOrderRecycle}) {
+    for (uint64_t node_size : {8u, 16u, 64u, 72u, 200u, 264u, 1000u, 4096u}) {
+      TestHeap heap(node_size, 64);
+      heap.scratch.order = order;
+      heap.scratch.streaming_zero_bytes = 1;
+      std::mt19937_64 rng(node_size + order);
+      RandomRound(&heap, &rng, 700, 0.6);
+      const Snapshot before = TakeSnapshot(heap);
+      Collect(&heap, 2, 1);
+      ASSERT_TRUE(CheckCollected(heap, before)) << node_size;
+    }
+  }
+}
+
 // Runs that cross data-chunk boundaries are split there (chunks are not adjacent in memory).
 TEST(Phase2Test, RunsAcrossChunks) {
   for (int32_t order : {kGcOrderSorted, kGcOrderRecycle}) {
