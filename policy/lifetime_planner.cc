@@ -114,16 +114,30 @@ void AddInterval(std::vector<Interval>& list, int64_t begin, int64_t end) {
 // nodes on the two boundary paths up to block level.
 class OccupancyTree {
  public:
-  explicit OccupancyTree(int num_sections) {
+  // `items` are the only ranges that will ever be queried, so lists nobody reads are skipped.
+  explicit OccupancyTree(const Items& items) {
     leaves_ = 1;
     levels_ = 0;
-    while (leaves_ < std::max(num_sections, 1)) {
+    while (leaves_ < std::max(items.num_sections, 1)) {
       leaves_ <<= 1;
       ++levels_;
     }
     block_level_ = std::min(kBlockLevel, levels_);
     cover_.resize(2 * leaves_);
     sub_.resize(2 * leaves_);
+    read_.assign(2 * leaves_, 0);
+    for (int i = 0; i < items.count(); ++i) {
+      int level = 0;
+      for (int a = items.lo[i] + leaves_, b = items.hi[i] - 1 + leaves_; level <= block_level_;
+           a >>= 1, b >>= 1, ++level) {
+        read_[a] |= kCoverRead;
+        read_[b] |= kCoverRead;
+      }
+      for (int a = items.lo[i] + leaves_, b = items.hi[i] + leaves_; a < b; a >>= 1, b >>= 1) {
+        if (a & 1) read_[a++] |= kSubRead;
+        if (b & 1) read_[--b] |= kSubRead;
+      }
+    }
   }
 
   void Clear() {
@@ -136,8 +150,8 @@ class OccupancyTree {
 
   void Insert(int lo, int hi, int64_t begin, int64_t end) {
     for (int a = lo + leaves_, b = hi - 1 + leaves_; a >= 1; a >>= 1, b >>= 1) {
-      Add(sub_[a], a, begin, end);
-      if (b != a) Add(sub_[b], b, begin, end);
+      if (read_[a] & kSubRead) Add(sub_[a], a, begin, end);
+      if (b != a && (read_[b] & kSubRead)) Add(sub_[b], b, begin, end);
     }
     int level = 0;
     for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1, ++level) {
@@ -167,15 +181,18 @@ class OccupancyTree {
   // Level at which covers are kept per block rather than per ancestor; 2^8 sections per block.
   static constexpr int kBlockLevel = 8;
 
+  static constexpr uint8_t kCoverRead = 1;  // Some query reads cover_ of this node.
+  static constexpr uint8_t kSubRead = 2;    // Some query reads sub_ of this node.
+
   void AddCanonical(int node, int level, int64_t begin, int64_t end) {
-    Add(sub_[node], node, begin, end);
+    if (read_[node] & kSubRead) Add(sub_[node], node, begin, end);
     if (level <= block_level_) {
-      Add(cover_[node], node, begin, end);
+      if (read_[node] & kCoverRead) Add(cover_[node], node, begin, end);
       return;
     }
     const int shift = level - block_level_;
     for (int v = node << shift, last = (node + 1) << shift; v < last; ++v) {
-      Add(cover_[v], v, begin, end);
+      if (read_[v] & kCoverRead) Add(cover_[v], v, begin, end);
     }
   }
 
@@ -189,30 +206,42 @@ class OccupancyTree {
   int block_level_ = 0;
   std::vector<std::vector<Interval>> cover_;
   std::vector<std::vector<Interval>> sub_;
+  std::vector<uint8_t> read_;  // kCoverRead | kSubRead per node.
   std::vector<int> touched_;
+};
+
+// A sorted, coalesced run of intervals; `owner` >= 0 if it lives in BestFitPlacer's scratch.
+struct IntervalRun {
+  const Interval* data;
+  size_t size;
+  int owner;
 };
 
 // Runs best-fit over items in a given order; reusable across orders of one instance.
 class BestFitPlacer {
  public:
-  explicit BestFitPlacer(const Items& items) : items_(items), tree_(items.num_sections) {}
+  explicit BestFitPlacer(const Items& items) : items_(items), tree_(items) {}
 
   // Places items in `order` (a permutation of item indices); fills `offsets` (per item) and
-  // returns the height.
-  int64_t Run(const std::vector<int>& order, std::vector<int64_t>& offsets) {
+  // returns the height. Stops early, returning a height above `limit`, as soon as the height
+  // exceeds `limit` (the caller then discards `offsets`).
+  int64_t Run(const std::vector<int>& order, std::vector<int64_t>& offsets,
+              int64_t limit = std::numeric_limits<int64_t>::max()) {
     tree_.Clear();
     offsets.assign(items_.count(), 0);
     int64_t height = 0;
     for (int i : order) {
       lists_.clear();
       tree_.Query(items_.lo[i], items_.hi[i], lists_);
-      const std::vector<Interval>& occupied = Union();
+      const IntervalRun occupied = Union();
       // Best fit: the smallest free gap that holds the buffer, lowest first; else the top.
       const int64_t size = items_.size[i];
       int64_t best = -1;
       int64_t best_gap = std::numeric_limits<int64_t>::max();
       int64_t covered = 0;
-      for (const Interval& iv : occupied) {
+      for (const Interval* iv_ptr = occupied.data; iv_ptr != occupied.data + occupied.size;
+           ++iv_ptr) {
+        const Interval& iv = *iv_ptr;
         const int64_t gap = iv.begin - covered;
         if (gap >= size && gap < best_gap) {
           best_gap = gap;
@@ -224,48 +253,54 @@ class BestFitPlacer {
       const int64_t offset = best >= 0 ? best : covered;
       offsets[i] = offset;
       height = std::max(height, offset + size);
+      if (height > limit) return height;
       tree_.Insert(items_.lo[i], items_.hi[i], offset, offset + size);
     }
     return height;
   }
 
  private:
-  // Merges `lists_` (each sorted and coalesced) into one sorted, coalesced list, merging runs
-  // pairwise so the work is about (total length) * log(number of lists), less as runs coalesce.
-  const std::vector<Interval>& Union() {
-    runs_.clear();
-    bounds_.clear();
-    bounds_.push_back(0);
+  // Merges `lists_` (each sorted and coalesced) into one sorted, coalesced run. Runs merge two
+  // smallest first (Huffman order), so the largest list, often half of the total, is copied
+  // once; coalescing shrinks the runs as they grow.
+  IntervalRun Union() {
+    heap_.clear();
     for (const std::vector<Interval>* list : lists_) {
-      runs_.insert(runs_.end(), list->begin(), list->end());
-      bounds_.push_back(runs_.size());
+      heap_.push_back({list->data(), list->size(), -1});
     }
-    while (bounds_.size() > 2) {
-      merged_.clear();
-      next_bounds_.clear();
-      next_bounds_.push_back(0);
-      size_t r = 0;
-      for (; r + 2 < bounds_.size(); r += 2) {
-        MergeInto(runs_.data() + bounds_[r], runs_.data() + bounds_[r + 1],
-                  runs_.data() + bounds_[r + 1], runs_.data() + bounds_[r + 2], merged_);
-        next_bounds_.push_back(merged_.size());
+    if (heap_.empty()) return IntervalRun{nullptr, 0, -1};
+    auto larger = [](const IntervalRun& x, const IntervalRun& y) { return x.size > y.size; };
+    std::make_heap(heap_.begin(), heap_.end(), larger);
+    free_scratch_.clear();
+    for (int k = 0; k < static_cast<int>(scratch_.size()); ++k) free_scratch_.push_back(k);
+    while (heap_.size() > 1) {
+      std::pop_heap(heap_.begin(), heap_.end(), larger);
+      const IntervalRun x = heap_.back();
+      heap_.pop_back();
+      std::pop_heap(heap_.begin(), heap_.end(), larger);
+      const IntervalRun y = heap_.back();
+      heap_.pop_back();
+      if (free_scratch_.empty()) {
+        free_scratch_.push_back(static_cast<int>(scratch_.size()));
+        scratch_.emplace_back();
       }
-      if (r + 1 < bounds_.size()) {
-        merged_.insert(merged_.end(), runs_.begin() + bounds_[r], runs_.begin() + bounds_[r + 1]);
-        next_bounds_.push_back(merged_.size());
-      }
-      runs_.swap(merged_);
-      bounds_.swap(next_bounds_);
+      const int owner = free_scratch_.back();
+      free_scratch_.pop_back();
+      std::vector<Interval>& out = scratch_[owner];
+      out.clear();
+      MergeInto(x.data, x.data + x.size, y.data, y.data + y.size, out);
+      if (x.owner >= 0) free_scratch_.push_back(x.owner);
+      if (y.owner >= 0) free_scratch_.push_back(y.owner);
+      heap_.push_back({out.data(), out.size(), owner});
+      std::push_heap(heap_.begin(), heap_.end(), larger);
     }
-    return runs_;
+    return heap_.front();
   }
 
   static void MergeInto(const Interval* a, const Interval* a_end, const Interval* b,
                         const Interval* b_end, std::vector<Interval>& out) {
-    // `out` may hold earlier runs; only coalesce with what this merge appends.
-    const size_t first = out.size();
     auto push_run = [&](const Interval& iv) {
-      if (out.size() > first && iv.begin <= out.back().end) {
+      if (!out.empty() && iv.begin <= out.back().end) {
         out.back().end = std::max(out.back().end, iv.end);
       } else {
         out.push_back(iv);
@@ -279,8 +314,9 @@ class BestFitPlacer {
   const Items& items_;
   OccupancyTree tree_;
   std::vector<const std::vector<Interval>*> lists_;
-  std::vector<Interval> runs_, merged_;
-  std::vector<size_t> bounds_, next_bounds_;
+  std::vector<IntervalRun> heap_;
+  std::vector<std::vector<Interval>> scratch_;
+  std::vector<int> free_scratch_;
 };
 
 std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
@@ -694,7 +730,8 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
   std::vector<int64_t> offsets;
   for (GreedyOrder order : options.orders) {
     std::vector<int> sequence = OrderItems(items, order);
-    const int64_t height = placer.Run(sequence, offsets);
+    // An order that reaches the best height so far cannot win (ties keep the earlier order).
+    const int64_t height = placer.Run(sequence, offsets, best_height - 1);
     if (height < best_height) {
       best_height = height;
       best = offsets;
@@ -769,7 +806,7 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
           const int b = std::min(n - 1, a + span);
           std::swap(sequence[a], sequence[b]);
         }
-        const int64_t height = placer.Run(sequence, offsets);
+        const int64_t height = placer.Run(sequence, offsets, best_height);
         if (height <= best_height) {
           if (height < best_height) plan.method = "search:hill-climb";
           best_height = height;
