@@ -5,13 +5,7 @@ namespace accelmem {
 namespace sparse_runtime {
 namespace {
 
-constexpr i32 kGranuleValueBits = 20;
-constexpr u64 kGranuleValueMask = (u64{1} << kGranuleValueBits) - 1;
-constexpr u64 kMaxGranule = u64{1} << (64 - kGranuleValueBits);
-
-ACCELMEM_RT_INLINE u64 granule_hash(u64 granule, u64 mask) {
-  return (granule * 0x9E3779B97F4A7C15ull >> 29) & mask;
-}
+constexpr u64 kMaxGranule = u64{1} << (64 - ListManager::kGranuleValueBits);
 
 }  // namespace
 
@@ -63,7 +57,7 @@ bool ListManager::init(RuntimeMemory* memory_in, u64 element_size_in, i32 num_el
   return true;
 }
 
-bool ListManager::touch_chunk(i32 c) {
+bool ListManager::touch_chunk_slow(i32 c) {
   if (c < 0 || c >= max_num_chunks) {
     report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", max_num_chunks);
     return false;
@@ -80,7 +74,7 @@ bool ListManager::touch_chunk(i32 c) {
             report_error(memory, kErrorInvalidArgument, "ListManager: chunk address out of range");
             return;
           }
-          u64 h = granule_hash(granule, granule_table_mask);
+          u64 h = granule_hash(granule);
           while (atomic_load_relaxed(&granule_table[h]) != 0) h = (h + 1) & granule_table_mask;
           atomic_store_release(&granule_table[h],
                                (granule << kGranuleValueBits) | static_cast<u64>(c + 1));
@@ -92,13 +86,9 @@ bool ListManager::touch_chunk(i32 c) {
   return atomic_load_acquire(&chunks[c]) != nullptr;
 }
 
-i32 ListManager::reserve_new_element() {
-  i32 i = atomic_add(&num_elements, 1);
-  if (i < 0 || !touch_chunk(i >> log2_chunk_num_elements)) {
-    if (i < 0) report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", i);
-    return -1;
-  }
-  return i;
+i32 ListManager::reserve_failed(i32 i) {
+  if (i < 0) report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", i);
+  return -1;
 }
 
 i32 ListManager::reserve_new_elements(i32 n) {
@@ -113,6 +103,30 @@ i32 ListManager::reserve_new_elements(i32 n) {
     if (!touch_chunk(static_cast<i32>(c))) return -1;
   }
   return first;
+}
+
+void ListManager::read_range(i32 first, i32 n, void* buffer) const {
+  Ptr out = static_cast<Ptr>(buffer);
+  while (n > 0) {
+    const i32 in_chunk = max_num_elements_per_chunk - (first & (max_num_elements_per_chunk - 1));
+    const i32 count = min_of(n, in_chunk);
+    mem_copy(out, get_element_ptr(first), element_size * static_cast<u64>(count));
+    out += element_size * static_cast<u64>(count);
+    first += count;
+    n -= count;
+  }
+}
+
+void ListManager::write_range(i32 first, i32 n, const void* buffer) {
+  const u8* in = static_cast<const u8*>(buffer);
+  while (n > 0) {
+    const i32 in_chunk = max_num_elements_per_chunk - (first & (max_num_elements_per_chunk - 1));
+    const i32 count = min_of(n, in_chunk);
+    mem_copy(get_element_ptr(first), in, element_size * static_cast<u64>(count));
+    in += element_size * static_cast<u64>(count);
+    first += count;
+    n -= count;
+  }
 }
 
 Ptr ListManager::touch_and_get(i32 i) {
@@ -131,28 +145,7 @@ i32 ListManager::append(const void* data) {
   return i;
 }
 
-i32 ListManager::ptr2index(const void* p) const {
-  if (granule_table != nullptr) {
-    u64 address = reinterpret_cast<u64>(p);
-    u64 granule = address >> log2_chunk_alignment;
-    u64 h = granule_hash(granule, granule_table_mask);
-    for (;;) {
-      u64 entry = atomic_load_acquire(&granule_table[h]);
-      if (entry == 0) break;
-      if ((entry >> kGranuleValueBits) == granule) {
-        i32 c = static_cast<i32>(entry & kGranuleValueMask) - 1;
-        u64 offset = address - reinterpret_cast<u64>(atomic_load_acquire(&chunks[c]));
-        if (offset >= chunk_bytes()) break;
-        if ((offset & ((u64{1} << element_size_shift) - 1)) != 0) break;
-        // Exact division by element_size = odd << shift: for a multiple of 2^shift that is not a
-        // multiple of element_size the modular quotient is >= the chunk size.
-        u64 q = (offset >> element_size_shift) * element_size_odd_inverse;
-        if (q >= static_cast<u64>(max_num_elements_per_chunk)) break;
-        return (c << log2_chunk_num_elements) + static_cast<i32>(q);
-      }
-      h = (h + 1) & granule_table_mask;
-    }
-  }
+i32 ListManager::ptr_not_found() const {
   report_error(memory, kErrorPtrNotFound, "ptr not found.");
   return -1;
 }

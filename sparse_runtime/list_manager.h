@@ -61,11 +61,20 @@ struct alignas(64) ListManager {
 
   // Atomically reserves one element (allocating its chunk if needed); returns its index, or -1
   // after recording kErrorOutOfChunks / kErrorOutOfMemory.
-  i32 reserve_new_element();
+  ACCELMEM_RT_INLINE i32 reserve_new_element() {
+    i32 i = atomic_add(&num_elements, 1);
+    if (i >= 0 && touch_chunk(i >> log2_chunk_num_elements)) return i;
+    return reserve_failed(i);
+  }
   // Reserves `n` consecutive elements; returns the first index or -1 (see above).
   i32 reserve_new_elements(i32 n);
   // Ensures chunk `c` exists. False on error (recorded).
-  bool touch_chunk(i32 c);
+  ACCELMEM_RT_INLINE bool touch_chunk(i32 c) {
+    if (c >= 0 && c < max_num_chunks && atomic_load_acquire(&chunks[c]) != nullptr) return true;
+    return touch_chunk_slow(c);
+  }
+  bool touch_chunk_slow(i32 c);
+  i32 reserve_failed(i32 i);
 
   ACCELMEM_RT_INLINE Ptr get_element_ptr(i32 i) const {
     Ptr chunk = atomic_load_acquire(&chunks[i >> log2_chunk_num_elements]);
@@ -75,6 +84,11 @@ struct alignas(64) ListManager {
   ACCELMEM_RT_INLINE T& get(i32 i) const {
     return *reinterpret_cast<T*>(get_element_ptr(i));
   }
+  // Copies elements [first, first + n) to/from `buffer` (element_size bytes each), one memcpy per
+  // chunk touched. The range must be reserved (chunks exist).
+  void read_range(i32 first, i32 n, void* buffer) const;
+  void write_range(i32 first, i32 n, const void* buffer);
+
   // touch_chunk + get_element_ptr; null on error.
   Ptr touch_and_get(i32 i);
 
@@ -84,7 +98,9 @@ struct alignas(64) ListManager {
   i32 append(const void* data);
   template <typename T>
   ACCELMEM_RT_INLINE i32 push_back(const T& t) {
-    return append(&t);
+    i32 i = reserve_new_element();
+    if (i >= 0) get<T>(i) = t;
+    return i;
   }
 
   ACCELMEM_RT_INLINE i32 size() const { return atomic_load_acquire(&num_elements); }
@@ -94,7 +110,40 @@ struct alignas(64) ListManager {
 
   // Index of the element at address `p` (O(1)). Requires enable_ptr2index. Returns -1 and records
   // kErrorPtrNotFound if p is not the start of an element of an allocated chunk.
-  i32 ptr2index(const void* p) const;
+  ACCELMEM_RT_INLINE i32 ptr2index(const void* p) const {
+    if (granule_table != nullptr) {
+      const u64 address = reinterpret_cast<u64>(p);
+      const u64 granule = address >> log2_chunk_alignment;
+      u64 h = granule_hash(granule);
+      for (;;) {
+        const u64 entry = atomic_load_acquire(&granule_table[h]);
+        if (entry == 0) break;
+        if ((entry >> kGranuleValueBits) == granule) {
+          const i32 c = static_cast<i32>(entry & kGranuleValueMask) - 1;
+          const u64 offset = address - reinterpret_cast<u64>(atomic_load_acquire(&chunks[c]));
+          if (offset >= chunk_bytes()) break;
+          if ((offset & ((u64{1} << element_size_shift) - 1)) != 0) break;
+          // Exact division by element_size = odd << shift: for a multiple of 2^shift that is not
+          // a multiple of element_size the modular quotient is >= the chunk size.
+          const u64 q = (offset >> element_size_shift) * element_size_odd_inverse;
+          if (q >= static_cast<u64>(max_num_elements_per_chunk)) break;
+          return (c << log2_chunk_num_elements) + static_cast<i32>(q);
+        }
+        h = (h + 1) & granule_table_mask;
+      }
+    }
+    return ptr_not_found();
+  }
+  i32 ptr_not_found() const;
+
+  // Granule table packing: (granule << kGranuleValueBits) | (chunk index + 1); 0 = empty.
+  static constexpr i32 kGranuleValueBits = 20;
+  static constexpr u64 kGranuleValueMask = (u64{1} << kGranuleValueBits) - 1;
+  ACCELMEM_RT_INLINE u64 granule_hash(u64 granule) const {
+    // Nearly the identity: chunks mapped close together land in neighbouring entries (few
+    // pages of the table are touched); the xor folds in the bits above the table size.
+    return (granule ^ (granule >> 17) ^ (granule >> 34)) & granule_table_mask;
+  }
 
   ACCELMEM_RT_INLINE i32 get_num_active_chunks() const {
     return atomic_load_acquire(&num_active_chunks);

@@ -89,6 +89,21 @@ TEST_F(ListManagerTest, OutOfChunksIsAnError) {
   EXPECT_EQ(list_.reserve_new_elements(3), -1);
 }
 
+// Range copies cross chunk boundaries correctly in both directions.
+TEST_F(ListManagerTest, RangeCopiesCrossChunks) {
+  ASSERT_TRUE(list_.init(&memory_, sizeof(int32_t), 8));
+  ASSERT_EQ(list_.reserve_new_elements(40), 0);
+  std::vector<int32_t> in(30);
+  for (int k = 0; k < 30; ++k) in[k] = 1000 + k;
+  list_.write_range(5, 30, in.data());
+  for (int k = 0; k < 30; ++k) EXPECT_EQ(list_.get<int32_t>(5 + k), 1000 + k);
+  EXPECT_EQ(list_.get<int32_t>(4), 0);
+  EXPECT_EQ(list_.get<int32_t>(35), 0);
+  std::vector<int32_t> out(17);
+  list_.read_range(7, 17, out.data());
+  for (int k = 0; k < 17; ++k) EXPECT_EQ(out[k], 1002 + k);
+}
+
 // An exhausted memory pool is reported as out of memory.
 TEST(ListManagerPoolTest, OutOfMemoryIsAnError) {
   HostMemoryPool pool(/*limit_bytes=*/3 * 4096);

@@ -54,9 +54,9 @@ Ptr NodeManager::allocate() {
 bool NodeManager::allocate_indices(i32* out, i32 n) {
   if (n <= 0) return true;
   i32 old = atomic_add(&free_list_used, n);
-  i32 free_size = free_list.size();
-  i32 k = 0;
-  for (; k < n && old + k < free_size; ++k) out[k] = free_list.get<list_data_type>(old + k);
+  const i32 free_size = free_list.size();
+  i32 k = min_of(n, max_of(free_size - old, 0));
+  if (k > 0) free_list.read_range(old, k, out);
   if (k == n) return true;
   i32 first = data_list.reserve_new_elements(n - k);
   if (first < 0) {
@@ -77,8 +77,7 @@ void NodeManager::recycle_index(i32 index) { recycled_list.push_back<list_data_t
 void NodeManager::recycle_indices(const i32* indices, i32 n) {
   if (n <= 0) return;
   i32 first = recycled_list.reserve_new_elements(n);
-  if (first < 0) return;
-  for (i32 k = 0; k < n; ++k) recycled_list.get<list_data_type>(first + k) = indices[k];
+  if (first >= 0) recycled_list.write_range(first, n, indices);
 }
 
 void NodeManager::gc_serial() {

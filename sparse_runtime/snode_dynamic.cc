@@ -13,15 +13,27 @@ ACCELMEM_RT_INLINE Ptr cell_in_chunk(const DynamicMeta* m, Ptr chunk, i32 i) {
 }
 
 // With the container lock held: makes chunks 0..c exist and returns chunk c (null on error).
+// Chunks below num_chunks exist; the walk starts at the tail when c is at or past it, so appends
+// are O(1) (upstream walks the whole list on every append).
 Ptr ensure_chunks_locked(DynamicMeta* m, DynamicNode* node, i32 c) {
+  i32 k = 0;
   Ptr* link = &node->ptr;
   Ptr chunk = nullptr;
-  for (i32 k = 0; k <= c; ++k) {
+  if (node->num_chunks > 0 && c >= node->num_chunks - 1) {
+    k = node->num_chunks - 1;
+    chunk = node->tail;
+    if (c == k) return chunk;
+    link = next_link(chunk);
+    ++k;
+  }
+  for (; k <= c; ++k) {
     chunk = atomic_load_relaxed(link);
     if (chunk == nullptr) {
       chunk = runtime_node_manager(m->base.context, m->base.snode_id)->allocate();
       if (chunk == nullptr) return nullptr;
       atomic_store_release(link, chunk);
+      node->tail = chunk;
+      node->num_chunks = k + 1;
     }
     link = next_link(chunk);
   }
@@ -78,6 +90,8 @@ void Dynamic_deactivate(Ptr meta, Ptr node_ptr) {
   atomic_store_release(&node->n, 0);
   Ptr chunk = atomic_load_relaxed(&node->ptr);
   atomic_store_release(&node->ptr, static_cast<Ptr>(nullptr));
+  node->tail = nullptr;
+  node->num_chunks = 0;
   while (chunk != nullptr) {
     // The chunk is only zeroed by the next GC, so its link is still readable after recycling.
     Ptr next = atomic_load_relaxed(next_link(chunk));

@@ -1,7 +1,9 @@
 // File: sparse_runtime/snode_dynamic.h
 //
 // `dynamic` SNode functions (upstream node_dynamic.h). The container is a DynamicNode
-// `{i32 lock; i32 n; Ptr ptr}` heading a singly linked list of chunks from this SNode's
+// `{i32 lock; i32 n; Ptr ptr; Ptr tail; i32 num_chunks}` (upstream's 16-byte triple plus the
+// tail, so that appends are O(1) instead of a walk of the whole list) heading a singly linked
+// list of chunks from this SNode's
 // NodeManager; a chunk is `[next Ptr][pad to chunk_header][chunk_size cells]`, so the allocator's
 // node size is chunk_header + chunk_size * element_size (chunk_header = round_up(8, cell
 // alignment): the next pointer and the cells are aligned, upstream's 28-byte stride is not).
@@ -29,10 +31,13 @@ namespace sparse_runtime {
 
 struct DynamicNode {
   i32 lock;
-  i32 n;    // current length
-  Ptr ptr;  // first chunk or null
+  i32 n;           // current length
+  Ptr ptr;         // first chunk or null
+  Ptr tail;        // last chunk (mutators only, under the lock)
+  i32 num_chunks;  // chunks in the list (mutators only, under the lock)
+  i32 reserved_;
 };
-static_assert(sizeof(DynamicNode) == 16, "DynamicNode is upstream's 16-byte triple");
+static_assert(sizeof(DynamicNode) == 32, "DynamicNode: upstream's triple plus the tail");
 
 struct DynamicMeta {
   StructMeta base;   // element_size = cell size; max_num_elements = declared size

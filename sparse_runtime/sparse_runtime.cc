@@ -537,25 +537,78 @@ std::vector<SparseRuntime::ListElement> SparseRuntime::ListGen(const SNode& leaf
 void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const ListElement& e,
                                int32_t lo, int32_t hi,
                                absl::FunctionRef<void(absl::Span<const int32_t>, void*)> fn) {
-  const bool sparse = IsSparse(leaf.type());
-  const Ptr ambient =
-      HasAllocator(leaf.type()) ? runtime_ambient_element(&context_, leaf.id()) : nullptr;
+  if (lo >= hi) return;
   const std::vector<int>& index_axes = leaf.index_axes();
   const std::vector<int>& axes = leaf.axes();
+  const int num_axes = static_cast<int>(axes.size());
+  // Odometer over the leaf's axes (row-major, last axis fastest): decomposed once, then
+  // incremented, so no division per cell.
+  int64_t digit[kMaxAxes];
+  int64_t shape[kMaxAxes];
+  int64_t l = lo;
+  for (int a = num_axes - 1; a >= 0; --a) {
+    shape[a] = leaf.shape(axes[a]);
+    digit[a] = l % shape[a];
+    l /= shape[a];
+  }
   std::array<int32_t, kMaxAxes> coord = e.base;
+  for (int a = 0; a < num_axes; ++a) {
+    coord[axes[a]] = static_cast<int32_t>(e.base[axes[a]] * shape[a] + digit[a]);
+  }
   int32_t index[kMaxAxes];
-  for (int32_t i = lo; i < hi; ++i) {
-    if (sparse && !IsActiveOne(leaf, e.container, i)) continue;
-    Ptr cell = leaf.parent() == nullptr ? e.container : LookupOne(leaf, e.container, i);
-    if (cell == ambient) continue;
-    int64_t l = i;
-    for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
-      const int64_t shape = leaf.shape(*it);
-      coord[*it] = static_cast<int32_t>(e.base[*it] * shape + l % shape);
-      l /= shape;
+  const size_t num_indices = index_axes.size();
+  const Ptr m = meta(leaf);
+  // Dynamic leaves: follow the chunk list instead of walking it from the head for every cell.
+  const DynamicMeta* dm = reinterpret_cast<const DynamicMeta*>(m);
+  Ptr chunk = nullptr;
+  int32_t in_chunk = 0;
+  if (leaf.type() == SNodeType::kDynamic) {
+    chunk = atomic_load_acquire(&reinterpret_cast<DynamicNode*>(e.container)->ptr);
+    for (int32_t c = lo / dm->chunk_size; c > 0 && chunk != nullptr; --c) {
+      chunk = atomic_load_acquire(reinterpret_cast<Ptr*>(chunk));
     }
-    for (size_t k = 0; k < index_axes.size(); ++k) index[k] = coord[index_axes[k]];
-    fn(absl::Span<const int32_t>(index, index_axes.size()), cell + value_offset);
+    in_chunk = lo % dm->chunk_size;
+  }
+  for (int32_t i = lo; i < hi; ++i) {
+    Ptr cell = nullptr;
+    switch (leaf.type()) {
+      case SNodeType::kRoot:
+        cell = e.container;
+        break;
+      case SNodeType::kDense:
+        cell = Dense_lookup_element(m, e.container, i);
+        break;
+      case SNodeType::kBitmasked:
+        if (Bitmasked_is_active(m, e.container, i))
+          cell = Bitmasked_lookup_element(m, e.container, i);
+        break;
+      case SNodeType::kPointer:
+        cell = atomic_load_acquire(Pointer_slot(m, e.container, i));
+        break;
+      case SNodeType::kDynamic:
+        if (chunk == nullptr) return;  // the list was shortened meanwhile
+        cell = chunk + dm->chunk_header + dm->base.element_size * static_cast<uint64_t>(in_chunk);
+        if (++in_chunk == dm->chunk_size) {
+          in_chunk = 0;
+          chunk = atomic_load_acquire(reinterpret_cast<Ptr*>(chunk));
+        }
+        break;
+      case SNodeType::kPlace:
+        break;
+    }
+    if (cell != nullptr) {
+      for (size_t k = 0; k < num_indices; ++k) index[k] = coord[index_axes[k]];
+      fn(absl::Span<const int32_t>(index, num_indices), cell + value_offset);
+    }
+    for (int a = num_axes - 1; a >= 0; --a) {
+      const int axis = axes[a];
+      if (++digit[a] < shape[a]) {
+        ++coord[axis];
+        break;
+      }
+      digit[a] = 0;
+      coord[axis] = static_cast<int32_t>(e.base[axis] * shape[a]);
+    }
   }
 }
 

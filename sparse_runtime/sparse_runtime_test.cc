@@ -203,6 +203,46 @@ TEST(SparseRuntimeTest, StructForCountsNonPowerOfTwo) {
   EXPECT_EQ(x_count.load(), 50);
 }
 
+// Struct-for over a dynamic place visits every element of every list once, in order, with the
+// container index and the position.
+TEST(SparseRuntimeTest, StructForOverDynamicLists) {
+  SNodeTree tree;
+  tree.root().dense(i, 3).dynamic(j, 50, 4).place<int32_t>("d");
+  auto rt = Make(tree, Threads(2));
+  const SNode& d = *tree.FindPlace("d");
+  for (int n = 0; n < 13; ++n) ASSERT_TRUE(rt->Append<int32_t>(d, {0}, 100 + n).ok());
+  for (int n = 0; n < 50; ++n) ASSERT_TRUE(rt->Append<int32_t>(d, {2}, 200 + n).ok());
+  std::vector<std::vector<int>> got;
+  ASSERT_TRUE(rt->StructFor(d, [&](absl::Span<const int32_t> idx, void* v) {
+                  got.push_back({idx[0], idx[1], *static_cast<int32_t*>(v)});
+                }).ok());
+  ASSERT_EQ(got.size(), 63u);
+  for (int n = 0; n < 13; ++n) EXPECT_EQ(got[n], (std::vector<int>{0, n, 100 + n}));
+  for (int n = 0; n < 50; ++n) EXPECT_EQ(got[13 + n], (std::vector<int>{2, n, 200 + n}));
+  std::atomic<int> sum{0};
+  ASSERT_TRUE(rt->ParallelStructFor(d, [&](absl::Span<const int32_t> idx, void* v, int) {
+                  sum += *static_cast<int32_t*>(v) - 100 * (idx[0] / 2 + 1) - idx[1];
+                }).ok());
+  EXPECT_EQ(sum.load(), 0);
+}
+
+// Multi-axis odometer: every cell of a 3-D non-power-of-two block gets its own index.
+TEST(SparseRuntimeTest, StructForMultiAxisIndices) {
+  SNodeTree tree;
+  tree.root().pointer({i, j, k}, {2, 3, 2}).dense({i, j, k}, {3, 5, 7}).place<int32_t>("v");
+  auto rt = Make(tree);
+  const SNode& v = *tree.FindPlace("v");
+  ASSERT_TRUE(rt->Write<int32_t>(v, {4, 12, 9}, 1).ok());  // pointer cell (1, 2, 1)
+  std::set<std::vector<int>> seen;
+  ASSERT_TRUE(rt->StructFor(v, [&](absl::Span<const int32_t> idx, void*) {
+                  EXPECT_TRUE(seen.insert({idx[0], idx[1], idx[2]}).second);
+                }).ok());
+  EXPECT_EQ(seen.size(), 105u);
+  EXPECT_EQ(*seen.begin(), (std::vector<int>{3, 10, 7}));
+  EXPECT_EQ(*seen.rbegin(), (std::vector<int>{5, 14, 13}));
+  EXPECT_TRUE(seen.count({4, 12, 9}));
+}
+
 // A struct-for over a non-place SNode reports indices at that SNode's resolution.
 TEST(SparseRuntimeTest, StructForIndicesAtSNodeResolution) {
   SNodeTree tree;

@@ -1,0 +1,310 @@
+// node_manager_bench: allocate + recycle cycles of the sparse runtime's NodeManager against
+// general-purpose allocators, through their explicit entry points in one binary: glibc
+// (__libc_malloc/__libc_free), mimalloc (mi_malloc/mi_free), jemalloc (mallocx/sdallocx) and
+// tcmalloc (tc_malloc/tc_free).
+//
+// One cycle = allocate N = 2^20 cells of 64 B, then release all of them, LIFO (reverse order) or
+// in a fixed random order; the work is split over 1 or 2 threads (same N in total, so the
+// 2-thread row measures strong scaling). Only the cycle is timed (manual time); for the
+// NodeManager the serial GC that makes the recycled cells reusable runs untimed between cycles
+// and has its own rows (BM_NodeManager_GcSerial, with one memset of the same bytes as the limit).
+// Arguments: /order (0 = LIFO, 1 = random) /threads /touch (1 = write 8 bytes into every cell
+// after allocating it, as a user would).
+//
+// NodeManager variants: `Plain` is the runtime's allocate()/recycle() (one atomic each, as
+// upstream); `Batch64` uses allocate_indices()/recycle_indices() in batches of 64 (one atomic per
+// batch: what a per-thread cache in front of the manager does). Counters: ns_per_cell (per
+// allocate + release pair) and, for the NodeManager, meta_B_per_cell (resident bytes of the free
+// and recycled lists and of the chunk / granule tables, per cell).
+#include <gperftools/tcmalloc.h>
+#include <jemalloc/jemalloc.h>
+#include <mimalloc.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "sparse_runtime/host_memory_pool.h"
+#include "sparse_runtime/node_manager.h"
+
+extern "C" void* __libc_malloc(size_t size);
+extern "C" void __libc_free(void* ptr);
+
+namespace {
+
+using accelmem::sparse_runtime::HostMemoryPool;
+using accelmem::sparse_runtime::NodeManager;
+using accelmem::sparse_runtime::RuntimeMemory;
+
+constexpr int64_t kCells = int64_t{1} << 20;
+constexpr size_t kCellBytes = 64;
+
+// An array on transparent huge pages: the harness's own pointer and order arrays (12 MiB) would
+// otherwise add a TLB miss per random access that dwarfs the allocators' cost on this VM.
+template <typename T>
+class HugeArray {
+ public:
+  explicit HugeArray(size_t n) : n_(n), bytes_((n * sizeof(T) + kHuge - 1) / kHuge * kHuge) {
+    void* p =
+        mmap(nullptr, bytes_ + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    raw_ = p;
+    data_ = reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1));
+    madvise(data_, bytes_, MADV_HUGEPAGE);
+    std::memset(static_cast<void*>(data_), 0, bytes_);
+  }
+  ~HugeArray() { munmap(raw_, bytes_ + kHuge); }
+  HugeArray(const HugeArray&) = delete;
+  HugeArray& operator=(const HugeArray&) = delete;
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  size_t size() const { return n_; }
+  T* begin() { return data_; }
+  T* end() { return data_ + n_; }
+
+ private:
+  static constexpr size_t kHuge = size_t{2} << 20;
+  size_t n_;
+  size_t bytes_;
+  void* raw_;
+  T* data_;
+};
+
+// Per-thread pointers and release orders (fixed per thread count and order kind).
+struct Work {
+  Work(int threads, bool random) {
+    const int64_t per = kCells / threads;
+    for (int t = 0; t < threads; ++t) {
+      ptrs.push_back(std::make_unique<HugeArray<void*>>(per));
+      order.push_back(std::make_unique<HugeArray<int32_t>>(per));
+      HugeArray<int32_t>& o = *order.back();
+      for (int64_t k = 0; k < per; ++k) o[k] = static_cast<int32_t>(per - 1 - k);  // LIFO
+      if (random) {
+        std::mt19937_64 rng(42 + t);
+        std::shuffle(o.begin(), o.end(), rng);
+      }
+    }
+  }
+  std::vector<std::unique_ptr<HugeArray<void*>>> ptrs;
+  std::vector<std::unique_ptr<HugeArray<int32_t>>> order;
+};
+
+// Runs fn(thread) on `threads` threads released together; returns the wall seconds.
+template <typename Fn>
+double TimeParallel(int threads, Fn&& fn) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      fn(t);
+    });
+  }
+  while (ready.load() != threads) {
+  }
+  const auto start = std::chrono::steady_clock::now();
+  go.store(true, std::memory_order_release);
+  for (auto& th : pool) th.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+inline void Touch(void* p, int64_t k) { *static_cast<volatile int64_t*>(p) = k; }
+
+// ---------------------------------------------------------------------------------------------
+// General-purpose allocators.
+struct Glibc {
+  static void* Alloc() { return __libc_malloc(kCellBytes); }
+  static void Free(void* p) { __libc_free(p); }
+};
+struct Mimalloc {
+  static void* Alloc() { return mi_malloc(kCellBytes); }
+  static void Free(void* p) { mi_free(p); }
+};
+struct Jemalloc {
+  static void* Alloc() { return mallocx(kCellBytes, 0); }
+  static void Free(void* p) { sdallocx(p, kCellBytes, 0); }
+};
+struct Tcmalloc {
+  static void* Alloc() { return tc_malloc(kCellBytes); }
+  static void Free(void* p) { tc_free(p); }
+};
+
+template <typename A>
+void BM_Malloc(benchmark::State& state) {
+  const bool random = state.range(0) != 0;
+  const int threads = static_cast<int>(state.range(1));
+  const bool touch = state.range(2) != 0;
+  Work work(threads, random);
+  auto cycle = [&](int t) {
+    HugeArray<void*>& ptrs = *work.ptrs[t];
+    const HugeArray<int32_t>& order = *work.order[t];
+    const int64_t n = static_cast<int64_t>(ptrs.size());
+    for (int64_t k = 0; k < n; ++k) {
+      ptrs[k] = A::Alloc();
+      if (touch) Touch(ptrs[k], k);
+    }
+    for (int64_t k = 0; k < n; ++k) A::Free(ptrs[order[k]]);
+  };
+  TimeParallel(threads, cycle);  // warm-up
+  for (auto _ : state) state.SetIterationTime(TimeParallel(threads, cycle));
+  state.SetItemsProcessed(state.iterations() * kCells);
+  state.counters["ns_per_cell"] = benchmark::Counter(
+      static_cast<double>(kCells),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+// ---------------------------------------------------------------------------------------------
+// NodeManager.
+struct Manager {
+  Manager() {
+    pool.Attach(&memory);
+    nm.init(&memory, kCellBytes, 8);
+  }
+  // Resident (committed) bytes of the free and recycled lists and of all lists' chunk and granule
+  // tables, per cell. The tables are reserved for 2^17 chunks but only touched pages count.
+  double MetaBytesPerCell() const {
+    double bytes = 0;
+    for (const auto* l : {&nm.free_list, &nm.recycled_list, &nm.data_list}) {
+      bytes += Resident(l->chunks, sizeof(void*) * l->max_num_chunks);
+      if (l->granule_table != nullptr) {
+        bytes += Resident(l->granule_table, sizeof(uint64_t) * (l->granule_table_mask + 1));
+      }
+      if (l != &nm.data_list) {
+        for (int c = 0; c < l->get_num_active_chunks(); ++c) {
+          bytes += Resident(l->chunks[c], l->chunk_bytes());
+        }
+      }
+    }
+    return bytes / kCells;
+  }
+  static double Resident(const void* p, size_t bytes) {
+    const uintptr_t page = 4096;
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) & ~(page - 1);
+    std::vector<unsigned char> vec((end - begin) / page);
+    if (mincore(reinterpret_cast<void*>(begin), end - begin, vec.data()) != 0) return bytes;
+    double resident = 0;
+    for (unsigned char v : vec) resident += (v & 1) ? page : 0;
+    return resident;
+  }
+  HostMemoryPool pool;
+  RuntimeMemory memory;
+  NodeManager nm{};
+};
+
+template <bool kBatch>
+void BM_NodeManager(benchmark::State& state) {
+  const bool random = state.range(0) != 0;
+  const int threads = static_cast<int>(state.range(1));
+  const bool touch = state.range(2) != 0;
+  Work work(threads, random);
+  auto manager = std::make_unique<Manager>();
+  NodeManager& nm = manager->nm;
+  auto cycle = [&](int t) {
+    HugeArray<void*>& ptrs = *work.ptrs[t];
+    const HugeArray<int32_t>& order = *work.order[t];
+    const int64_t n = static_cast<int64_t>(ptrs.size());
+    if (!kBatch) {
+      for (int64_t k = 0; k < n; ++k) {
+        ptrs[k] = nm.allocate();
+        if (touch) Touch(ptrs[k], k);
+      }
+      for (int64_t k = 0; k < n; ++k) nm.recycle(static_cast<uint8_t*>(ptrs[order[k]]));
+      return;
+    }
+    int32_t idx[64];
+    for (int64_t k = 0; k < n; k += 64) {
+      nm.allocate_indices(idx, 64);
+      for (int j = 0; j < 64; ++j) {
+        ptrs[k + j] = nm.get_cell(idx[j]);
+        if (touch) Touch(ptrs[k + j], k + j);
+      }
+    }
+    for (int64_t k = 0; k < n; k += 64) {
+      for (int j = 0; j < 64; ++j) idx[j] = nm.locate(ptrs[order[k + j]]);
+      nm.recycle_indices(idx, 64);
+    }
+  };
+  TimeParallel(threads, cycle);  // warm-up: chunks, page faults
+  nm.gc_serial();
+  for (auto _ : state) {
+    state.SetIterationTime(TimeParallel(threads, cycle));
+    nm.gc_serial();  // untimed: makes the cells reusable (BM_NodeManager_GcSerial times it)
+  }
+  if (nm.data_list.size() != kCells) state.SkipWithError("cells were not reused");
+  state.SetItemsProcessed(state.iterations() * kCells);
+  state.counters["ns_per_cell"] = benchmark::Counter(
+      static_cast<double>(kCells),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["meta_B_per_cell"] = manager->MetaBytesPerCell();
+}
+
+// Serial GC of 2^20 recycled 64 B cells (recycled LIFO or in random order).
+void BM_NodeManager_GcSerial(benchmark::State& state) {
+  const bool random = state.range(0) != 0;
+  Work work(1, random);
+  auto manager = std::make_unique<Manager>();
+  NodeManager& nm = manager->nm;
+  HugeArray<void*>& ptrs = *work.ptrs[0];
+  const HugeArray<int32_t>& order = *work.order[0];
+  auto fill = [&] {
+    for (int64_t k = 0; k < kCells; ++k) ptrs[k] = nm.allocate();
+    for (int64_t k = 0; k < kCells; ++k) nm.recycle(static_cast<uint8_t*>(ptrs[order[k]]));
+  };
+  fill();
+  nm.gc_serial();
+  for (auto _ : state) {
+    state.PauseTiming();
+    fill();
+    state.ResumeTiming();
+    nm.gc_serial();
+  }
+  state.SetItemsProcessed(state.iterations() * kCells);
+  state.SetBytesProcessed(state.iterations() * kCells * static_cast<int64_t>(kCellBytes));
+}
+
+// The limit for the GC rows: one memset of the same bytes.
+void BM_Memset_Limit(benchmark::State& state) {
+  std::vector<char> buffer(kCells * kCellBytes, 1);
+  for (auto _ : state) {
+    std::memset(buffer.data(), 0, buffer.size());
+    benchmark::DoNotOptimize(buffer.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(buffer.size()));
+}
+
+void CycleArgs(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"random", "threads", "touch"});
+  for (int touch : {0, 1}) {
+    for (int random : {0, 1}) {
+      for (int threads : {1, 2}) b->Args({random, threads, touch});
+    }
+  }
+  b->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
+}
+
+BENCHMARK_TEMPLATE(BM_Malloc, Glibc)->Name("BM_Glibc_Cycle")->Apply(CycleArgs);
+BENCHMARK_TEMPLATE(BM_Malloc, Mimalloc)->Name("BM_Mimalloc_Cycle")->Apply(CycleArgs);
+BENCHMARK_TEMPLATE(BM_Malloc, Jemalloc)->Name("BM_Jemalloc_Cycle")->Apply(CycleArgs);
+BENCHMARK_TEMPLATE(BM_Malloc, Tcmalloc)->Name("BM_Tcmalloc_Cycle")->Apply(CycleArgs);
+BENCHMARK_TEMPLATE(BM_NodeManager, false)->Name("BM_NodeManager_Plain")->Apply(CycleArgs);
+BENCHMARK_TEMPLATE(BM_NodeManager, true)->Name("BM_NodeManager_Batch64")->Apply(CycleArgs);
+BENCHMARK(BM_NodeManager_GcSerial)
+    ->ArgName("random")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Memset_Limit)->Unit(benchmark::kMillisecond);
+
+}  // namespace
