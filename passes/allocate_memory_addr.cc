@@ -1,0 +1,228 @@
+#include "passes/allocate_memory_addr.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "backends/backend.h"
+#include "passes/internal/rewrite.h"
+#include "policy/memory_allocator_policy.h"
+
+namespace accelmem {
+namespace passes {
+namespace {
+
+using ir::MemRef;
+using ir::MemRefPtr;
+using ir::StmtPtr;
+using ir::VarPtr;
+
+const ir::Call* ReserveCall(const ir::Stmt& s) {
+  const ir::Expr* e = nullptr;
+  if (const ir::AssignStmt* a = ir::AsAssign(&s)) e = a->value.get();
+  if (const ir::EvalStmt* ev = ir::AsEval(&s)) e = ev->expr.get();
+  const ir::Call* c = e != nullptr ? ir::AsCall(e) : nullptr;
+  return c != nullptr && c->op == "system.reserve_buffer" ? c : nullptr;
+}
+
+void CollectReserves(const StmtPtr& s, std::vector<const ir::Call*>* out) {
+  if (s == nullptr) return;
+  if (const ir::Call* c = ReserveCall(*s)) out->push_back(c);
+  if (const ir::SeqStmts* seq = ir::AsSeq(s.get())) {
+    for (const StmtPtr& c : seq->stmts) CollectReserves(c, out);
+  } else if (const ir::ForStmt* f = ir::AsFor(s.get())) {
+    CollectReserves(f->body, out);
+  } else if (const ir::IfStmt* i = ir::AsIf(s.get())) {
+    CollectReserves(i->then_body, out);
+    CollectReserves(i->else_body, out);
+  }
+}
+
+int64_t IntKwarg(const ir::Call& c, absl::string_view key, int64_t dflt) {
+  const ir::ExprPtr* kw = c.FindKwarg(key);
+  if (kw == nullptr) return dflt;
+  const ir::IntImm* v = ir::AsInt(kw->get());
+  return v != nullptr ? v->value : dflt;
+}
+
+struct RootInfo {
+  MemRefPtr root;
+  int64_t slot = 0;  // max(offset + size) over the root and its views
+};
+
+}  // namespace
+
+ir::MemorySpace ReserveSpace(ir::FunctionType t) {
+  return t == ir::FunctionType::kAIC ? ir::MemorySpace::kMat : ir::MemorySpace::kVec;
+}
+
+absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
+    const ir::FunctionPtr& function) const {
+  if (function->type == ir::FunctionType::kOrchestration) return FunctionResult{function, false};
+  const std::string& fname = function->name;
+  policy::MemoryAllocatorPolicyPtr policy = backends::CreateActivePolicy();
+
+  // 1. Reserve buffers.
+  const ir::MemorySpace reserve_space = ReserveSpace(function->type);
+  std::vector<const ir::Call*> reserves;
+  CollectReserves(function->body, &reserves);
+  struct Range {
+    int64_t begin, end;
+  };
+  std::vector<Range> ranges;
+  absl::flat_hash_map<const ir::Call*, int64_t> resolved;
+  int64_t next_base = 0;
+  int64_t reserved_end = 0;
+  for (const ir::Call* c : reserves) {
+    const int64_t size = IntKwarg(*c, "size", 0);
+    if (size <= 0) {
+      return FunctionError(fname, absl::StrCat("reserve_buffer requires size > 0, got ", size));
+    }
+    const int64_t requested = IntKwarg(*c, "base", -1);
+    if (requested < -1) {
+      return FunctionError(
+          fname, absl::StrCat("reserve_buffer base must be >= 0 or -1 (AUTO), got ", requested));
+    }
+    const int64_t base = requested >= 0 ? requested : next_base;
+    const int64_t end = static_cast<int64_t>(
+        policy->AlignAddress(static_cast<uint64_t>(base + size), reserve_space));
+    for (const Range& r : ranges) {
+      if (base < r.end && r.begin < end) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("overlapping reserve_buffer ranges in function '", fname, "': [", base,
+                         ", ", end, ") overlaps with [", r.begin, ", ", r.end, ")"));
+      }
+    }
+    ranges.push_back({base, end});
+    resolved[c] = base;
+    next_base = std::max(next_base, end);
+    reserved_end = std::max(reserved_end, end);
+  }
+  const int64_t floor = static_cast<int64_t>(
+      policy->AlignAddress(static_cast<uint64_t>(reserved_end), reserve_space));
+
+  // 2. Roots and slots, per space.
+  std::vector<RootInfo> infos;
+  absl::flat_hash_map<const MemRef*, size_t> index;
+  auto note = [&](const MemRefPtr& m) {
+    if (m == nullptr) return;
+    const MemRef* root = m->root();
+    auto it = index.find(root);
+    if (it == index.end()) {
+      it = index.emplace(root, infos.size()).first;
+      infos.push_back({m->root_ptr(), root->size()});
+    }
+    RootInfo& info = infos[it->second];
+    info.slot = std::max(info.slot, m->end_offset());
+  };
+  internal::ForEachDef(*function, [&](const VarPtr& v) { note(ir::MemRefOf(*v->type)); });
+
+  std::map<int, std::vector<MemRefPtr>> by_space;
+  for (const RootInfo& info : infos) {
+    by_space[static_cast<int>(info.root->space())].push_back(info.root);
+  }
+  if (!reserves.empty()) by_space[static_cast<int>(reserve_space)];  // capacity check too
+  absl::flat_hash_map<const MemRef*, int64_t> addr;
+  for (auto& [space_index, refs] : by_space) {
+    const auto space = static_cast<ir::MemorySpace>(space_index);
+    if (!policy->ShouldAllocate(space)) continue;
+    policy->OrderMemRefs(refs);
+    const int64_t start = space == reserve_space ? floor : 0;
+    int64_t cursor = start;
+    for (const MemRefPtr& r : refs) {
+      addr[r.get()] = cursor;
+      cursor = static_cast<int64_t>(
+          policy->AlignAddress(static_cast<uint64_t>(cursor + infos[index[r.get()]].slot), space));
+    }
+    const int64_t limit = backends::ActiveMemSize(space);
+    if (backends::BackendConfig::IsConfigured() && limit != 0 && cursor > limit) {
+      std::string msg = absl::StrCat(ir::MemorySpaceName(space), " buffer usage (", cursor,
+                                     " bytes) exceeds platform limit (", limit, " bytes)");
+      if (start > 0) {
+        absl::StrAppend(&msg, ". The first ", start,
+                        " bytes of that space are reserved by system.reserve_buffer, so tiles "
+                        "are allocated above them");
+      }
+      return FunctionError(fname, msg);
+    }
+  }
+
+  // 3. Rewrite: new roots, views on them, alloc statements, reserve bases.
+  absl::flat_hash_map<const MemRef*, MemRefPtr> remap;
+  std::map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views;
+  auto map_memref = [&](const MemRefPtr& m) -> MemRefPtr {
+    auto it = addr.find(m->root());
+    if (it == addr.end() || it->second == m->root()->addr()) return m;
+    auto done = remap.find(m.get());
+    if (done != remap.end()) return done->second;
+    auto root_it = remap.find(m->root());
+    if (root_it == remap.end()) {
+      root_it = remap.emplace(m->root(), m->root()->WithAddr(it->second)).first;
+    }
+    MemRefPtr out = root_it->second;
+    if (m->is_view()) {
+      auto key = std::make_tuple(m->root(), m->offset(), m->size());
+      auto v = views.find(key);
+      if (v == views.end()) {
+        v = views.emplace(key, MemRef::MakeView(out, m->offset(), m->size())).first;
+      }
+      out = v->second;
+    }
+    remap.emplace(m.get(), out);
+    return out;
+  };
+  internal::Rewriter::RetypeFn retype = [&](const ir::Var& v) -> ir::TypePtr {
+    if (const ir::TileType* t = ir::AsTile(v.type)) {
+      if (t->memref == nullptr) return nullptr;
+      MemRefPtr m = map_memref(t->memref);
+      return m == t->memref ? nullptr : t->WithMemRef(m);
+    }
+    if (const ir::MemRefType* mt = ir::AsMemRefType(v.type)) {
+      if (mt->memref == nullptr) return nullptr;
+      MemRefPtr m = map_memref(mt->memref);
+      return m == mt->memref ? nullptr : ir::MakeMemRefType(m);
+    }
+    return nullptr;
+  };
+  internal::Rewriter::StmtHook hook = [&](internal::Rewriter& rw, const StmtPtr& s,
+                                          std::vector<StmtPtr>* out) {
+    const ir::Call* c = ReserveCall(*s);
+    if (c == nullptr) return false;
+    const int64_t base = resolved.at(c);
+    const ir::ExprPtr* kw = c->FindKwarg("base");
+    if (kw != nullptr && ir::AsInt(kw->get()) != nullptr && ir::AsInt(kw->get())->value == base) {
+      return false;
+    }
+    ir::Kwargs kwargs;
+    bool set = false;
+    for (const auto& [key, value] : c->kwargs) {
+      if (key == "base") {
+        kwargs.emplace_back(key, ir::MakeInt(base));
+        set = true;
+      } else {
+        kwargs.emplace_back(key, value);
+      }
+    }
+    if (!set) kwargs.emplace_back("base", ir::MakeInt(base));
+    ir::ExprPtr call = ir::MakeCall(c->op, c->args, std::move(kwargs), c->loc);
+    if (const ir::AssignStmt* a = ir::AsAssign(s.get())) {
+      out->push_back(std::make_shared<ir::AssignStmt>(rw.Def(a->var), call, s->loc));
+    } else {
+      out->push_back(std::make_shared<ir::EvalStmt>(call, s->loc));
+    }
+    rw.MarkChanged();
+    return true;
+  };
+  internal::Rewriter rw(retype, hook);
+  ir::FunctionPtr out = rw.RewriteFunction(function);
+  return FunctionResult{out, out != function};
+}
+
+PassPtr CreateAllocateMemoryAddrPass() { return std::make_unique<AllocateMemoryAddrPass>(); }
+
+}  // namespace passes
+}  // namespace accelmem

@@ -1,0 +1,41 @@
+// init-memref: gives every tile value a MemRef and puts one `tile.alloc` per root at the top of
+// the body (contract §3).
+//
+// Rules, per function (every function type):
+// - A root MemRef is named mem_<space>_<id> with ids counting from 0 in definition order, tile
+//   parameters first. Its size is the tile's bytes under the configured backend (Acc rows padded
+//   on Ascend), the contract's ceil(prod(shape) * bits / 8) without one. Only values that get a
+//   fresh root consume an id, so ids are dense.
+// - A view op's result (tile.slice, tile.reshape) lives in its source's root: a slice at the
+//   row-major byte offset of its origin in the parent shape (plus the parent's own offset), a
+//   reshape at its source's offset. A view covering the whole root is the root itself.
+// - A writes-into op's result (tile.matmul_acc, argument 0) is that argument's MemRef.
+// - Loop iter-args and loop results share their init value's MemRef; an `if` result shares the
+//   then-branch yield's (the else-branch yield's if the then value has none).
+// - One `mem_x_i: MemRefType = tile.alloc(Space, -1, size, i)` per root, prepended in id order.
+// Errors: a tile with a non-static shape ("value 'v' has a non-static shape [n, 64]; init-memref
+// needs static shapes"), a zero-byte tile, a slice with a dynamic or 4-bit-unaligned origin.
+// A function whose tile values all have MemRefs already is left unchanged; one without tiles too.
+#ifndef ACCELMEM_PASSES_INIT_MEMREF_H_
+#define ACCELMEM_PASSES_INIT_MEMREF_H_
+
+#include <string>
+
+#include "passes/pass.h"
+
+namespace accelmem {
+namespace passes {
+
+class InitMemRefPass final : public Pass {
+ public:
+  static constexpr const char* kName = "init-memref";
+  std::string Name() const override { return kName; }
+  absl::StatusOr<FunctionResult> RunOnFunction(const ir::FunctionPtr& function) const override;
+};
+
+PassPtr CreateInitMemRefPass();
+
+}  // namespace passes
+}  // namespace accelmem
+
+#endif  // ACCELMEM_PASSES_INIT_MEMREF_H_

@@ -1,0 +1,46 @@
+#include "passes/memory_pipeline.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "backends/backend.h"
+#include "ir/verifier.h"
+#include "passes/allocate_memory_addr.h"
+#include "passes/init_memref.h"
+#include "passes/memory_reuse.h"
+
+namespace accelmem {
+namespace passes {
+
+std::vector<std::string> MemoryPassNames() {
+  return {InitMemRefPass::kName, MemoryReusePass::kName, AllocateMemoryAddrPass::kName};
+}
+
+absl::StatusOr<PassPtr> CreateMemoryPass(absl::string_view name) {
+  if (name == InitMemRefPass::kName) return CreateInitMemRefPass();
+  if (name == MemoryReusePass::kName) return CreateMemoryReusePass();
+  if (name == AllocateMemoryAddrPass::kName) return CreateAllocateMemoryAddrPass();
+  return absl::NotFoundError(absl::StrCat(
+      "unknown pass '", name, "' (known: ", absl::StrJoin(MemoryPassNames(), ", "), ")"));
+}
+
+absl::Status AddPasses(absl::string_view spec, PassManager* pm) {
+  if (spec == "default") spec = kDefaultPipeline;
+  for (absl::string_view name : absl::StrSplit(spec, ',', absl::SkipWhitespace())) {
+    absl::StatusOr<PassPtr> pass = CreateMemoryPass(absl::StripAsciiWhitespace(name));
+    if (!pass.ok()) return pass.status();
+    pm->AddPass(*std::move(pass));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VerifyWithActiveBackend(const ir::Program& program) {
+  ir::VerifyOptions opts;
+  backends::BackendPtr backend = backends::BackendConfig::Get();
+  if (backend != nullptr) opts.sizer = &backend->tile_byte_sizer();
+  return ir::VerifyProgram(program, opts);
+}
+
+}  // namespace passes
+}  // namespace accelmem

@@ -1,0 +1,36 @@
+// The memory pipeline by name: pass lookup for tools (`--passes=a,b`), the default pipeline
+// (`init-memref,memory-reuse,allocate-memory-addr`), and the IR verifier configured for the
+// active backend (so Acc tiles are checked against padded sizes) as the PassManager expects it.
+#ifndef ACCELMEM_PASSES_MEMORY_PIPELINE_H_
+#define ACCELMEM_PASSES_MEMORY_PIPELINE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ir/program.h"
+#include "passes/pass.h"
+#include "passes/pass_manager.h"
+
+namespace accelmem {
+namespace passes {
+
+// "init-memref,memory-reuse,allocate-memory-addr"
+inline constexpr const char* kDefaultPipeline = "init-memref,memory-reuse,allocate-memory-addr";
+
+// The known pass names, in pipeline order.
+std::vector<std::string> MemoryPassNames();
+// NotFound "unknown pass 'x' (known: ...)".
+absl::StatusOr<PassPtr> CreateMemoryPass(absl::string_view name);
+// Adds the passes of a comma-separated list ("default" = kDefaultPipeline) to `pm`.
+absl::Status AddPasses(absl::string_view spec, PassManager* pm);
+// ir::VerifyProgram with the configured backend's tile sizes (the default sizes without one).
+absl::Status VerifyWithActiveBackend(const ir::Program& program);
+
+}  // namespace passes
+}  // namespace accelmem
+
+#endif  // ACCELMEM_PASSES_MEMORY_PIPELINE_H_

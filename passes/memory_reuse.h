@@ -1,0 +1,54 @@
+// memory-reuse: lets tile values whose lifetimes do not overlap share a root MemRef, per memory
+// space, so fewer and smaller allocs remain (contract §3). Runs after init-memref, before
+// allocate-memory-addr; Orchestration functions and already planned functions are left alone.
+//
+// Lifetimes. Statements are numbered in order (loops and ifs take one number on entry and one on
+// exit); statement t reads its operands at time 3t and writes its result at 3t+1, or at 3t when
+// its op is not in-place safe (tile.recip, tile.rsqrt, tile.move, widening tile.cast,
+// tile.transpose: their result may not share a buffer with an operand even if that operand dies
+// there). A value lives from its write to its last read; one defined outside a loop and read
+// inside lives to the loop's end (all nesting levels); branch-local values end in their branch.
+// A root's group is every value whose MemRef lies in it (views move with their root).
+//
+// Steps.
+// 1. Carries. A loop iter-arg shares its init's buffer and an `if` result its then-yield's
+//    (init-memref). If that source buffer is still needed after the loop starts (or after the
+//    then-branch), the carried value gets a fresh root, and for a loop a `tile.move` of the init
+//    into it is put before the loop. Then every yielded value that is not already in the carried
+//    buffer is merged into it when no value of its group is live together with a value of the
+//    carried group; otherwise `v_mv = tile.move(v, Space)` into the carried buffer is inserted
+//    before the `yield`. Inner loops first.
+// 2. Packing, per space except DDR, first-fit decreasing: groups are taken largest first (ties:
+//    earlier start, then lower id) and each joins the first shared buffer none of whose groups it
+//    overlaps in time, else opens a new one whose root (and name) it lends. Largest-first is
+//    deliberate (as upstream moved to in #1805, away from definition-order greedy): a buffer's
+//    size is fixed by its first, largest group, so smaller groups fill holes in big buffers
+//    instead of growing small ones, and allocate-memory-addr, which lays the remaining roots out
+//    one after another, gets a smaller sum. Each check is O(log n) in the buffer's interval set;
+//    a group tries buffers in creation order, so the step is O(n log n * B) for B buffers per
+//    space, which stays small (about the peak number of simultaneously live groups).
+// 3. Allocs are rebuilt at the top of the body in id order for the roots still in use, with the
+//    merged root as large as its largest member (removing allocs no longer used).
+#ifndef ACCELMEM_PASSES_MEMORY_REUSE_H_
+#define ACCELMEM_PASSES_MEMORY_REUSE_H_
+
+#include <string>
+
+#include "passes/pass.h"
+
+namespace accelmem {
+namespace passes {
+
+class MemoryReusePass final : public Pass {
+ public:
+  static constexpr const char* kName = "memory-reuse";
+  std::string Name() const override { return kName; }
+  absl::StatusOr<FunctionResult> RunOnFunction(const ir::FunctionPtr& function) const override;
+};
+
+PassPtr CreateMemoryReusePass();
+
+}  // namespace passes
+}  // namespace accelmem
+
+#endif  // ACCELMEM_PASSES_MEMORY_REUSE_H_

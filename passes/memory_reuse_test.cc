@@ -1,0 +1,106 @@
+#include "passes/memory_reuse.h"
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "passes/test_util.h"
+#include "passes/verify_memory_plan.h"
+
+namespace accelmem {
+namespace passes {
+namespace {
+
+using testing::Canonical;
+using testing::RunOnText;
+using testing::RunToText;
+
+// A chain a -> b -> c where each value dies where the next is born shares one buffer; the
+// unused allocs are removed.
+TEST(MemoryReuseTest, ChainSharesOneBuffer) {
+  absl::StatusOr<std::string> out = RunToText(R"(@function(type=AIV)
+def f(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
+    a: Tile[[64, 64], FP32, Vec] = tile.load(x, [0, 0], [64, 64])
+    b: Tile[[64, 64], FP32, Vec] = tile.exp(a)
+    c: Tile[[64, 64], FP32, Vec] = tile.add(b, b)
+    r: Tensor[[64, 64], FP32] = tile.store(c, [0, 0], y)
+    return r
+)",
+                                              "init-memref,memory-reuse");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, Canonical(R"(@function(type=AIV)
+def f(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 16384, 0)
+    a: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [64, 64])
+    b: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.exp(a)
+    c: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.add(b, b)
+    r: Tensor[[64, 64], FP32] = tile.store(c, [0, 0], y)
+    return r
+)"));
+}
+
+// A not-in-place-safe op (tile.recip) never takes its operand's buffer.
+TEST(MemoryReuseTest, NotInPlaceSafeKeepsOwnBuffer) {
+  absl::StatusOr<std::string> out = RunToText(R"(@function(type=AIV)
+def f(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
+    a: Tile[[64, 64], FP32, Vec] = tile.load(x, [0, 0], [64, 64])
+    b: Tile[[64, 64], FP32, Vec] = tile.recip(a)
+    r: Tensor[[64, 64], FP32] = tile.store(b, [0, 0], y)
+    return r
+)",
+                                              "init-memref,memory-reuse");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(absl::StrContains(*out, "b: Tile[[64, 64], FP32, memref=mem_vec_1]")) << *out;
+}
+
+// Largest first: the big buffer is opened first and the small values fill it, so one 16 KiB
+// buffer remains instead of a small one grown or two buffers.
+TEST(MemoryReuseTest, LargestFirstPacking) {
+  absl::StatusOr<std::string> out = RunToText(R"(@function(type=AIV)
+def f(x: Tensor[[64, 64], FP32], s: Tensor[[8, 64], FP32]) -> Tensor[[64, 64], FP32]:
+    a: Tile[[8, 64], FP32, Vec] = tile.load(s, [0, 0], [8, 64])
+    r1: Tensor[[8, 64], FP32] = tile.store(a, [0, 0], s)
+    big: Tile[[64, 64], FP32, Vec] = tile.load(x, [0, 0], [64, 64])
+    r2: Tensor[[64, 64], FP32] = tile.store(big, [0, 0], x)
+    return r2
+)",
+                                              "init-memref,memory-reuse");
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(absl::StrContains(*out, "mem_vec_1: MemRefType = tile.alloc(Vec, -1, 16384, 1)"))
+      << *out;
+  EXPECT_FALSE(absl::StrContains(*out, "mem_vec_0: MemRefType")) << *out;
+  EXPECT_TRUE(absl::StrContains(*out, "a: Tile[[8, 64], FP32, memref=mem_vec_1]")) << *out;
+}
+
+// Orchestration functions, functions without MemRefs and planned functions are left alone.
+TEST(MemoryReuseTest, SkippedFunctions) {
+  absl::StatusOr<ProgramResult> r = RunOnText(R"(@function(type=Orchestration)
+def o(x: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 32, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, -1, 32, 1)
+    a: Tile[[8], FP32, memref=mem_vec_0] = tile.load(x, [0], [8])
+    b: Tile[[8], FP32, memref=mem_vec_1] = tile.exp(a)
+    return x
+)",
+                                              "memory-reuse");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->changed);
+  r = RunOnText(R"(@function(type=AIV)
+def p(x: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 32, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 32, 32, 1)
+    a: Tile[[8], FP32, memref=mem_vec_0] = tile.load(x, [0], [8])
+    b: Tile[[8], FP32, memref=mem_vec_1] = tile.exp(a)
+    return x
+)",
+                "memory-reuse");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->changed);
+}
+
+// The pass reports its kebab-case name.
+TEST(MemoryReuseTest, Name) { EXPECT_EQ(CreateMemoryReusePass()->Name(), "memory-reuse"); }
+
+}  // namespace
+}  // namespace passes
+}  // namespace accelmem

@@ -1,0 +1,41 @@
+#include "passes/pass_manager.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace accelmem {
+namespace passes {
+
+std::vector<std::string> PassManager::PassNames() const {
+  std::vector<std::string> names;
+  for (const PassPtr& p : passes_) names.push_back(p->Name());
+  return names;
+}
+
+absl::StatusOr<ProgramResult> PassManager::Run(const ir::ProgramPtr& program) const {
+  const bool verify = options_.verify && options_.verifier != nullptr;
+  if (verify) {
+    absl::Status s = options_.verifier(*program);
+    if (!s.ok()) return s;
+  }
+  ProgramResult result{program, false};
+  for (const PassPtr& pass : passes_) {
+    absl::StatusOr<ProgramResult> r = pass->Run(result.program);
+    if (!r.ok()) return r.status();
+    if (r->changed) {
+      result.program = r->program;
+      result.changed = true;
+      if (verify) {
+        absl::Status s = options_.verifier(*result.program);
+        if (!s.ok()) {
+          return absl::Status(s.code(), absl::StrCat("IR verification failed after pass '",
+                                                     pass->Name(), "': ", s.message()));
+        }
+      }
+    }
+    if (options_.after_pass) options_.after_pass(pass->Name(), *result.program);
+  }
+  return result;
+}
+
+}  // namespace passes
+}  // namespace accelmem

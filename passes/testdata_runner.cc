@@ -1,0 +1,110 @@
+// Runs one IR-in/IR-out case of passes/testdata (the file named by the test's first argument).
+//
+// File format (see testdata/README.md): directive comments, the input program, a separator line
+// `# ==== expected ====`, then the expected program (or nothing when `# error:` is given).
+//   # passes: init-memref,memory-reuse      (required; "default" = the whole pipeline)
+//   # backend: ascend910b                   (optional; none by default)
+//   # error: <substring of the error>       (optional; the pipeline must fail with it)
+//   # unchanged                             (optional; the pipeline must report no change)
+// The output is compared with the expected program by canonical text (names, addresses and
+// sizes included), and every output function must pass verify_memory_plan when it is planned.
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "backends/backend.h"
+#include "gtest/gtest.h"
+#include "ir/printer.h"
+#include "passes/test_util.h"
+#include "passes/verify_memory_plan.h"
+
+namespace accelmem {
+namespace passes {
+namespace {
+
+std::string g_path;
+
+struct Case {
+  std::string passes, backend, error, input, expected;
+  bool unchanged = false;
+  bool has_expected = false;
+};
+
+Case ReadCase(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Case c;
+  bool after = false;
+  for (absl::string_view line : absl::StrSplit(ss.str(), '\n')) {
+    absl::string_view t = absl::StripAsciiWhitespace(line);
+    if (t == "# ==== expected ====") {
+      after = true;
+      c.has_expected = true;
+      continue;
+    }
+    if (!after && absl::ConsumePrefix(&t, "# passes:"))
+      c.passes = std::string(absl::StripAsciiWhitespace(t));
+    if (!after && absl::ConsumePrefix(&t, "# backend:"))
+      c.backend = std::string(absl::StripAsciiWhitespace(t));
+    if (!after && absl::ConsumePrefix(&t, "# error:"))
+      c.error = std::string(absl::StripAsciiWhitespace(t));
+    if (!after && t == "# unchanged") c.unchanged = true;
+    std::string& dst = after ? c.expected : c.input;
+    dst.append(line.data(), line.size());
+    dst.push_back('\n');
+  }
+  return c;
+}
+
+// The case file's pipeline output equals its expected program, or fails with its error.
+TEST(TestdataCase, MatchesExpected) {
+  ASSERT_FALSE(g_path.empty()) << "usage: <test> path/to/case.tile";
+  Case c = ReadCase(g_path);
+  ASSERT_FALSE(c.passes.empty()) << "missing '# passes:' in " << g_path;
+  ASSERT_TRUE(backends::BackendConfig::SetByName(c.backend).ok()) << c.backend;
+  absl::StatusOr<ProgramResult> r = testing::RunOnText(c.input, c.passes);
+  if (!c.error.empty()) {
+    ASSERT_FALSE(r.ok()) << "expected an error containing: " << c.error << "\ngot:\n"
+                         << ir::PrintProgram(*r->program);
+    EXPECT_TRUE(absl::StrContains(r.status().message(), c.error))
+        << "error: " << r.status().message() << "\nexpected to contain: " << c.error;
+    return;
+  }
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(c.has_expected) << "missing '# ==== expected ====' in " << g_path;
+  const std::string actual = ir::PrintProgram(*r->program);
+  EXPECT_EQ(actual, testing::Canonical(c.expected)) << "actual output:\n" << actual;
+  if (c.unchanged) {
+    EXPECT_FALSE(r->changed);
+  } else {
+    EXPECT_TRUE(r->changed);
+  }
+  if (absl::StrContains(c.passes, "allocate-memory-addr") || c.passes == "default") {
+    EXPECT_TRUE(VerifyMemoryPlan(*r->program).ok()) << VerifyMemoryPlan(*r->program);
+  }
+  backends::BackendConfig::Reset();
+}
+
+}  // namespace
+}  // namespace passes
+}  // namespace accelmem
+
+// gtest_main runs the tests; the case path is the first non-flag argument.
+namespace {
+struct PathFromArgs {
+  PathFromArgs() {
+    std::ifstream cmdline("/proc/self/cmdline");
+    std::string arg;
+    std::vector<std::string> args;
+    while (std::getline(cmdline, arg, '\0')) args.push_back(arg);
+    for (size_t i = 1; i < args.size(); ++i) {
+      if (!args[i].empty() && args[i][0] != '-') accelmem::passes::g_path = args[i];
+    }
+  }
+} path_from_args;
+}  // namespace

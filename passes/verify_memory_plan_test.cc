@@ -1,0 +1,164 @@
+#include "passes/verify_memory_plan.h"
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "backends/backend.h"
+#include "gtest/gtest.h"
+#include "passes/test_util.h"
+#include "policy/default_memory_allocator_policy.h"
+
+namespace accelmem {
+namespace passes {
+namespace {
+
+using testing::ParseOrDie;
+
+absl::Status Check(const char* text, const MemoryPlanOptions& opts = {}) {
+  return VerifyMemoryPlan(*ParseOrDie(text), opts);
+}
+
+// Two values live at the same time in overlapping addresses are rejected, naming both.
+TEST(VerifyMemoryPlanTest, RejectsLiveOverlap) {
+  absl::Status s = Check(R"(@function(type=InCore)
+def f(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 8192, 16384, 1)
+    a: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [64, 64])
+    b: Tile[[64, 64], FP32, memref=mem_vec_1] = tile.add(a, a)
+    c: Tile[[64, 64], FP32, memref=mem_vec_1] = tile.add(a, b)
+    r: Tensor[[64, 64], FP32] = tile.store(c, [0, 0], y)
+    return r
+)");
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(absl::StrContains(s.message(), "in function 'f': 'a' (Vec [0, 16384)")) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "overlap in memory while both are live")) << s;
+}
+
+// The seed's plan is safe; so is reusing a buffer once its value is dead (touching lifetimes).
+TEST(VerifyMemoryPlanTest, AcceptsSeedAndTouchingReuse) {
+  EXPECT_TRUE(Check(R"(@function(type=InCore)
+def f(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)
+    a: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [64, 64])
+    b: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.add(a, a)
+    r: Tensor[[64, 64], FP32] = tile.store(b, [0, 0], y)
+    return r
+)")
+                  .ok());
+}
+
+// A not-in-place-safe op may not write the buffer of an operand, even its last use.
+TEST(VerifyMemoryPlanTest, RejectsInPlaceOfUnsafeOp) {
+  absl::Status s = Check(R"(@function(type=InCore)
+def f(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)
+    a: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [64, 64])
+    b: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.recip(a)
+    r: Tensor[[64, 64], FP32] = tile.store(b, [0, 0], y)
+    return r
+)");
+  EXPECT_FALSE(s.ok());
+}
+
+// A value defined before a loop and read inside it must survive every iteration.
+TEST(VerifyMemoryPlanTest, LoopExtension) {
+  absl::Status s = Check(R"(@function(type=InCore)
+def f(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 16384, 16384, 1)
+    a: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [64, 64])
+    for i in range(0, 4, 1):
+        b: Tile[[64, 64], FP32, memref=mem_vec_1] = tile.add(a, a)
+        c: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.add(b, b)
+    r: Tensor[[64, 64], FP32] = tile.store(a, [0, 0], y)
+    return r
+)");
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(absl::StrContains(s.message(), "'a'")) << s;
+}
+
+// Unplanned roots, misaligned roots and capacity overruns are rejected.
+TEST(VerifyMemoryPlanTest, AddressAlignmentCapacity) {
+  constexpr char kUnplanned[] = R"(@function(type=InCore)
+def f(x: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 32, 0)
+    a: Tile[[8], FP32, memref=mem_vec_0] = tile.load(x, [0], [8])
+    return x
+)";
+  EXPECT_EQ(Check(kUnplanned).message(),
+            "in function 'f': MemRef 'mem_vec_0' in Vec has no address");
+  constexpr char kMisaligned[] = R"(@function(type=InCore)
+def f(x: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 16, 32, 0)
+    a: Tile[[8], FP32, memref=mem_vec_0] = tile.load(x, [0], [8])
+    return x
+)";
+  absl::Status s = Check(kMisaligned);
+  EXPECT_TRUE(
+      absl::StrContains(s.message(), "is at address 16, which the allocator policy aligns to 32"))
+      << s;
+  MemoryPlanOptions small;
+  small.capacity = [](ir::MemorySpace) { return int64_t{40}; };
+  constexpr char kPlanned[] = R"(@function(type=InCore)
+def f(x: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 32, 32, 0)
+    a: Tile[[8], FP32, memref=mem_vec_0] = tile.load(x, [0], [8])
+    return x
+)";
+  EXPECT_TRUE(Check(kPlanned).ok());
+  EXPECT_EQ(Check(kPlanned, small).message(),
+            "in function 'f': Vec buffer usage (64 bytes) exceeds platform limit (40 bytes)");
+}
+
+// A yield whose value is not in the carried buffer is a copy into it at the yield; if the
+// carried buffer is still read then, the plan is unsafe.
+TEST(VerifyMemoryPlanTest, ImplicitYieldCopy) {
+  constexpr char kOk[] = R"(@function(type=AIV)
+def f(x: Tensor[[8], FP32], y: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 32, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 32, 32, 1)
+    x0: Tile[[8], FP32, memref=mem_vec_0] = tile.load(x, [0], [8])
+    for i, (acc,) in range(0, 4, 1, init=(x0,)) -> (out: Tile[[8], FP32, memref=mem_vec_0],):
+        n: Tile[[8], FP32, memref=mem_vec_1] = tile.add(acc, acc)
+        yield (n,)
+    r: Tensor[[8], FP32] = tile.store(out, [0], y)
+    return r
+)";
+  EXPECT_TRUE(Check(kOk).ok()) << Check(kOk);
+  constexpr char kBad[] = R"(@function(type=AIV)
+def f(x: Tensor[[8], FP32], y: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 32, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 32, 32, 1)
+    x0: Tile[[8], FP32, memref=mem_vec_0] = tile.load(x, [0], [8])
+    for i, (acc, b) in range(0, 4, 1, init=(x0, x0)) -> (out: Tile[[8], FP32, memref=mem_vec_0], o2: Tile[[8], FP32, memref=mem_vec_0]):
+        n: Tile[[8], FP32, memref=mem_vec_1] = tile.add(acc, acc)
+        yield (n, b)
+    r: Tensor[[8], FP32] = tile.store(out, [0], y)
+    return r
+)";
+  EXPECT_FALSE(Check(kBad).ok());
+}
+
+// The report gives LOAD and the high-water mark per space.
+TEST(VerifyMemoryPlanTest, ReportFigures) {
+  absl::StatusOr<MemoryPlanReport> r = AnalyzeMemoryPlan(*ParseOrDie(R"(@function(type=InCore)
+def f(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 16384, 16384, 1)
+    a: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [64, 64])
+    b: Tile[[64, 64], FP32, memref=mem_vec_1] = tile.add(a, a)
+    r: Tensor[[64, 64], FP32] = tile.store(b, [0, 0], y)
+    return r
+)")
+                                                              ->functions[0]);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->spaces.size(), 1u);
+  EXPECT_EQ(r->spaces[0].high_water, 32768);
+  EXPECT_EQ(r->spaces[0].load, 16384);  // a dies where b is born
+  EXPECT_EQ(r->buffers.size(), 2u);
+}
+
+}  // namespace
+}  // namespace passes
+}  // namespace accelmem

@@ -1,0 +1,74 @@
+#!/bin/bash
+# End-to-end checks of tile_opt: the seed's two examples give exactly the seed's "after" allocs,
+# flags, exit statuses (0 ok, 1 error, 2 bad flags) and error formats.
+set -u
+TILE_OPT="$1"
+EX="passes/examples"
+fail=0
+check() {  # check NAME CONDITION...
+  local name="$1"; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+tmp="${TEST_TMPDIR:-/tmp}/tile_opt_test.$$"
+mkdir -p "$tmp"
+
+# Seed example 1 through allocate-memory-addr alone: the seed's "before" -> its "after".
+"$TILE_OPT" --passes=allocate-memory-addr "$EX/seed_vec_before.tile" > "$tmp/a.txt"
+check "seed1 exit 0" test $? -eq 0
+check "seed1 mem_vec_0 at 0" grep -qx '    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)' "$tmp/a.txt"
+check "seed1 mem_vec_1 at 16384" grep -qx '    mem_vec_1: MemRefType = tile.alloc(Vec, 16384, 16384, 1)' "$tmp/a.txt"
+
+# Seed example 1 as a whole function through the default pipeline: the same two allocs, only.
+"$TILE_OPT" --pipeline=default "$EX/seed_vec.tile" > "$tmp/b.txt"
+check "seed1 pipeline exit 0" test $? -eq 0
+check "seed1 pipeline allocs" test "$(grep 'tile.alloc' "$tmp/b.txt")" = "$(printf '    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)\n    mem_vec_1: MemRefType = tile.alloc(Vec, 16384, 16384, 1)')"
+
+# Seed example 2: one root per space, each at address 0 (stdin input, -o output).
+"$TILE_OPT" --passes=init-memref,memory-reuse,allocate-memory-addr -o "$tmp/c.txt" - < "$EX/seed_multi_space.tile"
+check "seed2 exit 0" test $? -eq 0
+check "seed2 allocs" test "$(grep 'tile.alloc' "$tmp/c.txt")" = "$(printf '    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 2048, 0)\n    mem_left_1: MemRefType = tile.alloc(Left, 0, 2048, 1)\n    mem_right_2: MemRefType = tile.alloc(Right, 0, 2048, 2)\n    mem_acc_3: MemRefType = tile.alloc(Acc, 0, 2048, 3)')"
+
+# The output parses back and is a fixed point of the pipeline's last pass.
+"$TILE_OPT" --passes=allocate-memory-addr "$tmp/b.txt" > "$tmp/b2.txt"
+check "fixed point" cmp -s "$tmp/b.txt" "$tmp/b2.txt"
+
+# Backends: ascend910b plans the same example; print-after-all names each pass on stderr.
+"$TILE_OPT" --pipeline=default --backend=ascend910b --print-after-all "$EX/seed_vec.tile" > /dev/null 2> "$tmp/d.err"
+check "print-after-all" test "$(grep -c '^# ----- IR after' "$tmp/d.err")" -eq 3
+
+# memory-map: one SVG per function into a directory.
+"$TILE_OPT" --pipeline=default --emit=memory-map -o "$tmp/map" "$EX/seed_multi_space.tile"
+check "memory-map exit 0" test $? -eq 0
+check "memory-map file" grep -q '<svg' "$tmp/map/multi.svg"
+check "memory-map panels" test "$(grep -c 'class="space"' "$tmp/map/multi.svg")" -eq 4
+
+# proto output is binary and non-empty.
+"$TILE_OPT" --pipeline=default --emit=proto -o "$tmp/p.bin" "$EX/seed_vec.tile"
+check "proto exit 0" test $? -eq 0
+check "proto non-empty" test -s "$tmp/p.bin"
+
+# Errors: parse errors with file:line:col, pass errors naming the function, status 1.
+printf 'def f(a: Tensor[[4], FP32]) -> Tensor[[4], FP32]:\n    b: Tile[[4], FP32, Vec] = tile.nope(a)\n    return a\n' > "$tmp/bad.tile"
+"$TILE_OPT" --pipeline=default "$tmp/bad.tile" > /dev/null 2> "$tmp/e1.err"
+check "parse error exit 1" test $? -eq 1
+check "parse error format" grep -q "bad.tile:2:[0-9]*: error: " "$tmp/e1.err"
+printf 'def f(a: Tensor[[4], FP32], n: Index) -> Tensor[[4], FP32]:\n    b: Tile[[n], FP32, Vec] = tile.load(a, [0], [n])\n    return a\n' > "$tmp/dyn.tile"
+"$TILE_OPT" --pipeline=default "$tmp/dyn.tile" > /dev/null 2> "$tmp/e2.err"
+check "pass error exit 1" test $? -eq 1
+check "pass error format" grep -q "^error: in function 'f': value 'b' has a non-static shape" "$tmp/e2.err"
+printf '@function(type=InCore)\ndef big(a: Tensor[[512, 512], FP32]) -> Tensor[[512, 512], FP32]:\n    t: Tile[[512, 512], FP32, Vec] = tile.load(a, [0, 0], [512, 512])\n    r: Tensor[[512, 512], FP32] = tile.store(t, [0, 0], a)\n    return r\n' > "$tmp/big.tile"
+"$TILE_OPT" --pipeline=default --backend=ascend910b "$tmp/big.tile" > /dev/null 2> "$tmp/e3.err"
+check "capacity exit 1" test $? -eq 1
+check "capacity message" grep -qx "error: in function 'big': Vec buffer usage (1048576 bytes) exceeds platform limit (188416 bytes)" "$tmp/e3.err"
+
+# Bad flags: usage on stderr, status 2.
+"$TILE_OPT" --frobnicate "$EX/seed_vec.tile" > /dev/null 2> "$tmp/f.err"
+check "bad flag exit 2" test $? -eq 2
+check "bad flag usage" grep -q "^usage: tile_opt" "$tmp/f.err"
+"$TILE_OPT" --passes=no-such-pass "$EX/seed_vec.tile" > /dev/null 2>&1
+check "unknown pass exit 2" test $? -eq 2
+"$TILE_OPT" --backend=tpu "$EX/seed_vec.tile" > /dev/null 2>&1
+check "unknown backend exit 2" test $? -eq 2
+
+rm -rf "$tmp"
+exit $fail
