@@ -41,8 +41,12 @@ bool NodeManager::init(RuntimeMemory* memory_in, u64 node_size_in, u64 alignment
 }
 
 i32 NodeManager::allocate_index() {
-  i32 old = atomic_add(&free_list_used, 1);
-  if (old < free_list.size()) return free_list.get<list_data_type>(old);
+  // Skip the cursor atomic once the free list is visibly exhausted (the cursor only grows until
+  // the next GC, so the atomic could only fall through too): fresh cells cost one atomic.
+  if (atomic_load_relaxed(&free_list_used) < free_list.size()) {
+    i32 old = atomic_add(&free_list_used, 1);
+    if (old < free_list.size()) return free_list.get<list_data_type>(old);
+  }
   return data_list.reserve_new_element();
 }
 

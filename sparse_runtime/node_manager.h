@@ -6,7 +6,7 @@
 // after a garbage collection zero-fills them and moves them to the free list. Every cell handed out
 // is all-zero (fresh pool memory or GC-zeroed).
 //
-//   allocate():  old = atomic_add(free_list_used, 1);
+//   allocate():  old = atomic_add(free_list_used, 1)   (skipped once free_list_used >= size)
 //                index = old < free_list.size() ? free_list[old] : data_list.reserve_new_element()
 //   recycle(p):  recycled_list.push_back(locate(p))            -- O(1), see ListManager::ptr2index
 //   gc_serial(): compact the unused tail [free_list_used, size) of the free list to its head,
@@ -54,8 +54,8 @@ struct alignas(64) NodeManager {
   // phase 2 still knows how many entries to process.
   i32 recycle_list_size_backup;
   // Cursor into free_list: entries [0, free_list_used) have been handed out since the last GC.
-  // It is bumped even when allocate() falls through to a fresh cell, so it may exceed
-  // free_list.size() until the next GC.
+  // Racing allocations can bump it past free_list.size() (they then fall through to fresh
+  // cells), so it may exceed the size until the next GC.
   alignas(64) i32 free_list_used;
   ListManager free_list;      // i32 indices of zeroed, reusable cells
   ListManager recycled_list;  // i32 indices of cells recycled since the last GC (not zeroed)
