@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -44,14 +46,14 @@ enum class Tok : uint8_t {
   kEof,
 };
 
+// 20 bytes: big inputs have ~25 tokens per statement. Literal values are read again from the
+// text when the parser consumes them (the lexer has validated them).
 struct Token {
-  Tok kind;
-  int line;
-  int col;
   uint32_t offset;  // into the text
-  uint32_t length;
-  int64_t ival = 0;  // kInt value; kIndent width
-  double fval = 0;   // kFloat value
+  uint32_t length;  // kIndent: the indentation width
+  int32_t line;
+  int32_t col;
+  Tok kind;
 };
 
 // Internal error carrier; never escapes ParseProgram.
@@ -86,7 +88,7 @@ class Lexer {
   std::vector<Token> Run() {
     if (text_.size() > 0x7fffffffu) Fail(1, 1, "input too large");
     std::vector<Token> toks;
-    toks.reserve(text_.size() / 4 + 16);
+    toks.reserve(text_.size() / 2 + 16);
     std::vector<int> indents = {0};
     bool line_has_tokens = false;
     int depth = 0;  // brackets
@@ -122,7 +124,7 @@ class Lexer {
         if (width > indents.back()) {
           indents.push_back(width);
           Token t = Make(Tok::kIndent, pos_, 0);
-          t.ival = width;
+          t.length = static_cast<uint32_t>(width);
           toks.push_back(t);
         } else {
           while (width < indents.back()) {
@@ -167,7 +169,6 @@ class Lexer {
       if (c == '-' && text_.substr(pos_, 4) == "-inf" &&
           (pos_ + 4 >= text_.size() || !IsIdentChar(text_[pos_ + 4]))) {
         Token t = Make(Tok::kFloat, start, 4);
-        t.fval = -HUGE_VAL;
         pos_ += 4;
         toks.push_back(t);
         continue;
@@ -262,12 +263,12 @@ class Lexer {
     errno = 0;
     char* end = nullptr;
     if (is_float) {
-      t.fval = std::strtod(digits.c_str(), &end);
-      if (errno == ERANGE && (t.fval == HUGE_VAL || t.fval == -HUGE_VAL)) {
+      const double v = std::strtod(digits.c_str(), &end);
+      if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL)) {
         Fail(t.line, t.col, absl::StrCat("float literal '", digits, "' is out of range"));
       }
     } else {
-      t.ival = std::strtoll(digits.c_str(), &end, 10);
+      (void)std::strtoll(digits.c_str(), &end, 10);
       if (errno == ERANGE) {
         Fail(t.line, t.col, absl::StrCat("integer literal '", digits, "' is out of range"));
       }
@@ -354,6 +355,19 @@ std::string Unquote(absl::string_view s) {
 // ---------------------------------------------------------------------------------------------
 // Parser.
 
+// FNV-1a with a final avalanche: value names are short, and absl's string hash is an
+// out-of-line call in the system library.
+struct NameHash {
+  size_t operator()(absl::string_view s) const {
+    uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return static_cast<size_t>(h);
+  }
+};
+
 const absl::flat_hash_set<absl::string_view>& ReservedWords() {
   static const auto* words = new absl::flat_hash_set<absl::string_view>{
       "def",   "for",   "in",    "if",     "else",   "yield",   "return", "pass",
@@ -407,6 +421,19 @@ class Parser {
     return t;
   }
   absl::string_view Text(const Token& t) const { return text_.substr(t.offset, t.length); }
+  // Values of kInt / kFloat tokens (validated by the lexer).
+  int64_t IntOf(const Token& t) const {
+    char buf[32];
+    const size_t n = std::min<size_t>(t.length, sizeof(buf) - 1);
+    std::memcpy(buf, text_.data() + t.offset, n);
+    buf[n] = 0;
+    return std::strtoll(buf, nullptr, 10);
+  }
+  double FloatOf(const Token& t) const {
+    std::string digits(Text(t));
+    if (digits == "-inf") return -HUGE_VAL;
+    return std::strtod(digits.c_str(), nullptr);
+  }
   static SourceLoc Loc(const Token& t) { return SourceLoc{t.line, t.col}; }
 
   std::string Describe(const Token& t) const {
@@ -459,7 +486,8 @@ class Parser {
   };
 
   // --- names ---
-  std::string ValueName(const Token& t) {
+  std::string ValueName(const Token& t) { return std::string(ValueNameView(t)); }
+  absl::string_view ValueNameView(const Token& t) {
     if (t.kind != Tok::kIdent) FailAt(t, absl::StrCat("expected a value name, found ", Describe(t)));
     absl::string_view name = Text(t);
     if (name.find('.') != absl::string_view::npos) {
@@ -468,36 +496,48 @@ class Parser {
     if (ReservedWords().contains(name)) {
       FailAt(t, absl::StrCat("'", name, "' is a reserved word and cannot name a value"));
     }
-    return std::string(name);
+    return name;
   }
 
+  // One table per function: every name defined so far (names are unique per function), and
+  // whether its scope is still open. Keys view the input text, which outlives the parse.
+  struct NameEntry {
+    VarPtr var;
+    bool visible;
+  };
+
   VarPtr Define(const Token& name_tok, TypePtr type) {
-    std::string name = ValueName(name_tok);
-    SourceLoc loc = Loc(name_tok);
-    auto [it, inserted] = defined_.emplace(name, loc);
+    absl::string_view name = ValueNameView(name_tok);
+    auto [it, inserted] = names_.try_emplace(name);
     if (!inserted) {
+      const SourceLoc first = it->second.var->loc;
       FailAt(name_tok, absl::StrCat("redefinition of value '", name, "' (first defined at ",
-                                    it->second.line, ":", it->second.col, ")"));
+                                    first.line, ":", first.col, ")"));
     }
-    VarPtr v = MakeVar(std::move(name), std::move(type), loc);
-    scopes_.back().emplace(v->name, v);
+    VarPtr v = MakeVar(std::string(name), std::move(type), Loc(name_tok));
+    it->second = NameEntry{v, true};
+    if (!scope_names_.empty()) scope_names_.back().push_back(name);
     return v;
   }
 
+  void PushScope() { scope_names_.emplace_back(); }
+  void PopScope() {
+    for (absl::string_view name : scope_names_.back()) names_.find(name)->second.visible = false;
+    scope_names_.pop_back();
+  }
+
   VarPtr Lookup(absl::string_view name) const {
-    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
-      auto found = it->find(name);
-      if (found != it->end()) return found->second;
-    }
-    return nullptr;
+    auto it = names_.find(name);
+    return it != names_.end() && it->second.visible ? it->second.var : nullptr;
   }
 
   [[noreturn]] void Undefined(const Token& t) const {
     absl::string_view name = Text(t);
-    auto it = defined_.find(name);
-    if (it != defined_.end()) {
-      FailAt(t, absl::StrCat("value '", name, "' is not visible here (defined at ",
-                             it->second.line, ":", it->second.col, " in an inner scope)"));
+    auto it = names_.find(name);
+    if (it != names_.end()) {
+      const SourceLoc first = it->second.var->loc;
+      FailAt(t, absl::StrCat("value '", name, "' is not visible here (defined at ", first.line,
+                             ":", first.col, " in an inner scope)"));
     }
     FailAt(t, absl::StrCat("use of undefined value '", name, "'"));
   }
@@ -528,8 +568,9 @@ class Parser {
     while (Peek().kind != Tok::kRBracket) {
       const Token& t = Peek();
       if (t.kind == Tok::kInt) {
-        if (t.ival < 0) FailAt(t, absl::StrCat("negative dimension ", t.ival));
-        shape.push_back(Dim::Static(t.ival));
+        const int64_t v = IntOf(t);
+        if (v < 0) FailAt(t, absl::StrCat("negative dimension ", v));
+        shape.push_back(Dim::Static(v));
         Next();
       } else if (t.kind == Tok::kIdent) {
         shape.push_back(Dim::Symbol(ValueName(t)));
@@ -629,13 +670,14 @@ class Parser {
     if (!Accept(Tok::kPlus)) return it->second;
     const Token& off = Peek();
     if (off.kind != Tok::kInt) Expected("a byte offset after '+'");
-    if (off.ival < 0) FailAt(off, "memref offset must be non-negative");
+    const int64_t offset = IntOf(off);
+    if (offset < 0) FailAt(off, "memref offset must be non-negative");
     Next();
     int64_t size = StaticTileBytes(shape, dtype).value_or(0);
-    auto key = std::make_tuple(it->second.get(), off.ival, size);
+    auto key = std::make_tuple(it->second.get(), offset, size);
     auto found = views_.find(key);
     if (found != views_.end()) return found->second;
-    MemRefPtr view = MemRef::MakeView(it->second, off.ival, size);
+    MemRefPtr view = MemRef::MakeView(it->second, offset, size);
     views_.emplace(key, view);
     return view;
   }
@@ -646,10 +688,10 @@ class Parser {
     switch (t.kind) {
       case Tok::kInt:
         Next();
-        return MakeInt(t.ival);
+        return MakeInt(IntOf(t));
       case Tok::kFloat:
         Next();
-        return MakeFloat(t.fval);
+        return MakeFloat(FloatOf(t));
       case Tok::kString:
         Next();
         return MakeString(Unquote(Text(t)));
@@ -737,9 +779,9 @@ class Parser {
     Next();
     const Token& ind = Peek();
     if (ind.kind != Tok::kIndent) FailAt(ind, "expected an indented block");
-    if (ind.ival != indent + 4) {
+    if (static_cast<int>(ind.length) != indent + 4) {
       FailAt(ind, absl::StrCat("expected indentation of ", indent + 4, " spaces, found ",
-                               ind.ival));
+                               ind.length));
     }
     DepthGuard guard(this, ind);
     Next();
@@ -918,14 +960,14 @@ class Parser {
       FailAt(Peek(), "a loop with carried values needs '-> (name: Type, ...)' results");
     }
     Expect(Tok::kColon, "':'");
-    scopes_.emplace_back();
+    PushScope();
     VarPtr loop_var = Define(var_tok, MakeIndex());
     std::vector<VarPtr> iter_args;
     for (size_t i = 0; i < carry_toks.size(); ++i) {
       iter_args.push_back(Define(*carry_toks[i], static_cast<const Var&>(*inits[i]).type));
     }
     StmtPtr body = ParseBlock(indent);
-    scopes_.pop_back();
+    PopScope();
     std::vector<VarPtr> return_vars;
     for (auto& r : results) return_vars.push_back(Define(*r.first, r.second));
     return std::make_shared<ForStmt>(std::move(loop_var), std::move(start), std::move(stop),
@@ -943,16 +985,16 @@ class Parser {
     std::vector<std::pair<const Token*, TypePtr>> results;
     if (Accept(Tok::kArrow)) results = ParseTypedNames();
     Expect(Tok::kColon, "':'");
-    scopes_.emplace_back();
+    PushScope();
     StmtPtr then_body = ParseBlock(indent);
-    scopes_.pop_back();
+    PopScope();
     StmtPtr else_body;
     if (IsWord(Peek(), "else")) {
       Next();
       Expect(Tok::kColon, "':' after 'else'");
-      scopes_.emplace_back();
+      PushScope();
       else_body = ParseBlock(indent);
-      scopes_.pop_back();
+      PopScope();
     } else if (!results.empty()) {
       FailAt(Peek(), "an if with results needs an 'else' branch");
     }
@@ -987,8 +1029,8 @@ class Parser {
       if (!space.ok()) continue;
       std::string name(Text(t));
       if (memrefs_.contains(name)) continue;  // a redefinition, reported by the main parse
-      MemRefPtr m = MemRef::MakeRoot(name, *space, toks_[i + 8].ival, toks_[i + 10].ival,
-                                     toks_[i + 12].ival);
+      MemRefPtr m = MemRef::MakeRoot(name, *space, IntOf(toks_[i + 8]), IntOf(toks_[i + 10]),
+                                     IntOf(toks_[i + 12]));
       memrefs_.emplace(name, m);
       prescanned_.emplace(i, std::move(m));
     }
@@ -1023,9 +1065,8 @@ class Parser {
     Next();
     // Fresh per-function state.
     function_name_ = fname;
-    defined_.clear();
-    scopes_.clear();
-    scopes_.emplace_back();
+    names_.clear();
+    scope_names_.clear();
     memrefs_.clear();
     views_.clear();
     prescanned_.clear();
@@ -1069,8 +1110,8 @@ class Parser {
   size_t pos_ = 0;
   int depth_ = 0;
   std::string function_name_;
-  absl::flat_hash_map<std::string, SourceLoc> defined_;
-  std::vector<absl::flat_hash_map<std::string, VarPtr>> scopes_;
+  absl::flat_hash_map<absl::string_view, NameEntry, NameHash> names_;
+  std::vector<std::vector<absl::string_view>> scope_names_;  // names defined per open scope
   absl::flat_hash_map<std::string, MemRefPtr> memrefs_;
   absl::flat_hash_map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
   absl::flat_hash_map<size_t, MemRefPtr> prescanned_;  // token index of the alloc's name
