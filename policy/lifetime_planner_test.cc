@@ -165,6 +165,28 @@ TEST(PlanPlacementTest, SearchFindsTheOptimumOnSmallInstances) {
   EXPECT_GT(improved, 0);  // The instances include some where greedy is not optimal.
 }
 
+// The single-threaded search (restarts with doubling node limits) is also exact and valid.
+TEST(PlanPlacementTest, SingleThreadedSearchFindsTheOptimum) {
+  std::mt19937_64 rng(12);
+  for (int round = 0; round < 100; ++round) {
+    std::vector<PlacementBuffer> buffers = RandomInstance(rng, 7, 9);
+    PlannerOptions options = Search(absl::Seconds(20));
+    options.parallel_search = false;
+    auto search = PlanPlacement(buffers, options);
+    ASSERT_TRUE(search.ok());
+    ASSERT_TRUE(CheckPlacement(buffers, search->offsets).ok()) << "round " << round;
+    EXPECT_EQ(search->height, BruteForceOptimum(buffers)) << "round " << round;
+  }
+  // And on a public instance, with a capacity.
+  std::vector<PlacementBuffer> buffers =
+      LoadInstance("third_party/placement_instances/minimalloc/F.1048576.csv");
+  PlannerOptions options = Search(absl::Milliseconds(200), 1048576);
+  options.parallel_search = false;
+  auto search = PlanPlacement(buffers, options);
+  ASSERT_TRUE(search.ok());
+  EXPECT_TRUE(CheckPlacement(buffers, search->offsets).ok());
+}
+
 // On a MiniMalloc-style example search fits under a capacity equal to LOAD.
 TEST(PlanPlacementTest, SearchFitsTheMiniMallocExample) {
   std::vector<PlacementBuffer> buffers =
@@ -231,7 +253,9 @@ TEST(PlanPlacementTest, LargestPublicInstancePassesTheChecker) {
 TEST(PlanPlacementTest, RandomInstancesPassTheChecker) {
   std::mt19937_64 rng(5);
   for (int round = 0; round < 10000; ++round) {
-    std::vector<PlacementBuffer> buffers = RandomInstance(rng, 40, round % 2 ? 100 : 1 << 20);
+    // Every 50th instance is large enough for the multi-threaded search.
+    std::vector<PlacementBuffer> buffers =
+        RandomInstance(rng, round % 50 == 0 ? 150 : 40, round % 2 ? 100 : 1 << 20);
     const int64_t alignment = int64_t{1} << (rng() % 5);
     const int64_t capacity = rng() % 3 == 0 ? static_cast<int64_t>(rng() % 400) : 0;
     PlannerOptions greedy_options;
