@@ -1,0 +1,68 @@
+// File: gc/gc_collector.h
+//
+// GcCollector: what a runtime calls to collect its NodeManagers, so that deciding *when* to
+// collect stays one line in the runtime. It owns the GcScratch shared by all managers of one
+// runtime and a CpuParallelGc pool, and collects a manager only when it has recycled cells
+// (upstream inserts three GC kernels for every sparse SNode after every deactivating task, #6594;
+// without recycled cells a collection would only compact the free list, which the cursor makes
+// unnecessary).
+//
+// Intended use (SparseRuntime): after an operation batch that may deactivate (Deactivate, a
+// kernel containing deactivations), and on an explicit CollectGarbage, call CollectAll over the
+// allocator SNodes' managers (or CollectIfNeeded for the ones the batch touched) while holding
+// the runtime exclusively.
+//
+// All managers passed to one collector must share one RuntimeMemory (the scratch lives in it);
+// another memory is refused with FailedPrecondition. Not thread-safe: one call at a time.
+#ifndef ACCELMEM_GC_GC_COLLECTOR_H_
+#define ACCELMEM_GC_GC_COLLECTOR_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "gc/gc_cpu_parallel.h"
+#include "gc/gc_scratch.h"
+#include "sparse_runtime/node_manager.h"
+#include "sparse_runtime/runtime_memory.h"
+
+namespace accelmem {
+namespace gc {
+
+struct GcCollectorOptions {
+  // Workers of the CPU pool (1 = serial on the caller).
+  int num_workers = 1;
+  // Collections zeroing fewer bytes run on the caller alone (see CpuParallelGc).
+  uint64_t min_parallel_bytes = CpuParallelGc::kDefaultMinParallelBytes;
+  // kGcOrderAuto, kGcOrderSorted or kGcOrderRecycle.
+  int32_t order = kGcOrderAuto;
+};
+
+class GcCollector {
+ public:
+  explicit GcCollector(const GcCollectorOptions& options = {});
+
+  // True iff collecting `nm` would do useful work: it has recycled cells.
+  static bool NeedsCollection(const NodeManager& nm);
+
+  // Collects `nm` if it needs it; returns whether a collection ran.
+  absl::StatusOr<bool> CollectIfNeeded(NodeManager* nm);
+  // Collects each manager that needs it (null entries are skipped); returns how many ran. Stops
+  // at the first error.
+  absl::StatusOr<int> CollectAll(absl::Span<NodeManager* const> managers);
+
+  // Collections run so far.
+  int64_t num_collections() const { return num_collections_; }
+
+ private:
+  GcScratch scratch_{};
+  CpuParallelGc pool_;
+  sparse_runtime::RuntimeMemory* memory_ = nullptr;
+  int64_t num_collections_ = 0;
+};
+
+}  // namespace gc
+}  // namespace accelmem
+
+#endif  // ACCELMEM_GC_GC_COLLECTOR_H_
