@@ -10,7 +10,18 @@ targets, so the CPU tests exercise the code that becomes bitcode.
 # nvptx64 runtime is plain freestanding C++ with __nvvm_* builtins, selected by ARCH_cuda.
 BITCODE_ARCHES = {
     "x64": ["-target", "x86_64-unknown-linux-gnu", "-DARCH_x64=1"],
-    "cuda": ["-target", "nvptx64-nvidia-cuda", "-march=sm_90", "-DARCH_cuda=1"],
+    # clang-14 knows SMs up to sm_86; sm_80 with PTX 7.0 features covers the warp-synchronous
+    # builtins the runtime uses. //backends/cuda:ptx_codegen retargets the PTX to sm_90.
+    "cuda": [
+        "-target",
+        "nvptx64-nvidia-cuda",
+        "-march=sm_80",
+        "-Xclang",
+        "-target-feature",
+        "-Xclang",
+        "+ptx70",
+        "-DARCH_cuda=1",
+    ],
 }
 
 BITCODE_BASE_FLAGS = [
