@@ -5,8 +5,11 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <numeric>
+#include <queue>
 #include <random>
+#include <set>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -320,6 +323,55 @@ class BestFitPlacer {
   std::vector<std::vector<Interval>> scratch_;
   std::vector<int> free_scratch_;
 };
+
+// Best fit for orders sorted by start (kStart), as an allocator would do it: when a buffer starts,
+// every placed buffer that overlaps its lifetime is live at its start, so the free gaps are those
+// of one moment. A set of gaps keyed by (length, offset) answers best fit in O(log n); buffers
+// are freed when time passes their end. Same placements as BestFitPlacer, in O(n log n).
+int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
+                     std::vector<int64_t>& offsets,
+                     int64_t limit = std::numeric_limits<int64_t>::max()) {
+  offsets.assign(items.count(), 0);
+  std::map<int64_t, int64_t> live;                // Offset -> end address of live buffers.
+  std::set<std::pair<int64_t, int64_t>> gaps;     // (length, offset) of gaps between them.
+  using Expiry = std::pair<int64_t, int>;         // (end time, item).
+  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiry;
+  auto remove = [&](int j) {
+    auto it = live.find(offsets[j]);
+    const int64_t below = it == live.begin() ? 0 : std::prev(it)->second;
+    if (it->first > below) gaps.erase({it->first - below, below});
+    auto next = std::next(it);
+    if (next != live.end()) {
+      if (next->first > it->second) gaps.erase({next->first - it->second, it->second});
+      gaps.insert({next->first - below, below});
+    }
+    live.erase(it);
+  };
+  int64_t height = 0;
+  for (int i : order) {
+    while (!expiry.empty() && expiry.top().first <= items.start[i]) {
+      remove(expiry.top().second);
+      expiry.pop();
+    }
+    const int64_t size = items.size[i];
+    int64_t offset;
+    auto gap = gaps.lower_bound({size, std::numeric_limits<int64_t>::min()});
+    if (gap != gaps.end()) {
+      const auto [length, begin] = *gap;
+      gaps.erase(gap);
+      offset = begin;
+      if (length > size) gaps.insert({length - size, begin + size});
+    } else {
+      offset = live.empty() ? 0 : std::prev(live.end())->second;
+    }
+    live.emplace(offset, offset + size);
+    offsets[i] = offset;
+    expiry.push({items.end[i], i});
+    height = std::max(height, offset + size);
+    if (height > limit) return height;
+  }
+  return height;
+}
 
 std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
   const int n = items.count();
@@ -753,9 +805,13 @@ const char* GreedyOrderName(GreedyOrder order) {
 std::vector<int64_t> GreedyBestFit(absl::Span<const PlacementBuffer> buffers, int64_t alignment,
                                    GreedyOrder order) {
   const Items items = MakeItems(buffers, alignment);
-  BestFitPlacer placer(items);
   std::vector<int64_t> item_offsets;
-  placer.Run(OrderItems(items, order), item_offsets);
+  if (order == GreedyOrder::kStart) {
+    SweepBestFit(items, OrderItems(items, order), item_offsets);
+  } else {
+    BestFitPlacer placer(items);
+    placer.Run(OrderItems(items, order), item_offsets);
+  }
   return ToBufferOffsets(items, buffers.size(), item_offsets);
 }
 
@@ -783,17 +839,29 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
   std::vector<int> best_order;
   int64_t best_height = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> offsets;
-  for (GreedyOrder order : options.orders) {
+  // The start order (an O(n log n) sweep) runs first: its height lets the other orders stop as
+  // soon as they cannot win. Ties go to the order listed first in options.orders.
+  std::vector<size_t> evaluation(options.orders.size());
+  std::iota(evaluation.begin(), evaluation.end(), 0);
+  std::stable_partition(evaluation.begin(), evaluation.end(), [&](size_t k) {
+    return options.orders[k] == GreedyOrder::kStart;
+  });
+  size_t best_index = options.orders.size();
+  for (size_t k : evaluation) {
+    const GreedyOrder order = options.orders[k];
     std::vector<int> sequence = OrderItems(items, order);
-    // An order that reaches the best height so far cannot win (ties keep the earlier order).
-    const int64_t height = placer.Run(sequence, offsets, best_height - 1);
-    if (height < best_height) {
+    const int64_t limit = k < best_index ? best_height : best_height - 1;
+    const int64_t height = order == GreedyOrder::kStart
+                               ? SweepBestFit(items, sequence, offsets, limit)
+                               : placer.Run(sequence, offsets, limit);
+    if (height < best_height || (height == best_height && k < best_index)) {
       best_height = height;
+      best_index = k;
       best = offsets;
       best_order = std::move(sequence);
       plan.method = std::string("greedy:") + GreedyOrderName(order);
     }
-    if (best_height <= items.load) break;
+    if (best_height <= items.load && best_index == 0) break;
   }
   if (items.count() == 0) best_height = 0;
 

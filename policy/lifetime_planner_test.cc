@@ -5,6 +5,8 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "policy/placement_checker.h"
@@ -74,6 +76,75 @@ std::vector<PlacementBuffer> LoadInstance(const std::string& path) {
   auto buffers = tools::ParseInstanceCsv(*text, path);
   EXPECT_TRUE(buffers.ok()) << buffers.status();
   return buffers.ok() ? *buffers : std::vector<PlacementBuffer>{};
+}
+
+// Reference best fit: orders buffers with the documented keys, then scans every placed buffer.
+std::vector<int64_t> NaiveBestFit(const std::vector<PlacementBuffer>& buffers, GreedyOrder order) {
+  std::vector<int> idx;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].size > 0 && buffers[i].start < buffers[i].end) idx.push_back(i);
+  }
+  auto key = [&](int i) -> std::tuple<int64_t, int64_t, int64_t> {
+    const PlacementBuffer& b = buffers[i];
+    const int64_t len = b.end - b.start;
+    switch (order) {
+      case GreedyOrder::kSize:
+        return {-b.size, -len, b.start};
+      case GreedyOrder::kArea:
+        return {-b.size * len, -b.size, b.start};
+      case GreedyOrder::kLifetime:
+        return {-len, -b.size, b.start};
+      case GreedyOrder::kStart:
+        return {b.start, -b.size, -len};
+    }
+    return {};
+  };
+  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return key(a) < key(b); });
+  std::vector<int64_t> offsets(buffers.size(), 0);
+  std::vector<int> placed;
+  for (int i : idx) {
+    std::vector<std::pair<int64_t, int64_t>> occupied;
+    for (int j : placed) {
+      if (LifetimesIntersect(buffers[i], buffers[j])) {
+        occupied.push_back({offsets[j], offsets[j] + buffers[j].size});
+      }
+    }
+    std::sort(occupied.begin(), occupied.end());
+    int64_t best = -1, best_gap = std::numeric_limits<int64_t>::max(), covered = 0;
+    for (const auto& [lo, hi] : occupied) {
+      if (lo - covered >= buffers[i].size && lo - covered < best_gap) {
+        best_gap = lo - covered;
+        best = covered;
+      }
+      covered = std::max(covered, hi);
+    }
+    offsets[i] = best >= 0 ? best : covered;
+    placed.push_back(i);
+  }
+  return offsets;
+}
+
+// Every greedy order (the segment-tree path and the start-order sweep) places exactly like the
+// reference best fit.
+TEST(GreedyBestFitTest, MatchesReferenceBestFit) {
+  std::mt19937_64 rng(3);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<PlacementBuffer> buffers = RandomInstance(rng, round % 10 == 0 ? 120 : 30, 64);
+    for (GreedyOrder order : {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
+                              GreedyOrder::kStart}) {
+      ASSERT_EQ(GreedyBestFit(buffers, 1, order), NaiveBestFit(buffers, order))
+          << "round " << round << " order " << GreedyOrderName(order);
+    }
+  }
+  for (const std::string file : {"minimalloc/K.1048576.csv", "idealloc/G_1.csv"}) {
+    const std::vector<PlacementBuffer> buffers =
+        LoadInstance("third_party/placement_instances/" + file);
+    for (GreedyOrder order : {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
+                              GreedyOrder::kStart}) {
+      EXPECT_EQ(GreedyBestFit(buffers, 1, order), NaiveBestFit(buffers, order))
+          << file << " " << GreedyOrderName(order);
+    }
+  }
 }
 
 // Best fit takes the smallest gap that holds a buffer, not the lowest one.
