@@ -484,8 +484,11 @@ struct YieldMove {
   MemRefPtr target;  // the carried MemRef (before remapping)
 };
 
+// Returns the rewritten function when moves were inserted (the caller re-analyses it). When the
+// carries only merged groups, nothing is rewritten: the merged sets go to Pack in `*merged`.
 ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Lifetimes& lt, bool* changed,
-                             absl::flat_hash_set<std::string>* names, int64_t* next_id) {
+                             absl::flat_hash_set<std::string>* names, int64_t* next_id,
+                             std::unique_ptr<RootSets>* merged) {
   RootSets sets(lt);
   absl::flat_hash_map<const ir::YieldStmt*, std::vector<YieldMove>> moves;
   auto handle = [&](const ir::YieldStmt* y, int64_t yield_at, size_t k, const MemRefPtr& target) {
@@ -528,6 +531,10 @@ ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Lifetimes& lt, boo
   }
   if (!sets.merged() && moves.empty()) return fn;
   *changed = true;
+  if (moves.empty()) {
+    *merged = std::make_unique<RootSets>(std::move(sets));
+    return fn;
+  }
 
   // Merged roots are as large as their largest member root.
   absl::flat_hash_map<const MemRef*, int64_t> size;
@@ -617,21 +624,25 @@ class IntervalSet {
   std::map<int64_t, int64_t> set_;
 };
 
-ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Lifetimes& lt, bool* changed) {
+// `sets` (may be null): groups already merged by the carry step; a group is then a set of roots.
+ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Lifetimes& lt, RootSets* sets,
+                     bool* changed) {
+  auto key = [sets](const MemRef* r) { return sets != nullptr ? sets->Find(r) : r; };
   std::vector<Group> groups;
   absl::flat_hash_map<const MemRef*, size_t> index;
   for (const Life& v : lt.values) {
     if (v.memref == nullptr) continue;
-    const MemRef* r = v.memref->root();
+    const MemRef* r = key(v.memref->root());
     auto it = index.find(r);
     if (it == index.end()) {
       it = index.emplace(r, groups.size()).first;
-      groups.push_back({v.memref->root_ptr(), INT64_MAX, 0, r->size()});
+      groups.push_back(
+          {sets != nullptr ? sets->RootPtr(r) : v.memref->root_ptr(), INT64_MAX, 0, r->size()});
     }
     Group& g = groups[it->second];
     g.start = std::min(g.start, v.start);
     g.end = std::max(g.end, v.end);
-    g.slot = std::max(g.slot, v.memref->end_offset());
+    g.slot = std::max({g.slot, v.memref->end_offset(), v.memref->root()->size()});
   }
   std::vector<size_t> order(groups.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -680,11 +691,11 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Lifetimes& lt, bool* chang
                          : MemRef::MakeRoot(rep->name(), rep->space(), MemRef::kUnplanned,
                                             buffers[b].size, rep->id());
   }
-  bool merged = buffers.size() != groups.size();
+  bool merged = buffers.size() != groups.size() || (sets != nullptr && sets->merged());
   for (size_t b = 0; b < buffers.size(); ++b)
     merged |= buffer_root[b] != groups[buffers[b].rep].root;
   MemRefMapper mapper([&](const MemRef* r) -> MemRefPtr {
-    auto it = rep_of.find(r);
+    auto it = rep_of.find(key(r));
     if (it == rep_of.end()) return nullptr;
     const MemRefPtr& nr = buffer_root[it->second];
     return nr.get() == r ? nullptr : nr;
@@ -750,22 +761,21 @@ absl::StatusOr<FunctionResult> MemoryReusePass::RunOnFunction(
   ir::FunctionPtr fn = function;
   absl::flat_hash_set<std::string> names = internal::DefinedNames(*fn);
   int64_t next_id = max_id + 1;
-  {
-    Lifetimes lt(*fn);
-    SplitPlan plan = PlanSplits(lt, &next_id);
-    if (!plan.fresh.empty()) {
-      fn = ApplySplits(fn, lt, plan, &names);
-      changed = true;
-    }
+  // Each step re-analyses only if the previous one inserted statements.
+  auto lt = std::make_unique<Lifetimes>(*fn);
+  SplitPlan plan = PlanSplits(*lt, &next_id);
+  if (!plan.fresh.empty()) {
+    fn = ApplySplits(fn, *lt, plan, &names);
+    changed = true;
+    lt = std::make_unique<Lifetimes>(*fn);
   }
-  {
-    Lifetimes lt(*fn);
-    fn = ApplyCarries(fn, lt, &changed, &names, &next_id);
+  std::unique_ptr<RootSets> merged;
+  ir::FunctionPtr carried = ApplyCarries(fn, *lt, &changed, &names, &next_id, &merged);
+  if (carried != fn) {
+    fn = carried;
+    lt = std::make_unique<Lifetimes>(*fn);
   }
-  {
-    Lifetimes lt(*fn);
-    fn = Pack(fn, lt, &changed);
-  }
+  fn = Pack(fn, *lt, merged.get(), &changed);
   if (!changed) return FunctionResult{function, false};
   return FunctionResult{fn, true};
 }

@@ -1,6 +1,8 @@
 #include "passes/internal/rewrite.h"
 
+#include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -16,14 +18,12 @@ VarPtr Rewriter::Def(const VarPtr& v) {
   if (v == nullptr) return v;
   auto it = map_.find(v.get());
   if (it != map_.end()) return it->second;
-  VarPtr out = v;
-  if (retype_) {
-    ir::TypePtr t = retype_(*v);
-    if (t != nullptr && t != v->type) {
-      out = ir::MakeVar(v->name, std::move(t), v->loc);
-      changed_ = true;
-    }
-  }
+  // Values are defined once, so only replaced ones need remembering (for their uses).
+  if (!retype_) return v;
+  ir::TypePtr t = retype_(*v);
+  if (t == nullptr || t == v->type) return v;
+  VarPtr out = ir::MakeVar(v->name, std::move(t), v->loc);
+  changed_ = true;
   map_.emplace(v.get(), out);
   return out;
 }
@@ -33,8 +33,28 @@ VarPtr Rewriter::Use(const VarPtr& v) {
   return it == map_.end() ? v : it->second;
 }
 
+namespace {
+
+// Rewrites `items` with `fn`; allocates a new vector only once an item changes.
+template <typename Fn>
+bool RewriteAll(const std::vector<ExprPtr>& items, Fn fn, std::vector<ExprPtr>* out) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    ExprPtr x = fn(items[i]);
+    if (x == items[i]) continue;
+    out->reserve(items.size());
+    out->assign(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i));
+    out->push_back(std::move(x));
+    for (size_t j = i + 1; j < items.size(); ++j) out->push_back(fn(items[j]));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ExprPtr Rewriter::RewriteExpr(const ExprPtr& e) {
-  if (e == nullptr) return e;
+  if (e == nullptr || map_.empty()) return e;
+  auto fn = [this](const ExprPtr& x) { return RewriteExpr(x); };
   switch (e->kind) {
     case ir::ExprKind::kVar: {
       auto it = map_.find(static_cast<const ir::Var*>(e.get()));
@@ -43,29 +63,21 @@ ExprPtr Rewriter::RewriteExpr(const ExprPtr& e) {
     case ir::ExprKind::kList: {
       const auto* list = static_cast<const ir::ListExpr*>(e.get());
       std::vector<ExprPtr> items;
-      bool diff = false;
-      items.reserve(list->items.size());
-      for (const ExprPtr& item : list->items) {
-        items.push_back(RewriteExpr(item));
-        diff |= items.back() != item;
-      }
-      return diff ? ir::MakeList(std::move(items)) : e;
+      return RewriteAll(list->items, fn, &items) ? ir::MakeList(std::move(items)) : e;
     }
     case ir::ExprKind::kCall: {
       const auto* call = static_cast<const ir::Call*>(e.get());
       std::vector<ExprPtr> args;
-      bool diff = false;
-      args.reserve(call->args.size());
-      for (const ExprPtr& a : call->args) {
-        args.push_back(RewriteExpr(a));
-        diff |= args.back() != a;
-      }
+      bool diff = RewriteAll(call->args, fn, &args);
+      if (!diff) args = call->args;
       ir::Kwargs kwargs;
+      bool kw_diff = false;
       for (const auto& kv : call->kwargs) {
-        kwargs.emplace_back(kv.first, RewriteExpr(kv.second));
-        diff |= kwargs.back().second != kv.second;
+        if (fn(kv.second) != kv.second) kw_diff = true;
       }
-      return diff ? ir::MakeCall(call->op, std::move(args), std::move(kwargs), call->loc) : e;
+      if (!diff && !kw_diff) return e;
+      for (const auto& kv : call->kwargs) kwargs.emplace_back(kv.first, fn(kv.second));
+      return ir::MakeCall(call->op, std::move(args), std::move(kwargs), call->loc);
     }
     default:
       return e;
