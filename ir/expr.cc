@@ -1,5 +1,7 @@
 #include "ir/expr.h"
 
+#include <vector>
+
 namespace accelmem {
 namespace ir {
 
@@ -13,7 +15,17 @@ const ExprPtr* Call::FindKwarg(absl::string_view key) const {
 VarPtr MakeVar(std::string name, TypePtr type, SourceLoc loc) {
   return std::make_shared<Var>(std::move(name), std::move(type), loc);
 }
-ExprPtr MakeInt(int64_t value) { return std::make_shared<IntImm>(value); }
+ExprPtr MakeInt(int64_t value) {
+  // Small literals (offsets, shapes, addresses -1) are shared: nodes are immutable.
+  constexpr int64_t kLo = -16, kHi = 1024;
+  static const std::vector<ExprPtr>* cache = [] {
+    auto* v = new std::vector<ExprPtr>();
+    for (int64_t i = kLo; i < kHi; ++i) v->push_back(std::make_shared<IntImm>(i));
+    return v;
+  }();
+  if (value >= kLo && value < kHi) return (*cache)[value - kLo];
+  return std::make_shared<IntImm>(value);
+}
 ExprPtr MakeFloat(double value) { return std::make_shared<FloatImm>(value); }
 ExprPtr MakeString(std::string value) { return std::make_shared<StringImm>(std::move(value)); }
 ExprPtr MakeList(std::vector<ExprPtr> items) { return std::make_shared<ListExpr>(std::move(items)); }

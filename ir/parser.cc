@@ -584,7 +584,19 @@ class Parser {
     return shape;
   }
 
+  // Types with the same text in one function are the same type (MemRef names resolve the same
+  // way throughout a function), so they are parsed once and shared.
   TypePtr ParseType() {
+    const size_t start = pos_;
+    TypePtr t = ParseTypeUncached();
+    const Token& first = toks_[start];
+    const Token& last = toks_[pos_ - 1];
+    absl::string_view key = text_.substr(first.offset, last.offset + last.length - first.offset);
+    auto [it, inserted] = types_.try_emplace(key, t);
+    return it->second;
+  }
+
+  TypePtr ParseTypeUncached() {
     const Token& t = Peek();
     if (t.kind != Tok::kIdent) Expected("a type");
     absl::string_view w = Text(t);
@@ -1067,6 +1079,7 @@ class Parser {
     function_name_ = fname;
     names_.clear();
     scope_names_.clear();
+    types_.clear();
     memrefs_.clear();
     views_.clear();
     prescanned_.clear();
@@ -1112,6 +1125,7 @@ class Parser {
   std::string function_name_;
   absl::flat_hash_map<absl::string_view, NameEntry, NameHash> names_;
   std::vector<std::vector<absl::string_view>> scope_names_;  // names defined per open scope
+  absl::flat_hash_map<absl::string_view, TypePtr, NameHash> types_;  // by text, per function
   absl::flat_hash_map<std::string, MemRefPtr> memrefs_;
   absl::flat_hash_map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
   absl::flat_hash_map<size_t, MemRefPtr> prescanned_;  // token index of the alloc's name
