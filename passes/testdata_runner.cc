@@ -20,6 +20,7 @@
 #include "backends/backend.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
+#include "ir/structural_equal.h"
 #include "passes/test_util.h"
 #include "passes/verify_memory_plan.h"
 
@@ -80,6 +81,10 @@ TEST(TestdataCase, MatchesExpected) {
   ASSERT_TRUE(c.has_expected) << "missing '# ==== expected ====' in " << g_path;
   const std::string actual = ir::PrintProgram(*r->program);
   EXPECT_EQ(actual, testing::Canonical(c.expected)) << "actual output:\n" << actual;
+  // Structurally too (MemRef sharing and addresses included), not only as text.
+  ir::ProgramPtr expected = testing::ParseOrDie(c.expected);
+  EXPECT_TRUE(ir::StructuralEqual(*r->program, *expected))
+      << ir::FirstDifference(*r->program, *expected);
   if (c.unchanged) {
     EXPECT_FALSE(r->changed);
   } else {
