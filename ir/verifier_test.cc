@@ -148,6 +148,49 @@ TEST(VerifierTest, CustomSizer) {
   EXPECT_FALSE(VerifyProgram(*p, opts).ok());
 }
 
+// Rules only a pass can break (the parser rejects them earlier): a MemRef in another space than
+// its tile, and a MemRef with no tile.alloc in the function.
+TEST(VerifierTest, BuiltMemRefRules) {
+  VarPtr x = MakeVar("x", MakeTensor(StaticShape({4}), DType::kFP32));
+  MemRefPtr acc = MemRef::MakeRoot("mem_acc_0", MemorySpace::kAcc, -1, 16, 0);
+  VarPtr a = MakeVar("a", MakeTile(StaticShape({4}), DType::kFP32, MemorySpace::kVec, acc));
+  CallPtr load = MakeCall("tile.load", {x, MakeIntList({0}), MakeIntList({4})});
+  Function with_alloc("g", FunctionType::kAIV, {x}, {},
+                      FlattenSeq({MakeAllocStmt(acc), std::make_shared<AssignStmt>(a, load)}));
+  EXPECT_EQ(VerifyFunction(with_alloc).message(),
+            "error: in function 'g': value 'a': memref: declared space Vec differs from memref "
+            "'mem_acc_0' in Acc");
+  MemRefPtr vec = MemRef::MakeRoot("mem_vec_0", MemorySpace::kVec, -1, 16, 0);
+  VarPtr b = MakeVar("b", MakeTile(StaticShape({4}), DType::kFP32, MemorySpace::kVec, vec));
+  Function no_alloc("g", FunctionType::kAIV, {x}, {},
+                    FlattenSeq({std::make_shared<AssignStmt>(b, load)}));
+  EXPECT_EQ(VerifyFunction(no_alloc).message(),
+            "error: in function 'g': value 'b': memref: memref 'mem_vec_0' names no tile.alloc in "
+            "this function");
+  Function ok("g", FunctionType::kAIV, {x}, {},
+              FlattenSeq({MakeAllocStmt(vec), std::make_shared<AssignStmt>(b, load)}));
+  EXPECT_TRUE(VerifyFunction(ok).ok()) << VerifyFunction(ok);
+}
+
+// Loop carries must be initialised with values of their own type.
+TEST(VerifierTest, CarryInitType) {
+  VarPtr x = MakeVar("x", MakeTensor(StaticShape({4}), DType::kFP32));
+  VarPtr a = MakeVar("a", MakeTile(StaticShape({4}), DType::kFP32, MemorySpace::kVec));
+  VarPtr c = MakeVar("c", MakeTile(StaticShape({4}), DType::kFP16, MemorySpace::kVec));
+  VarPtr o = MakeVar("o", MakeTile(StaticShape({4}), DType::kFP16, MemorySpace::kVec));
+  StmtPtr body = FlattenSeq({
+      std::make_shared<AssignStmt>(a, MakeCall("tile.load", {x, MakeIntList({0}), MakeIntList({4})})),
+      std::make_shared<ForStmt>(MakeVar("i", MakeIndex()), MakeInt(0), MakeInt(2), MakeInt(1),
+                                std::vector<VarPtr>{c}, std::vector<ExprPtr>{a},
+                                FlattenSeq({std::make_shared<YieldStmt>(std::vector<ExprPtr>{c})}),
+                                std::vector<VarPtr>{o}),
+  });
+  Function f("g", FunctionType::kAIV, {x}, {}, body);
+  EXPECT_EQ(VerifyFunction(f).message(),
+            "error: in function 'g': value 'c': type: carried value is initialised with a of "
+            "another type");
+}
+
 }  // namespace
 }  // namespace ir
 }  // namespace accelmem
