@@ -10,6 +10,7 @@
 #include "backends/backend.h"
 #include "ir/op_registry.h"
 #include "passes/pass.h"
+#include "policy/placement_checker.h"
 
 namespace accelmem {
 namespace passes {
@@ -182,34 +183,6 @@ class Analyzer {
   int64_t last_yield_stmt_ = 0;
 };
 
-struct Event {
-  int64_t time;
-  bool start;
-  size_t buffer;
-};
-
-std::vector<Event> Events(const std::vector<PlannedBuffer>& buffers,
-                          const std::vector<size_t>& subset) {
-  std::vector<Event> ev;
-  for (size_t i : subset) {
-    const PlannedBuffer& b = buffers[i];
-    if (b.size <= 0 || b.start >= b.end) continue;
-    ev.push_back({b.start, true, i});
-    ev.push_back({b.end, false, i});
-  }
-  std::sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) {
-    if (a.time != b.time) return a.time < b.time;
-    if (a.start != b.start) return !a.start;  // ends first: lifetimes are half-open
-    return a.buffer < b.buffer;
-  });
-  return ev;
-}
-
-std::string Describe(const PlannedBuffer& b) {
-  return absl::StrCat("'", b.name, "' (", ir::MemorySpaceName(b.space), " [", b.addr, ", ",
-                      b.addr + b.size, "), statements ", b.first_stmt, "..", b.last_stmt, ")");
-}
-
 }  // namespace
 
 absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
@@ -308,11 +281,12 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
   }
   for (auto& [space, u] : spaces) {
     u.capacity = options.capacity ? options.capacity(u.space) : backends::ActiveMemSize(u.space);
-    int64_t live = 0;
-    for (const Event& e : Events(report.buffers, by_space[space])) {
-      live += e.start ? report.buffers[e.buffer].size : -report.buffers[e.buffer].size;
-      u.load = std::max(u.load, live);
+    std::vector<policy::PlacementBuffer> instance;
+    for (size_t i : by_space[space]) {
+      const PlannedBuffer& b = report.buffers[i];
+      instance.push_back({b.name, b.start, std::max(b.end, b.start), b.size});
     }
+    u.load = policy::ComputeLoad(instance);
     report.spaces.push_back(u);
   }
   return report;
@@ -374,34 +348,28 @@ absl::Status VerifyMemoryPlan(const ir::Function& function, const MemoryPlanOpti
     }
   }
 
-  // No two live buffers overlap: sweep over time keeping the live buffers ordered by address;
-  // while they are disjoint, a new one overlaps some live buffer iff it overlaps a neighbour.
+  // No two live buffers overlap: the generic placement checker (policy/placement_checker.h),
+  // one instance per space; alignment and capacity were checked above with the IR's terms.
   std::map<int, std::vector<size_t>> by_space;
   for (size_t i = 0; i < report->buffers.size(); ++i) {
     by_space[static_cast<int>(report->buffers[i].space)].push_back(i);
   }
-  for (auto& [space, subset] : by_space) {
-    std::map<int64_t, size_t> live;  // addr -> buffer
-    for (const Event& e : Events(report->buffers, subset)) {
-      const PlannedBuffer& b = report->buffers[e.buffer];
-      if (!e.start) {
-        auto it = live.find(b.addr);
-        if (it != live.end() && it->second == e.buffer) live.erase(it);
-        continue;
-      }
-      auto next = live.lower_bound(b.addr);
-      const PlannedBuffer* clash = nullptr;
-      if (next != live.end() && next->first < b.addr + b.size)
-        clash = &report->buffers[next->second];
-      if (clash == nullptr && next != live.begin()) {
-        const PlannedBuffer& prev = report->buffers[std::prev(next)->second];
-        if (prev.addr + prev.size > b.addr) clash = &prev;
-      }
-      if (clash != nullptr) {
-        return FunctionError(function.name, absl::StrCat(Describe(*clash), " and ", Describe(b),
-                                                         " overlap in memory while both are live"));
-      }
-      live.emplace(b.addr, e.buffer);
+  for (const auto& [space, subset] : by_space) {
+    std::vector<policy::PlacementBuffer> instance;
+    std::vector<int64_t> offsets;
+    instance.reserve(subset.size());
+    offsets.reserve(subset.size());
+    for (size_t i : subset) {
+      const PlannedBuffer& b = report->buffers[i];
+      instance.push_back({absl::StrCat(b.name, " @ statements ", b.first_stmt, "..", b.last_stmt),
+                          b.start, b.end, b.size});
+      offsets.push_back(b.addr);
+    }
+    absl::Status s = policy::CheckPlacement(instance, offsets);
+    if (!s.ok()) {
+      return FunctionError(
+          function.name,
+          absl::StrCat(ir::MemorySpaceName(report->buffers[subset[0]].space), ": ", s.message()));
     }
   }
   return absl::OkStatus();

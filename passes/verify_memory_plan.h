@@ -14,7 +14,8 @@
 // not in-place safe (its write is then at 3t, overlapping the reads). A value and its views
 // (tile.slice, tile.reshape, per the op registry) are one buffer. A loop or `if` yield whose
 // value is not already in the carried/result MemRef is an implicit copy into it, modelled as a
-// not-in-place write at the yield. The sweep over time is O(n log n).
+// not-in-place write at the yield. The overlap check is policy/placement_checker's O(n log n)
+// sweep, one instance per space.
 #ifndef ACCELMEM_PASSES_VERIFY_MEMORY_PLAN_H_
 #define ACCELMEM_PASSES_VERIFY_MEMORY_PLAN_H_
 
