@@ -4,12 +4,12 @@
 // tcmalloc (tc_malloc/tc_free).
 //
 // One cycle = allocate N = 2^20 cells of 64 B, then release all of them, LIFO (reverse order) or
-// in a fixed random order; the work is split over 1 or 2 threads (same N in total, so the
-// 2-thread row measures strong scaling). Only the cycle is timed (manual time); for the
-// NodeManager the serial GC that makes the recycled cells reusable runs untimed between cycles
-// and has its own rows (BM_NodeManager_GcSerial, with one memset of the same bytes as the limit).
-// Arguments: /order (0 = LIFO, 1 = random) /threads /touch (1 = write 8 bytes into every cell
-// after allocating it, as a user would).
+// in a fixed random order, in groups of 64 pointers gathered from the harness's array; the work is
+// split over 1 or 2 threads (same N in total, so the 2-thread row measures strong scaling). Only
+// the cycle is timed (manual time); for the NodeManager the serial GC that makes the recycled cells
+// reusable runs untimed between cycles and has its own rows (BM_NodeManager_GcSerial, with one
+// memset of the same bytes as the limit). Arguments: /order (0 = LIFO, 1 = random) /threads /touch
+// (1 = write 8 bytes into every cell after allocating it, as a user would).
 //
 // NodeManager variants: `Plain` is the runtime's allocate()/recycle() (one atomic each, as
 // upstream); `Batch64` uses allocate_indices()/recycle_indices() in batches of 64 (one atomic per
@@ -153,7 +153,12 @@ void BM_Malloc(benchmark::State& state) {
       ptrs[k] = A::Alloc();
       if (touch) Touch(ptrs[k], k);
     }
-    for (int64_t k = 0; k < n; ++k) A::Free(ptrs[order[k]]);
+    // Released in groups of 64 gathered pointers (the same harness for every contender).
+    void* batch[64];
+    for (int64_t k = 0; k < n; k += 64) {
+      for (int j = 0; j < 64; ++j) batch[j] = ptrs[order[k + j]];
+      for (int j = 0; j < 64; ++j) A::Free(batch[j]);
+    }
   };
   TimeParallel(threads, cycle);  // warm-up
   for (auto _ : state) state.SetIterationTime(TimeParallel(threads, cycle));
@@ -219,7 +224,11 @@ void BM_NodeManager(benchmark::State& state) {
         ptrs[k] = nm.allocate();
         if (touch) Touch(ptrs[k], k);
       }
-      for (int64_t k = 0; k < n; ++k) nm.recycle(static_cast<uint8_t*>(ptrs[order[k]]));
+      void* batch[64];
+      for (int64_t k = 0; k < n; k += 64) {
+        for (int j = 0; j < 64; ++j) batch[j] = ptrs[order[k + j]];
+        for (int j = 0; j < 64; ++j) nm.recycle(static_cast<uint8_t*>(batch[j]));
+      }
       return;
     }
     int32_t idx[64];
@@ -230,8 +239,10 @@ void BM_NodeManager(benchmark::State& state) {
         if (touch) Touch(ptrs[k + j], k + j);
       }
     }
+    void* batch[64];
     for (int64_t k = 0; k < n; k += 64) {
-      for (int j = 0; j < 64; ++j) idx[j] = nm.locate(ptrs[order[k + j]]);
+      for (int j = 0; j < 64; ++j) batch[j] = ptrs[order[k + j]];
+      for (int j = 0; j < 64; ++j) idx[j] = nm.locate(batch[j]);
       nm.recycle_indices(idx, 64);
     }
   };

@@ -11,6 +11,9 @@ namespace {
 
 std::atomic<uint64_t> g_live_bytes{0};
 constexpr uint64_t kHugePage = uint64_t{2} << 20;
+// Mappings at least this big go on transparent huge pages. Above the 1-2 MiB chunk and granule
+// tables of the lists, which are touched sparsely and would otherwise commit whole huge pages.
+constexpr uint64_t kHugePageThreshold = uint64_t{4} << 20;
 
 uint64_t PageSize() {
   static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -30,7 +33,7 @@ void* HostMemoryPool::Allocate(uint64_t size, uint64_t alignment) {
   const uint64_t page = PageSize();
   if (size == 0) size = 1;
   if (alignment < page) alignment = page;
-  if (size >= kHugePage && alignment < kHugePage) alignment = kHugePage;
+  if (size >= kHugePageThreshold && alignment < kHugePage) alignment = kHugePage;
   if ((alignment & (alignment - 1)) != 0) return nullptr;
   const uint64_t length = (size + page - 1) / page * page;
   if (length < size || length + alignment < length) return nullptr;  // overflow
@@ -57,7 +60,9 @@ void* HostMemoryPool::Allocate(uint64_t size, uint64_t alignment) {
   }
   // Large mappings (root buffers, big chunks) on transparent huge pages: random accesses to
   // pointer slots and cells otherwise pay a page walk each (expensive under virtualization).
-  if (length >= kHugePage) madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);
+  if (length >= kHugePageThreshold) {
+    madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   mappings_.push_back({reinterpret_cast<void*>(aligned), static_cast<size_t>(length)});
   g_live_bytes.fetch_add(length, std::memory_order_relaxed);

@@ -2,7 +2,7 @@
 //
 // HostMemoryPool: the CPU memory source behind a RuntimeMemory (host code, ordinary C++). Every
 // allocation is a zero-filled anonymous mapping, aligned as requested (over-mapped, then trimmed),
-// committed lazily by the kernel on first touch; mappings of 2 MiB and more are 2 MiB-aligned and
+// committed lazily by the kernel on first touch; mappings of 4 MiB and more are 2 MiB-aligned and
 // advised onto transparent huge pages. The pool records every mapping and unmaps all of
 // them when it is destroyed, so destroying a runtime returns every byte (upstream leaks its
 // NodeManagers and lists, #5777).

@@ -85,37 +85,44 @@ void NodeManager::recycle_indices(const i32* indices, i32 n) {
 }
 
 void NodeManager::gc_serial() {
+  constexpr i32 kBlock = 256;
+  list_data_type buffer[kBlock];
   // 1. Compact the free list: move the unused tail [used, size) to the head (#1076: not a clear).
-  i32 used = free_list_used;
-  i32 size = free_list.size();
-  i32 num_unused = max_of(size - used, 0);
+  //    Blockwise through a buffer: a block's destination never overlaps a later block's source.
+  const i32 used = free_list_used;
+  const i32 size = free_list.size();
+  const i32 num_unused = max_of(size - used, 0);
   if (used > 0) {
-    for (i32 k = 0; k < num_unused; ++k) {
-      free_list.get<list_data_type>(k) = free_list.get<list_data_type>(k + used);
+    for (i32 k = 0; k < num_unused; k += kBlock) {
+      const i32 n = min_of(kBlock, num_unused - k);
+      free_list.read_range(k + used, n, buffer);
+      free_list.write_range(k, n, buffer);
     }
   }
   free_list_used = 0;
   free_list.resize(num_unused);
-  // 2. Zero every recycled cell (exactly element_size bytes, #427) and append it to the free list,
-  //    in recycle order. Adjacent cells in one chunk are zeroed together.
-  i32 num_recycled = recycled_list.size();
+  // 2. Zero every recycled cell (exactly element_size bytes, #427) and append its index to the
+  //    free list, in recycle order (FIFO reuse). Cells adjacent in one chunk are zeroed together.
+  const i32 num_recycled = recycled_list.size();
   if (num_recycled > 0) {
-    i32 first = free_list.reserve_new_elements(num_recycled);
+    const i32 first = free_list.reserve_new_elements(num_recycled);
     if (first < 0) return;  // error recorded; the recycled list is kept
     const i32 chunk_mask = data_list.max_num_elements_per_chunk - 1;
-    i32 r = 0;
-    while (r < num_recycled) {
-      i32 begin = recycled_list.get<list_data_type>(r);
-      free_list.get<list_data_type>(first + r) = begin;
-      i32 end = begin + 1;
-      ++r;
-      while (r < num_recycled && (end & chunk_mask) != 0 &&
-             recycled_list.get<list_data_type>(r) == end) {
-        free_list.get<list_data_type>(first + r) = end;
-        ++end;
-        ++r;
+    for (i32 r = 0; r < num_recycled; r += kBlock) {
+      const i32 n = min_of(kBlock, num_recycled - r);
+      recycled_list.read_range(r, n, buffer);
+      free_list.write_range(first + r, n, buffer);
+      i32 j = 0;
+      while (j < n) {
+        const i32 begin = buffer[j];
+        i32 end = begin + 1;
+        ++j;
+        while (j < n && (end & chunk_mask) != 0 && buffer[j] == end) {
+          ++end;
+          ++j;
+        }
+        mem_zero(data_list.get_element_ptr(begin), element_size * static_cast<u64>(end - begin));
       }
-      mem_zero(data_list.get_element_ptr(begin), element_size * static_cast<u64>(end - begin));
     }
   }
   // 3. Lazy clear.
@@ -128,7 +135,9 @@ i32 NodeManager::num_reserved() const {
   return static_cast<i32>(min_of(reserved, capacity));
 }
 
-i32 NodeManager::num_free() const { return max_of(free_list.size() - free_list_used, 0); }
+i32 NodeManager::num_free() const {
+  return max_of(free_list.size() - atomic_load_relaxed(&free_list_used), 0);
+}
 
 i32 NodeManager::num_in_use() const { return num_reserved() - num_free() - num_recycled(); }
 

@@ -136,6 +136,27 @@ TEST_F(NodeManagerTest, GcCompactsUnusedFreeEntries) {
   EXPECT_EQ(nm_.num_in_use(), 1);
 }
 
+// Compaction and refill work blockwise across chunk and block boundaries, for small and large
+// shifts (the source and destination ranges overlap when used < unused).
+TEST_F(NodeManagerTest, GcCompactionOfLongFreeLists) {
+  for (int used : {1, 100, 300, 700}) {
+    NodeManager nm{};
+    ASSERT_TRUE(nm.init(&memory_, 8, 8, 16));
+    std::vector<Ptr> cells;
+    for (int k = 0; k < 1000; ++k) cells.push_back(nm.allocate());
+    for (int k = 0; k < 1000; ++k) nm.recycle(cells[k]);
+    nm.gc_serial();
+    for (int k = 0; k < used; ++k) ASSERT_EQ(nm.locate(nm.allocate()), k);
+    const int recycled = std::min(used, 10);  // cells in use: indices [0, used)
+    for (int k = 0; k < recycled; ++k) nm.recycle(cells[used - 1 - k]);
+    nm.gc_serial();
+    std::vector<int> want;
+    for (int k = used; k < 1000; ++k) want.push_back(k);
+    for (int k = 0; k < recycled; ++k) want.push_back(used - 1 - k);
+    EXPECT_EQ(FreeEntries(nm), want) << "used " << used;
+  }
+}
+
 // When the free list is exhausted allocation falls through to fresh cells (without touching the
 // cursor); a cursor pushed past the end by racing allocations is handled by GC's
 // max(size - used, 0) compaction.

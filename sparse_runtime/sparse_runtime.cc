@@ -534,9 +534,9 @@ std::vector<SparseRuntime::ListElement> SparseRuntime::ListGen(const SNode& leaf
   return out;
 }
 
+template <typename Fn>
 void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const ListElement& e,
-                               int32_t lo, int32_t hi,
-                               absl::FunctionRef<void(absl::Span<const int32_t>, void*)> fn) {
+                               int32_t lo, int32_t hi, const Fn& fn) {
   if (lo >= hi) return;
   const std::vector<int>& index_axes = leaf.index_axes();
   const std::vector<int>& axes = leaf.axes();

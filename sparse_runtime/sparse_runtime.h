@@ -180,8 +180,11 @@ class SparseRuntime {
   std::vector<ListElement> ListGen(const SNode& leaf);
   void ListGenRec(const SNode& leaf, int depth, Ptr cell, const std::array<int32_t, kMaxAxes>& base,
                   std::vector<ListElement>* out);
+  // Calls fn(index, cell) for the active cells [lo, hi) of one list element (a template so that
+  // the visitor is called directly, without a second indirection).
+  template <typename Fn>
   void VisitRange(const SNode& leaf, uint64_t value_offset, const ListElement& e, int32_t lo,
-                  int32_t hi, absl::FunctionRef<void(absl::Span<const int32_t>, void*)> fn);
+                  int32_t hi, const Fn& fn);
   ThreadPool* pool();
 
   const SNodeTree& tree_;

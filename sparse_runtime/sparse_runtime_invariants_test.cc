@@ -174,6 +174,12 @@ void RunHistory(Fixture& f, Model& model, int owner, int owners, int ops, uint32
         }
         break;
       case 13:
+        if (pick(2) == 0) {  // statistics are readable while others allocate
+          SNodeMemoryStats stats = f.rt->Stats(*f.inner);
+          ASSERT_GE(stats.cells_reserved, 0);
+          ASSERT_GE(stats.cells_free, 0);
+          break;
+        }
         if (check_often && pick(20) == 0) {
           absl::Status status = f.rt->CheckInvariants();
           ASSERT_TRUE(status.ok()) << status;
