@@ -93,9 +93,8 @@ void NaiveBestFit(benchmark::State& state, const std::vector<PlacementBuffer>& b
     const size_t n = buffers.size();
     std::vector<size_t> order(n);
     for (size_t i = 0; i < n; ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return buffers[a].size > buffers[b].size;
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return buffers[a].size > buffers[b].size; });
     offsets.assign(n, 0);
     std::vector<size_t> placed;
     std::vector<std::pair<int64_t, int64_t>> occupied;
@@ -165,15 +164,13 @@ const int kRegistered = [] {
       }
       return *buffers;
     };
-    benchmark::RegisterBenchmark(("BM_Greedy_" + instance.name).c_str(),
-                                 [load, instance](benchmark::State& state) {
-                                   Greedy(state, load(), instance.capacity);
-                                 })
+    benchmark::RegisterBenchmark(
+        ("BM_Greedy_" + instance.name).c_str(),
+        [load, instance](benchmark::State& state) { Greedy(state, load(), instance.capacity); })
         ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("BM_Search_" + instance.name).c_str(),
-                                 [load, instance](benchmark::State& state) {
-                                   Search(state, load(), instance.capacity);
-                                 })
+    benchmark::RegisterBenchmark(
+        ("BM_Search_" + instance.name).c_str(),
+        [load, instance](benchmark::State& state) { Search(state, load(), instance.capacity); })
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
     auto* naive = benchmark::RegisterBenchmark(("BM_NaiveBestFit_" + instance.name).c_str(),

@@ -31,7 +31,7 @@ int64_t RoundUp(int64_t value, int64_t alignment) {
 // The buffers that take part in placement (size > 0, non-empty lifetime), with sizes rounded up
 // to the alignment and time compressed to sections: section k is [times[k], times[k + 1]).
 struct Items {
-  std::vector<int> buffer;   // Item -> index of the input buffer.
+  std::vector<int> buffer;    // Item -> index of the input buffer.
   std::vector<int64_t> size;  // Aligned size.
   std::vector<int64_t> start, end;
   std::vector<int> lo, hi;  // Sections spanned: [lo, hi).
@@ -332,9 +332,9 @@ int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
                      std::vector<int64_t>& offsets,
                      int64_t limit = std::numeric_limits<int64_t>::max()) {
   offsets.assign(items.count(), 0);
-  std::map<int64_t, int64_t> live;                // Offset -> end address of live buffers.
-  std::set<std::pair<int64_t, int64_t>> gaps;     // (length, offset) of gaps between them.
-  using Expiry = std::pair<int64_t, int>;         // (end time, item).
+  std::map<int64_t, int64_t> live;             // Offset -> end address of live buffers.
+  std::set<std::pair<int64_t, int64_t>> gaps;  // (length, offset) of gaps between them.
+  using Expiry = std::pair<int64_t, int>;      // (end time, item).
   std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiry;
   auto remove = [&](int j) {
     auto it = live.find(offsets[j]);
@@ -413,7 +413,6 @@ enum class SearchResult { kFound, kNotFound, kLimit };
 
 class BranchAndBound {
  public:
-
   // Returns false (and builds nothing) when the instance has more than `max_pairs` overlapping
   // pairs, the point where the per-node work makes the search hopeless within a budget.
   bool Prepare(const Items& items, int64_t max_pairs) {
@@ -427,9 +426,9 @@ class BranchAndBound {
     std::vector<int> active;
     int64_t pairs = 0;
     for (int s = 0; s < num_sections; ++s) {
-      active.erase(std::remove_if(active.begin(), active.end(),
-                                  [&](int j) { return items.hi[j] <= s; }),
-                   active.end());
+      active.erase(
+          std::remove_if(active.begin(), active.end(), [&](int j) { return items.hi[j] <= s; }),
+          active.end());
       for (int i : starts[s]) {
         pairs += static_cast<int64_t>(active.size());
         if (pairs > max_pairs) return false;
@@ -549,9 +548,9 @@ class BranchAndBound {
     std::vector<std::vector<int>> pieces(cut_points.size());
     for (int i : members) {
       if (off_[i] >= 0) continue;
-      const int piece = static_cast<int>(
-          std::upper_bound(cut_points.begin(), cut_points.end(), items_->lo[i]) -
-          cut_points.begin());
+      const int piece =
+          static_cast<int>(std::upper_bound(cut_points.begin(), cut_points.end(), items_->lo[i]) -
+                           cut_points.begin());
       pieces[piece].push_back(i);
     }
     int piece_lo = lo;
@@ -618,7 +617,8 @@ class BranchAndBound {
     }
     if (cands.empty()) return SearchResult::kFound;
     int64_t min_height = std::numeric_limits<int64_t>::max();
-    for (const Candidate& c : cands) min_height = std::min(min_height, c.offset + items.size[c.item]);
+    for (const Candidate& c : cands)
+      min_height = std::min(min_height, c.offset + items.size[c.item]);
     if (!Feasible(cands, std::max<int64_t>(last_offset, 0))) return SearchResult::kNotFound;
     for (size_t c = 0; c < cands.size(); ++c) {
       const Candidate cand = cands[c];
@@ -638,9 +638,9 @@ class BranchAndBound {
       for (int k = items.lo[i]; k + 1 < items.hi[i]; ++k) {
         if (--cuts_[k] == 0) split = true;
       }
-      const SearchResult result = split ? SplitAndSolve(members, lo, hi, depth + 1)
-                                        : Search(members, lo, hi, cand.offset, cand.rank, depth + 1,
-                                                 &cands, min_off_mark);
+      const SearchResult result =
+          split ? SplitAndSolve(members, lo, hi, depth + 1)
+                : Search(members, lo, hi, cand.offset, cand.rank, depth + 1, &cands, min_off_mark);
       for (int k = items.lo[i]; k + 1 < items.hi[i]; ++k) ++cuts_[k];
       Unplace(i, floor_mark, min_off_mark);
       if (result != SearchResult::kNotFound) return result;
@@ -754,8 +754,7 @@ int64_t ItemHeight(const Items& items, const std::vector<int64_t>& item_offsets)
 // Runs every preorder concurrently (one thread each) on `target` until one finds a placement,
 // one proves that none exists, or `deadline`. No search is restarted, unlike the round-robin.
 SearchResult Portfolio(std::vector<BranchAndBound>& solvers, const Items& items, int64_t target,
-                       Clock::time_point deadline, std::vector<int64_t>& found,
-                       int64_t& nodes) {
+                       Clock::time_point deadline, std::vector<int64_t>& found, int64_t& nodes) {
   const int k = static_cast<int>(solvers.size());
   std::atomic<bool> stop{false};
   std::vector<SearchResult> results(k, SearchResult::kLimit);
@@ -843,9 +842,8 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
   // soon as they cannot win. Ties go to the order listed first in options.orders.
   std::vector<size_t> evaluation(options.orders.size());
   std::iota(evaluation.begin(), evaluation.end(), 0);
-  std::stable_partition(evaluation.begin(), evaluation.end(), [&](size_t k) {
-    return options.orders[k] == GreedyOrder::kStart;
-  });
+  std::stable_partition(evaluation.begin(), evaluation.end(),
+                        [&](size_t k) { return options.orders[k] == GreedyOrder::kStart; });
   size_t best_index = options.orders.size();
   for (size_t k : evaluation) {
     const GreedyOrder order = options.orders[k];
@@ -874,8 +872,7 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
       const int64_t unit = items.unit;
       auto align_unit = [&](int64_t v) { return RoundUp(v, unit); };
       int64_t lo = align_unit(items.load);  // No placement below; raised by exhausted searches.
-      const int64_t cap_target =
-          options.capacity > 0 ? options.capacity / unit * unit : 0;
+      const int64_t cap_target = options.capacity > 0 ? options.capacity / unit * unit : 0;
       bool cap_pending = cap_target > 0 && best_height > cap_target && cap_target >= lo;
       std::vector<int64_t> found;
       auto accept = [&](const std::vector<int64_t>& offsets) {

@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include "policy/placement_checker.h"
-#include "tools/place_csv.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "absl/time/time.h"
+#include "policy/placement_checker.h"
+#include "tools/place_csv.h"
 
 namespace accelmem {
 namespace policy {
@@ -38,7 +38,7 @@ std::vector<PlacementBuffer> RandomInstance(std::mt19937_64& rng, int max_buffer
   std::vector<PlacementBuffer> buffers;
   for (int i = 0; i < n; ++i) {
     const int64_t start = static_cast<int64_t>(rng() % 20);
-    const int64_t end = start + static_cast<int64_t>(rng() % 12);  // May be empty.
+    const int64_t end = start + static_cast<int64_t>(rng() % 12);       // May be empty.
     const int64_t size = static_cast<int64_t>(rng() % (max_size + 1));  // May be 0.
     buffers.push_back(B("b" + std::to_string(i), start, end, size));
   }
@@ -130,8 +130,8 @@ TEST(GreedyBestFitTest, MatchesReferenceBestFit) {
   std::mt19937_64 rng(3);
   for (int round = 0; round < 2000; ++round) {
     std::vector<PlacementBuffer> buffers = RandomInstance(rng, round % 10 == 0 ? 120 : 30, 64);
-    for (GreedyOrder order : {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
-                              GreedyOrder::kStart}) {
+    for (GreedyOrder order :
+         {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime, GreedyOrder::kStart}) {
       ASSERT_EQ(GreedyBestFit(buffers, 1, order), NaiveBestFit(buffers, order))
           << "round " << round << " order " << GreedyOrderName(order);
     }
@@ -139,8 +139,8 @@ TEST(GreedyBestFitTest, MatchesReferenceBestFit) {
   for (const std::string file : {"minimalloc/K.1048576.csv", "idealloc/G_1.csv"}) {
     const std::vector<PlacementBuffer> buffers =
         LoadInstance("third_party/placement_instances/" + file);
-    for (GreedyOrder order : {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
-                              GreedyOrder::kStart}) {
+    for (GreedyOrder order :
+         {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime, GreedyOrder::kStart}) {
       EXPECT_EQ(GreedyBestFit(buffers, 1, order), NaiveBestFit(buffers, order))
           << file << " " << GreedyOrderName(order);
     }
@@ -151,9 +151,8 @@ TEST(GreedyBestFitTest, MatchesReferenceBestFit) {
 TEST(GreedyBestFitTest, PicksTheSmallestFittingGap) {
   // Two holes at one step: [0,10) (10 bytes) and [14,18) (4 bytes). A 4-byte buffer goes into
   // the 4-byte hole although the 10-byte hole is lower.
-  std::vector<PlacementBuffer> holes = {B("big", 0, 2, 10), B("bar", 0, 10, 4),
-                                        B("small", 0, 2, 4), B("bar2", 0, 10, 3),
-                                        B("late", 5, 10, 4)};
+  std::vector<PlacementBuffer> holes = {B("big", 0, 2, 10), B("bar", 0, 10, 4), B("small", 0, 2, 4),
+                                        B("bar2", 0, 10, 3), B("late", 5, 10, 4)};
   PlannerOptions options;
   options.orders = {GreedyOrder::kStart};
   auto plan = PlanPlacement(holes, options);
@@ -288,8 +287,8 @@ TEST(PlanPlacementTest, EveryPublicInstancePassesTheChecker) {
     EXPECT_TRUE(CheckPlacement(buffers, greedy->offsets).ok());
     EXPECT_GE(greedy->height, greedy->load);
     EXPECT_EQ(greedy->height, PlacementHeight(buffers, greedy->offsets));
-    for (GreedyOrder order : {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
-                              GreedyOrder::kStart}) {
+    for (GreedyOrder order :
+         {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime, GreedyOrder::kStart}) {
       const std::vector<int64_t> offsets = GreedyBestFit(buffers, 1, order);
       EXPECT_TRUE(CheckPlacement(buffers, offsets).ok()) << GreedyOrderName(order);
       EXPECT_LE(greedy->height, PlacementHeight(buffers, offsets)) << GreedyOrderName(order);

@@ -93,8 +93,8 @@ absl::Status CheckPlacement(absl::Span<const PlacementBuffer> buffers,
     }
     const bool takes_space = buffers[i].size > 0 && buffers[i].start < buffers[i].end;
     if (limits.capacity > 0 && takes_space && off + buffers[i].size > limits.capacity) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          DescribePlaced(buffers, offsets, i), " ends above the capacity ", limits.capacity));
+      return absl::InvalidArgumentError(absl::StrCat(DescribePlaced(buffers, offsets, i),
+                                                     " ends above the capacity ", limits.capacity));
     }
   }
 

@@ -1,11 +1,11 @@
 // Static buffer placement instances and an independent checker for their placements.
 //
 // A placement instance is a list of buffers, each live over a half-open interval of steps
-// [start, end) and `size` bytes large. A placement gives each buffer a byte offset; it is valid when
-// no two buffers whose lifetimes intersect overlap in address, every offset is a multiple of the
-// alignment, and (optionally) every buffer ends at or below a capacity. LOAD, the largest total size
-// of the buffers live at one step, is a lower bound on the height (highest offset + size) of any
-// placement.
+// [start, end) and `size` bytes large. A placement gives each buffer a byte offset; it is valid
+// when no two buffers whose lifetimes intersect overlap in address, every offset is a multiple of
+// the alignment, and (optionally) every buffer ends at or below a capacity. LOAD, the largest total
+// size of the buffers live at one step, is a lower bound on the height (highest offset + size) of
+// any placement.
 //
 // Why a separate target: the checker must not share code with any planner (it is the proof that a
 // planner is right), and it knows nothing about any IR, so the memory pipeline's
@@ -54,12 +54,12 @@ absl::Status ValidateInstance(absl::Span<const PlacementBuffer> buffers,
 
 // Validates `offsets` (one per buffer, same order) against the instance: the instance is valid,
 // offsets are >= 0 and aligned, buffers that take space (size > 0, non-empty lifetime) fit under
-// the capacity, and no two buffers whose lifetimes intersect overlap in [offset, offset + size). Zero-size buffers and empty lifetimes never
-// conflict. Returns the first violation found as InvalidArgument, naming both buffers (id and
-// index), their lifetimes and their address ranges. O(n log n).
+// the capacity, and no two buffers whose lifetimes intersect overlap in [offset, offset + size).
+// Zero-size buffers and empty lifetimes never conflict. Returns the first violation found as
+// InvalidArgument, naming both buffers (id and index), their lifetimes and their address ranges.
+// O(n log n).
 absl::Status CheckPlacement(absl::Span<const PlacementBuffer> buffers,
-                            absl::Span<const int64_t> offsets,
-                            const PlacementLimits& limits = {});
+                            absl::Span<const int64_t> offsets, const PlacementLimits& limits = {});
 
 // LOAD: the maximum over steps of the total size of the buffers live at that step (0 if none).
 // Sizes are used as given (not rounded up to an alignment). The instance must be valid.

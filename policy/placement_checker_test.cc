@@ -46,9 +46,9 @@ TEST(CheckPlacementTest, RejectsOverlapAndNamesBothBuffers) {
   absl::Status s = CheckPlacement(buffers, {0, 8});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("'weights' (#0)"), HasSubstr("'act' (#1)"),
-                                 HasSubstr("bytes [0, 16)"), HasSubstr("bytes [8, 16)"),
-                                 HasSubstr("step 3")));
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("'weights' (#0)"), HasSubstr("'act' (#1)"),
+                    HasSubstr("bytes [0, 16)"), HasSubstr("bytes [8, 16)"), HasSubstr("step 3")));
 }
 
 // A buffer nested inside a larger one (not its address neighbour after others) is caught.
@@ -75,8 +75,7 @@ TEST(CheckPlacementTest, TouchingAddressRangesAreFine) {
 
 // Zero-size buffers and empty lifetimes never conflict with anything.
 TEST(CheckPlacementTest, ZeroSizeAndEmptyLifetimesNeverConflict) {
-  std::vector<PlacementBuffer> buffers = {B("a", 0, 5, 8), B("empty", 2, 2, 8),
-                                          B("zero", 0, 5, 0)};
+  std::vector<PlacementBuffer> buffers = {B("a", 0, 5, 8), B("empty", 2, 2, 8), B("zero", 0, 5, 0)};
   EXPECT_TRUE(CheckPlacement(buffers, {0, 0, 0}).ok());
 }
 
@@ -117,8 +116,7 @@ TEST(ValidateInstanceTest, RejectsMalformedInstances) {
   EXPECT_FALSE(ValidateInstance({B("a", 0, 5, 8)}, {0, 0}).ok());
   EXPECT_FALSE(ValidateInstance({B("a", 0, 5, 8)}, {1, -1}).ok());
   EXPECT_FALSE(
-      ValidateInstance({B("a", 0, 5, kMaxPlacementBytes), B("b", 0, 5, kMaxPlacementBytes)})
-          .ok());
+      ValidateInstance({B("a", 0, 5, kMaxPlacementBytes), B("b", 0, 5, kMaxPlacementBytes)}).ok());
 }
 
 // LOAD is the largest total size live at one step, with half-open lifetimes.

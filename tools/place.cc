@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "policy/lifetime_planner.h"
-#include "policy/placement_checker.h"
-#include "tools/place_csv.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "policy/lifetime_planner.h"
+#include "policy/placement_checker.h"
+#include "tools/place_csv.h"
 
 namespace {
 
@@ -150,13 +150,12 @@ int main(int argc, char** argv) {
   const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<accelmem::policy::PlacementPlan> plan =
       accelmem::policy::PlanPlacement(*buffers, options);
-  const double ms = std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - started)
-                        .count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   if (!plan.ok()) return Fail(args.instance + ": error: " + std::string(plan.status().message()));
   // The planner's result is proven by the independent checker before it is written.
-  if (absl::Status s = accelmem::policy::CheckPlacement(*buffers, plan->offsets,
-                                                        {args.alignment, 0});
+  if (absl::Status s =
+          accelmem::policy::CheckPlacement(*buffers, plan->offsets, {args.alignment, 0});
       !s.ok()) {
     return Fail(args.instance + ": internal error: planner produced an invalid placement: " +
                 std::string(s.message()));

@@ -52,7 +52,8 @@ absl::StatusOr<std::vector<int>> ColumnsOf(const std::vector<absl::string_view>&
     }
     if (found < 0) {
       std::string expected;
-      for (absl::string_view r : required) absl::StrAppend(&expected, expected.empty() ? "" : ",", r);
+      for (absl::string_view r : required)
+        absl::StrAppend(&expected, expected.empty() ? "" : ",", r);
       return LineError(filename, line,
                        absl::StrCat("header has no column '", name, "' (expected a header line '",
                                     expected, "')"));
@@ -107,13 +108,12 @@ absl::StatusOr<std::vector<PlacementBuffer>> ParseInstanceCsv(absl::string_view 
       return s;
     }
     if (b.start > b.end) {
-      return LineError(filename, line,
-                       absl::StrCat("buffer '", b.id, "': lower ", b.start,
-                                    " is greater than upper ", b.end));
+      return LineError(
+          filename, line,
+          absl::StrCat("buffer '", b.id, "': lower ", b.start, " is greater than upper ", b.end));
     }
     if (b.size < 0) {
-      return LineError(filename, line,
-                       absl::StrCat("buffer '", b.id, "': negative size ", b.size));
+      return LineError(filename, line, absl::StrCat("buffer '", b.id, "': negative size ", b.size));
     }
     if (b.size > policy::kMaxPlacementBytes) {
       return LineError(filename, line,
@@ -130,11 +130,12 @@ absl::StatusOr<std::vector<PlacementBuffer>> ParseInstanceCsv(absl::string_view 
   return buffers;
 }
 
-absl::StatusOr<std::vector<int64_t>> ParsePlacementCsv(
-    absl::string_view text, absl::string_view filename,
-    absl::Span<const PlacementBuffer> instance) {
+absl::StatusOr<std::vector<int64_t>> ParsePlacementCsv(absl::string_view text,
+                                                       absl::string_view filename,
+                                                       absl::Span<const PlacementBuffer> instance) {
   const auto rows = SplitRows(text);
-  if (rows.empty()) return LineError(filename, 1, "empty file (expected a header line 'id,offset')");
+  if (rows.empty())
+    return LineError(filename, 1, "empty file (expected a header line 'id,offset')");
   const auto& [header_line, header] = rows.front();
   absl::StatusOr<std::vector<int>> columns =
       ColumnsOf(header, {"id", "offset"}, filename, header_line);
@@ -161,8 +162,8 @@ absl::StatusOr<std::vector<int64_t>> ParsePlacementCsv(
                                     line_of[it->second], ")"));
     }
     line_of[it->second] = line;
-    if (absl::Status s = ParseInt(fields[offset_col], "offset", filename, line,
-                                  &offsets[it->second]);
+    if (absl::Status s =
+            ParseInt(fields[offset_col], "offset", filename, line, &offsets[it->second]);
         !s.ok()) {
       return s;
     }

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "policy/placement_checker.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "policy/placement_checker.h"
 
 namespace accelmem {
 namespace tools {

@@ -31,8 +31,7 @@ TEST(ParseInstanceCsvTest, ParsesBuffers) {
 
 // Columns may come in any order, extra columns are ignored, CRLF and blank lines are fine.
 TEST(ParseInstanceCsvTest, AcceptsReorderedAndExtraColumns) {
-  auto parsed =
-      ParseInstanceCsv("size, upper,lower,id,alignment\r\n\r\n8,5,1,x,4\r\n", "in.csv");
+  auto parsed = ParseInstanceCsv("size, upper,lower,id,alignment\r\n\r\n8,5,1,x,4\r\n", "in.csv");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ASSERT_EQ(parsed->size(), 1u);
   EXPECT_EQ((*parsed)[0].id, "x");
@@ -44,7 +43,8 @@ TEST(ParseInstanceCsvTest, AcceptsReorderedAndExtraColumns) {
 // Every malformed input gets a file:line: error: message saying what is wrong.
 TEST(ParseInstanceCsvTest, ReportsFileLineErrors) {
   EXPECT_THAT(ErrorOf(""), HasSubstr("in.csv:1: error: empty file"));
-  EXPECT_THAT(ErrorOf("id,lower,size\n"), HasSubstr("in.csv:1: error: header has no column 'upper'"));
+  EXPECT_THAT(ErrorOf("id,lower,size\n"),
+              HasSubstr("in.csv:1: error: header has no column 'upper'"));
   EXPECT_THAT(ErrorOf("id,lower,upper,size\na,0,1\n"),
               HasSubstr("in.csv:2: error: expected 4 fields, got 3"));
   EXPECT_THAT(ErrorOf("id,lower,upper,size\na,0,1,4\n\nb,0,x,4\n"),
