@@ -259,9 +259,16 @@ ACCELMEM_RT_INLINE u32 active_mask() {
   return mask;
 }
 ACCELMEM_RT_INLINE void warp_barrier(u32 mask) { __nvvm_bar_warp_sync(mask); }
+// Lanes of `mask` holding the same 64-bit key (sm_70+). Inline PTX: clang 14's
+// __nvvm_match_any_sync_i64 gives a 64-bit destination, which ptxas rejects (it is 32-bit).
+ACCELMEM_RT_INLINE u32 match_any_sync_u64(u32 mask, u64 key) {
+  u32 peers;
+  asm volatile("match.any.sync.b64 %0, %1, %2;" : "=r"(peers) : "l"(key), "r"(mask));
+  return peers;
+}
 // True for exactly one active lane among those that pass the same key (sm_70+: match.any).
 ACCELMEM_RT_INLINE bool is_representative(u32 mask, const void* key) {
-  u32 peers = __nvvm_match_any_sync_i64(mask, static_cast<i64>(reinterpret_cast<uptr>(key)));
+  u32 peers = match_any_sync_u64(mask, static_cast<u64>(reinterpret_cast<uptr>(key)));
   return lane_id() == __builtin_ctz(peers);
 }
 #else  // ARCH_x64
