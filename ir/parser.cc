@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -81,9 +82,16 @@ std::string Printable(char c) {
   return buf;
 }
 
+struct RawComment {
+  int line;
+  bool own_line;  // nothing but the comment on its line
+  absl::string_view text;
+};
+
 class Lexer {
  public:
-  explicit Lexer(absl::string_view text) : text_(text) {}
+  Lexer(absl::string_view text, std::vector<RawComment>* comments)
+      : text_(text), comments_(comments) {}
 
   std::vector<Token> Run() {
     if (text_.size() > 0x7fffffffu) Fail(1, 1, "input too large");
@@ -111,6 +119,7 @@ class Lexer {
         char c = text_[p];
         if (c == '\n' || c == '#' || c == '\r') {
           pos_ = p;
+          if (c == '#') RecordComment(true);
           SkipToLineEnd();
           continue;
         }
@@ -143,6 +152,7 @@ class Lexer {
         continue;
       }
       if (c == '#') {
+        RecordComment(!line_has_tokens);
         while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
         continue;
       }
@@ -230,6 +240,16 @@ class Lexer {
     ++line_;
     line_start_ = pos_;
   }
+  void RecordComment(bool own_line) {
+    if (comments_ == nullptr) return;
+    size_t end = pos_;
+    while (end < text_.size() && text_[end] != '\n') ++end;
+    absl::string_view body = text_.substr(pos_, end - pos_);
+    while (!body.empty() && (body.back() == ' ' || body.back() == '\t' || body.back() == '\r')) {
+      body.remove_suffix(1);
+    }
+    comments_->push_back(RawComment{line_, own_line, body});
+  }
   void SkipToLineEnd() {
     while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
     if (pos_ < text_.size()) NewLine();
@@ -314,6 +334,7 @@ class Lexer {
   }
 
   absl::string_view text_;
+  std::vector<RawComment>* comments_;
   size_t pos_ = 0;
   int line_ = 1;
   size_t line_start_ = 0;
@@ -387,7 +408,7 @@ class Parser {
         registry_(options.registry != nullptr ? options.registry : &OpRegistry::Global()) {}
 
   ProgramPtr Run() {
-    toks_ = Lexer(text_).Run();
+    toks_ = Lexer(text_, options_.comments != nullptr ? &raw_comments_ : nullptr).Run();
     std::vector<FunctionPtr> functions;
     absl::flat_hash_map<std::string, SourceLoc> names;
     while (Peek().kind != Tok::kEof) {
@@ -406,7 +427,50 @@ class Parser {
       functions.push_back(std::move(f));
     }
     if (functions.empty()) FailAt(Peek(), "expected a function definition ('def')");
-    return std::make_shared<Program>(std::move(functions));
+    ProgramPtr program = std::make_shared<Program>(std::move(functions));
+    if (options_.comments != nullptr) AttachComments(*program, options_.comments);
+    return program;
+  }
+
+  // Own-line comments go to the next function or statement in the text; a comment after code
+  // goes to the statement starting on its line (else it is treated as an own-line comment).
+  void AttachComments(const Program& program, Comments* out) const {
+    std::vector<std::pair<int, const void*>> nodes;  // in text order
+    std::function<void(const StmtPtr&)> add = [&](const StmtPtr& s) {
+      if (s == nullptr) return;
+      if (const SeqStmts* seq = AsSeq(s.get())) {
+        for (const StmtPtr& c : seq->stmts) add(c);
+        return;
+      }
+      nodes.emplace_back(s->loc.line, s.get());
+      if (const ForStmt* f = AsFor(s.get())) add(f->body);
+      if (const IfStmt* i = AsIf(s.get())) {
+        add(i->then_body);
+        add(i->else_body);
+      }
+    };
+    for (const FunctionPtr& f : program.functions) {
+      nodes.emplace_back(f->loc.line, f.get());
+      add(f->body);
+    }
+    for (const RawComment& c : raw_comments_) {
+      if (!c.own_line) {
+        auto it = std::lower_bound(nodes.begin(), nodes.end(), c.line,
+                                   [](const auto& n, int line) { return n.first < line; });
+        if (it != nodes.end() && it->first == c.line) {
+          std::string& t = out->trailing[it->second];
+          t = t.empty() ? std::string(c.text) : absl::StrCat(t, " ", c.text);
+          continue;
+        }
+      }
+      auto it = std::upper_bound(nodes.begin(), nodes.end(), c.line,
+                                 [](int line, const auto& n) { return line < n.first; });
+      if (it == nodes.end()) {
+        out->end.emplace_back(c.text);
+      } else {
+        out->leading[it->second].emplace_back(c.text);
+      }
+    }
   }
 
  private:
@@ -1117,6 +1181,7 @@ class Parser {
   }
 
   absl::string_view text_;
+  std::vector<RawComment> raw_comments_;
   const ParseOptions& options_;
   const OpRegistry* registry_;
   std::vector<Token> toks_;

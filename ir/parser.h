@@ -24,6 +24,7 @@ namespace ir {
 struct ParseOptions {
   const OpRegistry* registry = nullptr;  // null: OpRegistry::Global()
   int max_nesting = 200;                 // blocks plus brackets
+  Comments* comments = nullptr;          // if set, receives the text's comments
 };
 
 // InvalidArgument with the diagnostic as message on error.

@@ -43,5 +43,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!diff.empty()) Die("reparse is not structurally equal", diff + "\n" + printed);
   if (StructuralHash(**program) != StructuralHash(**again)) Die("hash differs", printed);
   if (PrintProgram(**again) != printed) Die("print is not a fixed point", printed);
+  // With comments kept (tile_fmt): the formatted text parses and formats to itself.
+  Comments comments;
+  ParseOptions with_comments;
+  with_comments.comments = &comments;
+  auto commented = ParseProgram(text, "fuzz.tile", with_comments);
+  if (!commented.ok()) Die("parse fails when collecting comments", std::string(commented.status().message()));
+  const std::string formatted = PrintProgram(**commented, &comments);
+  Comments comments2;
+  ParseOptions with_comments2;
+  with_comments2.comments = &comments2;
+  auto reformatted = ParseProgram(formatted, "formatted.tile", with_comments2);
+  if (!reformatted.ok()) Die("formatted text does not parse", std::string(reformatted.status().message()) + "\n" + formatted);
+  if (PrintProgram(**reformatted, &comments2) != formatted) Die("formatting is not a fixed point", formatted);
+  if (!StructuralEqual(**commented, **reformatted)) Die("formatting changed the program", formatted);
   return 0;
 }

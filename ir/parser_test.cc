@@ -116,6 +116,27 @@ TEST(ParserTest, DeepNestingIsAnError) {
   EXPECT_NE(p.status().message().find("nesting deeper than 200 levels"), std::string::npos);
 }
 
+// With ParseOptions::comments, full-line comments attach to the next function or statement,
+// comments after code to the statement starting on that line, the rest to the end.
+TEST(ParserTest, CollectsComments) {
+  Comments c;
+  ParseOptions opts;
+  opts.comments = &c;
+  auto p = ParseProgram(
+      "# top\ndef f(x: Index):  # sig\n    # first\n    return  # ret\n# tail\n", "c.tile", opts);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const Function* f = (*p)->functions[0].get();
+  const Stmt* ret = BodyStmts((*p)->functions[0]->body)[0].get();
+  EXPECT_EQ(c.leading[f], std::vector<std::string>{"# top"});
+  EXPECT_EQ(c.trailing[f], "# sig");
+  EXPECT_EQ(c.leading[ret], std::vector<std::string>{"# first"});
+  EXPECT_EQ(c.trailing[ret], "# ret");
+  EXPECT_EQ(c.end, std::vector<std::string>{"# tail"});
+  EXPECT_EQ(PrintProgram(**p, &c),
+            "# top\ndef f(x: Index):  # sig\n    # first\n    return  # ret\n# tail\n");
+  EXPECT_EQ(PrintProgram(**p), "def f(x: Index):\n    return\n");
+}
+
 }  // namespace
 }  // namespace ir
 }  // namespace accelmem

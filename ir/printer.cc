@@ -81,23 +81,43 @@ void AppendTypedVars(const std::vector<VarPtr>& vars, std::string* out) {
   out->push_back(')');
 }
 
-void AppendStmt(const Stmt& s, int indent, std::string* out);
+void AppendStmt(const Stmt& s, int indent, const Comments* cm, std::string* out);
 
-void AppendBody(const StmtPtr& body, int indent, std::string* out) {
+void AppendLeading(const void* node, int indent, const Comments* cm, std::string* out) {
+  if (cm == nullptr) return;
+  auto it = cm->leading.find(node);
+  if (it == cm->leading.end()) return;
+  for (const std::string& c : it->second) {
+    AppendIndent(indent, out);
+    absl::StrAppend(out, c, "\n");
+  }
+}
+
+// Ends the node's first line, with its trailing comment if any.
+void EndLine(const void* node, const Comments* cm, std::string* out) {
+  if (cm != nullptr) {
+    auto it = cm->trailing.find(node);
+    if (it != cm->trailing.end()) absl::StrAppend(out, "  ", it->second);
+  }
+  out->push_back('\n');
+}
+
+void AppendBody(const StmtPtr& body, int indent, const Comments* cm, std::string* out) {
   const SeqStmts* seq = AsSeq(body.get());
   if (body == nullptr || (seq != nullptr && seq->stmts.empty())) {
     AppendIndent(indent, out);
     out->append("pass\n");
     return;
   }
-  AppendStmt(*body, indent, out);
+  AppendStmt(*body, indent, cm, out);
 }
 
-void AppendStmt(const Stmt& s, int indent, std::string* out) {
+void AppendStmt(const Stmt& s, int indent, const Comments* cm, std::string* out) {
+  if (s.kind != StmtKind::kSeq) AppendLeading(&s, indent, cm, out);
   switch (s.kind) {
     case StmtKind::kSeq:
       for (const StmtPtr& child : static_cast<const SeqStmts&>(s).stmts) {
-        AppendStmt(*child, indent, out);
+        AppendStmt(*child, indent, cm, out);
       }
       return;
     case StmtKind::kAssign: {
@@ -105,13 +125,13 @@ void AppendStmt(const Stmt& s, int indent, std::string* out) {
       AppendIndent(indent, out);
       absl::StrAppend(out, a.var->name, ": ", TypeToString(*a.var->type), " = ");
       AppendExpr(*a.value, out);
-      out->push_back('\n');
+      EndLine(&s, cm, out);
       return;
     }
     case StmtKind::kEval:
       AppendIndent(indent, out);
       AppendExpr(*static_cast<const EvalStmt&>(s).expr, out);
-      out->push_back('\n');
+      EndLine(&s, cm, out);
       return;
     case StmtKind::kFor: {
       const auto& f = static_cast<const ForStmt&>(s);
@@ -141,8 +161,9 @@ void AppendStmt(const Stmt& s, int indent, std::string* out) {
         out->append(" -> ");
         AppendTypedVars(f.return_vars, out);
       }
-      out->append(":\n");
-      AppendBody(f.body, indent + 1, out);
+      out->push_back(':');
+      EndLine(&s, cm, out);
+      AppendBody(f.body, indent + 1, cm, out);
       return;
     }
     case StmtKind::kIf: {
@@ -154,12 +175,13 @@ void AppendStmt(const Stmt& s, int indent, std::string* out) {
         out->append(" -> ");
         AppendTypedVars(i.return_vars, out);
       }
-      out->append(":\n");
-      AppendBody(i.then_body, indent + 1, out);
+      out->push_back(':');
+      EndLine(&s, cm, out);
+      AppendBody(i.then_body, indent + 1, cm, out);
       if (i.else_body != nullptr) {
         AppendIndent(indent, out);
         out->append("else:\n");
-        AppendBody(i.else_body, indent + 1, out);
+        AppendBody(i.else_body, indent + 1, cm, out);
       }
       return;
     }
@@ -167,7 +189,7 @@ void AppendStmt(const Stmt& s, int indent, std::string* out) {
       AppendIndent(indent, out);
       out->append("yield ");
       AppendTuple(static_cast<const YieldStmt&>(s).values, out);
-      out->push_back('\n');
+      EndLine(&s, cm, out);
       return;
     case StmtKind::kReturn: {
       const auto& r = static_cast<const ReturnStmt&>(s);
@@ -177,13 +199,14 @@ void AppendStmt(const Stmt& s, int indent, std::string* out) {
         out->push_back(' ');
         AppendList(r.values, out);
       }
-      out->push_back('\n');
+      EndLine(&s, cm, out);
       return;
     }
   }
 }
 
-void AppendFunction(const Function& f, std::string* out) {
+void AppendFunction(const Function& f, const Comments* cm, std::string* out) {
+  AppendLeading(&f, 0, cm, out);
   if (f.type != FunctionType::kOpaque) {
     absl::StrAppend(out, "@function(type=", FunctionTypeName(f.type), ")\n");
   }
@@ -203,8 +226,9 @@ void AppendFunction(const Function& f, std::string* out) {
     }
     out->push_back(')');
   }
-  out->append(":\n");
-  AppendBody(f.body, 1, out);
+  out->push_back(':');
+  EndLine(&f, cm, out);
+  AppendBody(f.body, 1, cm, out);
 }
 
 }  // namespace
@@ -253,21 +277,24 @@ std::string PrintExpr(const Expr& expr) {
 
 std::string PrintStmt(const Stmt& stmt, int indent) {
   std::string out;
-  AppendStmt(stmt, indent, &out);
+  AppendStmt(stmt, indent, nullptr, &out);
   return out;
 }
 
 std::string PrintFunction(const Function& function) {
   std::string out;
-  AppendFunction(function, &out);
+  AppendFunction(function, nullptr, &out);
   return out;
 }
 
-std::string PrintProgram(const Program& program) {
+std::string PrintProgram(const Program& program, const Comments* comments) {
   std::string out;
   for (size_t i = 0; i < program.functions.size(); ++i) {
     if (i > 0) out.push_back('\n');
-    AppendFunction(*program.functions[i], &out);
+    AppendFunction(*program.functions[i], comments, &out);
+  }
+  if (comments != nullptr) {
+    for (const std::string& c : comments->end) absl::StrAppend(&out, c, "\n");
   }
   return out;
 }

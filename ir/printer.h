@@ -5,7 +5,8 @@
 // floats in the shortest decimal form that reads back to the same double, tuples of one as
 // `(a,)`, tiles with a MemRef as `Tile[[..], DType, memref=NAME(+OFFSET)]` (space implied),
 // an empty body as `pass`. Parsing the output gives a structurally equal program and printing
-// that again gives the same bytes. Comments are not part of the IR and are not printed.
+// that again gives the same bytes. Comments are not part of the IR; a formatter passes the
+// Comments the parser collected (ParseOptions::comments) to keep them.
 #ifndef ACCELMEM_IR_PRINTER_H_
 #define ACCELMEM_IR_PRINTER_H_
 
@@ -19,7 +20,7 @@
 namespace accelmem {
 namespace ir {
 
-std::string PrintProgram(const Program& program);
+std::string PrintProgram(const Program& program, const Comments* comments = nullptr);
 std::string PrintFunction(const Function& function);
 // One statement (and its nested bodies) at `indent` levels of 4 spaces, ending in a newline.
 std::string PrintStmt(const Stmt& stmt, int indent = 0);

@@ -3,9 +3,11 @@
 #define ACCELMEM_IR_PROGRAM_H_
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "ir/function.h"
 
@@ -23,6 +25,18 @@ class Program {
   const std::vector<FunctionPtr> functions;
 };
 using ProgramPtr = std::shared_ptr<const Program>;
+
+// The comments of a parsed text, for formatters (tile_fmt); not part of the IR, so passes and
+// structural equality ignore them. Keys are Function* or Stmt* of the parsed program. Each
+// string is the comment from '#' on.
+struct Comments {
+  // Full-line comments, printed on their own lines before the node.
+  absl::flat_hash_map<const void*, std::vector<std::string>> leading;
+  // A comment after code on the node's first line, printed at the end of that line.
+  absl::flat_hash_map<const void*, std::string> trailing;
+  // Comments after the last statement of the text.
+  std::vector<std::string> end;
+};
 
 }  // namespace ir
 }  // namespace accelmem

@@ -86,13 +86,17 @@ int TileFmtMain(const std::vector<std::string>& args, std::istream& in, std::ost
       status = 1;
       continue;
     }
-    auto program = verify ? ir::ParseAndVerifyProgram(text, name) : ir::ParseProgram(text, name);
+    ir::Comments comments;
+    ir::ParseOptions options;
+    options.comments = &comments;
+    auto program = verify ? ir::ParseAndVerifyProgram(text, name, options)
+                          : ir::ParseProgram(text, name, options);
     if (!program.ok()) {
       err << program.status().message() << "\n";
       status = 1;
       continue;
     }
-    const std::string canonical = ir::PrintProgram(**program);
+    const std::string canonical = ir::PrintProgram(**program, &comments);
     if (check) {
       if (canonical != text) {
         err << name << ": not in canonical form\n";

@@ -6,8 +6,9 @@
 //   --no-verify               parse only (skip the IR verifier)
 //
 // Parse and verifier errors go to stderr as `file:line:col: error: ...`, exit status 1; bad
-// flags print the usage and exit 2. Comments are not part of the IR: the canonical text has
-// none.
+// flags print the usage and exit 2. Comments are kept: a full-line comment stays before the
+// statement (or function) that follows it, a comment after code stays at the end of that
+// statement's line; blank lines and spacing become canonical.
 #ifndef ACCELMEM_TOOLS_TILE_FMT_LIB_H_
 #define ACCELMEM_TOOLS_TILE_FMT_LIB_H_
 

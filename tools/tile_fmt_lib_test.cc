@@ -18,8 +18,10 @@ constexpr char kMessy[] =
     "          [0], [4])   # trailing\n"
     "    return\n";
 constexpr char kCanonical[] =
+    "# comment\n"
     "def f(x: Tensor[[4], FP32]):\n"
     "    a: Tile[[4], FP32, Vec] = tile.load(x, [0], [4])\n"
+    "    # trailing\n"
     "    return\n";
 
 struct Result {
@@ -96,6 +98,33 @@ TEST(TileFmtTest, Errors) {
                   "def f(x: Tensor[[4], FP32]):\n    a: Tile[[8], FP32, Vec] = tile.load(x, [0], [4])\n");
   EXPECT_EQ(nv.status, 0) << nv.err;
   EXPECT_EQ(RunFmt({"/nonexistent/x.tile"}).status, 1);
+}
+
+// Comments are kept: before the next statement or function, or at the end of a statement's
+// line; the result is stable under a second run.
+TEST(TileFmtTest, KeepsComments) {
+  constexpr char kIn[] =
+      "#   header\n"
+      "@function(type=AIV)\n"
+      "def f(x: Tensor[[4], FP32]):   # the entry\n"
+      "\n"
+      "    # load it\n"
+      "    a: Tile[[4], FP32, Vec] = tile.load(x, [0],   [4])   # a\n"
+      "    return\n"
+      "# the end\n";
+  constexpr char kOut[] =
+      "#   header\n"
+      "@function(type=AIV)\n"
+      "def f(x: Tensor[[4], FP32]):  # the entry\n"
+      "    # load it\n"
+      "    a: Tile[[4], FP32, Vec] = tile.load(x, [0], [4])  # a\n"
+      "    return\n"
+      "# the end\n";
+  Result r = RunFmt({"-"}, kIn);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, kOut);
+  Result again = RunFmt({"-"}, kOut);
+  EXPECT_EQ(again.out, kOut);
 }
 
 // Bad usage exits 2 with the usage text.
