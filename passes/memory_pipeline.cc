@@ -35,8 +35,9 @@ absl::Status AddPasses(absl::string_view spec, PassManager* pm) {
   return absl::OkStatus();
 }
 
-absl::Status VerifyWithActiveBackend(const ir::Program& program) {
+absl::Status VerifyWithActiveBackend(const ir::Program& program, absl::string_view filename) {
   ir::VerifyOptions opts;
+  opts.filename = std::string(filename);
   backends::BackendPtr backend = backends::BackendConfig::Get();
   if (backend != nullptr) opts.sizer = &backend->tile_byte_sizer();
   return ir::VerifyProgram(program, opts);

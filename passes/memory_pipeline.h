@@ -27,8 +27,10 @@ std::vector<std::string> MemoryPassNames();
 absl::StatusOr<PassPtr> CreateMemoryPass(absl::string_view name);
 // Adds the passes of a comma-separated list ("default" = kDefaultPipeline) to `pm`.
 absl::Status AddPasses(absl::string_view spec, PassManager* pm);
-// ir::VerifyProgram with the configured backend's tile sizes (the default sizes without one).
-absl::Status VerifyWithActiveBackend(const ir::Program& program);
+// ir::VerifyProgram with the configured backend's tile sizes (the default sizes without one);
+// `filename` prefixes located errors (`file:line:col: error: ...`).
+absl::Status VerifyWithActiveBackend(const ir::Program& program,
+                                     absl::string_view filename = "<input>");
 
 }  // namespace passes
 }  // namespace accelmem

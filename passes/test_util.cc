@@ -17,7 +17,7 @@ absl::StatusOr<ProgramResult> RunOnText(absl::string_view text, absl::string_vie
   absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(text, "<test>");
   if (!program.ok()) return program.status();
   PassManagerOptions opts;
-  opts.verifier = VerifyWithActiveBackend;
+  opts.verifier = [](const ir::Program& p) { return VerifyWithActiveBackend(p, "<test>"); };
   PassManager pm(opts);
   if (absl::Status s = AddPasses(passes, &pm); !s.ok()) return s;
   return pm.Run(*program);

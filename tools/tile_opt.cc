@@ -125,7 +125,11 @@ int main(int argc, char** argv) {
   }
   passes::PassManagerOptions opts;
   opts.verify = verify;
-  opts.verifier = passes::VerifyWithActiveBackend;
+  std::string filename = "<stdin>";
+  if (have_input && input != "-") filename = input;
+  opts.verifier = [filename](const ir::Program& p) {
+    return passes::VerifyWithActiveBackend(p, filename);
+  };
   if (print_after_all) {
     opts.after_pass = [](absl::string_view name, const ir::Program& p) {
       std::cerr << "# ----- IR after " << name << " -----\n" << ir::PrintProgram(p);
@@ -136,14 +140,13 @@ int main(int argc, char** argv) {
     return Usage(std::string(s.message()));
   }
 
-  std::string text, filename = "<stdin>";
+  std::string text;
   if (!have_input || input == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
     std::ifstream in(input, std::ios::binary);
     if (!in) return Fail(absl::StrCat("cannot read '", input, "'"));
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    filename = input;
   }
   absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(text, filename);
   if (!program.ok()) return Fail(program.status().message());

@@ -61,6 +61,12 @@ printf '@function(type=InCore)\ndef big(a: Tensor[[512, 512], FP32]) -> Tensor[[
 check "capacity exit 1" test $? -eq 1
 check "capacity message" grep -qx "error: in function 'big': Vec buffer usage (1048576 bytes) exceeds platform limit (188416 bytes)" "$tmp/e3.err"
 
+# A verifier error in the input names the file, line and column.
+printf 'def f(a: Tensor[[4], FP32]) -> Tensor[[4], FP32]:\n    b: Tile[[4], FP16, Vec] = tile.load(a, [0], [4])\n    return a\n' > "$tmp/type.tile"
+"$TILE_OPT" --pipeline=default "$tmp/type.tile" > /dev/null 2> "$tmp/e4.err"
+check "verifier error exit 1" test $? -eq 1
+check "verifier error format" grep -q "type.tile:2:[0-9]*: error: in function 'f'" "$tmp/e4.err"
+
 # Bad flags: usage on stderr, status 2.
 "$TILE_OPT" --frobnicate "$EX/seed_vec.tile" > /dev/null 2> "$tmp/f.err"
 check "bad flag exit 2" test $? -eq 2
