@@ -76,6 +76,23 @@ TEST(GcCpuParallelTest, SortedOrderIsDeterministic) {
   }
 }
 
+// More workers than kMaxPrivateBitmaps share one bitmap, marked atomically; same result.
+TEST(GcCpuParallelTest, ManyWorkersMarkAtomically) {
+  CpuParallelGc gc(20, /*min_parallel_bytes=*/0);
+  TestHeap serial(24, 256), parallel(24, 256);
+  serial.scratch.order = parallel.scratch.order = kGcOrderSorted;
+  std::mt19937_64 rng_serial(11), rng_parallel(11);
+  for (int round = 0; round < 3; ++round) {
+    RandomRound(&serial, &rng_serial, 3000, 0.5);
+    RandomRound(&parallel, &rng_parallel, 3000, 0.5);
+    const Snapshot before = TakeSnapshot(parallel);
+    ASSERT_TRUE(gc_serial(&serial.nm, &serial.scratch));
+    ASSERT_TRUE(gc.Collect(&parallel.nm, &parallel.scratch).ok());
+    ASSERT_TRUE(CheckCollected(parallel, before));
+    EXPECT_EQ(FreeList(serial.nm), FreeList(parallel.nm));
+  }
+}
+
 // One pool serves several NodeManagers and many collections in a row.
 TEST(GcCpuParallelTest, ReusesThePool) {
   CpuParallelGc gc(2, /*min_parallel_bytes=*/0);

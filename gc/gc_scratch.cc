@@ -29,6 +29,8 @@ Geometry sorted_geometry(i64 num_indices, i32 num_workers) {
   return g;
 }
 
+i64 num_bitmaps(i32 num_workers) { return num_workers <= kMaxPrivateBitmaps ? num_workers : 1; }
+
 i32 clamp_workers(i32 num_workers) {
   return min_of<i32>(max_of<i32>(num_workers, 1), kMaxGcWorkers);
 }
@@ -61,7 +63,8 @@ bool gc_scratch_reserve(GcScratch* scratch, const NodeManager* nm, i32 num_worke
   const i64 num_indices = gc_num_indices(nm);
   if (!wants_sorted(scratch->order, nm->recycled_list.size(), num_indices)) return true;
   Geometry g = sorted_geometry(num_indices, num_workers);
-  return grow(nm->memory, &scratch->bitmap, &scratch->bitmap_words, gc_bitmap_words(num_indices)) &&
+  return grow(nm->memory, &scratch->bitmap, &scratch->bitmap_words,
+              num_bitmaps(num_workers) * gc_bitmap_words(num_indices)) &&
          grow(nm->memory, &scratch->bucket_offset, &scratch->bucket_offset_capacity,
               static_cast<i64>(g.num_buckets) + 1);
 }
@@ -74,16 +77,22 @@ GcPlan gc_make_plan(const NodeManager* nm, const GcScratch* scratch, i32 num_wor
   plan.order = kGcOrderRecycle;
   plan.bucket_shift = 0;
   plan.num_buckets = 0;
+  plan.num_bitmaps = 0;
+  plan.bitmap_stride = 0;
   plan.free_base = 0;
   plan.num_refill = 0;
   plan.free_ok = 0;
   if (wants_sorted(scratch->order, plan.num_recycled, plan.num_indices)) {
     Geometry g = sorted_geometry(plan.num_indices, plan.num_workers);
-    if (scratch->bitmap_words >= gc_bitmap_words(plan.num_indices) &&
+    const i64 stride = gc_bitmap_words(plan.num_indices);
+    const i64 bitmaps = num_bitmaps(plan.num_workers);
+    if (scratch->bitmap_words >= bitmaps * stride &&
         scratch->bucket_offset_capacity >= static_cast<i64>(g.num_buckets) + 1) {
       plan.order = kGcOrderSorted;
       plan.bucket_shift = g.bucket_shift;
       plan.num_buckets = g.num_buckets;
+      plan.num_bitmaps = static_cast<i32>(bitmaps);
+      plan.bitmap_stride = stride;
     }
   }
   return plan;

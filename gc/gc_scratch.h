@@ -54,6 +54,10 @@ inline constexpr i32 kMinBucketShift = 12;  // 4096 indices = 64 bitmap words
 // worker uses a single bucket).
 inline constexpr i32 kBucketsPerWorker = 8;
 inline constexpr i32 kMaxGcWorkers = 1024;
+// Up to this many phase-0 workers (a CPU pool) each mark into a private bitmap with plain ORs
+// (phases 1 and 2 read the OR of them); more workers (a GPU grid) share one bitmap with atomic
+// ORs. An atomic OR per cell costs far more than the extra bitmap words.
+inline constexpr i32 kMaxPrivateBitmaps = 8;
 // Phase 2 zeroes with non-temporal stores (x86-64) when a collection zeroes at least this many
 // bytes: more than the caches hold, so the lines would be evicted unread anyway.
 inline constexpr u64 kStreamingZeroBytes = u64{16} << 20;
@@ -68,6 +72,8 @@ struct GcPlan {
   i32 num_indices;    // cells the data list holds (valid indices are [0, num_indices))
   i32 bucket_shift;   // sorted: index >> bucket_shift = bucket (>= 6: whole bitmap words)
   i32 num_buckets;    // sorted: ceil(num_indices / 2^bucket_shift)
+  i32 num_bitmaps;    // sorted: 1 (shared) or num_workers (private), each of bitmap_stride words
+  i64 bitmap_stride;  // sorted: gc_bitmap_words(num_indices)
   i32 free_base;      // phase 1: free-list size after compaction (the first refilled slot)
   i32 num_refill;     // phase 1: entries phase 2 appends to the free list
   i32 free_ok;        // phase 1: 1 if [free_base, free_base + num_refill) was reserved
@@ -78,9 +84,9 @@ struct GcScratch {
   i32 order;
   // Streaming threshold in bytes for the next collections (0: kStreamingZeroBytes).
   u64 streaming_zero_bytes;
-  // Bitmap of recycled indices, all-zero between collections.
+  // Bitmap(s) of recycled indices, all-zero between collections.
   u64* bitmap;
-  i64 bitmap_words;  // capacity
+  i64 bitmap_words;  // capacity (all bitmaps together)
   // Sorted order: bucket_offset[b] = where bucket b's indices start after free_base (phase 1).
   i32* bucket_offset;
   i64 bucket_offset_capacity;
@@ -94,6 +100,24 @@ struct GcScratch {
 
 // Bitmap words needed for `num_indices` cells.
 ACCELMEM_RT_INLINE i64 gc_bitmap_words(i64 num_indices) { return (num_indices + 63) >> 6; }
+
+// Word w of the marked set of a sorted plan: the OR of its bitmaps; with `clear`, also zeroes
+// them (phase 2 restores the all-zero invariant this way).
+ACCELMEM_RT_INLINE u64 gc_marked_word(u64* bitmap, const GcPlan& plan, i64 w, bool clear) {
+  if (plan.num_bitmaps == 1) {
+    const u64 word = bitmap[w];
+    if (clear && word != 0) bitmap[w] = 0;
+    return word;
+  }
+  u64 word = 0;
+  for (i32 b = 0; b < plan.num_bitmaps; ++b) {
+    u64* p = bitmap + b * plan.bitmap_stride + w;
+    const u64 part = *p;
+    if (clear && part != 0) *p = 0;
+    word |= part;
+  }
+  return word;
+}
 
 // Cells the data list of `nm` holds (indices [0, result) are valid cells).
 i32 gc_num_indices(const NodeManager* nm);

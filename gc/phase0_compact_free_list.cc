@@ -44,8 +44,9 @@ void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker
   i64 invalid = 0;
   i32 first_invalid = 0;
   if (plan.order == kGcOrderSorted) {
-    u64* bitmap = scratch->bitmap;
-    const bool shared = plan.num_workers > 1;
+    // Private bitmap (one worker, or a CPU pool): plain ORs. Shared (a GPU grid): atomic ORs.
+    const bool shared = plan.num_bitmaps == 1 && plan.num_workers > 1;
+    u64* bitmap = scratch->bitmap + (shared ? 0 : worker * plan.bitmap_stride);
     gc_for_each_segment<const i32>(nm->recycled_list, begin, end,
                                    [&](const i32* items, i64, i64 n) {
                                      for (i64 k = 0; k < n; ++k) {

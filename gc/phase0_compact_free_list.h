@@ -10,9 +10,10 @@
 //     target never overlap, so workers copy their slices in parallel. U >= S or U == 0: nothing.
 //     With a single worker the tail is shifted in order instead (a forward copy is safe then),
 //     keeping upstream gc_serial's order: unused entries first, in their original order.
-//  2. Sorted plan: marks every recycled index of this worker's slice of the recycled list in the
-//     scratch bitmap (a plain OR with one worker, an atomic OR with several). Recycling plan:
-//     counts the out-of-range recycled entries of this worker's slice.
+//  2. Sorted plan: marks the recycled indices of this worker's slice of the recycled list in the
+//     scratch bitmap: its private bitmap with plain ORs (up to kMaxPrivateBitmaps workers, a CPU
+//     pool), or the shared one with atomic ORs (a GPU grid). Recycling plan: counts the
+//     out-of-range entries of the worker's slice.
 // Out-of-range recycled indices (never valid cells) are reported as kErrorIndexOutOfRange and
 // dropped instead of corrupting memory.
 //

@@ -1,5 +1,6 @@
 #include "gc/phase0_compact_free_list.h"
 
+#include <string>
 #include <vector>
 
 #include "gc/gc_scratch.h"
@@ -110,22 +111,48 @@ TEST(Phase0Test, ExhaustiveSmallAndMultiChunk) {
 }
 
 // Phase 0 marks recycled indices in the bitmap (sorted plan), a duplicate setting the same bit,
-// and leaves every other bit clear, whichever worker marks which slice.
+// and leaves every other bit clear, whichever worker runs first: one worker, private bitmaps
+// (2, 3 workers) and the shared, atomically marked bitmap (more than kMaxPrivateBitmaps).
 TEST(Phase0Test, MarksRecycledIndices) {
-  TestHeap heap(16, 1024);
-  for (int i = 0; i < 300; ++i) ASSERT_EQ(heap.nm.allocate_index(), i);
-  for (int i : {5, 70, 5, 299, 64}) heap.nm.recycle_index(i);
-  heap.scratch.order = kGcOrderSorted;
-  ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, 2));
-  GcPlan plan = gc_make_plan(&heap.nm, &heap.scratch, 2);
-  ASSERT_EQ(plan.order, kGcOrderSorted);
-  gc_phase0_compact_free_list(&heap.nm, &heap.scratch, 1, 2);
-  gc_phase0_compact_free_list(&heap.nm, &heap.scratch, 0, 2);
-  EXPECT_EQ(heap.scratch.bitmap[0], (uint64_t{1} << 5));
-  EXPECT_EQ(heap.scratch.bitmap[1], (uint64_t{1} << 0) | (uint64_t{1} << 6));
-  EXPECT_EQ(heap.scratch.bitmap[2], 0u);
-  EXPECT_EQ(heap.scratch.bitmap[3], 0u);
-  EXPECT_EQ(heap.scratch.bitmap[4], uint64_t{1} << (299 - 256));
+  for (int workers : {1, 2, 3, kMaxPrivateBitmaps + 5}) {
+    TestHeap heap(16, 1024);
+    for (int i = 0; i < 300; ++i) ASSERT_EQ(heap.nm.allocate_index(), i);
+    for (int i : {5, 70, 5, 299, 64}) heap.nm.recycle_index(i);
+    heap.scratch.order = kGcOrderSorted;
+    ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, workers));
+    GcPlan plan = gc_make_plan(&heap.nm, &heap.scratch, workers);
+    ASSERT_EQ(plan.order, kGcOrderSorted);
+    for (int w = workers - 1; w >= 0; --w) {
+      gc_phase0_compact_free_list(&heap.nm, &heap.scratch, w, workers);
+    }
+    EXPECT_EQ(plan.num_bitmaps, workers <= kMaxPrivateBitmaps ? workers : 1);
+    auto word = [&](int64_t w) { return gc_marked_word(heap.scratch.bitmap, plan, w, false); };
+    EXPECT_EQ(word(0), (uint64_t{1} << 5)) << workers;
+    EXPECT_EQ(word(1), (uint64_t{1} << 0) | (uint64_t{1} << 6)) << workers;
+    EXPECT_EQ(word(2), 0u) << workers;
+    EXPECT_EQ(word(3), 0u) << workers;
+    EXPECT_EQ(word(4), uint64_t{1} << (299 - 256)) << workers;
+    // Clearing through gc_marked_word zeroes every bitmap.
+    for (int64_t w = 0; w < plan.bitmap_stride; ++w) gc_marked_word(heap.scratch.bitmap, plan, w, true);
+    for (int64_t w = 0; w < heap.scratch.bitmap_words; ++w) EXPECT_EQ(heap.scratch.bitmap[w], 0u);
+  }
+}
+
+// Out-of-range entries are reported, and the valid ones marked, in every marking mode.
+TEST(Phase0Test, ReportsOutOfRangeInEveryMarkingMode) {
+  for (int workers : {1, 2, kMaxPrivateBitmaps + 5}) {
+    TestHeap heap(16, 1024);
+    for (int i = 0; i < 100; ++i) ASSERT_EQ(heap.nm.allocate_index(), i);
+    for (int i : {5, 1000, 7}) heap.nm.recycle_index(i);
+    heap.scratch.order = kGcOrderSorted;
+    ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, workers));
+    GcPlan plan = gc_make_plan(&heap.nm, &heap.scratch, workers);
+    for (int w = 0; w < workers; ++w) gc_phase0_compact_free_list(&heap.nm, &heap.scratch, w, workers);
+    EXPECT_EQ(heap.memory.error_code, sparse_runtime::kErrorIndexOutOfRange) << workers;
+    EXPECT_NE(std::string(heap.memory.error_message).find("1000"), std::string::npos);
+    EXPECT_EQ(gc_marked_word(heap.scratch.bitmap, plan, 0, false),
+              (uint64_t{1} << 5) | (uint64_t{1} << 7));
+  }
 }
 
 }  // namespace

@@ -22,11 +22,13 @@ void gc_phase1_swap_lists(NodeManager* nm, GcScratch* scratch, i32 num_workers) 
   if (plan.order == kGcOrderSorted) {
     const i64 words = gc_bitmap_words(plan.num_indices);
     const i64 words_per_bucket = i64{1} << (plan.bucket_shift - 6);
-    const u64* bitmap = scratch->bitmap;
+    u64* bitmap = scratch->bitmap;
     for (i32 b = 0; b < plan.num_buckets; ++b) {
       scratch->bucket_offset[b] = static_cast<i32>(refill);
       const i64 end = min_of(words, (b + 1) * words_per_bucket);
-      for (i64 w = b * words_per_bucket; w < end; ++w) refill += __builtin_popcountll(bitmap[w]);
+      for (i64 w = b * words_per_bucket; w < end; ++w) {
+        refill += __builtin_popcountll(gc_marked_word(bitmap, plan, w, /*clear=*/false));
+      }
     }
     scratch->bucket_offset[plan.num_buckets] = static_cast<i32>(refill);
   } else {

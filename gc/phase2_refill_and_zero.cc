@@ -158,12 +158,11 @@ struct IndexWriter {
 // cost more than the stores). With kStream (kSize == 64, line-aligned cells), each cell is one
 // cache line written with non-temporal stores.
 template <u64 kSize, bool kStream>
-void small_cells_bucket(const ListManager& data, u64* bitmap, i64 w0, i64 w1, bool clear,
-                        bool list, IndexWriter* writer) {
+void small_cells_bucket(const ListManager& data, u64* bitmap, const GcPlan& plan, i64 w0, i64 w1,
+                        bool clear, bool list, IndexWriter* writer) {
   for (i64 w = w0; w < w1; ++w) {
-    u64 word = bitmap[w];
+    u64 word = gc_marked_word(bitmap, plan, w, clear);
     if (word == 0) continue;
-    if (clear) bitmap[w] = 0;
     const i64 base = w << 6;
     if (list) writer->put_bits(base, word);
     Ptr cells = data.get_element_ptr(static_cast<i32>(base));
@@ -184,23 +183,24 @@ void small_cells_bucket(const ListManager& data, u64* bitmap, i64 w0, i64 w1, bo
 }
 
 // Returns false if no small-cell specialization applies.
-bool small_cells_dispatch(const ListManager& data, const Zeroer& zeroer, u64* bitmap, i64 w0,
-                          i64 w1, bool clear, bool list, IndexWriter* writer) {
+bool small_cells_dispatch(const ListManager& data, const Zeroer& zeroer, u64* bitmap,
+                          const GcPlan& plan, i64 w0, i64 w1, bool clear, bool list,
+                          IndexWriter* writer) {
   if (zeroer.lanes != 1 || zeroer.chunk < 64) return false;
   if (zeroer.streaming) {
     if (zeroer.element_size != 64) return false;
-    small_cells_bucket<64, true>(data, bitmap, w0, w1, clear, list, writer);
+    small_cells_bucket<64, true>(data, bitmap, plan, w0, w1, clear, list, writer);
     return true;
   }
   switch (zeroer.element_size) {
-    case 8: small_cells_bucket<8, false>(data, bitmap, w0, w1, clear, list, writer); return true;
-    case 16: small_cells_bucket<16, false>(data, bitmap, w0, w1, clear, list, writer); return true;
-    case 24: small_cells_bucket<24, false>(data, bitmap, w0, w1, clear, list, writer); return true;
-    case 32: small_cells_bucket<32, false>(data, bitmap, w0, w1, clear, list, writer); return true;
-    case 40: small_cells_bucket<40, false>(data, bitmap, w0, w1, clear, list, writer); return true;
-    case 48: small_cells_bucket<48, false>(data, bitmap, w0, w1, clear, list, writer); return true;
-    case 56: small_cells_bucket<56, false>(data, bitmap, w0, w1, clear, list, writer); return true;
-    case 64: small_cells_bucket<64, false>(data, bitmap, w0, w1, clear, list, writer); return true;
+    case 8: small_cells_bucket<8, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
+    case 16: small_cells_bucket<16, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
+    case 24: small_cells_bucket<24, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
+    case 32: small_cells_bucket<32, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
+    case 40: small_cells_bucket<40, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
+    case 48: small_cells_bucket<48, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
+    case 56: small_cells_bucket<56, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
+    case 64: small_cells_bucket<64, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
     default: return false;
   }
 }
@@ -214,12 +214,13 @@ void sorted_bucket(const GcPlan& plan, GcScratch* scratch, i32 bucket, const Zer
   const bool one_lane = zeroer.lanes == 1;
   const bool list = plan.free_ok != 0 && zeroer.lane == 0;
   writer->seek(static_cast<i64>(plan.free_base) + scratch->bucket_offset[bucket]);
-  if (small_cells_dispatch(*zeroer.data, zeroer, bitmap, w0, w1, one_lane, list, writer)) return;
+  if (small_cells_dispatch(*zeroer.data, zeroer, bitmap, plan, w0, w1, one_lane, list, writer)) {
+    return;
+  }
   i64 run_begin = 0, run_end = -1;  // current run [run_begin, run_end); none when run_end < 0
   for (i64 w = w0; w < w1; ++w) {
-    u64 word = bitmap[w];
+    u64 word = gc_marked_word(bitmap, plan, w, one_lane);
     if (word == 0) continue;
-    if (one_lane) bitmap[w] = 0;
     const i64 base = w << 6;
     if (list) writer->put_bits(base, word);
     while (word != 0) {
@@ -239,7 +240,7 @@ void sorted_bucket(const GcPlan& plan, GcScratch* scratch, i32 bucket, const Zer
   if (!one_lane) {
     block_barrier();  // every lane has read the bucket's words
     if (zeroer.lane == 0) {
-      for (i64 w = w0; w < w1; ++w) bitmap[w] = 0;
+      for (i64 w = w0; w < w1; ++w) gc_marked_word(bitmap, plan, w, /*clear=*/true);
     }
   }
 }
