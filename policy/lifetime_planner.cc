@@ -456,9 +456,12 @@ class BranchAndBound {
     return true;
   }
 
-  // Three static preorders, after MiniMalloc. (Randomly perturbed extra preorders were tried and
-  // solved fewer MiniMalloc instances within 1 s.)
-  int num_heuristics() const { return 3; }
+  // Three static preorders, after MiniMalloc (0: width, area, total; 1: total, area, width;
+  // 2: total, width, area), plus preorder 2 re-ranked at every decomposition (3). On the
+  // MiniMalloc set the re-ranked variant solves instances the static ones do not and vice versa;
+  // it runs only where a fourth hardware thread is free (see PlanPlacement). Randomly perturbed
+  // extra preorders were tried and solved fewer instances within 1 s.
+  static constexpr int kNumPreorders = 4;
 
   // Searches for a placement with height <= cap using preorder `heuristic` for at most
   // `node_limit` nodes or until `deadline`. On kFound, `offsets` (per item) holds it.
@@ -491,34 +494,14 @@ class BranchAndBound {
     trail_min_off_.clear();
     // One candidate list per depth, sized up front so references stay valid during recursion.
     if (static_cast<int>(candidates_.size()) < n + 2) candidates_.resize(n + 2);
-    // Static preorder: rank[i] is i's position.
-    std::vector<int> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    auto width = [&](int i) { return items.end[i] - items.start[i]; };
-    auto area = [&](int i) {
-      return static_cast<long double>(items.size[i]) * static_cast<long double>(width(i));
-    };
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      switch (heuristic) {
-        case 0:  // Width, area, total.
-          if (width(a) != width(b)) return width(a) > width(b);
-          if (area(a) != area(b)) return area(a) > area(b);
-          return item_total_[a] > item_total_[b];
-        case 1:  // Total, area, width.
-          if (item_total_[a] != item_total_[b]) return item_total_[a] > item_total_[b];
-          if (area(a) != area(b)) return area(a) > area(b);
-          return width(a) > width(b);
-        default:  // Total, width, area.
-          if (item_total_[a] != item_total_[b]) return item_total_[a] > item_total_[b];
-          if (width(a) != width(b)) return width(a) > width(b);
-          return area(a) > area(b);
-      }
-    });
-    rank_.assign(n, 0);
-    for (int r = 0; r < n; ++r) rank_[order[r]] = r;
-    nodes_used_ = 0;
+    heuristic_ = heuristic == 3 ? 2 : heuristic;
+    rerank_ = heuristic == 3;
+    piece_total_.assign(n, 0);
     std::vector<int> all(n);
     std::iota(all.begin(), all.end(), 0);
+    rank_.assign(n, 0);
+    Rank(all, item_total_);
+    nodes_used_ = 0;
     const SearchResult result = SplitAndSolve(all, 0, num_sections, 0);
     if (result == SearchResult::kFound) offsets = solution_;
     return result;
@@ -535,6 +518,33 @@ class BranchAndBound {
       return offset != o.offset ? offset < o.offset : rank < o.rank;
     }
   };
+
+  // Static preorder of `members` under heuristic_: rank_[i] is i's position among them. `total`
+  // gives each buffer's largest section total (of the buffers still to place).
+  void Rank(std::vector<int> members, const std::vector<int64_t>& total) {
+    const Items& items = *items_;
+    auto width = [&](int i) { return items.end[i] - items.start[i]; };
+    auto area = [&](int i) {
+      return static_cast<long double>(items.size[i]) * static_cast<long double>(width(i));
+    };
+    std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+      switch (heuristic_) {
+        case 0:  // Width, area, total.
+          if (width(a) != width(b)) return width(a) > width(b);
+          if (area(a) != area(b)) return area(a) > area(b);
+          return total[a] > total[b];
+        case 1:  // Total, area, width.
+          if (total[a] != total[b]) return total[a] > total[b];
+          if (area(a) != area(b)) return area(a) > area(b);
+          return width(a) > width(b);
+        default:  // Total, width, area.
+          if (total[a] != total[b]) return total[a] > total[b];
+          if (width(a) != width(b)) return width(a) > width(b);
+          return area(a) > area(b);
+      }
+    });
+    for (size_t r = 0; r < members.size(); ++r) rank_[members[r]] = static_cast<int>(r);
+  }
 
   // Splits the unplaced `members` over sections [lo, hi) at boundaries no unplaced buffer
   // crosses, and solves every piece on its own; one infeasible piece makes the whole infeasible.
@@ -553,11 +563,26 @@ class BranchAndBound {
                            cut_points.begin());
       pieces[piece].push_back(i);
     }
+    // With rerank_, each piece is ranked afresh with the section totals of what is left to place
+    // (as MiniMalloc's sub-solves do); the old ranks come back afterwards.
+    std::vector<int> saved_rank;
     int piece_lo = lo;
     for (size_t p = 0; p < pieces.size(); ++p) {
       const int piece_hi = cut_points[p];
-      if (!pieces[p].empty()) {
+      if (!pieces[p].empty() && !rerank_) {
         const SearchResult r = Search(pieces[p], piece_lo, piece_hi, 0, -1, depth);
+        if (r != SearchResult::kFound) return r;
+      } else if (!pieces[p].empty()) {
+        saved_rank.clear();
+        for (int i : pieces[p]) {
+          saved_rank.push_back(rank_[i]);
+          int64_t total = 0;
+          for (int s = items_->lo[i]; s < items_->hi[i]; ++s) total = std::max(total, total_[s]);
+          piece_total_[i] = total;
+        }
+        Rank(pieces[p], piece_total_);
+        const SearchResult r = Search(pieces[p], piece_lo, piece_hi, 0, -1, depth);
+        for (size_t k = 0; k < pieces[p].size(); ++k) rank_[pieces[p][k]] = saved_rank[k];
         if (r != SearchResult::kFound) return r;
       }
       piece_lo = piece_hi;
@@ -716,6 +741,9 @@ class BranchAndBound {
   std::vector<std::vector<int>> overlaps_;
   std::vector<int64_t> base_total_;
   std::vector<int64_t> item_total_;
+  std::vector<int64_t> piece_total_;  // Scratch for Rank() in SplitAndSolve().
+  int heuristic_ = 0;
+  bool rerank_ = false;
 
   int64_t cap_ = 0;
   Clock::time_point deadline_;
@@ -886,7 +914,12 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
       };
       // Below ~64 buffers a search ends in microseconds; threads would cost more than they save.
       if (options.parallel_search && items.count() >= 64) {
-        std::vector<BranchAndBound> solvers(bnb.num_heuristics(), bnb);
+        // One thread per preorder: the three static ones, and the re-ranked one when the machine
+        // has a fourth hardware thread (on two cores a fourth thread slows the others more than
+        // it helps: 7 instead of 8 MiniMalloc instances within 1 s).
+        const int preorders =
+            std::thread::hardware_concurrency() >= 4 ? BranchAndBound::kNumPreorders : 3;
+        std::vector<BranchAndBound> solvers(preorders, bnb);
         int attempt = 0;
         while (lo < best_height && Clock::now() < deadline) {
           // The capacity first while it is unmet; then LOAD's bound and halfway to the best,
@@ -927,7 +960,7 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
           }
           for (int64_t target : targets) {
             if (target < lo || target >= best_height) continue;
-            for (int h = 0; h < bnb.num_heuristics(); ++h) {
+            for (int h = 0; h < 3; ++h) {
               const SearchResult r = bnb.Solve(target, h, node_limit, deadline, found);
               plan.search_nodes += bnb.nodes_used();
               if (r == SearchResult::kFound) {

@@ -57,10 +57,11 @@ struct PlannerOptions {
   std::vector<GreedyOrder> orders = {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
                                      GreedyOrder::kStart};
   uint64_t seed = 1;  // Search mode: seed of the hill climb's perturbations.
-  // Search mode: run the branch and bound's three preorders concurrently in three threads, each
-  // searching without restarts until one succeeds (the default). false: one thread, trying the
-  // preorders in turn with node limits that double each round (restarts repeat work). Instances
-  // under 64 buffers always search in one thread.
+  // Search mode: run the branch and bound's preorders concurrently, one thread each (three, or
+  // four with a re-ranking variant on machines with >= 4 hardware threads), each searching
+  // without restarts until one succeeds (the default). false: one thread, trying three preorders
+  // in turn with node limits that double each round (restarts repeat work). Instances under 64
+  // buffers always search in one thread.
   bool parallel_search = true;
 };
 
