@@ -101,7 +101,9 @@ class Lifetimes {
       if (it == index.end()) return;
       Life& l = values[it->second];
       l.last = std::max(l.last, t);
-      if (loops_.size() > l.depth) l.extend.push_back(loops_[l.depth]);
+      if (loops_.size() > l.depth && (l.extend.empty() || l.extend.back() != loops_[l.depth])) {
+        l.extend.push_back(loops_[l.depth]);
+      }
     } else if (const ir::ListExpr* list = ir::AsList(e)) {
       for (const auto& x : list->items) Read(x.get(), t);
     } else if (const ir::Call* c = ir::AsCall(e)) {

@@ -1,9 +1,12 @@
 #include "passes/pass_manager.h"
 
 #include "absl/strings/str_cat.h"
+#include "ir/verifier.h"
 
 namespace accelmem {
 namespace passes {
+
+absl::Status DefaultVerifier(const ir::Program& program) { return ir::VerifyProgram(program); }
 
 std::vector<std::string> PassManager::PassNames() const {
   std::vector<std::string> names;

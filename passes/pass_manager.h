@@ -1,10 +1,11 @@
 // PassManager: runs passes in order over a program, verifying the IR between passes and
 // optionally printing it after each pass (like mlir-opt's --print-after-all).
 //
-// The verifier runs on the input and after every pass that changed the program (on by default;
-// tests and tile_opt keep it on). A verifier failure after pass P is reported as
-// "IR verification failed after pass 'P': <verifier message>", so a pass that produces broken IR
-// is caught where it happens. Pass errors are returned unchanged ("in function 'F': ...").
+// The verifier (ir::VerifyProgram unless replaced) runs on the input and after every pass that
+// changed the program; it is on by default, tests and tile_opt keep it on. A verifier failure after
+// pass P is reported as "IR verification failed after pass 'P': <verifier message>", so a pass that
+// produces broken IR is caught where it happens. Pass errors are returned unchanged ("in function
+// 'F': ...").
 #ifndef ACCELMEM_PASSES_PASS_MANAGER_H_
 #define ACCELMEM_PASSES_PASS_MANAGER_H_
 
@@ -21,9 +22,14 @@
 namespace accelmem {
 namespace passes {
 
+// ir::VerifyProgram(program) with default options.
+absl::Status DefaultVerifier(const ir::Program& program);
+
 struct PassManagerOptions {
-  // Checks a program; OK when well formed. Null means no verification.
-  std::function<absl::Status(const ir::Program&)> verifier;
+  // Checks a program; OK when well formed. The default is ir::VerifyProgram with default
+  // options (tools pass one that knows the input file and the backend's tile sizes, see
+  // passes/memory_pipeline.h); null means no verification.
+  std::function<absl::Status(const ir::Program&)> verifier = DefaultVerifier;
   bool verify = true;  // run `verifier` on the input and after each changing pass
   // Called after each pass with its name and the resulting program (print-after-all).
   std::function<void(absl::string_view pass_name, const ir::Program&)> after_pass;

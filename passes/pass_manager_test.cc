@@ -107,3 +107,33 @@ TEST(PassManagerTest, InputVerified) {
 }  // namespace
 }  // namespace passes
 }  // namespace accelmem
+
+namespace accelmem {
+namespace passes {
+namespace {
+
+// By default the manager verifies with ir::VerifyProgram: an ill-typed input is rejected.
+TEST(PassManagerTest, DefaultVerifierRejectsBadInput) {
+  // `b` is declared FP16 but tile.load of an FP32 tensor gives FP32.
+  auto x = ir::MakeVar("x", ir::MakeTensor(ir::StaticShape({4}), ir::DType::kFP32));
+  auto b =
+      ir::MakeVar("b", ir::MakeTile(ir::StaticShape({4}), ir::DType::kFP16, ir::MemorySpace::kVec));
+  auto load = ir::MakeCall("tile.load", {x, ir::MakeIntList({0}), ir::MakeIntList({4})});
+  auto body = std::make_shared<ir::SeqStmts>(
+      std::vector<ir::StmtPtr>{std::make_shared<ir::AssignStmt>(b, load),
+                               std::make_shared<ir::ReturnStmt>(std::vector<ir::ExprPtr>{x})});
+  auto fn =
+      std::make_shared<ir::Function>("f", ir::FunctionType::kOpaque, std::vector<ir::VarPtr>{x},
+                                     std::vector<ir::TypePtr>{x->type}, body);
+  auto program = std::make_shared<ir::Program>(std::vector<ir::FunctionPtr>{fn});
+  PassManager pm;
+  absl::StatusOr<ProgramResult> r = pm.Run(program);
+  EXPECT_FALSE(r.ok());
+  PassManagerOptions off;
+  off.verify = false;
+  EXPECT_TRUE(PassManager(off).Run(program).ok());
+}
+
+}  // namespace
+}  // namespace passes
+}  // namespace accelmem

@@ -69,7 +69,10 @@ class Analyzer {
       if (it == index_.end()) return;
       Value& val = values_[it->second];
       val.last = std::max(val.last, t);
-      if (loops_.size() > val.depth) val.extend.push_back(loops_[val.depth]);
+      if (loops_.size() > val.depth &&
+          (val.extend.empty() || val.extend.back() != loops_[val.depth])) {
+        val.extend.push_back(loops_[val.depth]);
+      }
     } else if (const ir::ListExpr* l = ir::AsList(e)) {
       for (const auto& x : l->items) Read(x.get(), t);
     } else if (const ir::Call* c = ir::AsCall(e)) {
