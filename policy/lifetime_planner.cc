@@ -852,6 +852,9 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
   if (options.orders.empty()) {
     return absl::InvalidArgumentError("PlannerOptions.orders must name at least one order");
   }
+  if (options.search_threads < 0) {
+    return absl::InvalidArgumentError("PlannerOptions.search_threads must be >= 0");
+  }
   if (options.budget < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("PlannerOptions.budget must be >= 0");
   }
@@ -913,12 +916,17 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
         if (cap_pending && best_height <= cap_target) cap_pending = false;
       };
       // Below ~64 buffers a search ends in microseconds; threads would cost more than they save.
-      if (options.parallel_search && items.count() >= 64) {
-        // One thread per preorder: the three static ones, and the re-ranked one when the machine
-        // has a fourth hardware thread (on two cores a fourth thread slows the others more than
-        // it helps: 7 instead of 8 MiniMalloc instances within 1 s).
-        const int preorders =
-            std::thread::hardware_concurrency() >= 4 ? BranchAndBound::kNumPreorders : 3;
+      // By default, the re-ranked preorder runs only with a fourth hardware thread: on two cores
+      // a fourth thread slows the others more than it helps (7 instead of 8 MiniMalloc
+      // instances within 1 s).
+      int preorders = options.search_threads;
+      if (preorders == 0) {
+        preorders = items.count() < 64                         ? 1
+                    : std::thread::hardware_concurrency() >= 4 ? BranchAndBound::kNumPreorders
+                                                               : 3;
+      }
+      preorders = std::min(preorders, BranchAndBound::kNumPreorders);
+      if (preorders > 1) {
         std::vector<BranchAndBound> solvers(preorders, bnb);
         int attempt = 0;
         while (lo < best_height && Clock::now() < deadline) {

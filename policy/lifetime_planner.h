@@ -57,12 +57,13 @@ struct PlannerOptions {
   std::vector<GreedyOrder> orders = {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
                                      GreedyOrder::kStart};
   uint64_t seed = 1;  // Search mode: seed of the hill climb's perturbations.
-  // Search mode: run the branch and bound's preorders concurrently, one thread each (three, or
-  // four with a re-ranking variant on machines with >= 4 hardware threads), each searching
-  // without restarts until one succeeds (the default). false: one thread, trying three preorders
-  // in turn with node limits that double each round (restarts repeat work). Instances under 64
-  // buffers always search in one thread.
-  bool parallel_search = true;
+  // Search mode threads. The branch and bound has four preorders (three static ones after
+  // MiniMalloc, and one re-ranked at each decomposition). 0 (default): one thread per preorder,
+  // three of them, or all four on machines with >= 4 hardware threads; each searches without
+  // restarts until one succeeds. Instances under 64 buffers use 1 instead. 3 or 4: that many
+  // preorders concurrently. 1: one thread trying the three static preorders in turn with node
+  // limits that double each round (restarts repeat work).
+  int search_threads = 0;
 };
 
 struct PlacementPlan {

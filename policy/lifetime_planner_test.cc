@@ -235,13 +235,41 @@ TEST(PlanPlacementTest, SearchFindsTheOptimumOnSmallInstances) {
   EXPECT_GT(improved, 0);  // The instances include some where greedy is not optimal.
 }
 
+// Every preorder, run as the portfolio of 3 and of 4 threads (with the re-ranked one), finds
+// the optimum of small instances too.
+TEST(PlanPlacementTest, ThreadedSearchFindsTheOptimum) {
+  std::mt19937_64 rng(13);
+  for (int round = 0; round < 60; ++round) {
+    std::vector<PlacementBuffer> buffers = RandomInstance(rng, 7, 9);
+    const int64_t optimum = BruteForceOptimum(buffers);
+    for (int threads : {3, 4}) {
+      PlannerOptions options = Search(absl::Seconds(20));
+      options.search_threads = threads;
+      auto search = PlanPlacement(buffers, options);
+      ASSERT_TRUE(search.ok());
+      ASSERT_TRUE(CheckPlacement(buffers, search->offsets).ok()) << "round " << round;
+      EXPECT_EQ(search->height, optimum) << "round " << round << " threads " << threads;
+    }
+  }
+  // And on public instances with a capacity: valid, never above greedy.
+  for (const std::string file : {"minimalloc/A.1048576.csv", "minimalloc/I.1048576.csv"}) {
+    std::vector<PlacementBuffer> buffers = LoadInstance("third_party/placement_instances/" + file);
+    PlannerOptions options = Search(absl::Milliseconds(300), 1048576);
+    options.search_threads = 4;
+    auto search = PlanPlacement(buffers, options);
+    ASSERT_TRUE(search.ok());
+    EXPECT_TRUE(CheckPlacement(buffers, search->offsets).ok()) << file;
+    EXPECT_LE(search->height, PlanPlacement(buffers)->height) << file;
+  }
+}
+
 // The single-threaded search (restarts with doubling node limits) is also exact and valid.
 TEST(PlanPlacementTest, SingleThreadedSearchFindsTheOptimum) {
   std::mt19937_64 rng(12);
   for (int round = 0; round < 100; ++round) {
     std::vector<PlacementBuffer> buffers = RandomInstance(rng, 7, 9);
     PlannerOptions options = Search(absl::Seconds(20));
-    options.parallel_search = false;
+    options.search_threads = 1;
     auto search = PlanPlacement(buffers, options);
     ASSERT_TRUE(search.ok());
     ASSERT_TRUE(CheckPlacement(buffers, search->offsets).ok()) << "round " << round;
@@ -251,7 +279,7 @@ TEST(PlanPlacementTest, SingleThreadedSearchFindsTheOptimum) {
   std::vector<PlacementBuffer> buffers =
       LoadInstance("third_party/placement_instances/minimalloc/F.1048576.csv");
   PlannerOptions options = Search(absl::Milliseconds(200), 1048576);
-  options.parallel_search = false;
+  options.search_threads = 1;
   auto search = PlanPlacement(buffers, options);
   ASSERT_TRUE(search.ok());
   EXPECT_TRUE(CheckPlacement(buffers, search->offsets).ok());
