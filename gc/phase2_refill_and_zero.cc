@@ -106,6 +106,11 @@ struct Zeroer {
   }
 
   ACCELMEM_RT_INLINE void run(i64 begin, i64 end) const {
+    if (((begin ^ (end - 1)) & ~(chunk - 1)) == 0) {  // one chunk (the common case)
+      bytes(data->get_element_ptr(static_cast<i32>(begin)),
+            element_size * static_cast<u64>(end - begin));
+      return;
+    }
     while (begin < end) {
       const i64 stop = min_of((begin | (chunk - 1)) + 1, end);
       bytes(data->get_element_ptr(static_cast<i32>(begin)),
@@ -249,13 +254,27 @@ void recycle_order(NodeManager* nm, const GcPlan& plan, i32 worker, i32 num_work
                    const Zeroer& zeroer, IndexWriter* writer) {
   i64 begin, end;
   gc_slice(plan.num_recycled, worker, num_workers, &begin, &end);
-  const bool list = plan.free_ok != 0 && zeroer.lane == 0;
-  writer->seek(plan.free_base + begin);
+  const ListManager& recycled = nm->recycled_list;
+  // 1. Lane 0 copies the slice's indices to its reserved free-list slots (a plain copy).
+  if (plan.free_ok != 0 && zeroer.lane == 0) {
+    writer->seek(plan.free_base + begin);
+    gc_for_each_segment<const i32>(recycled, begin, end, [&](const i32* items, i64, i64 n) {
+      for (i64 k = 0; k < n;) {
+        if (writer->left == 0) writer->refill();
+        const i64 m = min_of(n - k, writer->left);
+        for (i64 j = 0; j < m; ++j) writer->p[j] = items[k + j];
+        writer->p += m;
+        writer->left -= m;
+        writer->pos += m;
+        k += m;
+      }
+    });
+  }
+  // 2. Zero the cells in recycling order, merging ascending or descending neighbours.
   i64 run_begin = 0, run_end = -1;
-  gc_for_each_segment<const i32>(nm->recycled_list, begin, end, [&](const i32* items, i64, i64 n) {
+  gc_for_each_segment<const i32>(recycled, begin, end, [&](const i32* items, i64, i64 n) {
     for (i64 k = 0; k < n; ++k) {
       const i64 index = items[k];
-      if (list) writer->put(static_cast<i32>(index));
       if (index == run_end) {
         ++run_end;
       } else if (index + 1 == run_begin) {
