@@ -14,7 +14,8 @@
 // NodeManager variants: `Plain` is the runtime's allocate()/recycle() (one atomic each, as
 // upstream); `Batch64` uses allocate_indices()/recycle_indices() in batches of 64 (one atomic per
 // batch: what a per-thread cache in front of the manager does). Counters: ns_per_cell (per
-// allocate + release pair) and, for the NodeManager, meta_B_per_cell (resident bytes of the free
+// allocate + release pair, wall), cpu_ns_per_cell (the threads' CPU time per pair) and, for the
+// NodeManager, meta_B_per_cell (resident bytes of the free
 // and recycled lists and of the chunk / granule tables, per cell).
 #include <gperftools/tcmalloc.h>
 #include <jemalloc/jemalloc.h>
@@ -26,6 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <random>
 #include <thread>
@@ -96,18 +98,29 @@ struct Work {
   std::vector<std::unique_ptr<HugeArray<int32_t>>> order;
 };
 
-// Runs fn(thread) on `threads` threads released together; returns the wall seconds.
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Runs fn(thread) on `threads` threads released together; returns the wall seconds and adds the
+// threads' CPU seconds to *cpu_seconds (on a loaded machine the wall time of the 2-thread rows
+// says little; CPU time per cell shows whether the threads slow each other down).
 template <typename Fn>
-double TimeParallel(int threads, Fn&& fn) {
+double TimeParallel(int threads, Fn&& fn, double* cpu_seconds = nullptr) {
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> pool;
+  std::vector<double> cpu(threads, 0.0);
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       ready.fetch_add(1);
       while (!go.load(std::memory_order_acquire)) {
       }
+      const double start = ThreadCpuSeconds();
       fn(t);
+      cpu[t] = ThreadCpuSeconds() - start;
     });
   }
   while (ready.load() != threads) {
@@ -115,7 +128,21 @@ double TimeParallel(int threads, Fn&& fn) {
   const auto start = std::chrono::steady_clock::now();
   go.store(true, std::memory_order_release);
   for (auto& th : pool) th.join();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (cpu_seconds != nullptr) {
+    for (double c : cpu) *cpu_seconds += c;
+  }
+  return wall;
+}
+
+void SetCellCounters(benchmark::State& state, double cpu_seconds) {
+  state.SetItemsProcessed(state.iterations() * kCells);
+  state.counters["ns_per_cell"] = benchmark::Counter(
+      static_cast<double>(kCells),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["cpu_ns_per_cell"] =
+      1e9 * cpu_seconds / (static_cast<double>(state.iterations()) * kCells);
 }
 
 inline void Touch(void* p, int64_t k) { *static_cast<volatile int64_t*>(p) = k; }
@@ -161,11 +188,9 @@ void BM_Malloc(benchmark::State& state) {
     }
   };
   TimeParallel(threads, cycle);  // warm-up
-  for (auto _ : state) state.SetIterationTime(TimeParallel(threads, cycle));
-  state.SetItemsProcessed(state.iterations() * kCells);
-  state.counters["ns_per_cell"] = benchmark::Counter(
-      static_cast<double>(kCells),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  double cpu_seconds = 0;
+  for (auto _ : state) state.SetIterationTime(TimeParallel(threads, cycle, &cpu_seconds));
+  SetCellCounters(state, cpu_seconds);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,15 +273,13 @@ void BM_NodeManager(benchmark::State& state) {
   };
   TimeParallel(threads, cycle);  // warm-up: chunks, page faults
   nm.gc_serial();
+  double cpu_seconds = 0;
   for (auto _ : state) {
-    state.SetIterationTime(TimeParallel(threads, cycle));
+    state.SetIterationTime(TimeParallel(threads, cycle, &cpu_seconds));
     nm.gc_serial();  // untimed: makes the cells reusable (BM_NodeManager_GcSerial times it)
   }
   if (nm.data_list.size() != kCells) state.SkipWithError("cells were not reused");
-  state.SetItemsProcessed(state.iterations() * kCells);
-  state.counters["ns_per_cell"] = benchmark::Counter(
-      static_cast<double>(kCells),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  SetCellCounters(state, cpu_seconds);
   state.counters["meta_B_per_cell"] = manager->MetaBytesPerCell();
 }
 
