@@ -43,6 +43,12 @@ int64_t SearchBudgetMs() {
   return env != nullptr ? std::max(0L, std::strtol(env, nullptr, 10)) : 1000;
 }
 
+// PLACEMENT_BENCH_SEARCH_THREADS: PlannerOptions::search_threads (default 0, automatic).
+int SearchThreads() {
+  const char* env = std::getenv("PLACEMENT_BENCH_SEARCH_THREADS");
+  return env != nullptr ? static_cast<int>(std::max(0L, std::strtol(env, nullptr, 10))) : 0;
+}
+
 void Report(benchmark::State& state, const std::vector<PlacementBuffer>& buffers,
             const std::vector<int64_t>& offsets, int64_t capacity) {
   const int64_t height = policy::PlacementHeight(buffers, offsets);
@@ -72,6 +78,7 @@ void Search(benchmark::State& state, const std::vector<PlacementBuffer>& buffers
   options.mode = policy::PlannerMode::kSearch;
   options.capacity = capacity;
   options.budget = absl::Milliseconds(SearchBudgetMs());
+  options.search_threads = SearchThreads();
   std::vector<int64_t> offsets;
   int64_t nodes = 0;
   for (auto _ : state) {
@@ -82,6 +89,7 @@ void Search(benchmark::State& state, const std::vector<PlacementBuffer>& buffers
   Report(state, buffers, offsets, capacity);
   state.counters["nodes"] = static_cast<double>(nodes);
   state.counters["budget_ms"] = static_cast<double>(SearchBudgetMs());
+  state.counters["threads"] = SearchThreads();
 }
 
 // Baseline: best fit by size, scanning every placed buffer for each new one.

@@ -1,8 +1,8 @@
 // place: static buffer placement from the command line, on instances in the CSV format of
 // ../shared/data/placement/README.md, so results compare with other tools on the same files.
 //
-//   place [--mode=greedy|search] [--budget-ms=N] [--capacity=B] [--alignment=A] [-o OUT]
-//         INSTANCE.csv
+//   place [--mode=greedy|search] [--budget-ms=N] [--capacity=B] [--alignment=A]
+//         [--search-threads=N] [-o OUT] INSTANCE.csv
 //       Plans a placement with //policy:lifetime_planner, checks it with
 //       //policy:placement_checker, writes `id,offset` CSV to OUT (default stdout) and prints
 //       height, LOAD and height/LOAD to stderr. Exits 1 if the result is above --capacity.
@@ -10,6 +10,7 @@
 //       Validates an existing placement (from any tool) against the instance.
 //
 // Every input error is printed as `file:line: error: ...` and exits 1.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -32,7 +33,7 @@ using accelmem::policy::PlacementBuffer;
 
 constexpr char kUsage[] =
     "usage: place [--mode=greedy|search] [--budget-ms=N] [--capacity=BYTES] [--alignment=A]\n"
-    "             [-o OUT.csv] INSTANCE.csv\n"
+    "             [--search-threads=N] [-o OUT.csv] INSTANCE.csv\n"
     "       place --check=PLACEMENT.csv [--capacity=BYTES] [--alignment=A] INSTANCE.csv\n"
     "INSTANCE.csv has the header id,lower,upper,size (half-open lifetimes [lower, upper));\n"
     "the placement written or checked has the header id,offset. --capacity=0 means unbounded.\n";
@@ -52,6 +53,7 @@ struct Args {
   int64_t budget_ms = 1000;
   int64_t capacity = 0;
   int64_t alignment = 1;
+  int64_t search_threads = 0;
   std::string output;
   std::string check;
   std::string instance;
@@ -93,6 +95,10 @@ int main(int argc, char** argv) {
       if (!IntFlag(arg, "--budget-ms", 0, &args.budget_ms, &error)) return UsageError(error);
     } else if (absl::StartsWith(arg, "--capacity=")) {
       if (!IntFlag(arg, "--capacity", 0, &args.capacity, &error)) return UsageError(error);
+    } else if (absl::StartsWith(arg, "--search-threads=")) {
+      if (!IntFlag(arg, "--search-threads", 0, &args.search_threads, &error)) {
+        return UsageError(error);
+      }
     } else if (absl::StartsWith(arg, "--alignment=")) {
       if (!IntFlag(arg, "--alignment", 1, &args.alignment, &error)) return UsageError(error);
     } else if (absl::StartsWith(arg, "--check=")) {
@@ -147,6 +153,7 @@ int main(int argc, char** argv) {
   options.alignment = args.alignment;
   options.capacity = args.capacity;
   options.budget = absl::Milliseconds(args.budget_ms);
+  options.search_threads = static_cast<int>(std::min<int64_t>(args.search_threads, 64));
   const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<accelmem::policy::PlacementPlan> plan =
       accelmem::policy::PlanPlacement(*buffers, options);

@@ -40,6 +40,10 @@ expect 0 "height 1048576, LOAD 1048576" -- "$PLACE" --mode=search --budget-ms=60
 expect 0 "valid" -- "$PLACE" --check="$TMP/f.csv" --capacity=1048576 \
   "$DATA/minimalloc/F.1048576.csv"
 
+# The single-threaded search works too.
+expect 0 "height 1048576, LOAD 1048576" -- "$PLACE" --mode=search --budget-ms=60000 \
+  --search-threads=1 --capacity=1048576 "$DATA/minimalloc/F.1048576.csv"
+
 # Alignment is honoured and checked.
 expect 0 "height" -- "$PLACE" --alignment=4096 -o "$TMP/a.csv" "$DATA/idealloc/resnet50.csv"
 expect 0 "valid" -- "$PLACE" --alignment=4096 --check="$TMP/a.csv" "$DATA/idealloc/resnet50.csv"
