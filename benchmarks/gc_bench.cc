@@ -12,9 +12,10 @@
 //   Gc_Cuda                            (only with --config=gpu) the CUDA driver
 // Every GC row is a complete collection (phases 0-2: free-list compaction, bookkeeping, refill,
 // zeroing); between iterations the state is restored in O(1) (the recycled list's lazy clear keeps
-// its contents). Single-threaded rows report CPU time, the parallel rows wall time. Counters: items_per_second = cells/s, bytes_per_second = zeroed bytes/s, and
-// vs_memset = this row's bandwidth / the memset limit row's bandwidth for the same bytes (the
-// limit row runs first in each configuration; if it is filtered out, a memset timed at set-up).
+// its contents). Single-threaded rows report CPU time, the parallel rows wall time. Counters:
+// items_per_second = cells/s, bytes_per_second = zeroed bytes/s, and vs_memset = this row's
+// bandwidth / the memset limit row's bandwidth for the same bytes (the limit row runs first in each
+// configuration; if it is filtered out, a memset timed at set-up).
 //
 // Without arguments the CPU suite takes well under a minute.
 #include <algorithm>
@@ -76,8 +77,8 @@ struct Fixture {
       auto start = std::chrono::steady_clock::now();
       std::memset(limit.data(), 0, limit.size());
       benchmark::ClobberMemory();
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                                .count());
+      best = std::min(
+          best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     return static_cast<double>(limit.size()) / best;
   }
@@ -121,8 +122,8 @@ void SetCounters(benchmark::State& state, const Fixture& f) {
   state.SetItemsProcessed(state.iterations() * f.cells);
   state.SetBytesProcessed(state.iterations() * f.cells * f.cell_bytes);
   // Seconds the memset limit needs for the same bytes, as a rate: = memset time / our time.
-  const double limit = f.limit_bytes_per_second > 0 ? f.limit_bytes_per_second
-                                                    : f.memset_bytes_per_second;
+  const double limit =
+      f.limit_bytes_per_second > 0 ? f.limit_bytes_per_second : f.memset_bytes_per_second;
   state.counters["vs_memset"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * bytes / limit, benchmark::Counter::kIsRate);
   state.counters["workers"] = 1;

@@ -48,8 +48,8 @@ void CpuParallelGc::Barrier::Wait() {
 CpuParallelGc::CpuParallelGc(int num_workers, uint64_t min_parallel_bytes)
     : num_workers_(std::clamp(num_workers, 1, static_cast<int>(kMaxGcWorkers))),
       min_parallel_bytes_(min_parallel_bytes),
-      barrier_(num_workers_,
-               num_workers_ <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
+      barrier_(num_workers_, num_workers_ <= static_cast<int>(std::max(
+                                                 1u, std::thread::hardware_concurrency()))) {
   threads_.reserve(num_workers_ - 1);
   for (int w = 1; w < num_workers_; ++w) threads_.emplace_back([this, w] { WorkerLoop(w); });
 }
@@ -86,7 +86,8 @@ void CpuParallelGc::WorkerLoop(int worker) {
 }
 
 absl::Status CpuParallelGc::Collect(NodeManager* nm, GcScratch* scratch) {
-  const bool had_error = sparse_runtime::runtime_error_code(nm->memory) != sparse_runtime::kRuntimeOk;
+  const bool had_error =
+      sparse_runtime::runtime_error_code(nm->memory) != sparse_runtime::kRuntimeOk;
   const uint64_t bytes =
       nm->element_size * static_cast<uint64_t>(std::max(nm->recycled_list.size(), 0));
   if (num_workers_ == 1 || bytes < min_parallel_bytes_) {
@@ -94,8 +95,7 @@ absl::Status CpuParallelGc::Collect(NodeManager* nm, GcScratch* scratch) {
   } else {
     RunParallel(nm, scratch);
   }
-  if (!had_error &&
-      sparse_runtime::runtime_error_code(nm->memory) != sparse_runtime::kRuntimeOk) {
+  if (!had_error && sparse_runtime::runtime_error_code(nm->memory) != sparse_runtime::kRuntimeOk) {
     return absl::InternalError(std::string("gc: ") + nm->memory->error_message);
   }
   return absl::OkStatus();

@@ -24,7 +24,8 @@ Geometry sorted_geometry(i64 num_indices, i32 num_workers) {
   while (((num_indices + (i64{1} << g.bucket_shift) - 1) >> g.bucket_shift) > max_buckets) {
     ++g.bucket_shift;
   }
-  g.num_buckets = static_cast<i32>((num_indices + (i64{1} << g.bucket_shift) - 1) >> g.bucket_shift);
+  g.num_buckets =
+      static_cast<i32>((num_indices + (i64{1} << g.bucket_shift) - 1) >> g.bucket_shift);
   if (g.num_buckets == 0) g.num_buckets = 1;
   return g;
 }

@@ -28,12 +28,12 @@ TEST(GcSerialTest, RandomHistories) {
       heap.scratch.order = order;
       std::mt19937_64 rng(order * 1000 + node_size);
       for (int round = 0; round < 12; ++round) {
-        RandomRound(&heap, &rng, 50 + static_cast<int>(rng() % 400),
-                    (rng() % 100) / 100.0, /*lifo=*/round % 4 == 3);
+        RandomRound(&heap, &rng, 50 + static_cast<int>(rng() % 400), (rng() % 100) / 100.0,
+                    /*lifo=*/round % 4 == 3);
         const Snapshot before = TakeSnapshot(heap);
         ASSERT_TRUE(gc_serial(&heap.nm, &heap.scratch));
-        ASSERT_TRUE(CheckCollected(heap, before)) << "order " << order << " size " << node_size
-                                                  << " round " << round;
+        ASSERT_TRUE(CheckCollected(heap, before))
+            << "order " << order << " size " << node_size << " round " << round;
       }
     }
   }

@@ -9,8 +9,7 @@ using sparse_runtime::kErrorIndexOutOfRange;
 using sparse_runtime::ListManager;
 using sparse_runtime::report_error;
 
-void gc_compact_free_list(ListManager* free_list, i32 size, i32 used, i32 worker,
-                          i32 num_workers) {
+void gc_compact_free_list(ListManager* free_list, i32 size, i32 used, i32 worker, i32 num_workers) {
   if (used <= 0 || used >= size) return;
   if (num_workers == 1) {  // serial: a forward shift keeps upstream gc_serial's (FIFO) order
     gc_for_each_segment<i32>(*free_list, 0, size - used, [&](i32* dst, i64 first, i64 n) {
@@ -32,8 +31,7 @@ void gc_compact_free_list(ListManager* free_list, i32 size, i32 used, i32 worker
   });
 }
 
-void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker,
-                                 i32 num_workers) {
+void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker, i32 num_workers) {
   const GcPlan plan = gc_make_plan(nm, scratch, num_workers);
   gc_compact_free_list(&nm->free_list, nm->free_list.size(), nm->free_list_used, worker,
                        plan.num_workers);

@@ -35,8 +35,7 @@ void gc_compact_free_list(sparse_runtime::ListManager* free_list, i32 size, i32 
 
 // Phase 0 for worker `worker` in [0, num_workers). Every worker must pass the same num_workers,
 // and phase 1 must be given it too.
-void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker,
-                                 i32 num_workers);
+void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker, i32 num_workers);
 
 }  // namespace gc
 }  // namespace accelmem

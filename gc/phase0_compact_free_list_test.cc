@@ -133,7 +133,8 @@ TEST(Phase0Test, MarksRecycledIndices) {
     EXPECT_EQ(word(3), 0u) << workers;
     EXPECT_EQ(word(4), uint64_t{1} << (299 - 256)) << workers;
     // Clearing through gc_marked_word zeroes every bitmap.
-    for (int64_t w = 0; w < plan.bitmap_stride; ++w) gc_marked_word(heap.scratch.bitmap, plan, w, true);
+    for (int64_t w = 0; w < plan.bitmap_stride; ++w)
+      gc_marked_word(heap.scratch.bitmap, plan, w, true);
     for (int64_t w = 0; w < heap.scratch.bitmap_words; ++w) EXPECT_EQ(heap.scratch.bitmap[w], 0u);
   }
 }
@@ -147,7 +148,8 @@ TEST(Phase0Test, ReportsOutOfRangeInEveryMarkingMode) {
     heap.scratch.order = kGcOrderSorted;
     ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, workers));
     GcPlan plan = gc_make_plan(&heap.nm, &heap.scratch, workers);
-    for (int w = 0; w < workers; ++w) gc_phase0_compact_free_list(&heap.nm, &heap.scratch, w, workers);
+    for (int w = 0; w < workers; ++w)
+      gc_phase0_compact_free_list(&heap.nm, &heap.scratch, w, workers);
     EXPECT_EQ(heap.memory.error_code, sparse_runtime::kErrorIndexOutOfRange) << workers;
     EXPECT_NE(std::string(heap.memory.error_message).find("1000"), std::string::npos);
     EXPECT_EQ(gc_marked_word(heap.scratch.bitmap, plan, 0, false),

@@ -67,7 +67,8 @@ TEST(Phase1Test, SortedOffsets) {
   heap.scratch.order = kGcOrderSorted;
   const int workers = 3;
   ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, workers));
-  for (int w = 0; w < workers; ++w) gc_phase0_compact_free_list(&heap.nm, &heap.scratch, w, workers);
+  for (int w = 0; w < workers; ++w)
+    gc_phase0_compact_free_list(&heap.nm, &heap.scratch, w, workers);
   gc_phase1_swap_lists(&heap.nm, &heap.scratch, workers);
   const GcPlan& plan = heap.scratch.plan;
   ASSERT_EQ(plan.order, kGcOrderSorted);

@@ -198,15 +198,32 @@ bool small_cells_dispatch(const ListManager& data, const Zeroer& zeroer, u64* bi
     return true;
   }
   switch (zeroer.element_size) {
-    case 8: small_cells_bucket<8, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
-    case 16: small_cells_bucket<16, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
-    case 24: small_cells_bucket<24, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
-    case 32: small_cells_bucket<32, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
-    case 40: small_cells_bucket<40, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
-    case 48: small_cells_bucket<48, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
-    case 56: small_cells_bucket<56, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
-    case 64: small_cells_bucket<64, false>(data, bitmap, plan, w0, w1, clear, list, writer); return true;
-    default: return false;
+    case 8:
+      small_cells_bucket<8, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 16:
+      small_cells_bucket<16, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 24:
+      small_cells_bucket<24, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 32:
+      small_cells_bucket<32, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 40:
+      small_cells_bucket<40, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 48:
+      small_cells_bucket<48, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 56:
+      small_cells_bucket<56, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 64:
+      small_cells_bucket<64, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -317,15 +334,15 @@ void gc_phase2_refill_and_zero(NodeManager* nm, GcScratch* scratch, i32 worker, 
   if (lanes < 1) lanes = 1;
   if (num_workers < 1) num_workers = 1;
   const u64 zero_bytes = nm->element_size * static_cast<u64>(plan.num_refill);
-  const Zeroer zeroer{&nm->data_list,
-                      nm->element_size,
-                      nm->data_list.max_num_elements_per_chunk,
-                      lane,
-                      lanes,
-                      ACCELMEM_GC_STREAMING != 0 &&
-                          zero_bytes >= (scratch->streaming_zero_bytes != 0
-                                             ? scratch->streaming_zero_bytes
-                                             : kStreamingZeroBytes)};
+  const Zeroer zeroer{
+      &nm->data_list,
+      nm->element_size,
+      nm->data_list.max_num_elements_per_chunk,
+      lane,
+      lanes,
+      ACCELMEM_GC_STREAMING != 0 &&
+          zero_bytes >= (scratch->streaming_zero_bytes != 0 ? scratch->streaming_zero_bytes
+                                                            : kStreamingZeroBytes)};
   IndexWriter writer{&nm->free_list, 0, nullptr, 0};
   if (plan.order == kGcOrderSorted) {
     if (lanes == 1) {

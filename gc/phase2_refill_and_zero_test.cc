@@ -54,7 +54,7 @@ TEST(Phase2Test, OnlyLaneZeroWritesHeadAndTail) {
   gc_zero_cooperative(buffer + 1, 42, /*lane=*/1, /*lanes=*/2);  // [1, 43): head 1..3, tail 40..42
   for (int k = 0; k < 4; ++k) EXPECT_EQ(buffer[k], kGuard) << k;
   for (int k = 40; k < 64; ++k) EXPECT_EQ(buffer[k], kGuard) << k;
-  for (int k = 8; k < 12; ++k) EXPECT_EQ(buffer[k], 0) << k;  // word 1 belongs to lane 1
+  for (int k = 8; k < 12; ++k) EXPECT_EQ(buffer[k], 0) << k;      // word 1 belongs to lane 1
   for (int k = 4; k < 8; ++k) EXPECT_EQ(buffer[k], kGuard) << k;  // word 0 belongs to lane 0
 }
 
@@ -62,7 +62,8 @@ TEST(Phase2Test, OnlyLaneZeroWritesHeadAndTail) {
 // other (lanes in reverse so lane 0, which clears the bitmap after the block barrier, runs last).
 void Collect(TestHeap* heap, int workers, int lanes) {
   ASSERT_TRUE(gc_scratch_reserve(&heap->scratch, &heap->nm, workers));
-  for (int w = 0; w < workers; ++w) gc_phase0_compact_free_list(&heap->nm, &heap->scratch, w, workers);
+  for (int w = 0; w < workers; ++w)
+    gc_phase0_compact_free_list(&heap->nm, &heap->scratch, w, workers);
   gc_phase1_swap_lists(&heap->nm, &heap->scratch, workers);
   for (int w = 0; w < workers; ++w) {
     for (int lane = lanes - 1; lane >= 0; --lane) {
