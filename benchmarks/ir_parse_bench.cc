@@ -19,7 +19,8 @@ std::string MakeProgram(int n) {
   constexpr char kTile[] = "Tile[[64, 64], FP32, Vec]";
   std::string s =
       "@function(type=AIV)\n"
-      "def big(x: Tensor[[64, 64], FP32], out: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:\n";
+      "def big(x: Tensor[[64, 64], FP32], out: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], "
+      "FP32]:\n";
   absl::StrAppend(&s, "    t0: ", kTile, " = tile.load(x, [0, 0], [64, 64])\n");
   int count = 1;
   int last = 0;
@@ -34,10 +35,18 @@ std::string MakeProgram(int n) {
       count += 4;
     } else {
       switch (id % 4) {
-        case 0: absl::StrAppend(&s, "    t", id, ": ", kTile, " = tile.add(t", last, ", t0)\n"); break;
-        case 1: absl::StrAppend(&s, "    t", id, ": ", kTile, " = tile.mul(t", last, ", t", last, ")\n"); break;
-        case 2: absl::StrAppend(&s, "    t", id, ": ", kTile, " = tile.muls(t", last, ", 0.5)\n"); break;
-        case 3: absl::StrAppend(&s, "    t", id, ": ", kTile, " = tile.exp(t", last, ")\n"); break;
+        case 0:
+          absl::StrAppend(&s, "    t", id, ": ", kTile, " = tile.add(t", last, ", t0)\n");
+          break;
+        case 1:
+          absl::StrAppend(&s, "    t", id, ": ", kTile, " = tile.mul(t", last, ", t", last, ")\n");
+          break;
+        case 2:
+          absl::StrAppend(&s, "    t", id, ": ", kTile, " = tile.muls(t", last, ", 0.5)\n");
+          break;
+        case 3:
+          absl::StrAppend(&s, "    t", id, ": ", kTile, " = tile.exp(t", last, ")\n");
+          break;
       }
       ++count;
     }
@@ -85,7 +94,11 @@ void BM_ParseAndVerify_Statements(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
-BENCHMARK(BM_ParseAndVerify_Statements)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParseAndVerify_Statements)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_Print_Statements(benchmark::State& state) {
   auto p = accelmem::ir::ParseProgram(MakeProgram(static_cast<int>(state.range(0))), "bench.tile");

@@ -28,7 +28,9 @@ ExprPtr MakeInt(int64_t value) {
 }
 ExprPtr MakeFloat(double value) { return std::make_shared<FloatImm>(value); }
 ExprPtr MakeString(std::string value) { return std::make_shared<StringImm>(std::move(value)); }
-ExprPtr MakeList(std::vector<ExprPtr> items) { return std::make_shared<ListExpr>(std::move(items)); }
+ExprPtr MakeList(std::vector<ExprPtr> items) {
+  return std::make_shared<ListExpr>(std::move(items));
+}
 ExprPtr MakeIntList(const std::vector<int64_t>& values) {
   std::vector<ExprPtr> items;
   items.reserve(values.size());
@@ -41,8 +43,8 @@ CallPtr MakeCall(std::string op, std::vector<ExprPtr> args, Kwargs kwargs, Sourc
   return std::make_shared<Call>(std::move(op), std::move(args), std::move(kwargs), loc);
 }
 
-#define ACCELMEM_IR_AS(Name, Class, Kind) \
-  const Class* Name(const Expr* e) {     \
+#define ACCELMEM_IR_AS(Name, Class, Kind)                                                      \
+  const Class* Name(const Expr* e) {                                                           \
     return e != nullptr && e->kind == ExprKind::Kind ? static_cast<const Class*>(e) : nullptr; \
   }
 ACCELMEM_IR_AS(AsVar, Var, kVar)

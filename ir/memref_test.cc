@@ -8,8 +8,8 @@ namespace {
 
 // A root carries its fields; the canonical name follows the contract.
 TEST(MemRefTest, RootFields) {
-  MemRefPtr m = MemRef::MakeRoot(MemRef::RootName(MemorySpace::kVec, 3), MemorySpace::kVec, -1,
-                                 16384, 3);
+  MemRefPtr m =
+      MemRef::MakeRoot(MemRef::RootName(MemorySpace::kVec, 3), MemorySpace::kVec, -1, 16384, 3);
   EXPECT_EQ(m->name(), "mem_vec_3");
   EXPECT_TRUE(m->is_root());
   EXPECT_EQ(m->root(), m.get());

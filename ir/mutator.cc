@@ -39,13 +39,20 @@ FunctionPtr IRMutator::MutateFunction(const FunctionPtr& f) {
 
 StmtPtr IRMutator::MutateStmt(const StmtPtr& s) {
   switch (s->kind) {
-    case StmtKind::kAssign: return MutateAssign(std::static_pointer_cast<const AssignStmt>(s));
-    case StmtKind::kEval: return MutateEval(std::static_pointer_cast<const EvalStmt>(s));
-    case StmtKind::kSeq: return MutateSeq(std::static_pointer_cast<const SeqStmts>(s));
-    case StmtKind::kFor: return MutateFor(std::static_pointer_cast<const ForStmt>(s));
-    case StmtKind::kIf: return MutateIf(std::static_pointer_cast<const IfStmt>(s));
-    case StmtKind::kYield: return MutateYield(std::static_pointer_cast<const YieldStmt>(s));
-    case StmtKind::kReturn: return MutateReturn(std::static_pointer_cast<const ReturnStmt>(s));
+    case StmtKind::kAssign:
+      return MutateAssign(std::static_pointer_cast<const AssignStmt>(s));
+    case StmtKind::kEval:
+      return MutateEval(std::static_pointer_cast<const EvalStmt>(s));
+    case StmtKind::kSeq:
+      return MutateSeq(std::static_pointer_cast<const SeqStmts>(s));
+    case StmtKind::kFor:
+      return MutateFor(std::static_pointer_cast<const ForStmt>(s));
+    case StmtKind::kIf:
+      return MutateIf(std::static_pointer_cast<const IfStmt>(s));
+    case StmtKind::kYield:
+      return MutateYield(std::static_pointer_cast<const YieldStmt>(s));
+    case StmtKind::kReturn:
+      return MutateReturn(std::static_pointer_cast<const ReturnStmt>(s));
   }
   return s;
 }
@@ -111,8 +118,8 @@ StmtPtr IRMutator::MutateFor(const std::shared_ptr<const ForStmt>& s) {
   StmtPtr body = MutateBody(s->body);
   std::vector<VarPtr> results;
   changed |= MutateDefs(s->return_vars, &results);
-  changed |= start != s->start || stop != s->stop || step != s->step ||
-             loop_var != s->loop_var || body != s->body;
+  changed |= start != s->start || stop != s->stop || step != s->step || loop_var != s->loop_var ||
+             body != s->body;
   if (!changed) return s;
   return std::make_shared<ForStmt>(std::move(loop_var), std::move(start), std::move(stop),
                                    std::move(step), std::move(iter_args), std::move(inits),
@@ -145,10 +152,14 @@ StmtPtr IRMutator::MutateReturn(const std::shared_ptr<const ReturnStmt>& s) {
 
 ExprPtr IRMutator::MutateExpr(const ExprPtr& e) {
   switch (e->kind) {
-    case ExprKind::kVar: return MutateVarUse(std::static_pointer_cast<const Var>(e));
-    case ExprKind::kCall: return MutateCall(std::static_pointer_cast<const Call>(e));
-    case ExprKind::kList: return MutateList(std::static_pointer_cast<const ListExpr>(e));
-    default: return e;
+    case ExprKind::kVar:
+      return MutateVarUse(std::static_pointer_cast<const Var>(e));
+    case ExprKind::kCall:
+      return MutateCall(std::static_pointer_cast<const Call>(e));
+    case ExprKind::kList:
+      return MutateList(std::static_pointer_cast<const ListExpr>(e));
+    default:
+      return e;
   }
 }
 

@@ -70,7 +70,8 @@ TEST(MutatorTest, DeleteAndSplice) {
     StmtPtr MutateYield(const std::shared_ptr<const YieldStmt>& s) override {
       VarPtr y = AsVarPtr(s->values[0]);
       VarPtr mv = MakeVar(y->name + "_mv", y->type);
-      auto move = std::make_shared<AssignStmt>(mv, MakeCall("tile.move", {y, MakeSpace(MemorySpace::kVec)}));
+      auto move = std::make_shared<AssignStmt>(
+          mv, MakeCall("tile.move", {y, MakeSpace(MemorySpace::kVec)}));
       auto yield = std::make_shared<YieldStmt>(std::vector<ExprPtr>{mv});
       return std::make_shared<SeqStmts>(std::vector<StmtPtr>{move, yield});
     }

@@ -13,20 +13,26 @@ namespace {
 using TypeResult = absl::StatusOr<TypePtr>;
 
 absl::Status ArgError(const Call& call, int i, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(call.op, ": argument ", i, " ", what));
+  return absl::InvalidArgumentError(absl::StrCat(call.op, ": argument ", i, " ", what));
 }
 
 std::string Describe(const Expr& e) {
   if (const Type* t = TypeOfExpr(e)) return TypeToString(*t);
   switch (e.kind) {
-    case ExprKind::kInt: return "an integer";
-    case ExprKind::kFloat: return "a float";
-    case ExprKind::kString: return "a string";
-    case ExprKind::kList: return "a list";
-    case ExprKind::kSpace: return "a memory space";
-    case ExprKind::kDType: return "a dtype";
-    default: return "an expression";
+    case ExprKind::kInt:
+      return "an integer";
+    case ExprKind::kFloat:
+      return "a float";
+    case ExprKind::kString:
+      return "a string";
+    case ExprKind::kList:
+      return "a list";
+    case ExprKind::kSpace:
+      return "a memory space";
+    case ExprKind::kDType:
+      return "a dtype";
+    default:
+      return "an expression";
   }
 }
 
@@ -46,8 +52,8 @@ absl::StatusOr<const TensorType*> TensorArg(const Call& call, int i) {
 absl::StatusOr<Shape> ShapeArg(const Call& call, int i) {
   const ListExpr* list = AsList(call.args[i].get());
   if (list == nullptr) {
-    return ArgError(call, i, absl::StrCat("must be a list of dimensions, got ",
-                                          Describe(*call.args[i])));
+    return ArgError(call, i,
+                    absl::StrCat("must be a list of dimensions, got ", Describe(*call.args[i])));
   }
   Shape shape;
   for (const ExprPtr& item : list->items) {
@@ -55,8 +61,8 @@ absl::StatusOr<Shape> ShapeArg(const Call& call, int i) {
       if (v->value < 0) return ArgError(call, i, "has a negative dimension");
       shape.push_back(Dim::Static(v->value));
     } else if (const Var* var = AsVar(item.get());
-               var != nullptr && (var->type->kind == TypeKind::kIndex ||
-                                  var->type->kind == TypeKind::kScalar)) {
+               var != nullptr &&
+               (var->type->kind == TypeKind::kIndex || var->type->kind == TypeKind::kScalar)) {
       shape.push_back(Dim::Symbol(var->name));
     } else {
       return ArgError(call, i, "must contain integers or Index values");
@@ -93,9 +99,9 @@ absl::Status CheckInside(const Call& call, const Shape& parent, const std::vecto
   for (size_t d = 0; d < parent.size() && d < extent.size(); ++d) {
     if (!parent[d].is_static() || !extent[d].is_static() || offs[d] < 0) continue;
     if (offs[d] + extent[d].value > parent[d].value) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          call.op, ": region [", offs[d], ", ", offs[d] + extent[d].value, ") of dimension ", d,
-          " exceeds its extent ", parent[d].value));
+      return absl::InvalidArgumentError(absl::StrCat(call.op, ": region [", offs[d], ", ",
+                                                     offs[d] + extent[d].value, ") of dimension ",
+                                                     d, " exceeds its extent ", parent[d].value));
     }
   }
   return absl::OkStatus();
@@ -128,7 +134,8 @@ TypeResult Muls(const Call& call) {
   auto a = TileArg(call, 0);
   if (!a.ok()) return a.status();
   const Expr& s = *call.args[1];
-  if (s.kind != ExprKind::kInt && s.kind != ExprKind::kFloat && AsScalar(TypeOfExpr(s)) == nullptr) {
+  if (s.kind != ExprKind::kInt && s.kind != ExprKind::kFloat &&
+      AsScalar(TypeOfExpr(s)) == nullptr) {
     return ArgError(call, 1, absl::StrCat("must be a scalar, got ", Describe(s)));
   }
   return MakeTile((*a)->shape, (*a)->dtype, (*a)->space);
@@ -148,8 +155,9 @@ TypeResult Load(const Call& call) {
   auto shape = ShapeArg(call, 2);
   if (!shape.ok()) return shape.status();
   if (shape->size() != (*t)->shape.size()) {
-    return ArgError(call, 2, absl::StrCat("has rank ", shape->size(), " but the tensor has rank ",
-                                          (*t)->shape.size()));
+    return ArgError(
+        call, 2,
+        absl::StrCat("has rank ", shape->size(), " but the tensor has rank ", (*t)->shape.size()));
   }
   std::vector<int64_t> offs;
   if (absl::Status s = OffsetsArg(call, 1, (*t)->shape.size(), &offs); !s.ok()) return s;
@@ -172,8 +180,8 @@ TypeResult Store(const Call& call) {
   auto t = TensorArg(call, 2);
   if (!t.ok()) return t.status();
   if ((*a)->dtype != (*t)->dtype) {
-    return absl::InvalidArgumentError(absl::StrCat(call.op, ": tile dtype ",
-                                                   DTypeName((*a)->dtype), " differs from tensor dtype ",
+    return absl::InvalidArgumentError(absl::StrCat(call.op, ": tile dtype ", DTypeName((*a)->dtype),
+                                                   " differs from tensor dtype ",
                                                    DTypeName((*t)->dtype)));
   }
   if ((*a)->shape.size() != (*t)->shape.size()) {
@@ -188,7 +196,7 @@ TypeResult Store(const Call& call) {
 }
 
 absl::StatusOr<std::pair<const TileType*, const TileType*>> MatmulOperands(const Call& call,
-                                                                            int first) {
+                                                                           int first) {
   auto l = TileArg(call, first);
   if (!l.ok()) return l.status();
   auto r = TileArg(call, first + 1);
@@ -199,9 +207,9 @@ absl::StatusOr<std::pair<const TileType*, const TileType*>> MatmulOperands(const
     return absl::InvalidArgumentError(absl::StrCat(call.op, ": operands must be rank 2"));
   }
   if ((*l)->shape[1] != (*r)->shape[0]) {
-    return absl::InvalidArgumentError(absl::StrCat(call.op, ": inner dimensions differ: ",
-                                                   ShapeToString((*l)->shape), " x ",
-                                                   ShapeToString((*r)->shape)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(call.op, ": inner dimensions differ: ", ShapeToString((*l)->shape), " x ",
+                     ShapeToString((*r)->shape)));
   }
   return std::make_pair(*l, *r);
 }
@@ -209,8 +217,8 @@ absl::StatusOr<std::pair<const TileType*, const TileType*>> MatmulOperands(const
 TypeResult Matmul(const Call& call) {
   auto ops = MatmulOperands(call, 0);
   if (!ops.ok()) return ops.status();
-  return MakeTile({ops->first->shape[0], ops->second->shape[1]},
-                  MatmulAccDType(ops->first->dtype), MemorySpace::kAcc);
+  return MakeTile({ops->first->shape[0], ops->second->shape[1]}, MatmulAccDType(ops->first->dtype),
+                  MemorySpace::kAcc);
 }
 
 TypeResult MatmulAcc(const Call& call) {
@@ -221,10 +229,9 @@ TypeResult MatmulAcc(const Call& call) {
   if (!ops.ok()) return ops.status();
   Shape mn = {ops->first->shape[0], ops->second->shape[1]};
   if ((*acc)->shape != mn) {
-    return absl::InvalidArgumentError(absl::StrCat(call.op, ": accumulator shape ",
-                                                   ShapeToString((*acc)->shape),
-                                                   " differs from product shape ",
-                                                   ShapeToString(mn)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(call.op, ": accumulator shape ", ShapeToString((*acc)->shape),
+                     " differs from product shape ", ShapeToString(mn)));
   }
   return MakeTile((*acc)->shape, (*acc)->dtype, MemorySpace::kAcc);
 }
@@ -262,8 +269,9 @@ TypeResult Slice(const Call& call) {
   auto shape = ShapeArg(call, 1);
   if (!shape.ok()) return shape.status();
   if (shape->size() != (*a)->shape.size()) {
-    return ArgError(call, 1, absl::StrCat("has rank ", shape->size(), " but the source has rank ",
-                                          (*a)->shape.size()));
+    return ArgError(
+        call, 1,
+        absl::StrCat("has rank ", shape->size(), " but the source has rank ", (*a)->shape.size()));
   }
   std::vector<int64_t> offs;
   if (absl::Status s = OffsetsArg(call, 2, (*a)->shape.size(), &offs); !s.ok()) return s;
@@ -343,9 +351,7 @@ bool OpDef::IsInplaceSafe(const Call& call) const {
   return inplace_safe;
 }
 
-DType MatmulAccDType(DType input) {
-  return IsIntDType(input) ? DType::kINT32 : DType::kFP32;
-}
+DType MatmulAccDType(DType input) { return IsIntDType(input) ? DType::kINT32 : DType::kFP32; }
 
 std::string ArityText(const OpDef& def) {
   if (def.min_args == def.max_args) {
@@ -381,9 +387,9 @@ absl::Status OpRegistry::Register(OpDef def) {
   }
   if (def.memory == MemoryBehavior::kWritesInto &&
       (def.writes_into_arg < 0 || def.writes_into_arg >= def.min_args)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("op '", def.name, "' writes into argument ", def.writes_into_arg,
-                     " which is not always present"));
+    return absl::InvalidArgumentError(absl::StrCat("op '", def.name, "' writes into argument ",
+                                                   def.writes_into_arg,
+                                                   " which is not always present"));
   }
   if (def.memory == MemoryBehavior::kView && def.min_args < 1) {
     return absl::InvalidArgumentError(absl::StrCat("view op '", def.name, "' needs an argument"));

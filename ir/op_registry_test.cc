@@ -13,11 +13,10 @@ VarPtr TileVar(std::vector<int64_t> shape, DType d, MemorySpace s) {
 // Every op of the contract's §2 is registered.
 TEST(OpRegistryTest, ContractOpsRegistered) {
   const OpRegistry& r = OpRegistry::Global();
-  for (const char* op :
-       {"tile.slice", "tile.reshape", "tile.matmul_acc", "tile.recip", "tile.rsqrt", "tile.move",
-        "tile.cast", "tile.transpose", "tile.load", "tile.store", "tile.add", "tile.sub",
-        "tile.mul", "tile.muls", "tile.exp", "tile.matmul", "tile.create",
-        "system.reserve_buffer", "tile.alloc"}) {
+  for (const char* op : {"tile.slice", "tile.reshape", "tile.matmul_acc", "tile.recip",
+                         "tile.rsqrt", "tile.move", "tile.cast", "tile.transpose", "tile.load",
+                         "tile.store", "tile.add", "tile.sub", "tile.mul", "tile.muls", "tile.exp",
+                         "tile.matmul", "tile.create", "system.reserve_buffer", "tile.alloc"}) {
     EXPECT_NE(r.Find(op), nullptr) << op;
   }
   EXPECT_EQ(r.Find("tile.nope"), nullptr);
@@ -39,7 +38,8 @@ TEST(OpRegistryTest, MemoryBehaviour) {
   // tile.cast: only widening casts are unsafe.
   const OpDef* cast = r.Find("tile.cast");
   Call widen("tile.cast", {TileVar({4}, DType::kFP16, MemorySpace::kVec), MakeDType(DType::kFP32)});
-  Call narrow("tile.cast", {TileVar({4}, DType::kFP32, MemorySpace::kVec), MakeDType(DType::kFP16)});
+  Call narrow("tile.cast",
+              {TileVar({4}, DType::kFP32, MemorySpace::kVec), MakeDType(DType::kFP16)});
   EXPECT_FALSE(cast->IsInplaceSafe(widen));
   EXPECT_TRUE(cast->IsInplaceSafe(narrow));
 }
@@ -81,7 +81,8 @@ TEST(OpRegistryTest, RulesRejectBadArguments) {
   ASSERT_FALSE(sl.ok());
   EXPECT_EQ(sl.status().message(),
             "tile.slice: region [6, 10) of dimension 0 exceeds its extent 8");
-  Call reshape("tile.reshape", {TileVar({8, 8}, DType::kFP32, MemorySpace::kVec), MakeIntList({7})});
+  Call reshape("tile.reshape",
+               {TileVar({8, 8}, DType::kFP32, MemorySpace::kVec), MakeIntList({7})});
   EXPECT_FALSE(r.Find("tile.reshape")->result_type(reshape).ok());
   Call add("tile.add", {TileVar({8}, DType::kFP32, MemorySpace::kVec), MakeInt(1)});
   EXPECT_EQ(r.Find("tile.add")->result_type(add).status().message(),

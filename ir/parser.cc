@@ -1,9 +1,9 @@
 #include "ir/parser.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -68,9 +68,7 @@ struct ParseFailure {
   throw ParseFailure{line, col, std::move(message)};
 }
 
-bool IsIdentStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool IsIdentChar(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9') || c == '.'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -107,8 +105,9 @@ class Lexer {
         int width = 0;
         size_t p = pos_;
         while (p < text_.size() && (text_[p] == ' ' || text_[p] == '\t')) {
-          if (text_[p] == '\t') Fail(line_, static_cast<int>(p - line_start_) + 1,
-                                     "tab in indentation; indent with 4 spaces per level");
+          if (text_[p] == '\t')
+            Fail(line_, static_cast<int>(p - line_start_) + 1,
+                 "tab in indentation; indent with 4 spaces per level");
           ++width;
           ++p;
         }
@@ -127,8 +126,8 @@ class Lexer {
         at_line_start = false;
         int col = width + 1;
         if (width % 4 != 0) {
-          Fail(line_, col, absl::StrCat("indentation of ", width,
-                                        " spaces is not a multiple of 4"));
+          Fail(line_, col,
+               absl::StrCat("indentation of ", width, " spaces is not a multiple of 4"));
         }
         if (width > indents.back()) {
           indents.push_back(width);
@@ -190,15 +189,37 @@ class Lexer {
       Tok kind;
       size_t len = 1;
       switch (c) {
-        case '(': kind = Tok::kLParen; ++depth; break;
-        case ')': kind = Tok::kRParen; depth = depth > 0 ? depth - 1 : 0; break;
-        case '[': kind = Tok::kLBracket; ++depth; break;
-        case ']': kind = Tok::kRBracket; depth = depth > 0 ? depth - 1 : 0; break;
-        case ',': kind = Tok::kComma; break;
-        case ':': kind = Tok::kColon; break;
-        case '=': kind = Tok::kEq; break;
-        case '@': kind = Tok::kAt; break;
-        case '+': kind = Tok::kPlus; break;
+        case '(':
+          kind = Tok::kLParen;
+          ++depth;
+          break;
+        case ')':
+          kind = Tok::kRParen;
+          depth = depth > 0 ? depth - 1 : 0;
+          break;
+        case '[':
+          kind = Tok::kLBracket;
+          ++depth;
+          break;
+        case ']':
+          kind = Tok::kRBracket;
+          depth = depth > 0 ? depth - 1 : 0;
+          break;
+        case ',':
+          kind = Tok::kComma;
+          break;
+        case ':':
+          kind = Tok::kColon;
+          break;
+        case '=':
+          kind = Tok::kEq;
+          break;
+        case '@':
+          kind = Tok::kAt;
+          break;
+        case '+':
+          kind = Tok::kPlus;
+          break;
         case '-':
           if (pos_ + 1 < text_.size() && text_[pos_ + 1] == '>') {
             kind = Tok::kArrow;
@@ -212,8 +233,8 @@ class Lexer {
       toks.push_back(Make(kind, pos_, len));
       pos_ += len;
     }
-    if (line_has_tokens || (!toks.empty() && toks.back().kind != Tok::kNewline &&
-                            toks.back().kind != Tok::kDedent)) {
+    if (line_has_tokens ||
+        (!toks.empty() && toks.back().kind != Tok::kNewline && toks.back().kind != Tok::kDedent)) {
       toks.push_back(Make(Tok::kNewline, pos_, 0));
     }
     while (indents.size() > 1) {
@@ -275,8 +296,8 @@ class Lexer {
       }
     }
     if (pos_ < text_.size() && IsIdentStart(text_[pos_])) {
-      Fail(line_, Col(pos_), absl::StrCat("unexpected character ", Printable(text_[pos_]),
-                                          " after a number"));
+      Fail(line_, Col(pos_),
+           absl::StrCat("unexpected character ", Printable(text_[pos_]), " after a number"));
     }
     Token t = Make(is_float ? Tok::kFloat : Tok::kInt, start, pos_ - start);
     std::string digits(text_.substr(start, pos_ - start));
@@ -322,8 +343,8 @@ class Lexer {
           continue;
         }
         if (e != '"' && e != '\\' && e != 'n' && e != 't' && e != 'r') {
-          Fail(line_, Col(pos_), absl::StrCat("unknown escape sequence '\\", std::string(1, e),
-                                              "'"));
+          Fail(line_, Col(pos_),
+               absl::StrCat("unknown escape sequence '\\", std::string(1, e), "'"));
         }
         pos_ += 2;
         continue;
@@ -356,9 +377,15 @@ std::string Unquote(absl::string_view s) {
     }
     char e = s[++i];
     switch (e) {
-      case 'n': out.push_back('\n'); break;
-      case 't': out.push_back('\t'); break;
-      case 'r': out.push_back('\r'); break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
       case 'x': {
         auto v = [](char h) {
           return h <= '9' ? h - '0' : (h <= 'F' ? h - 'A' + 10 : h - 'a' + 10);
@@ -367,7 +394,8 @@ std::string Unquote(absl::string_view s) {
         i += 2;
         break;
       }
-      default: out.push_back(e);
+      default:
+        out.push_back(e);
     }
   }
   return out;
@@ -391,11 +419,11 @@ struct NameHash {
 
 const absl::flat_hash_set<absl::string_view>& ReservedWords() {
   static const auto* words = new absl::flat_hash_set<absl::string_view>{
-      "def",   "for",   "in",    "if",     "else",   "yield",   "return", "pass",
-      "range", "init",  "Tile",  "Tensor", "Scalar", "Index",   "MemRefType", "memref",
-      "inf",   "nan",   "FP32",  "FP16",   "BF16",   "INT8",    "UINT8",  "INT16",
-      "INT32", "INT64", "INT4",  "FP4",    "BOOL",   "DDR",     "Vec",    "Mat",
-      "Left",  "Right", "Acc",   "Bias",   "True",   "False",   "None",
+      "def",   "for",   "in",   "if",     "else",   "yield", "return",     "pass",
+      "range", "init",  "Tile", "Tensor", "Scalar", "Index", "MemRefType", "memref",
+      "inf",   "nan",   "FP32", "FP16",   "BF16",   "INT8",  "UINT8",      "INT16",
+      "INT32", "INT64", "INT4", "FP4",    "BOOL",   "DDR",   "Vec",        "Mat",
+      "Left",  "Right", "Acc",  "Bias",   "True",   "False", "None",
   };
   return *words;
 }
@@ -502,11 +530,16 @@ class Parser {
 
   std::string Describe(const Token& t) const {
     switch (t.kind) {
-      case Tok::kNewline: return "end of line";
-      case Tok::kIndent: return "indentation";
-      case Tok::kDedent: return "end of block";
-      case Tok::kEof: return "end of input";
-      default: return absl::StrCat("'", Text(t), "'");
+      case Tok::kNewline:
+        return "end of line";
+      case Tok::kIndent:
+        return "indentation";
+      case Tok::kDedent:
+        return "end of block";
+      case Tok::kEof:
+        return "end of input";
+      default:
+        return absl::StrCat("'", Text(t), "'");
     }
   }
   [[noreturn]] void FailAt(const Token& t, std::string message) const {
@@ -552,7 +585,8 @@ class Parser {
   // --- names ---
   std::string ValueName(const Token& t) { return std::string(ValueNameView(t)); }
   absl::string_view ValueNameView(const Token& t) {
-    if (t.kind != Tok::kIdent) FailAt(t, absl::StrCat("expected a value name, found ", Describe(t)));
+    if (t.kind != Tok::kIdent)
+      FailAt(t, absl::StrCat("expected a value name, found ", Describe(t)));
     absl::string_view name = Text(t);
     if (name.find('.') != absl::string_view::npos) {
       FailAt(t, absl::StrCat("invalid value name '", name, "': names cannot contain '.'"));
@@ -600,8 +634,8 @@ class Parser {
     auto it = names_.find(name);
     if (it != names_.end()) {
       const SourceLoc first = it->second.var->loc;
-      FailAt(t, absl::StrCat("value '", name, "' is not visible here (defined at ", first.line,
-                             ":", first.col, " in an inner scope)"));
+      FailAt(t, absl::StrCat("value '", name, "' is not visible here (defined at ", first.line, ":",
+                             first.col, " in an inner scope)"));
     }
     FailAt(t, absl::StrCat("use of undefined value '", name, "'"));
   }
@@ -721,9 +755,9 @@ class Parser {
       Expect(Tok::kRBracket, "']'");
       if (memref != nullptr) {
         if (has_space && space != memref->space()) {
-          FailAt(*space_tok, absl::StrCat("memory space ", MemorySpaceName(space),
-                                          " disagrees with memref '", memref->name(), "' in ",
-                                          MemorySpaceName(memref->space())));
+          FailAt(*space_tok,
+                 absl::StrCat("memory space ", MemorySpaceName(space), " disagrees with memref '",
+                              memref->name(), "' in ", MemorySpaceName(memref->space())));
         }
         space = memref->space();
       }
@@ -740,8 +774,8 @@ class Parser {
     Next();
     auto it = memrefs_.find(Text(name_tok));
     if (it == memrefs_.end()) {
-      FailAt(name_tok, absl::StrCat("memref '", Text(name_tok), "' names no tile.alloc in function '",
-                                    function_name_, "'"));
+      FailAt(name_tok, absl::StrCat("memref '", Text(name_tok),
+                                    "' names no tile.alloc in function '", function_name_, "'"));
     }
     if (!Accept(Tok::kPlus)) return it->second;
     const Token& off = Peek();
@@ -856,8 +890,8 @@ class Parser {
     const Token& ind = Peek();
     if (ind.kind != Tok::kIndent) FailAt(ind, "expected an indented block");
     if (static_cast<int>(ind.length) != indent + 4) {
-      FailAt(ind, absl::StrCat("expected indentation of ", indent + 4, " spaces, found ",
-                               ind.length));
+      FailAt(ind,
+             absl::StrCat("expected indentation of ", indent + 4, " spaces, found ", ind.length));
     }
     DepthGuard guard(this, ind);
     Next();
@@ -922,8 +956,7 @@ class Parser {
     if (Peek(1).kind == Tok::kNewline || Peek(1).kind == Tok::kEof) {
       FailAt(t, absl::StrCat("expected a statement, found bare name '", w, "'"));
     }
-    FailAt(Peek(1), absl::StrCat("expected ':' or '(' after '", w, "', found ",
-                                 Describe(Peek(1))));
+    FailAt(Peek(1), absl::StrCat("expected ':' or '(' after '", w, "', found ", Describe(Peek(1))));
   }
 
   // `(a, b)`, `(a,)`, `a`, or `a, b` of value arguments.
@@ -1189,7 +1222,7 @@ class Parser {
   int depth_ = 0;
   std::string function_name_;
   absl::flat_hash_map<absl::string_view, NameEntry, NameHash> names_;
-  std::vector<std::vector<absl::string_view>> scope_names_;  // names defined per open scope
+  std::vector<std::vector<absl::string_view>> scope_names_;          // names defined per open scope
   absl::flat_hash_map<absl::string_view, TypePtr, NameHash> types_;  // by text, per function
   absl::flat_hash_map<std::string, MemRefPtr> memrefs_;
   absl::flat_hash_map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
@@ -1208,8 +1241,7 @@ absl::StatusOr<ProgramPtr> ParseProgram(absl::string_view text, absl::string_vie
   }
 }
 
-absl::StatusOr<ProgramPtr> ParseAndVerifyProgram(absl::string_view text,
-                                                 absl::string_view filename,
+absl::StatusOr<ProgramPtr> ParseAndVerifyProgram(absl::string_view text, absl::string_view filename,
                                                  const ParseOptions& options) {
   absl::StatusOr<ProgramPtr> program = ParseProgram(text, filename, options);
   if (!program.ok()) return program;

@@ -59,7 +59,8 @@ const Case kCases[] = {
     {"TypeMismatch", kHead + kLoad + "    b: Tile[[4], FP16, Vec] = tile.exp(a)\n",
      "3:5: error: in function 'f': value 'b': type: declared Tile[[4], FP16, Vec] but tile.exp "
      "gives Tile[[4], FP32, Vec]"},
-    {"MemRefNamesNoAlloc", kHead + "    a: Tile[[4], FP32, memref=mem_vec_0] = tile.load(x, [0], [4])\n",
+    {"MemRefNamesNoAlloc",
+     kHead + "    a: Tile[[4], FP32, memref=mem_vec_0] = tile.load(x, [0], [4])\n",
      "2:31: error: memref 'mem_vec_0' names no tile.alloc in function 'f'"},
     {"SpaceDisagreesWithMemRef",
      kHead + "    mem_acc_0: MemRefType = tile.alloc(Acc, -1, 16, 0)\n" +
@@ -126,13 +127,13 @@ const Case kCases[] = {
     {"PositionalAfterKeyword", "def f():\n    system.reserve_buffer(name=\"a\", 4)\n",
      "2:37: error: positional argument after keyword argument"},
     {"YieldNotLast",
-     kHead + kLoad + "    for i, (c,) in range(0, 4, 1, init=(a,)) -> (o: Tile[[4], FP32, Vec],):\n" +
+     kHead + kLoad +
+         "    for i, (c,) in range(0, 4, 1, init=(a,)) -> (o: Tile[[4], FP32, Vec],):\n" +
          "        yield (c,)\n        t: Tile[[4], FP32, Vec] = tile.exp(c)\n",
      "4:9: error: in function 'f': structure: 'yield' must be the last statement of its block"},
     {"LoopStepZero", "def f():\n    for i in range(0, 4, 0):\n        pass\n",
      "2:5: error: in function 'f': structure: loop step must not be 0"},
-    {"MatmulOperandSpace",
-     kHead + kLoad + "    m: Tile[[4, 4], FP32, Acc] = tile.matmul(a, a)\n",
+    {"MatmulOperandSpace", kHead + kLoad + "    m: Tile[[4, 4], FP32, Acc] = tile.matmul(a, a)\n",
      "3:34: error: in function 'f': value 'm': type: tile.matmul: argument 0 must be in Left"},
 };
 

@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)VerifyProgram(**program, {"fuzz.tile"});
   const std::string printed = PrintProgram(**program);
   auto again = ParseProgram(printed, "printed.tile");
-  if (!again.ok()) Die("printed text does not parse", std::string(again.status().message()) + "\n" + printed);
+  if (!again.ok())
+    Die("printed text does not parse", std::string(again.status().message()) + "\n" + printed);
   const std::string diff = FirstDifference(**program, **again);
   if (!diff.empty()) Die("reparse is not structurally equal", diff + "\n" + printed);
   if (StructuralHash(**program) != StructuralHash(**again)) Die("hash differs", printed);
@@ -48,14 +49,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ParseOptions with_comments;
   with_comments.comments = &comments;
   auto commented = ParseProgram(text, "fuzz.tile", with_comments);
-  if (!commented.ok()) Die("parse fails when collecting comments", std::string(commented.status().message()));
+  if (!commented.ok())
+    Die("parse fails when collecting comments", std::string(commented.status().message()));
   const std::string formatted = PrintProgram(**commented, &comments);
   Comments comments2;
   ParseOptions with_comments2;
   with_comments2.comments = &comments2;
   auto reformatted = ParseProgram(formatted, "formatted.tile", with_comments2);
-  if (!reformatted.ok()) Die("formatted text does not parse", std::string(reformatted.status().message()) + "\n" + formatted);
-  if (PrintProgram(**reformatted, &comments2) != formatted) Die("formatting is not a fixed point", formatted);
-  if (!StructuralEqual(**commented, **reformatted)) Die("formatting changed the program", formatted);
+  if (!reformatted.ok())
+    Die("formatted text does not parse",
+        std::string(reformatted.status().message()) + "\n" + formatted);
+  if (PrintProgram(**reformatted, &comments2) != formatted)
+    Die("formatting is not a fixed point", formatted);
+  if (!StructuralEqual(**commented, **reformatted))
+    Die("formatting changed the program", formatted);
   return 0;
 }

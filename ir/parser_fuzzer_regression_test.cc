@@ -36,10 +36,18 @@ TEST(ParserFuzzerRegressionTest, Mutations) {
     for (int e = 0; e < edits && !s.empty(); ++e) {
       size_t pos = rng() % s.size();
       switch (rng() % 5) {
-        case 0: s[pos] = kAlphabet[rng() % (sizeof(kAlphabet) - 1)]; break;
-        case 1: s.erase(pos, 1 + rng() % 8); break;
-        case 2: s.insert(pos, s.substr(rng() % s.size(), 1 + rng() % 16)); break;
-        case 3: s.insert(pos, 1, kAlphabet[rng() % (sizeof(kAlphabet) - 1)]); break;
+        case 0:
+          s[pos] = kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+          break;
+        case 1:
+          s.erase(pos, 1 + rng() % 8);
+          break;
+        case 2:
+          s.insert(pos, s.substr(rng() % s.size(), 1 + rng() % 16));
+          break;
+        case 3:
+          s.insert(pos, 1, kAlphabet[rng() % (sizeof(kAlphabet) - 1)]);
+          break;
         case 4: {
           const std::string& other = g_files[rng() % g_files.size()];
           s = s.substr(0, pos) + other.substr(rng() % other.size());

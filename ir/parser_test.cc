@@ -61,7 +61,8 @@ TEST(ParserTest, LoopAndBranchScoping) {
 
 // Source locations are recorded on statements, values and calls.
 TEST(ParserTest, RecordsLocations) {
-  auto p = ParseProgram("\n\ndef f(x: Index):\n    y: Tile[[2], FP32, Vec] = tile.create([2], FP32, Vec)\n");
+  auto p = ParseProgram(
+      "\n\ndef f(x: Index):\n    y: Tile[[2], FP32, Vec] = tile.create([2], FP32, Vec)\n");
   ASSERT_TRUE(p.ok()) << p.status();
   const Function& f = *(*p)->functions[0];
   EXPECT_EQ(f.loc.line, 3);
@@ -122,8 +123,8 @@ TEST(ParserTest, CollectsComments) {
   Comments c;
   ParseOptions opts;
   opts.comments = &c;
-  auto p = ParseProgram(
-      "# top\ndef f(x: Index):  # sig\n    # first\n    return  # ret\n# tail\n", "c.tile", opts);
+  auto p = ParseProgram("# top\ndef f(x: Index):  # sig\n    # first\n    return  # ret\n# tail\n",
+                        "c.tile", opts);
   ASSERT_TRUE(p.ok()) << p.status();
   const Function* f = (*p)->functions[0].get();
   const Stmt* ret = BodyStmts((*p)->functions[0]->body)[0].get();

@@ -34,7 +34,8 @@ TEST(PrinterTest, PrintsBuiltFunction) {
   VarPtr i = MakeVar("i", MakeIndex());
   VarPtr res = MakeVar("res", tile);
   auto body = FlattenSeq({
-      std::make_shared<AssignStmt>(a, MakeCall("tile.load", {x, MakeIntList({0}), MakeIntList({8})})),
+      std::make_shared<AssignStmt>(a,
+                                   MakeCall("tile.load", {x, MakeIntList({0}), MakeIntList({8})})),
       std::make_shared<ForStmt>(i, MakeInt(0), MakeInt(2), MakeInt(1), std::vector<VarPtr>{it},
                                 std::vector<ExprPtr>{a},
                                 FlattenSeq({std::make_shared<YieldStmt>(std::vector<ExprPtr>{it})}),

@@ -107,10 +107,18 @@ class Encoder {
 
   void ExprTo(const Expr& e, pb::Expr* out) {
     switch (e.kind) {
-      case ExprKind::kVar: out->set_var(VarIndex(static_cast<const Var&>(e))); return;
-      case ExprKind::kInt: out->set_int_value(static_cast<const IntImm&>(e).value); return;
-      case ExprKind::kFloat: out->set_float_value(static_cast<const FloatImm&>(e).value); return;
-      case ExprKind::kString: out->set_string_value(static_cast<const StringImm&>(e).value); return;
+      case ExprKind::kVar:
+        out->set_var(VarIndex(static_cast<const Var&>(e)));
+        return;
+      case ExprKind::kInt:
+        out->set_int_value(static_cast<const IntImm&>(e).value);
+        return;
+      case ExprKind::kFloat:
+        out->set_float_value(static_cast<const FloatImm&>(e).value);
+        return;
+      case ExprKind::kString:
+        out->set_string_value(static_cast<const StringImm&>(e).value);
+        return;
       case ExprKind::kSpace:
         out->set_space(std::string(MemorySpaceName(static_cast<const SpaceImm&>(e).space)));
         return;
@@ -178,12 +186,14 @@ class Encoder {
       }
       case StmtKind::kYield: {
         pb::ExprTuple* t = out->mutable_yield_stmt();
-        for (const ExprPtr& e : static_cast<const YieldStmt&>(s).values) ExprTo(*e, t->add_values());
+        for (const ExprPtr& e : static_cast<const YieldStmt&>(s).values)
+          ExprTo(*e, t->add_values());
         return;
       }
       case StmtKind::kReturn: {
         pb::ExprTuple* t = out->mutable_return_stmt();
-        for (const ExprPtr& e : static_cast<const ReturnStmt&>(s).values) ExprTo(*e, t->add_values());
+        for (const ExprPtr& e : static_cast<const ReturnStmt&>(s).values)
+          ExprTo(*e, t->add_values());
         return;
       }
     }
@@ -237,7 +247,8 @@ class Decoder {
     return *v;
   }
   VarPtr VarAt(int i) const {
-    if (i < 0 || i >= static_cast<int>(vars_.size())) Bad(absl::StrCat("value index ", i, " out of range"));
+    if (i < 0 || i >= static_cast<int>(vars_.size()))
+      Bad(absl::StrCat("value index ", i, " out of range"));
     return vars_[i];
   }
   MemRefPtr MemRefFrom(const pb::MemRefRef& m) {
@@ -288,12 +299,18 @@ class Decoder {
   ExprPtr ExprFrom(const pb::Expr& e, int depth) {
     if (depth > kMaxDepth) Bad("expression nesting too deep");
     switch (e.kind_case()) {
-      case pb::Expr::kVar: return VarAt(e.var());
-      case pb::Expr::kIntValue: return MakeInt(e.int_value());
-      case pb::Expr::kFloatValue: return MakeFloat(e.float_value());
-      case pb::Expr::kStringValue: return MakeString(e.string_value());
-      case pb::Expr::kSpace: return MakeSpace(Space(e.space()));
-      case pb::Expr::kDtype: return MakeDType(DT(e.dtype()));
+      case pb::Expr::kVar:
+        return VarAt(e.var());
+      case pb::Expr::kIntValue:
+        return MakeInt(e.int_value());
+      case pb::Expr::kFloatValue:
+        return MakeFloat(e.float_value());
+      case pb::Expr::kStringValue:
+        return MakeString(e.string_value());
+      case pb::Expr::kSpace:
+        return MakeSpace(Space(e.space()));
+      case pb::Expr::kDtype:
+        return MakeDType(DT(e.dtype()));
       case pb::Expr::kList: {
         std::vector<ExprPtr> items;
         for (const pb::Expr& i : e.list().items()) items.push_back(ExprFrom(i, depth + 1));
@@ -327,7 +344,8 @@ class Decoder {
     if (depth > kMaxDepth) Bad("statement nesting too deep");
     switch (s.kind_case()) {
       case pb::Stmt::kAssign: {
-        ExprPtr value = Required(s.assign().has_value(), s.assign().value(), "assigned value", depth);
+        ExprPtr value =
+            Required(s.assign().has_value(), s.assign().value(), "assigned value", depth);
         return std::make_shared<AssignStmt>(VarAt(s.assign().var()), std::move(value));
       }
       case pb::Stmt::kEval:

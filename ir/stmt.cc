@@ -3,8 +3,8 @@
 namespace accelmem {
 namespace ir {
 
-#define ACCELMEM_IR_AS(Name, Class, Kind) \
-  const Class* Name(const Stmt* s) {     \
+#define ACCELMEM_IR_AS(Name, Class, Kind)                                                      \
+  const Class* Name(const Stmt* s) {                                                           \
     return s != nullptr && s->kind == StmtKind::Kind ? static_cast<const Class*>(s) : nullptr; \
   }
 ACCELMEM_IR_AS(AsAssign, AssignStmt, kAssign)

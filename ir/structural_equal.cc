@@ -38,13 +38,20 @@ bool SameFloat(double a, double b) {
 
 const char* StmtName(StmtKind k) {
   switch (k) {
-    case StmtKind::kAssign: return "AssignStmt";
-    case StmtKind::kEval: return "EvalStmt";
-    case StmtKind::kSeq: return "SeqStmts";
-    case StmtKind::kFor: return "ForStmt";
-    case StmtKind::kIf: return "IfStmt";
-    case StmtKind::kYield: return "YieldStmt";
-    case StmtKind::kReturn: return "ReturnStmt";
+    case StmtKind::kAssign:
+      return "AssignStmt";
+    case StmtKind::kEval:
+      return "EvalStmt";
+    case StmtKind::kSeq:
+      return "SeqStmts";
+    case StmtKind::kFor:
+      return "ForStmt";
+    case StmtKind::kIf:
+      return "IfStmt";
+    case StmtKind::kYield:
+      return "YieldStmt";
+    case StmtKind::kReturn:
+      return "ReturnStmt";
   }
   return "?";
 }
@@ -83,7 +90,8 @@ class Comparer {
     names_r_.clear();
     if (a.name != b.name) return Fail(absl::StrCat("name '", a.name, "' vs '", b.name, "'"));
     if (a.type != b.type) {
-      return Fail(absl::StrCat("type ", FunctionTypeName(a.type), " vs ", FunctionTypeName(b.type)));
+      return Fail(
+          absl::StrCat("type ", FunctionTypeName(a.type), " vs ", FunctionTypeName(b.type)));
     }
     if (a.params.size() != b.params.size()) {
       return Fail(absl::StrCat(a.params.size(), " params vs ", b.params.size()));
@@ -222,8 +230,8 @@ class Comparer {
     auto ir = vars_r_.find(&b);
     if (il != vars_l_.end() || ir != vars_r_.end()) {
       if (il != vars_l_.end() && il->second == &b) return true;
-      return Fail(absl::StrCat("value '", a.name, "' vs '", b.name,
-                               "' are defined again inconsistently"));
+      return Fail(
+          absl::StrCat("value '", a.name, "' vs '", b.name, "' are defined again inconsistently"));
     }
     vars_l_[&a] = &b;
     vars_r_[&b] = &a;
@@ -254,7 +262,8 @@ class Comparer {
         if (static_cast<const IntImm&>(a).value == static_cast<const IntImm&>(b).value) return true;
         break;
       case ExprKind::kFloat:
-        if (SameFloat(static_cast<const FloatImm&>(a).value, static_cast<const FloatImm&>(b).value)) {
+        if (SameFloat(static_cast<const FloatImm&>(a).value,
+                      static_cast<const FloatImm&>(b).value)) {
           return true;
         }
         break;
@@ -264,10 +273,12 @@ class Comparer {
         }
         break;
       case ExprKind::kSpace:
-        if (static_cast<const SpaceImm&>(a).space == static_cast<const SpaceImm&>(b).space) return true;
+        if (static_cast<const SpaceImm&>(a).space == static_cast<const SpaceImm&>(b).space)
+          return true;
         break;
       case ExprKind::kDType:
-        if (static_cast<const DTypeImm&>(a).dtype == static_cast<const DTypeImm&>(b).dtype) return true;
+        if (static_cast<const DTypeImm&>(a).dtype == static_cast<const DTypeImm&>(b).dtype)
+          return true;
         break;
       case ExprKind::kList:
         return ExprLists(static_cast<const ListExpr&>(a).items,
@@ -303,7 +314,8 @@ class Comparer {
   }
 
   bool Shapes(const Shape& a, const Shape& b) {
-    if (a.size() != b.size()) return Fail(absl::StrCat("shape ", ShapeToString(a), " vs ", ShapeToString(b)));
+    if (a.size() != b.size())
+      return Fail(absl::StrCat("shape ", ShapeToString(a), " vs ", ShapeToString(b)));
     for (size_t i = 0; i < a.size(); ++i) {
       if (a[i].is_static() != b[i].is_static() || (a[i].is_static() && a[i].value != b[i].value)) {
         return Fail(absl::StrCat("shape ", ShapeToString(a), " vs ", ShapeToString(b)));
@@ -481,8 +493,12 @@ class Hasher {
   void ExprH(const Expr& e) {
     Mix(static_cast<size_t>(e.kind) + 211);
     switch (e.kind) {
-      case ExprKind::kVar: UseVar(static_cast<const Var&>(e)); return;
-      case ExprKind::kInt: Mix(static_cast<size_t>(static_cast<const IntImm&>(e).value)); return;
+      case ExprKind::kVar:
+        UseVar(static_cast<const Var&>(e));
+        return;
+      case ExprKind::kInt:
+        Mix(static_cast<size_t>(static_cast<const IntImm&>(e).value));
+        return;
       case ExprKind::kFloat: {
         double d = static_cast<const FloatImm&>(e).value;
         if (std::isnan(d)) d = std::nan("");
@@ -491,9 +507,15 @@ class Hasher {
         Mix(std::isnan(d) ? 0x7ff8 : bits);
         return;
       }
-      case ExprKind::kString: Mix(std::hash<std::string>()(static_cast<const StringImm&>(e).value)); return;
-      case ExprKind::kSpace: Mix(static_cast<size_t>(static_cast<const SpaceImm&>(e).space)); return;
-      case ExprKind::kDType: Mix(static_cast<size_t>(static_cast<const DTypeImm&>(e).dtype)); return;
+      case ExprKind::kString:
+        Mix(std::hash<std::string>()(static_cast<const StringImm&>(e).value));
+        return;
+      case ExprKind::kSpace:
+        Mix(static_cast<size_t>(static_cast<const SpaceImm&>(e).space));
+        return;
+      case ExprKind::kDType:
+        Mix(static_cast<size_t>(static_cast<const DTypeImm&>(e).dtype));
+        return;
       case ExprKind::kList:
         Mix(static_cast<const ListExpr&>(e).items.size());
         for (const ExprPtr& i : static_cast<const ListExpr&>(e).items) ExprH(*i);

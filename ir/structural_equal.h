@@ -29,7 +29,8 @@ struct StructuralEqualOptions {
   bool compare_addresses = true;
 };
 
-bool StructuralEqual(const Program& a, const Program& b, const StructuralEqualOptions& options = {});
+bool StructuralEqual(const Program& a, const Program& b,
+                     const StructuralEqualOptions& options = {});
 bool StructuralEqual(const Function& a, const Function& b,
                      const StructuralEqualOptions& options = {});
 

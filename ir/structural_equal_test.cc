@@ -117,8 +117,10 @@ TEST(StructuralEqualTest, ViewOffsets) {
     mem_vec_0: MemRefType = tile.alloc(Vec, -1, 64, 0)
     a: Tile[[4, 4], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [4, 4])
 )";
-  ProgramPtr a = Parse(head + "    s: Tile[[1, 4], FP32, memref=mem_vec_0+16] = tile.slice(a, [1, 4], [1, 0])\n");
-  ProgramPtr b = Parse(head + "    s: Tile[[1, 4], FP32, memref=mem_vec_0+32] = tile.slice(a, [1, 4], [1, 0])\n");
+  ProgramPtr a = Parse(
+      head + "    s: Tile[[1, 4], FP32, memref=mem_vec_0+16] = tile.slice(a, [1, 4], [1, 0])\n");
+  ProgramPtr b = Parse(
+      head + "    s: Tile[[1, 4], FP32, memref=mem_vec_0+32] = tile.slice(a, [1, 4], [1, 0])\n");
   EXPECT_EQ(FirstDifference(*a, *b),
             "function 'f' > body > [2] AssignStmt 's' > type > memref: mem_vec_0+16 (offset 16, "
             "size 16) vs mem_vec_0+32 (offset 32, size 16)");

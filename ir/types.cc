@@ -55,16 +55,13 @@ const TileType* AsTile(const Type* t) {
   return t != nullptr && t->kind == TypeKind::kTile ? static_cast<const TileType*>(t) : nullptr;
 }
 const TensorType* AsTensor(const Type* t) {
-  return t != nullptr && t->kind == TypeKind::kTensor ? static_cast<const TensorType*>(t)
-                                                      : nullptr;
+  return t != nullptr && t->kind == TypeKind::kTensor ? static_cast<const TensorType*>(t) : nullptr;
 }
 const ScalarType* AsScalar(const Type* t) {
-  return t != nullptr && t->kind == TypeKind::kScalar ? static_cast<const ScalarType*>(t)
-                                                      : nullptr;
+  return t != nullptr && t->kind == TypeKind::kScalar ? static_cast<const ScalarType*>(t) : nullptr;
 }
 const MemRefType* AsMemRefType(const Type* t) {
-  return t != nullptr && t->kind == TypeKind::kMemRef ? static_cast<const MemRefType*>(t)
-                                                      : nullptr;
+  return t != nullptr && t->kind == TypeKind::kMemRef ? static_cast<const MemRefType*>(t) : nullptr;
 }
 
 const MemRefPtr& MemRefOf(const Type& t) {

@@ -41,8 +41,7 @@ class FunctionVerifier {
     }
     const std::vector<StmtPtr> stmts = BodyStmts(f_.body);
     VerifyBlock(stmts, /*carries=*/nullptr, /*is_function_body=*/true);
-    if (!f_.return_types.empty() &&
-        (stmts.empty() || stmts.back()->kind != StmtKind::kReturn)) {
+    if (!f_.return_types.empty() && (stmts.empty() || stmts.back()->kind != StmtKind::kReturn)) {
       Fail(f_.loc, absl::StrCat("structure: function with return types must end with 'return'"));
     }
   }
@@ -53,8 +52,7 @@ class FunctionVerifier {
   }
   [[noreturn]] void FailValue(const Var& v, SourceLoc loc, absl::string_view rule,
                               absl::string_view message) const {
-    Fail(loc.known() ? loc : v.loc,
-         absl::StrCat("value '", v.name, "': ", rule, ": ", message));
+    Fail(loc.known() ? loc : v.loc, absl::StrCat("value '", v.name, "': ", rule, ": ", message));
   }
 
   // tile.alloc statements anywhere in the function, keyed by their MemRef.
@@ -101,10 +99,9 @@ class FunctionVerifier {
     auto [it, inserted] = names_.emplace(v->name, v->loc);
     if (!inserted) {
       FailValue(*v, v->loc, "ssa",
-                it->second.known()
-                    ? absl::StrCat("redefined (first defined at ", it->second.line, ":",
-                                   it->second.col, ")")
-                    : std::string("redefined"));
+                it->second.known() ? absl::StrCat("redefined (first defined at ", it->second.line,
+                                                  ":", it->second.col, ")")
+                                   : std::string("redefined"));
     }
     scopes_.back()[v->name] = v.get();
   }
@@ -160,10 +157,10 @@ class FunctionVerifier {
     if (tile->memref == nullptr) return;
     const MemRef& m = *tile->memref;
     if (m.space() != tile->space) {
-      FailValue(v, {}, "memref",
-                absl::StrCat("declared space ", MemorySpaceName(tile->space),
-                             " differs from memref '", m.name(), "' in ",
-                             MemorySpaceName(m.space())));
+      FailValue(
+          v, {}, "memref",
+          absl::StrCat("declared space ", MemorySpaceName(tile->space), " differs from memref '",
+                       m.name(), "' in ", MemorySpaceName(m.space())));
     }
     if (!allocs_.contains(m.root())) {
       FailValue(v, {}, "memref",
@@ -176,10 +173,10 @@ class FunctionVerifier {
     }
     std::optional<int64_t> bytes = sizer_->Bytes(*tile);
     if (bytes && m.offset() + *bytes > m.root()->size()) {
-      FailValue(v, {}, "memref",
-                absl::StrCat("tile of ", *bytes, " bytes at offset ", m.offset(),
-                             " does not fit memref '", m.name(), "' of ", m.root()->size(),
-                             " bytes"));
+      FailValue(
+          v, {}, "memref",
+          absl::StrCat("tile of ", *bytes, " bytes at offset ", m.offset(),
+                       " does not fit memref '", m.name(), "' of ", m.root()->size(), " bytes"));
     }
   }
 
@@ -261,8 +258,8 @@ class FunctionVerifier {
     }
     if (out->offset() != expected) {
       FailValue(v, c.loc, "memref",
-                absl::StrCat(c.op, " result must be at byte offset ", expected, " of '",
-                             in->name(), "', not ", out->offset()));
+                absl::StrCat(c.op, " result must be at byte offset ", expected, " of '", in->name(),
+                             "', not ", out->offset()));
     }
   }
 
@@ -279,8 +276,8 @@ class FunctionVerifier {
         }
         if (!last) Fail(s.loc, "structure: 'yield' must be the last statement of its block");
         if (y.values.size() != carries->size()) {
-          Fail(s.loc, absl::StrCat("structure: yield gives ", y.values.size(),
-                                   " values for ", carries->size(), " results"));
+          Fail(s.loc, absl::StrCat("structure: yield gives ", y.values.size(), " values for ",
+                                   carries->size(), " results"));
         }
         for (size_t k = 0; k < y.values.size(); ++k) {
           CheckUse(*y.values[k], s.loc);
@@ -308,9 +305,9 @@ class FunctionVerifier {
           CheckUse(*r.values[k], s.loc);
           const Type* t = TypeOfExpr(*r.values[k]);
           if (t == nullptr || !SameType(*t, *f_.return_types[k], false)) {
-            Fail(s.loc, absl::StrCat("type: return value ", k, " (", PrintExpr(*r.values[k]),
-                                     ") is not of the declared type ",
-                                     PlainType(*f_.return_types[k])));
+            Fail(s.loc,
+                 absl::StrCat("type: return value ", k, " (", PrintExpr(*r.values[k]),
+                              ") is not of the declared type ", PlainType(*f_.return_types[k])));
           }
         }
         continue;
@@ -337,8 +334,9 @@ class FunctionVerifier {
     if (e.kind == ExprKind::kInt) return;
     const Type* t = TypeOfExpr(e);
     const ScalarType* sc = AsScalar(t);
-    if (t != nullptr && (t->kind == TypeKind::kIndex || (sc != nullptr && sc->dtype != DType::kFP32 &&
-                                                          !IsFloatDType(sc->dtype)))) {
+    if (t != nullptr &&
+        (t->kind == TypeKind::kIndex ||
+         (sc != nullptr && sc->dtype != DType::kFP32 && !IsFloatDType(sc->dtype)))) {
       return;
     }
     Fail(loc, absl::StrCat("type: ", what, " must be an integer, Index or integer Scalar"));
@@ -385,9 +383,9 @@ class FunctionVerifier {
           Fail(s.loc, "structure: loop step must not be 0");
         }
         if (f.inits.size() != f.iter_args.size() || f.return_vars.size() != f.iter_args.size()) {
-          Fail(s.loc, absl::StrCat("structure: loop has ", f.iter_args.size(), " carried values, ",
-                                   f.inits.size(), " inits and ", f.return_vars.size(),
-                                   " results"));
+          Fail(s.loc,
+               absl::StrCat("structure: loop has ", f.iter_args.size(), " carried values, ",
+                            f.inits.size(), " inits and ", f.return_vars.size(), " results"));
         }
         if (f.loop_var->type->kind != TypeKind::kIndex) {
           FailValue(*f.loop_var, s.loc, "type", "a loop variable must be an Index");
@@ -451,8 +449,8 @@ absl::Status VerifyFunction(const Function& function, const VerifyOptions& optio
   try {
     FunctionVerifier(function, options).Run();
   } catch (const VerifyFailure& f) {
-    return absl::InvalidArgumentError(absl::StrCat(Prefix(options, f.loc), "in function '",
-                                                   function.name, "': ", f.message));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Prefix(options, f.loc), "in function '", function.name, "': ", f.message));
   }
   return absl::OkStatus();
 }
@@ -461,8 +459,8 @@ absl::Status VerifyProgram(const Program& program, const VerifyOptions& options)
   absl::flat_hash_set<std::string> names;
   for (const FunctionPtr& f : program.functions) {
     if (!names.insert(f->name).second) {
-      return absl::InvalidArgumentError(absl::StrCat(Prefix(options, f->loc), "function '",
-                                                     f->name, "' is defined twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(Prefix(options, f->loc), "function '", f->name, "' is defined twice"));
     }
     if (absl::Status s = VerifyFunction(*f, options); !s.ok()) return s;
   }

@@ -29,9 +29,9 @@ namespace accelmem {
 namespace ir {
 
 struct VerifyOptions {
-  std::string filename = "<input>";        // used in `file:line:col:` prefixes
-  const OpRegistry* registry = nullptr;    // null: OpRegistry::Global()
-  const TileByteSizer* sizer = nullptr;    // null: DefaultTileByteSizer()
+  std::string filename = "<input>";      // used in `file:line:col:` prefixes
+  const OpRegistry* registry = nullptr;  // null: OpRegistry::Global()
+  const TileByteSizer* sizer = nullptr;  // null: DefaultTileByteSizer()
 };
 
 // OK, or InvalidArgument "file:line:col: error: in function 'F': value 'v': <rule>: ..." (the

@@ -32,12 +32,14 @@ TEST(VerifierTest, BuiltProgramErrorsHaveNoLocation) {
   VarPtr x = MakeVar("x", MakeTensor(StaticShape({4}), DType::kFP32));
   VarPtr a = MakeVar("a", MakeTile(StaticShape({4}), DType::kFP32, MemorySpace::kVec));
   StmtPtr body = FlattenSeq({
-      std::make_shared<AssignStmt>(a, MakeCall("tile.load", {x, MakeIntList({0}), MakeIntList({4})})),
+      std::make_shared<AssignStmt>(a,
+                                   MakeCall("tile.load", {x, MakeIntList({0}), MakeIntList({4})})),
       std::make_shared<AssignStmt>(a, MakeCall("tile.exp", {a})),
   });
   Function f("g", FunctionType::kAIV, {x}, {}, body);
   absl::Status s = VerifyFunction(f);
-  EXPECT_EQ(s.message(), "error: in function 'g': value 'a': ssa: the same value object is defined twice");
+  EXPECT_EQ(s.message(),
+            "error: in function 'g': value 'a': ssa: the same value object is defined twice");
 }
 
 // A value defined inside a branch may not be used after it, even by the same object.
@@ -45,14 +47,16 @@ TEST(VerifierTest, BranchScoping) {
   VarPtr c = MakeVar("c", MakeScalar(DType::kINT32));
   VarPtr t = MakeVar("t", MakeTile(StaticShape({4}), DType::kFP32, MemorySpace::kVec));
   StmtPtr then_body = FlattenSeq({std::make_shared<AssignStmt>(
-      t, MakeCall("tile.create", {MakeIntList({4}), MakeDType(DType::kFP32), MakeSpace(MemorySpace::kVec)}))});
+      t, MakeCall("tile.create",
+                  {MakeIntList({4}), MakeDType(DType::kFP32), MakeSpace(MemorySpace::kVec)}))});
   StmtPtr body = FlattenSeq({
       std::make_shared<IfStmt>(c, then_body, nullptr, std::vector<VarPtr>{}),
       std::make_shared<EvalStmt>(MakeCall("tile.exp", {t})),
   });
   Function f("g", FunctionType::kAIV, {c}, {}, body);
-  EXPECT_EQ(VerifyFunction(f).message(),
-            "error: in function 'g': value 't': ssa: used before its definition or outside its scope");
+  EXPECT_EQ(
+      VerifyFunction(f).message(),
+      "error: in function 'g': value 't': ssa: used before its definition or outside its scope");
 }
 
 // Yielded values must match the results' types.
@@ -123,7 +127,8 @@ TEST(VerifierTest, AllocMatchesMemRef) {
   MemRefPtr m = MemRef::MakeRoot("mem_vec_0", MemorySpace::kVec, 32, 64, 0);
   VarPtr mv = MakeVar("mem_vec_0", MakeMemRefType(m));
   StmtPtr body = FlattenSeq({std::make_shared<AssignStmt>(
-      mv, MakeCall("tile.alloc", {MakeSpace(MemorySpace::kVec), MakeInt(-1), MakeInt(64), MakeInt(0)}))});
+      mv, MakeCall("tile.alloc",
+                   {MakeSpace(MemorySpace::kVec), MakeInt(-1), MakeInt(64), MakeInt(0)}))});
   Function f("g", FunctionType::kAIV, {}, {}, body);
   EXPECT_EQ(VerifyFunction(f).message(),
             "error: in function 'g': value 'mem_vec_0': memref: tile.alloc(Vec, -1, 64, 0) "
@@ -179,7 +184,8 @@ TEST(VerifierTest, CarryInitType) {
   VarPtr c = MakeVar("c", MakeTile(StaticShape({4}), DType::kFP16, MemorySpace::kVec));
   VarPtr o = MakeVar("o", MakeTile(StaticShape({4}), DType::kFP16, MemorySpace::kVec));
   StmtPtr body = FlattenSeq({
-      std::make_shared<AssignStmt>(a, MakeCall("tile.load", {x, MakeIntList({0}), MakeIntList({4})})),
+      std::make_shared<AssignStmt>(a,
+                                   MakeCall("tile.load", {x, MakeIntList({0}), MakeIntList({4})})),
       std::make_shared<ForStmt>(MakeVar("i", MakeIndex()), MakeInt(0), MakeInt(2), MakeInt(1),
                                 std::vector<VarPtr>{c}, std::vector<ExprPtr>{a},
                                 FlattenSeq({std::make_shared<YieldStmt>(std::vector<ExprPtr>{c})}),

@@ -14,13 +14,20 @@ void IRVisitor::VisitFunction(const Function& f) {
 
 void IRVisitor::VisitStmt(const Stmt& s) {
   switch (s.kind) {
-    case StmtKind::kAssign: return VisitAssign(static_cast<const AssignStmt&>(s));
-    case StmtKind::kEval: return VisitEval(static_cast<const EvalStmt&>(s));
-    case StmtKind::kSeq: return VisitSeq(static_cast<const SeqStmts&>(s));
-    case StmtKind::kFor: return VisitFor(static_cast<const ForStmt&>(s));
-    case StmtKind::kIf: return VisitIf(static_cast<const IfStmt&>(s));
-    case StmtKind::kYield: return VisitYield(static_cast<const YieldStmt&>(s));
-    case StmtKind::kReturn: return VisitReturn(static_cast<const ReturnStmt&>(s));
+    case StmtKind::kAssign:
+      return VisitAssign(static_cast<const AssignStmt&>(s));
+    case StmtKind::kEval:
+      return VisitEval(static_cast<const EvalStmt&>(s));
+    case StmtKind::kSeq:
+      return VisitSeq(static_cast<const SeqStmts&>(s));
+    case StmtKind::kFor:
+      return VisitFor(static_cast<const ForStmt&>(s));
+    case StmtKind::kIf:
+      return VisitIf(static_cast<const IfStmt&>(s));
+    case StmtKind::kYield:
+      return VisitYield(static_cast<const YieldStmt&>(s));
+    case StmtKind::kReturn:
+      return VisitReturn(static_cast<const ReturnStmt&>(s));
   }
 }
 
@@ -63,10 +70,14 @@ void IRVisitor::VisitReturn(const ReturnStmt& s) {
 
 void IRVisitor::VisitExpr(const Expr& e) {
   switch (e.kind) {
-    case ExprKind::kVar: return VisitVarUse(static_cast<const Var&>(e));
-    case ExprKind::kCall: return VisitCall(static_cast<const Call&>(e));
-    case ExprKind::kList: return VisitList(static_cast<const ListExpr&>(e));
-    default: return VisitLiteral(e);
+    case ExprKind::kVar:
+      return VisitVarUse(static_cast<const Var&>(e));
+    case ExprKind::kCall:
+      return VisitCall(static_cast<const Call&>(e));
+    case ExprKind::kList:
+      return VisitList(static_cast<const ListExpr&>(e));
+    default:
+      return VisitLiteral(e);
   }
 }
 

@@ -33,10 +33,10 @@ TEST(VisitorTest, OrderOfDefsAndUses) {
   ASSERT_TRUE(p.ok()) << p.status();
   Recorder r;
   r.VisitProgram(**p);
-  EXPECT_EQ(r.events, (std::vector<std::string>{
-                          "def x", "def n", "call tile.load", "use x", "def a", "use n", "use a",
-                          "def i", "def c", "call tile.add", "use c", "use a", "def d", "use d",
-                          "def o"}));
+  EXPECT_EQ(r.events,
+            (std::vector<std::string>{"def x", "def n", "call tile.load", "use x", "def a", "use n",
+                                      "use a", "def i", "def c", "call tile.add", "use c", "use a",
+                                      "def d", "use d", "def o"}));
 }
 
 }  // namespace

@@ -84,18 +84,22 @@ TEST(TileFmtTest, Check) {
 
 // Parse and verifier errors: `file:line:col: error: ...` on stderr, exit 1.
 TEST(TileFmtTest, Errors) {
-  std::string bad = TempFile("bad.tile", "def f(x: Tensor[[4], FP32]):\n    a: Tile[[4], FP32, Vec] = tile.nop(x)\n");
+  std::string bad = TempFile(
+      "bad.tile", "def f(x: Tensor[[4], FP32]):\n    a: Tile[[4], FP32, Vec] = tile.nop(x)\n");
   Result r = RunFmt({bad});
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, bad + ":2:31: error: unknown op 'tile.nop'\n");
-  Result v = RunFmt({"-"}, "def f(x: Tensor[[4], FP32]):\n    a: Tile[[8], FP32, Vec] = tile.load(x, [0], [4])\n");
+  Result v = RunFmt(
+      {"-"},
+      "def f(x: Tensor[[4], FP32]):\n    a: Tile[[8], FP32, Vec] = tile.load(x, [0], [4])\n");
   EXPECT_EQ(v.status, 1);
   EXPECT_EQ(v.err,
             "<stdin>:2:5: error: in function 'f': value 'a': type: declared Tile[[8], FP32, Vec] "
             "but tile.load gives Tile[[4], FP32, Vec]\n");
   // --no-verify skips the verifier.
-  Result nv = RunFmt({"--no-verify", "-"},
-                  "def f(x: Tensor[[4], FP32]):\n    a: Tile[[8], FP32, Vec] = tile.load(x, [0], [4])\n");
+  Result nv = RunFmt(
+      {"--no-verify", "-"},
+      "def f(x: Tensor[[4], FP32]):\n    a: Tile[[8], FP32, Vec] = tile.load(x, [0], [4])\n");
   EXPECT_EQ(nv.status, 0) << nv.err;
   EXPECT_EQ(RunFmt({"/nonexistent/x.tile"}).status, 1);
 }

@@ -64,7 +64,8 @@ TEST(CpuJitTest, ParseErrorCarriesDiagnostic) {
   auto module = (*jit)->CompileIr("define i32 @f( {\n", {"f"});
   ASSERT_FALSE(module.ok());
   EXPECT_EQ(module.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(module.status().message()), HasSubstr("kernel.ll:2:1: error: expected type"));
+  EXPECT_THAT(std::string(module.status().message()),
+              HasSubstr("kernel.ll:2:1: error: expected type"));
 }
 
 // A requested entry point that the kernel does not define is NotFound, naming it.
