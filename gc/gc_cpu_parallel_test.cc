@@ -1,6 +1,7 @@
 #include "gc/gc_cpu_parallel.h"
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -90,6 +91,45 @@ TEST(GcCpuParallelTest, ManyWorkersMarkAtomically) {
     ASSERT_TRUE(gc.Collect(&parallel.nm, &parallel.scratch).ok());
     ASSERT_TRUE(CheckCollected(parallel, before));
     EXPECT_EQ(FreeList(serial.nm), FreeList(parallel.nm));
+  }
+}
+
+// Guard bytes: the unreserved tail of the last data chunk and the free-list slots past the
+// refilled range are never written, by the serial or the parallel GC, in any order (streaming
+// stores included).
+TEST(GcCpuParallelTest, GuardBytesPastTheListsUntouched) {
+  constexpr uint8_t kGuard = 0xAB;
+  constexpr int32_t kGuardIndex = 0x5A5A5A5A;
+  for (int workers : {1, 2}) {
+    for (int32_t order : {kGcOrderSorted, kGcOrderRecycle}) {
+      for (uint64_t streaming : {uint64_t{0}, uint64_t{1}}) {
+        CpuParallelGc gc(workers, /*min_parallel_bytes=*/0);
+        TestHeap heap(64, 1024);
+        heap.scratch.order = order;
+        heap.scratch.streaming_zero_bytes = streaming;
+        std::mt19937_64 rng(workers * 10 + order);
+        RandomRound(&heap, &rng, 1500, 0.5);  // 1500 of the second chunk's 2048 slots reserved
+        const int32_t reserved = heap.nm.data_list.size();
+        uint8_t* tail = heap.nm.get_cell(reserved - 1) + heap.nm.element_size;
+        const size_t tail_bytes = (2048 - reserved) * heap.nm.element_size;
+        std::memset(tail, kGuard, tail_bytes);
+        const int32_t free_capacity = heap.nm.free_list.max_num_elements_per_chunk;
+        const int32_t expected_free = static_cast<int32_t>(TakeSnapshot(heap).expected_free.size());
+        ASSERT_TRUE(heap.nm.free_list.touch_chunk(0));
+        for (int32_t i = expected_free; i < free_capacity; ++i) {
+          heap.nm.free_list.get<int32_t>(i) = kGuardIndex;
+        }
+        const Snapshot before = TakeSnapshot(heap);
+        ASSERT_TRUE(gc.Collect(&heap.nm, &heap.scratch).ok());
+        ASSERT_TRUE(CheckCollected(heap, before));
+        EXPECT_TRUE(std::all_of(tail, tail + tail_bytes, [](uint8_t b) { return b == kGuard; }))
+            << "workers " << workers << " order " << order << " streaming " << streaming;
+        for (int32_t i = expected_free; i < free_capacity; ++i) {
+          ASSERT_EQ(heap.nm.free_list.get<int32_t>(i), kGuardIndex) << i;
+        }
+        std::memset(tail, 0, tail_bytes);  // fresh cells must be zero for later allocations
+      }
+    }
   }
 }
 
