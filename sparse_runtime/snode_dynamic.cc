@@ -4,24 +4,29 @@ namespace accelmem {
 namespace sparse_runtime {
 namespace {
 
+constexpr u64 kLengthMask = 0xffffffffu;
+constexpr u64 kGeneration = u64{1} << 32;
+
 ACCELMEM_RT_INLINE DynamicMeta* dmeta(Ptr meta) { return reinterpret_cast<DynamicMeta*>(meta); }
 ACCELMEM_RT_INLINE DynamicNode* dnode(Ptr node) { return reinterpret_cast<DynamicNode*>(node); }
 ACCELMEM_RT_INLINE Ptr* next_link(Ptr chunk) { return reinterpret_cast<Ptr*>(chunk); }
+ACCELMEM_RT_INLINE i32* chunk_index(Ptr chunk) { return reinterpret_cast<i32*>(chunk + 8); }
 
 ACCELMEM_RT_INLINE Ptr cell_in_chunk(const DynamicMeta* m, Ptr chunk, i32 i) {
-  return chunk + m->chunk_header + m->base.element_size * static_cast<u64>(i % m->chunk_size);
+  return chunk + m->chunk_header +
+         m->base.element_size * static_cast<u64>(Dynamic_offset_in_chunk(m, i));
 }
 
 // With the container lock held: makes chunks 0..c exist and returns chunk c (null on error).
-// Chunks below num_chunks exist; the walk starts at the tail when c is at or past it, so appends
-// are O(1) (upstream walks the whole list on every append).
+// Chunks below num_chunks exist; the walk starts at the tail when c is at or past it.
 Ptr ensure_chunks_locked(DynamicMeta* m, DynamicNode* node, i32 c) {
+  const i32 num_chunks = atomic_load_relaxed(&node->num_chunks);
   i32 k = 0;
   Ptr* link = &node->ptr;
   Ptr chunk = nullptr;
-  if (node->num_chunks > 0 && c >= node->num_chunks - 1) {
-    k = node->num_chunks - 1;
-    chunk = node->tail;
+  if (num_chunks > 0 && c >= num_chunks - 1) {
+    k = num_chunks - 1;
+    chunk = atomic_load_relaxed(&node->tail);
     if (c == k) return chunk;
     link = next_link(chunk);
     ++k;
@@ -31,9 +36,10 @@ Ptr ensure_chunks_locked(DynamicMeta* m, DynamicNode* node, i32 c) {
     if (chunk == nullptr) {
       chunk = runtime_node_manager(m->base.context, m->base.snode_id)->allocate();
       if (chunk == nullptr) return nullptr;
+      *chunk_index(chunk) = k;  // fresh zeroed cell: published by the release stores below
       atomic_store_release(link, chunk);
-      node->tail = chunk;
-      node->num_chunks = k + 1;
+      atomic_store_release(&node->tail, chunk);
+      atomic_store_release(&node->num_chunks, k + 1);
     }
     link = next_link(chunk);
   }
@@ -47,7 +53,7 @@ void report_overflow(const DynamicMeta* m, i32 i) {
 
 }  // namespace
 
-i32 Dynamic_get_num_elements(Ptr, Ptr node) { return atomic_load_acquire(&dnode(node)->n); }
+i32 Dynamic_get_num_elements(Ptr, Ptr node) { return Dynamic_length(dnode(node)); }
 
 void Dynamic_activate(Ptr meta, Ptr node_ptr, i32 i) {
   DynamicMeta* m = dmeta(meta);
@@ -56,10 +62,14 @@ void Dynamic_activate(Ptr meta, Ptr node_ptr, i32 i) {
     report_overflow(m, i);
     return;
   }
-  if (i < atomic_load_acquire(&node->n)) return;
+  if (i < Dynamic_length(node)) return;
   mutex_lock_i32(&node->lock);
-  if (i >= atomic_load_relaxed(&node->n) && ensure_chunks_locked(m, node, i / m->chunk_size)) {
-    atomic_store_release(&node->n, i + 1);
+  if (ensure_chunks_locked(m, node, Dynamic_chunk_of(m, i)) != nullptr) {
+    // Raise n to i + 1 (appends may advance it concurrently; the generation is kept).
+    u64 s = atomic_load_acquire(&node->state);
+    while (static_cast<i32>(s & kLengthMask) <= i &&
+           !atomic_cas(&node->state, &s, (s & ~kLengthMask) | static_cast<u64>(i + 1))) {
+    }
   }
   mutex_unlock_i32(&node->lock);
 }
@@ -67,31 +77,51 @@ void Dynamic_activate(Ptr meta, Ptr node_ptr, i32 i) {
 Ptr Dynamic_allocate(Ptr meta, Ptr node_ptr, i32* len) {
   DynamicMeta* m = dmeta(meta);
   DynamicNode* node = dnode(node_ptr);
-  mutex_lock_i32(&node->lock);
-  const i32 i = atomic_load_relaxed(&node->n);
-  *len = i;
-  if (i >= m->base.max_num_elements) {
+  for (;;) {
+    u64 s = atomic_load_acquire(&node->state);
+    const i32 i = static_cast<i32>(s & kLengthMask);
+    if (i >= m->base.max_num_elements) {
+      *len = i;
+      report_overflow(m, i);
+      return nullptr;
+    }
+    // Fast path: the tail chunk holds slot i. The state is loaded before the tail, and
+    // deactivation nulls the tail before it bumps the generation, so a tail read here either
+    // belongs to the list of state s or makes the CAS below fail.
+    Ptr tail = atomic_load_acquire(&node->tail);
+    if (tail != nullptr && *chunk_index(tail) == Dynamic_chunk_of(m, i)) {
+      if (atomic_cas(&node->state, &s, s + 1)) {
+        *len = i;
+        return cell_in_chunk(m, tail, i);
+      }
+      continue;
+    }
+    // Slow path: extend the list so that the chunk of the current length exists, then retry.
+    mutex_lock_i32(&node->lock);
+    const i32 n = Dynamic_length(node);
+    const bool ok = n >= m->base.max_num_elements ||
+                    ensure_chunks_locked(m, node, Dynamic_chunk_of(m, n)) != nullptr;
     mutex_unlock_i32(&node->lock);
-    report_overflow(m, i);
-    return nullptr;
+    if (!ok) {
+      *len = n;
+      return nullptr;  // allocator error recorded
+    }
   }
-  Ptr chunk = ensure_chunks_locked(m, node, i / m->chunk_size);
-  if (chunk != nullptr) atomic_store_release(&node->n, i + 1);
-  mutex_unlock_i32(&node->lock);
-  return chunk == nullptr ? nullptr : cell_in_chunk(m, chunk, i);
 }
 
 void Dynamic_deactivate(Ptr meta, Ptr node_ptr) {
   DynamicMeta* m = dmeta(meta);
   DynamicNode* node = dnode(node_ptr);
-  if (atomic_load_acquire(&node->n) == 0 && atomic_load_acquire(&node->ptr) == nullptr) return;
+  if (Dynamic_length(node) == 0 && Dynamic_first_chunk(node) == nullptr) return;
   NodeManager* nm = runtime_node_manager(m->base.context, m->base.snode_id);
   mutex_lock_i32(&node->lock);
-  atomic_store_release(&node->n, 0);
   Ptr chunk = atomic_load_relaxed(&node->ptr);
+  atomic_store_release(&node->tail, static_cast<Ptr>(nullptr));
+  atomic_store_release(&node->num_chunks, 0);
   atomic_store_release(&node->ptr, static_cast<Ptr>(nullptr));
-  node->tail = nullptr;
-  node->num_chunks = 0;
+  u64 s = atomic_load_relaxed(&node->state);
+  while (!atomic_cas(&node->state, &s, (s & ~kLengthMask) + kGeneration)) {
+  }
   while (chunk != nullptr) {
     // The chunk is only zeroed by the next GC, so its link is still readable after recycling.
     Ptr next = atomic_load_relaxed(next_link(chunk));
@@ -101,18 +131,15 @@ void Dynamic_deactivate(Ptr meta, Ptr node_ptr) {
   mutex_unlock_i32(&node->lock);
 }
 
-bool Dynamic_is_active(Ptr, Ptr node, i32 i) {
-  return i >= 0 && i < atomic_load_acquire(&dnode(node)->n);
-}
+bool Dynamic_is_active(Ptr, Ptr node, i32 i) { return i >= 0 && i < Dynamic_length(dnode(node)); }
 
 Ptr Dynamic_lookup_element(Ptr meta, Ptr node_ptr, i32 i) {
   DynamicMeta* m = dmeta(meta);
   DynamicNode* node = dnode(node_ptr);
-  if (i >= 0 && i < atomic_load_acquire(&node->n)) {
-    Ptr chunk = atomic_load_acquire(&node->ptr);
-    for (i32 c = i / m->chunk_size; c > 0 && chunk != nullptr; --c) {
-      chunk = atomic_load_acquire(next_link(chunk));
-    }
+  if (i >= 0 && i < Dynamic_length(node)) {
+    Ptr chunk = Dynamic_first_chunk(node);
+    for (i32 c = Dynamic_chunk_of(m, i); c > 0 && chunk != nullptr; --c)
+      chunk = Dynamic_next_chunk(chunk);
     if (chunk != nullptr) return cell_in_chunk(m, chunk, i);
   }
   return runtime_ambient_element(m->base.context, m->base.snode_id);
@@ -120,8 +147,8 @@ Ptr Dynamic_lookup_element(Ptr meta, Ptr node_ptr, i32 i) {
 
 i32 Dynamic_num_chunks(Ptr, Ptr node) {
   i32 count = 0;
-  for (Ptr chunk = atomic_load_acquire(&dnode(node)->ptr); chunk != nullptr;
-       chunk = atomic_load_acquire(next_link(chunk))) {
+  for (Ptr chunk = Dynamic_first_chunk(dnode(node)); chunk != nullptr;
+       chunk = Dynamic_next_chunk(chunk)) {
     ++count;
   }
   return count;

@@ -14,7 +14,7 @@ using ::testing::HasSubstr;
 const Axis i(0), j(1), k(2);
 
 // The example builds, validates and lays out: 16-byte pointer slots, dynamic chunks of
-// 8 + 16 f32 headed by a 32-byte DynamicNode, indices (i, j, k).
+// a 16-byte header + 16 f32 headed by a 32-byte DynamicNode, indices (i, j, k).
 TEST(SNodeTreeTest, TaichiStyleBuilder) {
   SNodeTree tree;
   tree.root().dense({i, j}, {4, 4}).pointer({i, j}, {8, 8}).dynamic(k, 64, 16).place<float>("x");
@@ -31,7 +31,7 @@ TEST(SNodeTreeTest, TaichiStyleBuilder) {
   EXPECT_EQ(x->extent(2), 64);
   EXPECT_EQ(dyn.cell_size(), 4u);
   EXPECT_EQ(dyn.container_size(), 32u);
-  EXPECT_EQ(dyn.allocator_node_size(), 8u + 16 * 4);
+  EXPECT_EQ(dyn.allocator_node_size(), 16u + 16 * 4);
   EXPECT_EQ(ptr.num_cells_per_container(), 64);
   EXPECT_EQ(ptr.container_size(), 64u * 16);
   EXPECT_EQ(ptr.cell_size(), 32u);  // the DynamicNode

@@ -102,8 +102,7 @@ absl::Status SparseRuntime::Init() {
         base.lookup_element = &Dynamic_lookup_element;
         base.is_active = &Dynamic_is_active;
         base.get_num_elements = &Dynamic_get_num_elements;
-        m.dynamic.chunk_size = static_cast<i32>(s.chunk_size());
-        m.dynamic.chunk_header = static_cast<i32>(Dynamic_chunk_header(s.cell_alignment()));
+        DynamicMeta_set_chunking(&m.dynamic, static_cast<i32>(s.chunk_size()), s.cell_alignment());
         break;
       case SNodeType::kPlace:
         break;
@@ -563,9 +562,9 @@ void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const L
   Ptr chunk = nullptr;
   int32_t in_chunk = 0;
   if (leaf.type() == SNodeType::kDynamic) {
-    chunk = atomic_load_acquire(&reinterpret_cast<DynamicNode*>(e.container)->ptr);
+    chunk = Dynamic_first_chunk(reinterpret_cast<DynamicNode*>(e.container));
     for (int32_t c = lo / dm->chunk_size; c > 0 && chunk != nullptr; --c) {
-      chunk = atomic_load_acquire(reinterpret_cast<Ptr*>(chunk));
+      chunk = Dynamic_next_chunk(chunk);
     }
     in_chunk = lo % dm->chunk_size;
   }
@@ -590,7 +589,7 @@ void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const L
         cell = chunk + dm->chunk_header + dm->base.element_size * static_cast<uint64_t>(in_chunk);
         if (++in_chunk == dm->chunk_size) {
           in_chunk = 0;
-          chunk = atomic_load_acquire(reinterpret_cast<Ptr*>(chunk));
+          chunk = Dynamic_next_chunk(chunk);
         }
         break;
       case SNodeType::kPlace:
@@ -727,7 +726,8 @@ absl::Status SparseRuntime::CheckInvariants() {
       Ptr container = cell + child->offset_in_parent_cell();
       if (child->type() == SNodeType::kDynamic) {
         const DynamicNode* node = reinterpret_cast<const DynamicNode*>(container);
-        for (Ptr chunk = node->ptr; chunk != nullptr; chunk = *reinterpret_cast<Ptr*>(chunk)) {
+        for (Ptr chunk = Dynamic_first_chunk(node); chunk != nullptr;
+             chunk = Dynamic_next_chunk(chunk)) {
           claim(*child, chunk, "in-use");
         }
         continue;
