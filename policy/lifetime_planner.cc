@@ -642,14 +642,16 @@ class BranchAndBound {
     }
     if (cands.empty()) return SearchResult::kFound;
     int64_t min_height = std::numeric_limits<int64_t>::max();
-    for (const Candidate& c : cands)
-      min_height = std::min(min_height, c.offset + items.size[c.item]);
-    if (!Feasible(cands, std::max<int64_t>(last_offset, 0))) return SearchResult::kNotFound;
-    for (size_t c = 0; c < cands.size(); ++c) {
+    if (!Feasible(cands, std::max<int64_t>(last_offset, 0), min_height)) {
+      return SearchResult::kNotFound;
+    }
+    // Canonical order: only candidates at or after (last_offset, last_rank); the others' orders
+    // are explored elsewhere.
+    const size_t first = static_cast<size_t>(
+        std::lower_bound(cands.begin(), cands.end(), Candidate{last_offset, last_rank, -1}) -
+        cands.begin());
+    for (size_t c = first; c < cands.size(); ++c) {
       const Candidate cand = cands[c];
-      if (cand.offset < last_offset || (cand.offset == last_offset && cand.rank < last_rank)) {
-        continue;  // Not canonical: this order is explored elsewhere.
-      }
       // Dominance: a buffer could fit entirely below this offset; leaving that gap is never
       // needed. Candidates are sorted by offset, so none after this one qualifies either.
       if (cand.offset >= min_height) break;
@@ -708,7 +710,8 @@ class BranchAndBound {
   // the section's floor, the last placed offset (later placements never go lower) and the lowest
   // offset any of them can take. `cands` (the unplaced buffers, sorted by lowest offset) paints
   // each section with the lowest offset of its first buffer, skipping painted sections.
-  bool Feasible(const std::vector<Candidate>& cands, int64_t last_offset) {
+  // Also sets `min_height`, the lowest top any candidate can reach (when feasible).
+  bool Feasible(const std::vector<Candidate>& cands, int64_t last_offset, int64_t& min_height) {
     const Items& items = *items_;
     // next_unpainted_[s] is only valid when paint_epoch_[s] is the current epoch (lazy reset).
     ++epoch_;
@@ -725,6 +728,7 @@ class BranchAndBound {
       return root;
     };
     for (const Candidate& c : cands) {
+      min_height = std::min(min_height, c.offset + items.size[c.item]);
       const int end = items.hi[c.item];
       for (int s = find(items.lo[c.item]); s < end; s = find(s + 1)) {
         const int64_t base = std::max({floor_[s], last_offset, c.offset});
