@@ -228,8 +228,9 @@ class Generator {
   int n_ = 0;
 };
 
-// 1000+ random programs: the whole pipeline succeeds with the IR verifier between passes, and
-// verify_memory_plan proves every planned function safe, under every backend.
+// 1000+ random programs: the whole pipeline succeeds with the IR verifier between passes,
+// verify_memory_plan proves every planned function safe, under every backend, and the plan is a
+// fixed point of allocate-memory-addr.
 TEST(MemoryPipelineTest, RandomProgramsPlanSafely) {
   int planned = 0;
   for (uint64_t seed = 0; seed < 1200; ++seed) {
@@ -251,6 +252,12 @@ TEST(MemoryPipelineTest, RandomProgramsPlanSafely) {
     ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.status() << "\n" << text;
     absl::Status s = VerifyMemoryPlan(*r->program);
     ASSERT_TRUE(s.ok()) << "seed " << seed << ": " << s << "\n" << text;
+    // The plan is a fixed point: planning it again changes nothing.
+    PassManager again;
+    ASSERT_TRUE(AddPasses("allocate-memory-addr", &again).ok());
+    absl::StatusOr<ProgramResult> r2 = again.Run(r->program);
+    ASSERT_TRUE(r2.ok()) << r2.status();
+    EXPECT_FALSE(r2->changed) << "seed " << seed;
     ++planned;
   }
   backends::BackendConfig::Reset();
