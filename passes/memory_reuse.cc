@@ -219,25 +219,52 @@ class Lifetimes {
 // ---------------------------------------------------------------------------------------------
 // Helpers.
 
-// Sorted (by start) half-open intervals of a group.
-using Intervals = std::vector<std::pair<int64_t, int64_t>>;
-
-bool Overlap(const Intervals& a, const Intervals& b) {
-  size_t i = 0, j = 0;
-  int64_t max_a = INT64_MIN, max_b = INT64_MIN;
-  while (i < a.size() || j < b.size()) {
-    if (j == b.size() || (i < a.size() && a[i].first <= b[j].first)) {
-      if (max_b > a[i].first) return true;
-      max_a = std::max(max_a, a[i].second);
-      ++i;
-    } else {
-      if (max_a > b[j].first) return true;
-      max_b = std::max(max_b, b[j].second);
-      ++j;
+// The union of a group's half-open lifetimes as disjoint intervals (touching ones joined).
+// Two groups may share a buffer iff their unions do not intersect; merging absorbs the smaller
+// union into the larger, so building a group by merges costs O(n log^2 n) overall.
+class IntervalUnion {
+ public:
+  void Add(int64_t s, int64_t e) {
+    if (s >= e) return;
+    auto it = set_.upper_bound(s);
+    if (it != set_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->second >= s) {
+        s = prev->first;
+        e = std::max(e, prev->second);
+        set_.erase(prev);
+      }
     }
+    while (it != set_.end() && it->first <= e) {
+      e = std::max(e, it->second);
+      it = set_.erase(it);
+    }
+    set_.emplace(s, e);
   }
-  return false;
-}
+  bool Intersects(int64_t s, int64_t e) const {
+    if (s >= e) return false;
+    auto it = set_.lower_bound(s);
+    if (it != set_.end() && it->first < e) return true;
+    return it != set_.begin() && std::prev(it)->second > s;
+  }
+  bool Intersects(const IntervalUnion& o) const {
+    const IntervalUnion& small = set_.size() <= o.set_.size() ? *this : o;
+    const IntervalUnion& large = set_.size() <= o.set_.size() ? o : *this;
+    for (const auto& [s, e] : small.set_) {
+      if (large.Intersects(s, e)) return true;
+    }
+    return false;
+  }
+  // Moves every interval of `o` into this union (swapping first if `o` is larger).
+  void Absorb(IntervalUnion* o) {
+    if (o->set_.size() > set_.size()) set_.swap(o->set_);
+    for (const auto& [s, e] : o->set_) Add(s, e);
+    o->set_.clear();
+  }
+
+ private:
+  std::map<int64_t, int64_t> set_;
+};
 
 // Maps old MemRefs to MemRefs on new roots, keeping one object per (root, offset, size).
 class MemRefMapper {
@@ -288,44 +315,71 @@ struct SplitPlan {
   absl::flat_hash_map<const ir::ForStmt*, std::vector<size_t>> init_moves;
 };
 
-// The nearest carried ancestor (itself included) of each value, -1 if none.
-std::vector<int> CarriedAnchors(const Lifetimes& lt) {
-  std::vector<int> anchor(lt.values.size(), -1);
-  for (size_t i = 0; i < lt.values.size(); ++i) {
-    const Life& v = lt.values[i];
-    if (v.carried) {
-      anchor[i] = static_cast<int>(i);
-    } else if (v.parent >= 0) {
-      anchor[i] = anchor[v.parent];
+// Preorder interval [tin, tout) of every value in the forest of MemRef sources (Life::parent):
+// the family of a carried value (itself and every value that took its MemRef from it, directly
+// or not) is exactly the values whose tin lies in its interval. Parents precede children.
+void SourceForestOrder(const Lifetimes& lt, std::vector<int>* tin, std::vector<int>* tout) {
+  const int n = static_cast<int>(lt.values.size());
+  std::vector<std::vector<int>> children(n);
+  for (int i = 0; i < n; ++i) {
+    if (lt.values[i].parent >= 0) children[lt.values[i].parent].push_back(i);
+  }
+  tin->assign(n, 0);
+  tout->assign(n, 0);
+  int clock = 0;
+  std::vector<std::pair<int, size_t>> stack;
+  for (int r = 0; r < n; ++r) {
+    if (lt.values[r].parent >= 0) continue;
+    (*tin)[r] = clock++;
+    stack.emplace_back(r, 0);
+    while (!stack.empty()) {
+      auto& [v, next] = stack.back();
+      if (next < children[v].size()) {
+        const int c = children[v][next++];
+        (*tin)[c] = clock++;
+        stack.emplace_back(c, 0);
+      } else {
+        (*tout)[v] = clock;
+        stack.pop_back();
+      }
     }
   }
-  return anchor;
-}
-
-bool InFamily(const Lifetimes& lt, const std::vector<int>& anchor, int v, int carried) {
-  for (int a = anchor[v]; a >= 0;) {
-    if (a == carried) return true;
-    const int p = lt.values[a].parent;
-    a = p >= 0 ? anchor[p] : -1;
-  }
-  return false;
 }
 
 SplitPlan PlanSplits(const Lifetimes& lt, int64_t* next_id) {
   SplitPlan plan;
-  std::vector<int> anchor = CarriedAnchors(lt);
-  absl::flat_hash_map<const MemRef*, std::vector<int>> members;
+  std::vector<int> tin, tout;
+  SourceForestOrder(lt, &tin, &tout);
+  // Per root: its values by tin, with prefix and suffix maxima of their ends.
+  struct RootMembers {
+    std::vector<std::pair<int, int64_t>> by_tin;  // (tin, end)
+    std::vector<int64_t> prefix, suffix;
+  };
+  absl::flat_hash_map<const MemRef*, RootMembers> members;
   for (size_t i = 0; i < lt.values.size(); ++i) {
-    if (lt.values[i].memref) members[lt.values[i].memref->root()].push_back(static_cast<int>(i));
-  }
-  // True if a value in `carried`'s root but outside its family lives past `after`.
-  auto source_busy = [&](int carried, int64_t after) {
-    const MemRefPtr& m = lt.values[carried].memref;
-    if (m == nullptr) return false;
-    for (int v : members[m->root()]) {
-      if (!InFamily(lt, anchor, v, carried) && lt.values[v].end > after) return true;
+    if (lt.values[i].memref) {
+      members[lt.values[i].memref->root()].by_tin.emplace_back(tin[i], lt.values[i].end);
     }
-    return false;
+  }
+  for (auto& [root, m] : members) {
+    std::sort(m.by_tin.begin(), m.by_tin.end());
+    const size_t k = m.by_tin.size();
+    m.prefix.assign(k + 1, INT64_MIN);
+    m.suffix.assign(k + 1, INT64_MIN);
+    for (size_t i = 0; i < k; ++i) m.prefix[i + 1] = std::max(m.prefix[i], m.by_tin[i].second);
+    for (size_t i = k; i > 0; --i) m.suffix[i - 1] = std::max(m.suffix[i], m.by_tin[i - 1].second);
+  }
+  // True if a value in `carried`'s root but outside its family lives past `after`: O(log n).
+  auto source_busy = [&](int carried, int64_t after) {
+    const MemRefPtr& mr = lt.values[carried].memref;
+    if (mr == nullptr) return false;
+    const RootMembers& m = members.at(mr->root());
+    auto cmp = [](const std::pair<int, int64_t>& p, int t) { return p.first < t; };
+    const size_t lo =
+        std::lower_bound(m.by_tin.begin(), m.by_tin.end(), tin[carried], cmp) - m.by_tin.begin();
+    const size_t hi =
+        std::lower_bound(m.by_tin.begin(), m.by_tin.end(), tout[carried], cmp) - m.by_tin.begin();
+    return std::max(m.prefix[lo], m.suffix[hi]) > after;
   };
   auto fresh_root = [&](int carried) {
     const MemRef* old = lt.values[carried].memref->root();
@@ -355,20 +409,19 @@ SplitPlan PlanSplits(const Lifetimes& lt, int64_t* next_id) {
 
 ir::FunctionPtr ApplySplits(const ir::FunctionPtr& fn, const Lifetimes& lt, const SplitPlan& plan,
                             absl::flat_hash_set<std::string>* names) {
-  std::vector<int> anchor = CarriedAnchors(lt);
-  // Each value's nearest split ancestor whose old root it lives in.
+  // Each value's nearest split ancestor (one forward pass: parents precede children), and the
+  // fresh root if the value still lives in that ancestor's old root.
+  std::vector<int> split_of(lt.values.size(), -1);
   absl::flat_hash_map<const ir::Var*, MemRefPtr> new_root;
   for (size_t i = 0; i < lt.values.size(); ++i) {
+    const int p = lt.values[i].parent;
+    split_of[i] = plan.fresh.contains(static_cast<int>(i)) ? static_cast<int>(i)
+                  : p >= 0                                 ? split_of[p]
+                                                           : -1;
     const MemRefPtr& m = lt.values[i].memref;
-    if (m == nullptr) continue;
-    for (int a = anchor[i]; a >= 0;) {
-      auto it = plan.fresh.find(a);
-      if (it != plan.fresh.end()) {
-        if (lt.values[a].memref->root() == m->root()) new_root[lt.values[i].var.get()] = it->second;
-        break;
-      }
-      const int p = lt.values[a].parent;
-      a = p >= 0 ? anchor[p] : -1;
+    const int a = split_of[i];
+    if (m != nullptr && a >= 0 && lt.values[a].memref->root() == m->root()) {
+      new_root[lt.values[i].var.get()] = plan.fresh.at(a);
     }
   }
   std::map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views;
@@ -427,10 +480,8 @@ class RootSets {
         parent_[r] = r;
         roots_[r] = v.memref->root_ptr();
       }
-      Intervals& iv = intervals_[r];
-      iv.emplace_back(v.start, v.end);
+      intervals_[r].Add(v.start, v.end);
     }
-    for (auto& [r, iv] : intervals_) std::sort(iv.begin(), iv.end());
   }
 
   // The representative of `r`'s set; a root the analysis never saw is its own.
@@ -452,24 +503,17 @@ class RootSets {
     from = Find(from);
     if (into == from) return true;
     if (into->space() != from->space() || into->space() == ir::MemorySpace::kDDR) return false;
-    Intervals& a = intervals_[into];
-    Intervals& b = intervals_[from];
-    if (Overlap(a, b)) return false;
-    Intervals merged;
-    merged.reserve(a.size() + b.size());
-    std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(merged));
-    a = std::move(merged);
-    b.clear();
+    IntervalUnion& a = intervals_[into];
+    IntervalUnion& b = intervals_[from];
+    if (a.Intersects(b)) return false;
+    a.Absorb(&b);
     parent_[from] = into;
     merged_ = true;
     return true;
   }
 
   // Marks `root`'s buffer as written over [s, e) (a tile.move about to be inserted).
-  void AddInterval(const MemRef* root, int64_t s, int64_t e) {
-    Intervals& iv = intervals_[Find(root)];
-    iv.insert(std::upper_bound(iv.begin(), iv.end(), std::make_pair(s, e)), std::make_pair(s, e));
-  }
+  void AddInterval(const MemRef* root, int64_t s, int64_t e) { intervals_[Find(root)].Add(s, e); }
 
   bool merged() const { return merged_; }
   const MemRefPtr& RootPtr(const MemRef* r) { return roots_[r]; }
@@ -477,7 +521,7 @@ class RootSets {
  private:
   absl::flat_hash_map<const MemRef*, const MemRef*> parent_;
   absl::flat_hash_map<const MemRef*, MemRefPtr> roots_;
-  absl::flat_hash_map<const MemRef*, Intervals> intervals_;
+  absl::flat_hash_map<const MemRef*, IntervalUnion> intervals_;
   bool merged_ = false;
 };
 
@@ -612,6 +656,11 @@ struct Group {
 };
 
 // Disjoint half-open intervals; Free() tells whether [s, e) touches none.
+// First-fit looks at the first this many buffers of a space (the largest ones: buffers are
+// opened in decreasing size); a group that fits none of them opens a new buffer. This bounds the
+// packing step to O(n log n); programs with fewer buffers per space get exact first-fit.
+constexpr size_t kMaxFirstFitScan = 1024;
+
 class IntervalSet {
  public:
   bool Free(int64_t s, int64_t e) const {
@@ -671,7 +720,8 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Lifetimes& lt, RootSets* s
     }
     size_t chosen = buffers.size();
     if (g.root->space() != ir::MemorySpace::kDDR) {
-      for (size_t b = space_begin; b < buffers.size(); ++b) {
+      const size_t scan_end = std::min(buffers.size(), space_begin + kMaxFirstFitScan);
+      for (size_t b = space_begin; b < scan_end; ++b) {
         if (buffers[b].busy.Free(g.start, g.end)) {
           chosen = b;
           break;

@@ -24,9 +24,10 @@
 //    deliberate (as upstream moved to in #1805, away from definition-order greedy): a buffer's
 //    size is fixed by its first, largest group, so smaller groups fill holes in big buffers
 //    instead of growing small ones, and allocate-memory-addr, which lays the remaining roots out
-//    one after another, gets a smaller sum. Each check is O(log n) in the buffer's interval set;
-//    a group tries buffers in creation order, so the step is O(n log n * B) for B buffers per
-//    space, which stays small (about the peak number of simultaneously live groups).
+//    one after another, gets a smaller sum. Each check is O(log n) in the buffer's interval set,
+//    and a group tries at most the first 1024 buffers of its space (opening a new one if none
+//    fits), so packing is O(n log n); step 1's merges absorb the smaller lifetime union into the
+//    larger, O(n log^2 n) in all.
 // 3. Allocs are rebuilt at the top of the body in id order for the roots still in use, with the
 //    merged root as large as its largest member (removing allocs no longer used).
 #ifndef ACCELMEM_PASSES_MEMORY_REUSE_H_
