@@ -25,7 +25,7 @@ class SparseRuntime::SharedLock {
  public:
   explicit SharedLock(SparseRuntime* rt) : rt_(rt), owns_(tls_locked_runtime != rt) {
     if (owns_) {
-      rt_->gc_mu_.lock_shared();
+      shard_ = rt_->gc_mu_.LockShared();
       previous_ = tls_locked_runtime;
       tls_locked_runtime = rt_;
     }
@@ -33,15 +33,31 @@ class SparseRuntime::SharedLock {
   ~SharedLock() {
     if (owns_) {
       tls_locked_runtime = previous_;
-      rt_->gc_mu_.unlock_shared();
+      rt_->gc_mu_.UnlockShared(shard_);
     }
   }
 
  private:
   SparseRuntime* rt_;
   bool owns_;
+  int shard_ = 0;
   const SparseRuntime* previous_ = nullptr;
 };
+
+namespace {
+
+class ExclusiveLock {
+ public:
+  explicit ExclusiveLock(ShardedRwLock* mu) : mu_(mu) { mu_->Lock(); }
+  ~ExclusiveLock() { mu_->Unlock(); }
+  ExclusiveLock(const ExclusiveLock&) = delete;
+  ExclusiveLock& operator=(const ExclusiveLock&) = delete;
+
+ private:
+  ShardedRwLock* mu_;
+};
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<SparseRuntime>> SparseRuntime::Create(
     const SNodeTree& tree, const SparseRuntimeOptions& options) {
@@ -671,7 +687,7 @@ absl::Status SparseRuntime::CollectGarbage() {
   if (tls_locked_runtime == this) {
     return absl::FailedPreconditionError("CollectGarbage called from inside a struct-for visitor");
   }
-  std::unique_lock<std::shared_mutex> lock(gc_mu_);
+  ExclusiveLock lock(&gc_mu_);
   for (int id = 0; id < tree_.num_snodes(); ++id) {
     if (HasAllocator(tree_.snode(id).type())) runtime_gc_serial(&context_, id);
   }
@@ -696,7 +712,7 @@ absl::Status SparseRuntime::CheckInvariants() {
   if (tls_locked_runtime == this) {
     return absl::FailedPreconditionError("CheckInvariants called from inside a struct-for visitor");
   }
-  std::unique_lock<std::shared_mutex> lock(gc_mu_);
+  ExclusiveLock lock(&gc_mu_);
   std::vector<std::string> problems;
   // owners[id][slot]: how many states claim the slot.
   std::vector<std::vector<int>> owners(tree_.num_snodes());

@@ -29,7 +29,8 @@
 //   * Destroying the runtime returns every byte (all memory comes from one HostMemoryPool).
 //
 // Thread safety: every method may be called from many threads at once. Operations hold a shared
-// lock; CollectGarbage and CheckInvariants hold it exclusively. Callbacks of (Parallel)StructFor
+// lock (a ShardedRwLock: readers do not contend); CollectGarbage and CheckInvariants hold it
+// exclusively. Callbacks of (Parallel)StructFor
 // may call the runtime (but not CollectGarbage: FailedPrecondition). Conflicting operations on
 // the same cell in parallel (deactivating a cell while writing below it) are races, as upstream:
 // memory stays safe, values may be lost.
@@ -40,7 +41,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <shared_mutex>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -49,6 +49,7 @@
 #include "absl/types/span.h"
 #include "sparse_runtime/host_memory_pool.h"
 #include "sparse_runtime/runtime_context.h"
+#include "sparse_runtime/sharded_rw_lock.h"
 #include "sparse_runtime/snode_bitmasked.h"
 #include "sparse_runtime/snode_dense.h"
 #include "sparse_runtime/snode_dynamic.h"
@@ -192,7 +193,7 @@ class SparseRuntime {
   HostMemoryPool pool_;
   RuntimeContext context_;
   std::vector<MetaStorage> metas_;
-  std::shared_mutex gc_mu_;
+  ShardedRwLock gc_mu_;
   std::mutex thread_pool_mu_;
   std::unique_ptr<ThreadPool> thread_pool_;
 };
