@@ -157,5 +157,67 @@ BENCHMARK(BM_VerifyMemoryPlan_Default)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond);
 
+// Adversarial shapes: n loops each carrying the previous loop's result (one MemRef-source chain
+// through the whole function), and n tiles all live at once (n buffers in one space).
+std::string ChainedLoops(int loops) {
+  std::string body = "    a: Tile[[16, 16], FP32, Vec] = tile.load(x, [0, 0], [16, 16])\n";
+  std::string prev = "a";
+  for (int k = 0; k < loops; ++k) {
+    absl::StrAppend(&body, "    for i", k, ", (c", k, ",) in range(0, 2, 1, init=(", prev,
+                    ",)) -> (o", k, ": Tile[[16, 16], FP32, Vec],):\n", "        n", k,
+                    ": Tile[[16, 16], FP32, Vec] = tile.exp(c", k, ")\n", "        yield (n", k,
+                    ",)\n");
+    prev = absl::StrCat("o", k);
+  }
+  return absl::StrCat(
+      "@function(type=AIV)\ndef f(x: Tensor[[16, 16], FP32]) -> Tensor[[16, 16], FP32]:\n", body,
+      "    r: Tensor[[16, 16], FP32] = tile.store(", prev, ", [0, 0], x)\n    return r\n");
+}
+
+std::string AllLive(int tiles) {
+  std::string body;
+  for (int k = 0; k < tiles; ++k) {
+    absl::StrAppend(&body, "    v", k, ": Tile[[8], FP32, Vec] = tile.load(x, [0], [8])\n");
+  }
+  for (int k = 0; k < tiles; ++k) {
+    absl::StrAppend(&body, "    s", k, ": Tensor[[8], FP32] = tile.store(v", k, ", [0], x)\n");
+  }
+  return absl::StrCat("@function(type=AIV)\ndef g(x: Tensor[[8], FP32]) -> Tensor[[8], FP32]:\n",
+                      body, "    return s", tiles - 1, "\n");
+}
+
+void RunText(benchmark::State& state, const std::string& text) {
+  backends::BackendConfig::Reset();
+  absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(text);
+  passes::PassManagerOptions opts;
+  opts.verify = false;
+  passes::PassManager pm(opts);
+  if (!program.ok() || !passes::AddPasses("default", &pm).ok()) {
+    state.SkipWithError("bad program");
+    return;
+  }
+  for (auto _ : state) {
+    absl::StatusOr<passes::ProgramResult> r = pm.Run(*program);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+    state.PauseTiming();
+    r = absl::InternalError("released");
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+void BM_MemoryPipeline_ChainedLoops(benchmark::State& state) {
+  RunText(state, ChainedLoops(static_cast<int>(state.range(0))));
+}
+BENCHMARK(BM_MemoryPipeline_ChainedLoops)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+void BM_MemoryPipeline_AllLive(benchmark::State& state) {
+  RunText(state, AllLive(static_cast<int>(state.range(0))));
+}
+BENCHMARK(BM_MemoryPipeline_AllLive)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace accelmem
