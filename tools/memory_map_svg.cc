@@ -69,8 +69,10 @@ std::string RenderMemoryMapSvg(const passes::MemoryPlanReport& report) {
     absl::StrAppend(&svg, absl::StrFormat("<text x=\"4\" y=\"%.1f\">%.0f</text>\n", y0 + 10, top));
     for (const passes::PlannedBuffer& b : report.buffers) {
       if (b.space != u.space) continue;
-      const double x = xpos(b.first_stmt);
-      const double w = std::max(1.0, xpos(b.last_stmt + 1) - x);
+      // Lifetimes are in thirds of a statement (reads at 3t, writes at 3t+1), so a buffer that
+      // takes the place of one dying in the same statement abuts it instead of overlapping.
+      const double x = xpos(b.start / 3.0);
+      const double w = std::max(1.0, xpos(b.end / 3.0) - x);
       const double y = ypos(b.addr + b.size);
       const double h = std::max(1.0, ypos(b.addr) - y);
       absl::StrAppend(

@@ -27,6 +27,8 @@ TEST(MemoryMapSvgTest, PanelsBuffersCapacity) {
   a.space = ir::MemorySpace::kVec;
   a.first_stmt = 1;
   a.last_stmt = 3;
+  a.start = 4;
+  a.end = 10;
   a.addr = 0;
   a.size = 2048;
   passes::PlannedBuffer b = a;
@@ -45,6 +47,8 @@ TEST(MemoryMapSvgTest, PanelsBuffersCapacity) {
   EXPECT_EQ(Count(svg, "class=\"capacity\""), 1);     // Acc has no known capacity
   EXPECT_TRUE(absl::StrContains(svg, "f&lt;1&gt;"));  // names are escaped
   EXPECT_TRUE(absl::StrContains(svg, ">b [2048, 4096) statements 1..3<"));
+  // x runs over statements: [4/3, 10/3) of 10 statements in a 640-pixel panel from x = 80.
+  EXPECT_TRUE(absl::StrContains(svg, "x=\"165.3\" y=")) << svg;
 }
 
 }  // namespace
