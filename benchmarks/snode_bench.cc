@@ -104,14 +104,22 @@ void BM_Pointer_Lookup(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kCells);
 }
 
-// The host API on the same tree: index checks, shared lock, walk, activation, store.
+// The host API on the same tree: index checks, shared lock, walk, activation, store; 1 or 2
+// threads writing disjoint halves.
+template <typename Fn>
+void RunThreads(int threads, Fn&& fn);
+
 void BM_HostApi_Write(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
   PointerTree t;
   const SNode& x = *t.tree.FindPlace("x");
   for (auto _ : state) {
-    for (int32_t i = 0; i < kCells; ++i) {
-      if (!t.rt->Write<int32_t>(x, {i}, i).ok()) std::abort();
-    }
+    RunThreads(threads, [&](int w) {
+      const int32_t per = kCells / threads;
+      for (int32_t i = w * per; i < (w + 1) * per; ++i) {
+        if (!t.rt->Write<int32_t>(x, {i}, i).ok()) std::abort();
+      }
+    });
   }
   state.SetItemsProcessed(state.iterations() * kCells);
 }
@@ -269,7 +277,12 @@ BENCHMARK(BM_Pointer_Activate_AlreadyActive)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Pointer_Deactivate)->ArgName("random")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Pointer_Lookup)->ArgName("random")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DenseArray_Lookup)->ArgName("random")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_HostApi_Write)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HostApi_Write)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_Dynamic_Append)
     ->ArgName("threads")
     ->Arg(1)
