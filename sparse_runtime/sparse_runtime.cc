@@ -353,6 +353,14 @@ void SparseRuntime::DeactivateSubtree(const SNode& s, Ptr cell) {
 }
 
 absl::Status SparseRuntime::Deactivate(const SNode& snode, absl::Span<const int32_t> index) {
+  absl::Status status = DeactivateUnlocked(snode, index);
+  if (!status.ok()) return status;
+  deactivated_since_gc_.store(true, std::memory_order_relaxed);
+  return MaybeAutoCollect();
+}
+
+absl::Status SparseRuntime::DeactivateUnlocked(const SNode& snode,
+                                               absl::Span<const int32_t> index) {
   if (snode.type() == SNodeType::kPlace || snode.type() == SNodeType::kRoot) {
     return absl::InvalidArgumentError(
         absl::StrCat("Deactivate: ", SNodeTypeName(snode.type()), " cannot be deactivated"));
@@ -628,6 +636,12 @@ void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const L
 }
 
 absl::Status SparseRuntime::StructFor(const SNode& snode, Visitor visit) {
+  absl::Status status = StructForUnlocked(snode, visit);
+  if (!status.ok()) return status;
+  return MaybeAutoCollect();
+}
+
+absl::Status SparseRuntime::StructForUnlocked(const SNode& snode, Visitor visit) {
   if (&snode != &tree_.snode(snode.id())) {
     return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
   }
@@ -648,6 +662,12 @@ ThreadPool* SparseRuntime::pool() {
 }
 
 absl::Status SparseRuntime::ParallelStructFor(const SNode& snode, ParallelVisitor visit) {
+  absl::Status status = ParallelStructForUnlocked(snode, visit);
+  if (!status.ok()) return status;
+  return MaybeAutoCollect();
+}
+
+absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, ParallelVisitor visit) {
   if (&snode != &tree_.snode(snode.id())) {
     return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
   }
@@ -688,11 +708,38 @@ absl::Status SparseRuntime::CollectGarbage() {
     return absl::FailedPreconditionError("CollectGarbage called from inside a struct-for visitor");
   }
   ExclusiveLock lock(&gc_mu_);
-  for (int id = 0; id < tree_.num_snodes(); ++id) {
-    if (HasAllocator(tree_.snode(id).type())) runtime_gc_serial(&context_, id);
+  return CollectLocked();
+}
+
+absl::Status SparseRuntime::CollectLocked() {
+  deactivated_since_gc_.store(false, std::memory_order_relaxed);
+  if (collector_ == nullptr) {
+    gc::GcCollectorOptions gc_options;
+    gc_options.num_workers = options_.gc_workers < 1 ? 1 : options_.gc_workers;
+    collector_ = std::make_unique<gc::GcCollector>(gc_options);
   }
+  std::vector<NodeManager*> managers;
+  for (int id = 0; id < tree_.num_snodes(); ++id) {
+    if (HasAllocator(tree_.snode(id).type())) {
+      managers.push_back(runtime_node_manager(&context_, id));
+    }
+  }
+  absl::StatusOr<int> collected = collector_->CollectAll(managers);
   if (runtime_error_code(&context_) != kRuntimeOk) return TakeError("garbage collection");
-  return absl::OkStatus();
+  return collected.status();
+}
+
+absl::Status SparseRuntime::MaybeAutoCollect() {
+  if (!options_.auto_collect || tls_locked_runtime == this) return absl::OkStatus();
+  if (!deactivated_since_gc_.load(std::memory_order_relaxed)) return absl::OkStatus();
+  ExclusiveLock lock(&gc_mu_);
+  if (!deactivated_since_gc_.load(std::memory_order_relaxed)) return absl::OkStatus();
+  return CollectLocked();
+}
+
+int64_t SparseRuntime::num_gc_collections() {
+  ExclusiveLock lock(&gc_mu_);
+  return collector_ == nullptr ? 0 : collector_->num_collections();
 }
 
 SNodeMemoryStats SparseRuntime::Stats(const SNode& snode) {

@@ -38,6 +38,7 @@
 #define ACCELMEM_SPARSE_RUNTIME_SPARSE_RUNTIME_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -47,6 +48,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "gc/gc_collector.h"
 #include "sparse_runtime/host_memory_pool.h"
 #include "sparse_runtime/runtime_context.h"
 #include "sparse_runtime/sharded_rw_lock.h"
@@ -70,6 +72,13 @@ struct SparseRuntimeOptions {
   // Cap on the bytes the runtime maps (0 = unlimited); beyond it operations fail with
   // ResourceExhausted.
   uint64_t memory_limit_bytes = 0;
+  // Collect garbage automatically after every operation batch that may deactivate (a Deactivate
+  // call, or a (Parallel)StructFor whose visitor deactivated something), and then only for the
+  // SNodes that have recycled cells (upstream runs its three GC kernels for every sparse SNode
+  // after every such task, #6594). Off: recycled cells wait for CollectGarbage().
+  bool auto_collect = false;
+  // Workers of the garbage collector's CPU pool (1 = serial on the calling thread).
+  int gc_workers = 1;
 };
 
 // Allocator statistics of one SNode (zeros for SNodes without an allocator).
@@ -131,8 +140,11 @@ class SparseRuntime {
   absl::Status StructFor(const SNode& snode, Visitor visit);
   absl::Status ParallelStructFor(const SNode& snode, ParallelVisitor visit);
 
-  // Serial garbage collection of every allocator SNode (NodeManager::gc_serial).
+  // Garbage collection (//gc:gc_collector) of every allocator SNode that has recycled cells:
+  // recycled cells are zeroed (in address order) and become free again, reused FIFO.
   absl::Status CollectGarbage();
+  // Collections that actually ran (one per SNode allocator that had recycled cells).
+  int64_t num_gc_collections();
 
   SNodeMemoryStats Stats(const SNode& snode);
   // Bytes mapped by the runtime's pool (root, tables, chunks, ambient elements).
@@ -187,6 +199,14 @@ class SparseRuntime {
   void VisitRange(const SNode& leaf, uint64_t value_offset, const ListElement& e, int32_t lo,
                   int32_t hi, const Fn& fn);
   ThreadPool* pool();
+  absl::Status DeactivateUnlocked(const SNode& snode, absl::Span<const int32_t> index);
+  absl::Status StructForUnlocked(const SNode& snode, Visitor visit);
+  absl::Status ParallelStructForUnlocked(const SNode& snode, ParallelVisitor visit);
+  // Collects every allocator with recycled cells; the caller holds gc_mu_ exclusively.
+  absl::Status CollectLocked();
+  // With options_.auto_collect: collects if a deactivation happened since the last collection
+  // and the caller is not inside a struct-for visitor (the struct-for collects when it ends).
+  absl::Status MaybeAutoCollect();
 
   const SNodeTree& tree_;
   const SparseRuntimeOptions options_;
@@ -196,6 +216,8 @@ class SparseRuntime {
   ShardedRwLock gc_mu_;
   std::mutex thread_pool_mu_;
   std::unique_ptr<ThreadPool> thread_pool_;
+  std::unique_ptr<gc::GcCollector> collector_;  // guarded by gc_mu_ (exclusive)
+  std::atomic<bool> deactivated_since_gc_{false};
 };
 
 }  // namespace sparse_runtime

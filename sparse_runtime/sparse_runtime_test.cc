@@ -91,6 +91,72 @@ TEST(SparseRuntimeTest, DeactivateGcReactivateReusesZeroedCell) {
   EXPECT_TRUE(rt->CheckInvariants().ok());
 }
 
+// With auto_collect, the runtime collects right after a deactivating Deactivate: the cell is free
+// again (not recycled), zeroed, and reused FIFO, without an explicit CollectGarbage.
+TEST(SparseRuntimeTest, AutoCollectAfterDeactivate) {
+  SNodeTree tree;
+  tree.root().pointer(i, 8).dense(i, 4).place<int32_t>("x");
+  SparseRuntimeOptions options;
+  options.auto_collect = true;
+  auto rt = Make(tree, options);
+  const SNode& x = *tree.FindPlace("x");
+  const SNode& ptr = *x.parent()->parent();
+  ASSERT_TRUE(rt->Write<int32_t>(x, {4 * 1 + 2}, 11).ok());
+  Ptr cell1 = Pointer_lookup_element(rt->meta(ptr), rt->context()->root, 1);
+  ASSERT_TRUE(rt->Deactivate(ptr, {1}).ok());
+  EXPECT_EQ(rt->Stats(ptr).cells_recycled, 0);
+  EXPECT_EQ(rt->Stats(ptr).cells_free, 1);
+  EXPECT_EQ(rt->num_gc_collections(), 1);
+  ASSERT_TRUE(rt->Activate(ptr, {5}).ok());
+  EXPECT_EQ(Pointer_lookup_element(rt->meta(ptr), rt->context()->root, 5), cell1);
+  EXPECT_EQ(rt->Read<int32_t>(x, {4 * 5 + 2}).value(), 0);
+  EXPECT_TRUE(rt->CheckInvariants().ok());
+}
+
+// Collection runs only for allocators that have recycled cells: deactivating an inactive cell,
+// or an explicit CollectGarbage with nothing recycled, runs no collection.
+TEST(SparseRuntimeTest, CollectOnlyWhenCellsAreRecycled) {
+  SNodeTree tree;
+  tree.root().pointer(i, 8).pointer(i, 4).place<int32_t>("x");
+  SparseRuntimeOptions options;
+  options.auto_collect = true;
+  auto rt = Make(tree, options);
+  const SNode& x = *tree.FindPlace("x");
+  const SNode& outer = *x.parent()->parent();
+  ASSERT_TRUE(rt->Deactivate(outer, {3}).ok());  // never active: nothing recycled
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_EQ(rt->num_gc_collections(), 0);
+  ASSERT_TRUE(rt->Write<int32_t>(x, {4 * 2 + 1}, 7).ok());
+  ASSERT_TRUE(rt->Deactivate(outer, {2}).ok());  // recycles one outer and one inner cell
+  EXPECT_EQ(rt->num_gc_collections(), 2);
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_EQ(rt->num_gc_collections(), 2);
+}
+
+// Deactivations inside a struct-for visitor are collected once the struct-for ends (a batch),
+// never from inside the visitor.
+TEST(SparseRuntimeTest, AutoCollectAfterStructForBatch) {
+  SNodeTree tree;
+  tree.root().pointer(i, 16).dense(i, 2).place<int32_t>("x");
+  SparseRuntimeOptions options;
+  options.auto_collect = true;
+  options.num_threads = 2;
+  auto rt = Make(tree, options);
+  const SNode& x = *tree.FindPlace("x");
+  const SNode& ptr = *x.parent()->parent();
+  for (int32_t k = 0; k < 16; ++k) ASSERT_TRUE(rt->Write<int32_t>(x, {2 * k}, k + 1).ok());
+  ASSERT_TRUE(rt->ParallelStructFor(ptr, [&](absl::Span<const int32_t> index, void*, int) {
+                  if (index[0] % 2 == 0) {
+                    EXPECT_TRUE(rt->Deactivate(ptr, index).ok());
+                  }
+                }).ok());
+  EXPECT_EQ(rt->Stats(ptr).cells_recycled, 0);
+  EXPECT_EQ(rt->Stats(ptr).cells_free, 8);
+  EXPECT_EQ(rt->num_gc_collections(), 1);
+  EXPECT_EQ(rt->Read<int32_t>(x, {2 * 3}).value(), 4);
+  EXPECT_TRUE(rt->CheckInvariants().ok());
+}
+
 // A deactivated bitmasked cell under dense reads 0 (upstream returns stale data).
 TEST(SparseRuntimeTest, BitmaskedUnderDense) {
   SNodeTree tree;
