@@ -75,8 +75,8 @@ struct SparseRuntimeOptions {
   // Collect garbage automatically after every operation batch that may deactivate (a Deactivate
   // call, or a (Parallel)StructFor whose visitor deactivated something), and then only for the
   // SNodes that have recycled cells (upstream runs its three GC kernels for every sparse SNode
-  // after every such task, #6594). Off: recycled cells wait for CollectGarbage().
-  bool auto_collect = false;
+  // after every such task, #6594). On by default; off: recycled cells wait for CollectGarbage().
+  bool auto_collect = true;
   // Workers of the garbage collector's CPU pool (1 = serial on the calling thread).
   int gc_workers = 1;
 };

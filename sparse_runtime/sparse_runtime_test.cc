@@ -24,6 +24,13 @@ SparseRuntimeOptions Threads(int n) {
   return options;
 }
 
+// Garbage collection only on explicit CollectGarbage(), so recycled cells can be observed.
+SparseRuntimeOptions ManualGc() {
+  SparseRuntimeOptions options;
+  options.auto_collect = false;
+  return options;
+}
+
 std::unique_ptr<SparseRuntime> Make(SNodeTree& tree, SparseRuntimeOptions options = {}) {
   absl::Status status = tree.Finalize();
   EXPECT_TRUE(status.ok()) << status;
@@ -69,7 +76,7 @@ TEST(SparseRuntimeTest, WriteActivatesPath) {
 TEST(SparseRuntimeTest, DeactivateGcReactivateReusesZeroedCell) {
   SNodeTree tree;
   tree.root().pointer(i, 8).dense(i, 4).place<int32_t>("x");
-  auto rt = Make(tree);
+  auto rt = Make(tree, ManualGc());
   const SNode& x = *tree.FindPlace("x");
   const SNode& ptr = *x.parent()->parent();
   ASSERT_TRUE(rt->Write<int32_t>(x, {4 * 1 + 2}, 11).ok());
@@ -184,7 +191,7 @@ TEST(SparseRuntimeTest, BitmaskedUnderDense) {
 TEST(SparseRuntimeTest, NestedPointerUnderPointer) {
   SNodeTree tree;
   tree.root().pointer(i, 4).pointer(i, 4).dense(i, 2).place<int32_t>("x");
-  auto rt = Make(tree);
+  auto rt = Make(tree, ManualGc());
   const SNode& x = *tree.FindPlace("x");
   const SNode& inner = *x.parent()->parent();
   const SNode& outer = *inner.parent();
@@ -213,7 +220,7 @@ TEST(SparseRuntimeTest, NestedPointerUnderPointer) {
 TEST(SparseRuntimeTest, DynamicAppendLengthDeactivate) {
   SNodeTree tree;
   tree.root().dense(i, 3).dynamic(j, 10, 4).place<int32_t>("a");
-  auto rt = Make(tree);
+  auto rt = Make(tree, ManualGc());
   const SNode& a = *tree.FindPlace("a");
   const SNode& dyn = *a.parent();
   for (int n = 0; n < 10; ++n) EXPECT_EQ(rt->Append<int32_t>(a, {1}, 100 + n).value(), n);
@@ -414,7 +421,7 @@ TEST(SparseRuntimeTest, DestructionReturnsEveryByte) {
 TEST(SparseRuntimeTest, MemoryStatistics) {
   SNodeTree tree;
   tree.root().pointer(i, 100).place<int32_t>("x");
-  auto rt = Make(tree);
+  auto rt = Make(tree, ManualGc());
   const SNode& x = *tree.FindPlace("x");
   const SNode& ptr = *x.parent();
   for (int n = 0; n < 30; ++n) ASSERT_TRUE(rt->Write<int32_t>(x, {n}, 1).ok());
