@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
 #include "passes/internal/rewrite.h"
+#include "passes/verify_memory_plan.h"
+#include "policy/lifetime_planner.h"
 #include "policy/memory_allocator_policy.h"
 
 namespace accelmem {
@@ -54,7 +56,76 @@ struct RootInfo {
   int64_t slot = 0;  // max(offset + size) over the root and its views
 };
 
+// The planner's placement of `refs` above `start` (roots no tile value lives in are stacked above
+// it), or false when it is not usable (the policy aligns differently from a fixed multiple, or
+// the planner fails). `*end` gets the aligned high-water mark.
+bool PlanByLifetime(const std::vector<MemRefPtr>& refs, const std::vector<RootInfo>& infos,
+                    const absl::flat_hash_map<const MemRef*, size_t>& index,
+                    const absl::flat_hash_map<const MemRef*, std::pair<int64_t, int64_t>>& life,
+                    int64_t start, ir::MemorySpace space, const policy::MemoryAllocatorPolicy& pol,
+                    const AllocateMemoryAddrOptions& opts,
+                    absl::flat_hash_map<const MemRef*, int64_t>* addr, int64_t* end) {
+  std::vector<policy::PlacementBuffer> buffers;
+  std::vector<const MemRef*> placed, unused;
+  for (const MemRefPtr& r : refs) {
+    auto it = life.find(r.get());
+    if (it == life.end()) {
+      unused.push_back(r.get());  // no tile value lives in it: stacked above the plan
+      continue;
+    }
+    placed.push_back(r.get());
+    buffers.push_back({r->name(), it->second.first,
+                       std::max(it->second.second, it->second.first + 1),
+                       infos[index.at(r.get())].slot});
+  }
+  policy::PlannerOptions po;
+  po.mode = opts.strategy == PlacementStrategy::kSearch ? policy::PlannerMode::kSearch
+                                                        : policy::PlannerMode::kGreedy;
+  po.alignment = std::max<int64_t>(1, static_cast<int64_t>(pol.AlignAddress(1, space)));
+  po.budget = opts.budget;
+  absl::StatusOr<policy::PlacementPlan> plan = policy::PlanPlacement(buffers, po);
+  if (!plan.ok()) return false;
+  int64_t high = start;
+  for (size_t i = 0; i < placed.size(); ++i) {
+    const int64_t a = start + plan->offsets[i];
+    if (pol.AlignAddress(static_cast<uint64_t>(a), space) != static_cast<uint64_t>(a)) return false;
+    (*addr)[placed[i]] = a;
+    high = std::max(high, static_cast<int64_t>(
+                              pol.AlignAddress(static_cast<uint64_t>(a + buffers[i].size), space)));
+  }
+  for (const MemRef* r : unused) {
+    (*addr)[r] = high;
+    high = static_cast<int64_t>(
+        pol.AlignAddress(static_cast<uint64_t>(high + infos[index.at(r)].slot), space));
+  }
+  *end = high;
+  return true;
+}
+
 }  // namespace
+
+const char* PlacementStrategyName(PlacementStrategy s) {
+  switch (s) {
+    case PlacementStrategy::kSequential:
+      return "sequential";
+    case PlacementStrategy::kGreedy:
+      return "greedy";
+    case PlacementStrategy::kSearch:
+      return "search";
+  }
+  return "sequential";
+}
+
+bool ParsePlacementStrategy(absl::string_view name, PlacementStrategy* out) {
+  for (PlacementStrategy s :
+       {PlacementStrategy::kSequential, PlacementStrategy::kGreedy, PlacementStrategy::kSearch}) {
+    if (name == PlacementStrategyName(s)) {
+      *out = s;
+      return true;
+    }
+  }
+  return false;
+}
 
 ir::MemorySpace ReserveSpace(ir::FunctionType t) {
   return t == ir::FunctionType::kAIC ? ir::MemorySpace::kMat : ir::MemorySpace::kVec;
@@ -126,6 +197,12 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
     by_space[static_cast<int>(info.root->space())].push_back(info.root);
   }
   if (!reserves.empty()) by_space[static_cast<int>(reserve_space)];  // capacity check too
+  absl::flat_hash_map<const MemRef*, std::pair<int64_t, int64_t>> life;
+  if (options_.strategy != PlacementStrategy::kSequential) {
+    for (const RootLifetime& l : ComputeRootLifetimes(*function)) {
+      life[l.root] = {l.start, l.end};
+    }
+  }
   absl::flat_hash_map<const MemRef*, int64_t> addr;
   for (auto& [space_index, refs] : by_space) {
     const auto space = static_cast<ir::MemorySpace>(space_index);
@@ -137,6 +214,16 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
       addr[r.get()] = cursor;
       cursor = static_cast<int64_t>(
           policy->AlignAddress(static_cast<uint64_t>(cursor + infos[index[r.get()]].slot), space));
+    }
+    if (options_.strategy != PlacementStrategy::kSequential && !refs.empty()) {
+      absl::flat_hash_map<const MemRef*, int64_t> planned;
+      int64_t planned_end = 0;
+      if (PlanByLifetime(refs, infos, index, life, start, space, *policy, options_, &planned,
+                         &planned_end) &&
+          planned_end <= cursor) {
+        for (const auto& [root, a] : planned) addr[root] = a;
+        cursor = planned_end;
+      }
     }
     const int64_t limit = backends::ActiveMemSize(space);
     if (backends::BackendConfig::IsConfigured() && limit != 0 && cursor > limit) {
@@ -222,7 +309,9 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   return FunctionResult{out, out != function};
 }
 
-PassPtr CreateAllocateMemoryAddrPass() { return std::make_unique<AllocateMemoryAddrPass>(); }
+PassPtr CreateAllocateMemoryAddrPass(const AllocateMemoryAddrOptions& options) {
+  return std::make_unique<AllocateMemoryAddrPass>(options);
+}
 
 }  // namespace passes
 }  // namespace accelmem

@@ -18,6 +18,15 @@
 //    capacity is an error: "in function 'F': Vec buffer usage (N bytes) exceeds platform limit
 //    (L bytes)", plus ". The first R bytes of that space are reserved by system.reserve_buffer,
 //    so tiles are allocated above them" when reserve buffers pushed the tiles up.
+// Placement strategy (AllocateMemoryAddrOptions; the default is the seed's, unchanged):
+// - kSequential: step 2 above.
+// - kGreedy / kSearch: per space, each root gets its lifetime from verify_memory_plan's model
+//   (ComputeRootLifetimes: first def to last use, views with their root, loop extension, yield
+//   copies), and policy::PlanPlacement (that mode, the policy's alignment, `budget` for search)
+//   places the slots above the same start address, so roots whose lifetimes are disjoint share
+//   addresses without memory-reuse. The pass also computes the sequential placement and keeps the
+//   planner's only when its aligned high-water mark is not higher (and every address passes the
+//   policy's alignment), so a planner strategy never uses more memory than the seed's.
 // The pass is idempotent: on an already planned function it computes the same addresses and
 // reports no change.
 #ifndef ACCELMEM_PASSES_ALLOCATE_MEMORY_ADDR_H_
@@ -27,20 +36,39 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "ir/memory_space.h"
 #include "passes/pass.h"
 
 namespace accelmem {
 namespace passes {
 
+enum class PlacementStrategy { kSequential, kGreedy, kSearch };
+
+// "sequential", "greedy", "search".
+const char* PlacementStrategyName(PlacementStrategy s);
+// Parses a name above; false for anything else.
+bool ParsePlacementStrategy(absl::string_view name, PlacementStrategy* out);
+
+struct AllocateMemoryAddrOptions {
+  PlacementStrategy strategy = PlacementStrategy::kSequential;
+  absl::Duration budget = absl::Milliseconds(100);  // kSearch: per space and function
+};
+
 class AllocateMemoryAddrPass final : public Pass {
  public:
   static constexpr const char* kName = "allocate-memory-addr";
+  AllocateMemoryAddrPass() = default;
+  explicit AllocateMemoryAddrPass(const AllocateMemoryAddrOptions& options) : options_(options) {}
   std::string Name() const override { return kName; }
   absl::StatusOr<FunctionResult> RunOnFunction(const ir::FunctionPtr& function) const override;
+
+ private:
+  AllocateMemoryAddrOptions options_;
 };
 
-PassPtr CreateAllocateMemoryAddrPass();
+PassPtr CreateAllocateMemoryAddrPass(const AllocateMemoryAddrOptions& options = {});
 
 // The space `system.reserve_buffer` reserves in a function of type `t`: Mat for AIC, else Vec.
 ir::MemorySpace ReserveSpace(ir::FunctionType t);

@@ -17,18 +17,20 @@ std::vector<std::string> MemoryPassNames() {
   return {InitMemRefPass::kName, MemoryReusePass::kName, AllocateMemoryAddrPass::kName};
 }
 
-absl::StatusOr<PassPtr> CreateMemoryPass(absl::string_view name) {
+absl::StatusOr<PassPtr> CreateMemoryPass(absl::string_view name,
+                                         const MemoryPipelineOptions& options) {
   if (name == InitMemRefPass::kName) return CreateInitMemRefPass();
   if (name == MemoryReusePass::kName) return CreateMemoryReusePass();
-  if (name == AllocateMemoryAddrPass::kName) return CreateAllocateMemoryAddrPass();
+  if (name == AllocateMemoryAddrPass::kName) return CreateAllocateMemoryAddrPass(options.allocate);
   return absl::NotFoundError(absl::StrCat(
       "unknown pass '", name, "' (known: ", absl::StrJoin(MemoryPassNames(), ", "), ")"));
 }
 
-absl::Status AddPasses(absl::string_view spec, PassManager* pm) {
+absl::Status AddPasses(absl::string_view spec, PassManager* pm,
+                       const MemoryPipelineOptions& options) {
   if (spec == "default") spec = kDefaultPipeline;
   for (absl::string_view name : absl::StrSplit(spec, ',', absl::SkipWhitespace())) {
-    absl::StatusOr<PassPtr> pass = CreateMemoryPass(absl::StripAsciiWhitespace(name));
+    absl::StatusOr<PassPtr> pass = CreateMemoryPass(absl::StripAsciiWhitespace(name), options);
     if (!pass.ok()) return pass.status();
     pm->AddPass(*std::move(pass));
   }

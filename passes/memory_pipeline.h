@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ir/program.h"
+#include "passes/allocate_memory_addr.h"
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
 
@@ -23,10 +24,17 @@ inline constexpr const char* kDefaultPipeline = "init-memref,memory-reuse,alloca
 
 // The known pass names, in pipeline order.
 std::vector<std::string> MemoryPassNames();
+// Options of the passes built by name (default: the seed's behaviour).
+struct MemoryPipelineOptions {
+  AllocateMemoryAddrOptions allocate;  // placement strategy of allocate-memory-addr
+};
+
 // NotFound "unknown pass 'x' (known: ...)".
-absl::StatusOr<PassPtr> CreateMemoryPass(absl::string_view name);
+absl::StatusOr<PassPtr> CreateMemoryPass(absl::string_view name,
+                                         const MemoryPipelineOptions& options = {});
 // Adds the passes of a comma-separated list ("default" = kDefaultPipeline) to `pm`.
-absl::Status AddPasses(absl::string_view spec, PassManager* pm);
+absl::Status AddPasses(absl::string_view spec, PassManager* pm,
+                       const MemoryPipelineOptions& options = {});
 // ir::VerifyProgram with the configured backend's tile sizes (the default sizes without one);
 // `filename` prefixes located errors (`file:line:col: error: ...`).
 absl::Status VerifyWithActiveBackend(const ir::Program& program,

@@ -13,13 +13,14 @@ namespace accelmem {
 namespace passes {
 namespace testing {
 
-absl::StatusOr<ProgramResult> RunOnText(absl::string_view text, absl::string_view passes) {
+absl::StatusOr<ProgramResult> RunOnText(absl::string_view text, absl::string_view passes,
+                                        const MemoryPipelineOptions& options) {
   absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(text, "<test>");
   if (!program.ok()) return program.status();
   PassManagerOptions opts;
   opts.verifier = [](const ir::Program& p) { return VerifyWithActiveBackend(p, "<test>"); };
   PassManager pm(opts);
-  if (absl::Status s = AddPasses(passes, &pm); !s.ok()) return s;
+  if (absl::Status s = AddPasses(passes, &pm, options); !s.ok()) return s;
   return pm.Run(*program);
 }
 

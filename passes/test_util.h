@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ir/program.h"
+#include "passes/memory_pipeline.h"
 #include "passes/pass.h"
 
 namespace accelmem {
@@ -15,7 +16,8 @@ namespace testing {
 
 // Parses and verifies `text`, runs the comma-separated passes with the IR verifier between
 // them (the configured backend's sizes), returns the result.
-absl::StatusOr<ProgramResult> RunOnText(absl::string_view text, absl::string_view passes);
+absl::StatusOr<ProgramResult> RunOnText(absl::string_view text, absl::string_view passes,
+                                        const MemoryPipelineOptions& options = {});
 // Like RunOnText, but returns the printed program.
 absl::StatusOr<std::string> RunToText(absl::string_view text, absl::string_view passes);
 // Parse + print: the canonical text of a program (an error message if it does not parse).

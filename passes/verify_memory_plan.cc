@@ -186,7 +186,40 @@ class Analyzer {
   int64_t last_yield_stmt_ = 0;
 };
 
+// Reads of statement t happen at 3t, so a value read last at t is dead from 3t + 1 on; a value
+// used in a loop it was defined outside of lives to that loop's end.
+int64_t ValueEnd(const Analyzer& an, const Value& v) {
+  int64_t end = v.last >= 0 ? std::max(3 * v.last + 1, v.start + 1) : v.start + 1;
+  for (int loop : v.extend) end = std::max(end, 3 * an.loop_end_[loop] + 2);
+  return end;
+}
+
 }  // namespace
+
+std::vector<RootLifetime> ComputeRootLifetimes(const ir::Function& function) {
+  Analyzer an(function);
+  an.Run();
+  std::vector<RootLifetime> out;
+  absl::flat_hash_map<const ir::MemRef*, size_t> index;
+  auto add = [&](const ir::MemRef* root, int64_t start, int64_t end) {
+    auto it = index.find(root);
+    if (it == index.end()) {
+      index.emplace(root, out.size());
+      out.push_back({root, start, end});
+      return;
+    }
+    RootLifetime& r = out[it->second];
+    r.start = std::min(r.start, start);
+    r.end = std::max(r.end, end);
+  };
+  for (const Value& v : an.values_) {
+    const ir::TileType* tile = ir::AsTile(v.var->type);
+    if (tile->memref == nullptr) continue;
+    add(tile->memref->root(), v.start, ValueEnd(an, v));
+  }
+  for (const Copy& cp : an.copies_) add(cp.target->root(), 3 * cp.stmt, 3 * cp.stmt + 2);
+  return out;
+}
 
 absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
                                                    const MemoryPlanOptions& options) {
@@ -219,9 +252,7 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
     const ir::MemRef& m = *tile->memref;
     int64_t& sl = slot[m.root()];
     sl = std::max({sl, m.root()->size(), m.end_offset()});
-    // Reads of statement t happen at 3t, so a value read last at t is dead from 3t + 1 on.
-    int64_t end = v.last >= 0 ? std::max(3 * v.last + 1, v.start + 1) : v.start + 1;
-    for (int loop : v.extend) end = std::max(end, 3 * an.loop_end_[loop] + 2);
+    const int64_t end = ValueEnd(an, v);
     Class& c = classes[an.Find(static_cast<int>(i))];
     if (c.root == nullptr) {
       c.root = m.root();

@@ -71,6 +71,18 @@ struct MemoryPlanReport {
 absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
                                                    const MemoryPlanOptions& options = {});
 
+// The lifetime of one root MemRef under the model above: the hull [start, end) of every value
+// (and its views) held in it and of every implicit yield copy into it. Shared with
+// allocate-memory-addr's planner strategies so that the pass places by the very lifetimes this
+// checker proves; addresses are not needed.
+struct RootLifetime {
+  const ir::MemRef* root = nullptr;
+  int64_t start = 0, end = 0;
+};
+// One entry per root of a tile value or copy target, in first-definition order. Values without a
+// MemRef are skipped.
+std::vector<RootLifetime> ComputeRootLifetimes(const ir::Function& function);
+
 // OK, or InvalidArgument "in function 'F': ..." naming the violation. Orchestration functions
 // are not planned and always pass.
 absl::Status VerifyMemoryPlan(const ir::Function& function, const MemoryPlanOptions& options = {});

@@ -11,6 +11,9 @@
 //     --verify=false                                           skip the IR verifier between passes
 //     --verify-memory-plan                                     also run verify_memory_plan at the
 //     end
+//     --planner=sequential|greedy|search                       allocate-memory-addr's placement
+//                                                              (default sequential, the seed's)
+//     --planner-budget-ms=N                                    search budget per space (def. 100)
 // Errors go to stderr as `file:line:col: error: ...` (parse and verifier errors with a
 // location) or `error: in function 'F': ...`; the exit status is 1. Bad flags: usage, status 2.
 #include <sys/stat.h>
@@ -25,8 +28,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "backends/ascend910b/ascend910b.h"
 #include "backends/ascend950/ascend950.h"
 #include "backends/backend.h"
@@ -44,7 +49,9 @@ constexpr char kUsage[] =
     "usage: tile_opt [--passes=a,b,... | --pipeline=default] "
     "[--backend=ascend910b|ascend950|none]\n"
     "                [--emit=text|proto|memory-map] [-o FILE] [--print-after-all]\n"
-    "                [--verify=true|false] [--verify-memory-plan] [input.tile | -]\n"
+    "                [--verify=true|false] [--verify-memory-plan]\n"
+    "                [--planner=sequential|greedy|search] [--planner-budget-ms=N] "
+    "[input.tile | -]\n"
     "passes: init-memref, memory-reuse, allocate-memory-addr\n";
 
 int Usage(const std::string& why) {
@@ -74,6 +81,7 @@ bool WriteFile(const std::string& path, const std::string& data) {
 int main(int argc, char** argv) {
   using namespace accelmem;  // NOLINT
   std::string passes_spec, backend = "none", emit = "text", output, input;
+  passes::MemoryPipelineOptions pipeline_options;
   bool print_after_all = false, verify = true, verify_plan = false, have_input = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -97,6 +105,16 @@ int main(int argc, char** argv) {
         return Usage("unknown --emit value '" + v + "'");
       }
       emit = v;
+    } else if (value("--planner", &v)) {
+      if (!passes::ParsePlacementStrategy(v, &pipeline_options.allocate.strategy)) {
+        return Usage("unknown --planner value '" + v + "' (known: sequential, greedy, search)");
+      }
+    } else if (value("--planner-budget-ms", &v)) {
+      int64_t ms = 0;
+      if (!absl::SimpleAtoi(v, &ms) || ms < 0) {
+        return Usage("--planner-budget-ms takes a non-negative integer, got '" + v + "'");
+      }
+      pipeline_options.allocate.budget = absl::Milliseconds(ms);
     } else if (a == "-o") {
       if (i + 1 >= argc) return Usage("-o needs a file name");
       output = argv[++i];
@@ -136,7 +154,7 @@ int main(int argc, char** argv) {
     };
   }
   passes::PassManager pm(opts);
-  if (absl::Status s = passes::AddPasses(passes_spec, &pm); !s.ok()) {
+  if (absl::Status s = passes::AddPasses(passes_spec, &pm, pipeline_options); !s.ok()) {
     return Usage(std::string(s.message()));
   }
 

@@ -76,5 +76,27 @@ check "unknown pass exit 2" test $? -eq 2
 "$TILE_OPT" --backend=tpu "$EX/seed_vec.tile" > /dev/null 2>&1
 check "unknown backend exit 2" test $? -eq 2
 
+# --planner: two tiles with disjoint lifetimes and no memory-reuse. Sequential gives them separate
+# slots (the seed's), greedy and search let them share address 0; all pass verify_memory_plan.
+printf 'def f(x: Tensor[[16, 16], FP32]) -> Tensor[[16, 16], FP32]:\n    a: Tile[[16, 16], FP32, Vec] = tile.load(x, [0, 0], [16, 16])\n    s1: Tensor[[16, 16], FP32] = tile.store(a, [0, 0], x)\n    b: Tile[[16, 16], FP32, Vec] = tile.load(x, [0, 0], [16, 16])\n    s2: Tensor[[16, 16], FP32] = tile.store(b, [0, 0], s1)\n    return s2\n' > "$tmp/two.tile"
+"$TILE_OPT" --passes=init-memref,allocate-memory-addr --verify-memory-plan "$tmp/two.tile" > "$tmp/p0.txt"
+check "planner default exit 0" test $? -eq 0
+"$TILE_OPT" --passes=init-memref,allocate-memory-addr --planner=sequential --verify-memory-plan "$tmp/two.tile" > "$tmp/p1.txt"
+check "planner=sequential is the default" cmp -s "$tmp/p0.txt" "$tmp/p1.txt"
+check "sequential separate slots" test "$(grep -c 'tile.alloc(Vec, 1024,' "$tmp/p1.txt")" -eq 1
+"$TILE_OPT" --passes=init-memref,allocate-memory-addr --planner=greedy --verify-memory-plan "$tmp/two.tile" > "$tmp/p2.txt"
+check "planner=greedy exit 0" test $? -eq 0
+check "greedy shares address 0" test "$(grep -c 'tile.alloc(Vec, 0, 1024' "$tmp/p2.txt")" -eq 2
+"$TILE_OPT" --passes=init-memref,allocate-memory-addr --planner=search --planner-budget-ms=20 --verify-memory-plan "$tmp/two.tile" > "$tmp/p3.txt"
+check "planner=search exit 0" test $? -eq 0
+check "search shares address 0" test "$(grep -c 'tile.alloc(Vec, 0, 1024' "$tmp/p3.txt")" -eq 2
+"$TILE_OPT" --planner=best "$tmp/two.tile" > /dev/null 2> "$tmp/g.err"
+check "bad planner exit 2" test $? -eq 2
+check "bad planner usage" grep -q "^usage: tile_opt" "$tmp/g.err"
+"$TILE_OPT" --planner=greedy --planner-budget-ms=abc "$tmp/two.tile" > /dev/null 2>&1
+check "bad budget exit 2" test $? -eq 2
+"$TILE_OPT" --planner-budget-ms=-5 "$tmp/two.tile" > /dev/null 2>&1
+check "negative budget exit 2" test $? -eq 2
+
 rm -rf "$tmp"
 exit $fail
