@@ -57,7 +57,7 @@ def runtime_bitcode(name, srcs, arch, hdrs = [], copts = [], out = None, **kwarg
     flags = BITCODE_BASE_FLAGS + _arch_flags(arch) + ["-I" + include_root] + copts
     per_file = []
     for src in srcs:
-        stem = src.replace("/", "_").rsplit(".", 1)[0]
+        stem = src.rsplit(".", 1)[0].lstrip("/@").replace("/", "_").replace(":", "_")
         bc = "_%s/%s.bc" % (name, stem)
         native.genrule(
             name = "_%s_%s" % (name, stem),
