@@ -4,6 +4,10 @@
 // of the planned addresses), LOAD (the largest total bytes live at once, a lower bound on any
 // plan) and footprint / LOAD. Parsing is outside the timed region.
 //
+// The *_Greedy rows run allocate-memory-addr with the lifetime planner (PlacementStrategy::kGreedy)
+// after memory-reuse, and the *_GreedyNoReuse rows with the planner alone; their footprint
+// counters per space compare with the Default rows (reuse + the seed's sequential placement).
+//
 // The programs mix straight-line element-wise chains over three tile sizes (512, 1024, 2048
 // bytes), row slices, a value kept live across blocks, and every 8th block a loop that carries
 // an accumulator; about 10 tiles per block.
@@ -12,7 +16,9 @@
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
 #include "benchmark/benchmark.h"
+#include "ir/memory_space.h"
 #include "ir/parser.h"
+#include "passes/allocate_memory_addr.h"
 #include "passes/memory_pipeline.h"
 #include "passes/pass_manager.h"
 #include "passes/verify_memory_plan.h"
@@ -67,7 +73,23 @@ std::string Program(int tiles) {
       body);
 }
 
-void Run(benchmark::State& state, const char* passes) {
+passes::MemoryPipelineOptions Strategy(passes::PlacementStrategy s) {
+  passes::MemoryPipelineOptions o;
+  o.allocate.strategy = s;
+  return o;
+}
+
+// Footprint (high-water mark) and LOAD of every planned space, as counters "<Space>_footprint".
+void SpaceCounters(benchmark::State& state, const passes::MemoryPlanReport& report) {
+  for (const passes::SpaceUsage& u : report.spaces) {
+    const std::string name(ir::MemorySpaceName(u.space));
+    state.counters[name + "_footprint"] = static_cast<double>(u.high_water);
+    state.counters[name + "_load"] = static_cast<double>(u.load);
+  }
+}
+
+void Run(benchmark::State& state, const char* passes,
+         const passes::MemoryPipelineOptions& options = {}) {
   backends::BackendConfig::Reset();
   const int tiles = static_cast<int>(state.range(0));
   absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(Program(tiles));
@@ -78,7 +100,7 @@ void Run(benchmark::State& state, const char* passes) {
   passes::PassManagerOptions opts;
   opts.verify = false;  // time the passes, not the IR verifier
   passes::PassManager pm(opts);
-  if (!passes::AddPasses(passes, &pm).ok()) {
+  if (!passes::AddPasses(passes, &pm, options).ok()) {
     state.SkipWithError("bad pipeline");
     return;
   }
@@ -110,6 +132,7 @@ void Run(benchmark::State& state, const char* passes) {
   state.counters["vec_footprint"] = static_cast<double>(vec.high_water);
   state.counters["vec_load"] = static_cast<double>(vec.load);
   state.counters["footprint/load"] = static_cast<double>(vec.high_water) / vec.load;
+  SpaceCounters(state, *report);
   state.SetItemsProcessed(state.iterations() * tiles);
 }
 
@@ -128,6 +151,27 @@ void BM_MemoryPipeline_NoReuse(benchmark::State& state) {
   Run(state, "init-memref,allocate-memory-addr");
 }
 BENCHMARK(BM_MemoryPipeline_NoReuse)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
+
+// memory-reuse, then the lifetime planner (greedy) instead of sequential placement.
+void BM_MemoryPipeline_Greedy(benchmark::State& state) {
+  Run(state, "init-memref,memory-reuse,allocate-memory-addr",
+      Strategy(passes::PlacementStrategy::kGreedy));
+}
+BENCHMARK(BM_MemoryPipeline_Greedy)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
+
+// The lifetime planner (greedy) alone, without memory-reuse.
+void BM_MemoryPipeline_GreedyNoReuse(benchmark::State& state) {
+  Run(state, "init-memref,allocate-memory-addr", Strategy(passes::PlacementStrategy::kGreedy));
+}
+BENCHMARK(BM_MemoryPipeline_GreedyNoReuse)
     ->Arg(1000)
     ->Arg(10000)
     ->Arg(100000)
@@ -186,16 +230,18 @@ std::string AllLive(int tiles) {
                       body, "    return s", tiles - 1, "\n");
 }
 
-void RunText(benchmark::State& state, const std::string& text) {
+void RunText(benchmark::State& state, const std::string& text, const char* spec = "default",
+             const passes::MemoryPipelineOptions& options = {}) {
   backends::BackendConfig::Reset();
   absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(text);
   passes::PassManagerOptions opts;
   opts.verify = false;
   passes::PassManager pm(opts);
-  if (!program.ok() || !passes::AddPasses("default", &pm).ok()) {
+  if (!program.ok() || !passes::AddPasses(spec, &pm, options).ok()) {
     state.SkipWithError("bad program");
     return;
   }
+  ir::ProgramPtr out;
   for (auto _ : state) {
     absl::StatusOr<passes::ProgramResult> r = pm.Run(*program);
     if (!r.ok()) {
@@ -203,9 +249,20 @@ void RunText(benchmark::State& state, const std::string& text) {
       return;
     }
     state.PauseTiming();
+    out = r->program;
     r = absl::InternalError("released");
     state.ResumeTiming();
   }
+  absl::StatusOr<passes::MemoryPlanReport> report = passes::AnalyzeMemoryPlan(*out->functions[0]);
+  if (!report.ok()) {
+    state.SkipWithError("no plan");
+    return;
+  }
+  if (absl::Status safe = passes::VerifyMemoryPlan(*out); !safe.ok()) {
+    state.SkipWithError(std::string(safe.message()).c_str());
+    return;
+  }
+  SpaceCounters(state, *report);
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 
@@ -218,6 +275,30 @@ void BM_MemoryPipeline_AllLive(benchmark::State& state) {
   RunText(state, AllLive(static_cast<int>(state.range(0))));
 }
 BENCHMARK(BM_MemoryPipeline_AllLive)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+void BM_MemoryPipeline_ChainedLoopsGreedy(benchmark::State& state) {
+  RunText(state, ChainedLoops(static_cast<int>(state.range(0))), "default",
+          Strategy(passes::PlacementStrategy::kGreedy));
+}
+BENCHMARK(BM_MemoryPipeline_ChainedLoopsGreedy)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+void BM_MemoryPipeline_ChainedLoopsGreedyNoReuse(benchmark::State& state) {
+  RunText(state, ChainedLoops(static_cast<int>(state.range(0))), "init-memref,allocate-memory-addr",
+          Strategy(passes::PlacementStrategy::kGreedy));
+}
+BENCHMARK(BM_MemoryPipeline_ChainedLoopsGreedyNoReuse)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+void BM_MemoryPipeline_AllLiveGreedy(benchmark::State& state) {
+  RunText(state, AllLive(static_cast<int>(state.range(0))), "default",
+          Strategy(passes::PlacementStrategy::kGreedy));
+}
+BENCHMARK(BM_MemoryPipeline_AllLiveGreedy)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+void BM_MemoryPipeline_AllLiveGreedyNoReuse(benchmark::State& state) {
+  RunText(state, AllLive(static_cast<int>(state.range(0))), "init-memref,allocate-memory-addr",
+          Strategy(passes::PlacementStrategy::kGreedy));
+}
+BENCHMARK(BM_MemoryPipeline_AllLiveGreedyNoReuse)->Arg(1000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace accelmem
