@@ -28,7 +28,8 @@
 //   planner's only when its aligned high-water mark is not higher (and every address passes the
 //   policy's alignment), so a planner strategy never uses more memory than the seed's.
 // The pass is idempotent: on an already planned function it computes the same addresses and
-// reports no change.
+// reports no change (under kSearch only when the search ends within its budget; a budget cut
+// makes the planner's result timing-dependent).
 #ifndef ACCELMEM_PASSES_ALLOCATE_MEMORY_ADDR_H_
 #define ACCELMEM_PASSES_ALLOCATE_MEMORY_ADDR_H_
 
