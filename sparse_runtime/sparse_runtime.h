@@ -21,7 +21,8 @@
 //   * Reads of inactive cells return 0, including deactivated bitmasked cells.
 //   * Deactivate(S) first deactivates every active sparse cell below S's cell (upstream leaks the
 //     inner cells, hazard 11); for pointer/dynamic the cells are recycled and become reusable,
-//     zeroed, after CollectGarbage (FIFO reuse as upstream).
+//     zeroed, after garbage collection (FIFO reuse as upstream), which the runtime runs itself
+//     after each deactivating batch (SparseRuntimeOptions::auto_collect) or on CollectGarbage.
 //   * Append past a dynamic's declared size is an OutOfRange error; allocator exhaustion is
 //     ResourceExhausted; coordinates outside the index space are OutOfRange.
 //   * StructFor / ParallelStructFor visit every active cell of S (for a place: of its parent)

@@ -8,6 +8,8 @@
 #include "ir/printer.h"
 #include "policy/lifetime_planner.h"
 #include "policy/placement_checker.h"
+#include "sparse_runtime/snode_tree.h"
+#include "sparse_runtime/sparse_runtime.h"
 
 namespace {
 
@@ -45,6 +47,26 @@ TEST(ConsumerLibraryTest, PlannerPlacementPassesChecker) {
   EXPECT_TRUE(accelmem::policy::CheckPlacement(buffers, plan->offsets, limits).ok());
   EXPECT_EQ(plan->load, 96);
   EXPECT_EQ(plan->height, 96);
+}
+
+// @accelmem//sparse_runtime:sparse_runtime: a pointer SNode activates on write, reads 0 when
+// inactive, and reuses a deactivated cell after the runtime's own garbage collection.
+TEST(ConsumerLibraryTest, SparseRuntimeWriteDeactivateReuse) {
+  using accelmem::sparse_runtime::Axis;
+  accelmem::sparse_runtime::SNodeTree tree;
+  tree.root().pointer(Axis(0), 16).dense(Axis(0), 4).place<float>("x");
+  ASSERT_TRUE(tree.Finalize().ok());
+  auto rt = accelmem::sparse_runtime::SparseRuntime::Create(tree);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  const auto& x = *tree.FindPlace("x");
+  const auto& ptr = *x.parent()->parent();
+  EXPECT_EQ((*rt)->Read<float>(x, {9}).value(), 0.0f);
+  ASSERT_TRUE((*rt)->Write<float>(x, {9}, 2.5f).ok());
+  EXPECT_EQ((*rt)->Read<float>(x, {9}).value(), 2.5f);
+  ASSERT_TRUE((*rt)->Deactivate(ptr, {2}).ok());
+  EXPECT_EQ((*rt)->Read<float>(x, {9}).value(), 0.0f);
+  EXPECT_EQ((*rt)->Stats(ptr).cells_free, 1);
+  EXPECT_TRUE((*rt)->CheckInvariants().ok());
 }
 
 }  // namespace
