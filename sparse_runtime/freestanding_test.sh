@@ -1,7 +1,8 @@
 #!/bin/sh
-# freestanding_test: the runtime proper must compile as freestanding C++17 (no standard headers,
-# no exceptions, no RTTI) for both architectures it will become bitcode for: x64 and nvptx64
-# (ARCH_cuda, sm_80 with PTX 7.0 features for the warp-sync builtins).
+# freestanding_test: runtime sources (the runtime proper here, the GC phases in gc/) must compile
+# as freestanding C++17 (no standard headers, no exceptions, no RTTI) for both architectures they
+# become bitcode for: x64 and nvptx64 (ARCH_cuda, sm_80 with PTX 7.0 features for the warp-sync
+# builtins).
 # Usage: freestanding_test.sh CLANG SOURCE...
 set -eu
 clang=$1
