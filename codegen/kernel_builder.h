@@ -22,6 +22,7 @@
 //     as upstream) and the kernel stopped.
 //   * sum: `double name(i64 begin, i64 end)` adds the values at f(i) (as double); inactive cells
 //     and out-of-range coordinates count as 0.
+//   * atomic add and deactivate: see AddRangeAtomicAdd / AddRangeDeactivate.
 //
 // The runtime's meta structs and root are baked into the IR as constant addresses, so a kernel is
 // valid only for the SparseRuntime it was built for, while that runtime lives. Dynamic SNodes on
@@ -76,6 +77,22 @@ class KernelBuilder {
   // Adds the sum kernel described above (same errors).
   absl::Status AddRangeSum(absl::string_view name, sparse_runtime::SparseRuntime* rt,
                            const sparse_runtime::SNode& place, const std::vector<CoordMap>& coords);
+
+  // Adds `i64 name(i64 begin, i64 end)`: atomically (relaxed) adds i*scale+offset to the place
+  // at f(i), activating the path; returns the number of additions, or -1 as the write kernel.
+  // Safe to run from several threads at once (activation is the runtime's locked one).
+  absl::Status AddRangeAtomicAdd(absl::string_view name, sparse_runtime::SparseRuntime* rt,
+                                 const sparse_runtime::SNode& place,
+                                 const std::vector<CoordMap>& coords, double scale, double offset);
+  // Adds `i64 name(i64 begin, i64 end)`: deactivates the cell of `snode` (pointer or bitmasked)
+  // at f(i) when it is active (inactive ancestors: nothing to do); returns the number of cells
+  // deactivated. Pointer cells are recycled: call rt->CollectGarbage() afterwards to make them
+  // reusable (the host's automatic collection does not see kernel deactivations).
+  // InvalidArgument for other SNode kinds; Unimplemented when `snode` has sparse descendants
+  // (they would leak, upstream hazard 11).
+  absl::Status AddRangeDeactivate(absl::string_view name, sparse_runtime::SparseRuntime* rt,
+                                  const sparse_runtime::SNode& snode,
+                                  const std::vector<CoordMap>& coords);
 
   // The mangled name of accelmem::sparse_runtime::`name` in the runtime module, or NotFound.
   absl::StatusOr<std::string> MangledName(absl::string_view name) const;
