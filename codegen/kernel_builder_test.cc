@@ -324,6 +324,11 @@ TEST(KernelBuilderTest, RejectsBadArguments) {
   EXPECT_TRUE((*kb)->AddRangeSum("e", rt.get(), x, {{1, 0, 0}}).ok());
   EXPECT_EQ((*kb)->AddRangeSum("e", rt.get(), x, {{1, 0, 0}}).code(),
             absl::StatusCode::kAlreadyExists);
+  SNodeTree other;
+  other.root().dense(i, 4).place<float>("x");
+  ASSERT_TRUE(other.Finalize().ok());
+  EXPECT_EQ((*kb)->AddRangeSum("f", rt.get(), *other.FindPlace("x"), {{1, 0, 0}}).code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE((*kb)->MangledName("Pointer_activate").ok());
   EXPECT_EQ((*kb)->MangledName("No_such_function").status().code(), absl::StatusCode::kNotFound);
   EXPECT_FALSE(KernelBuilder::Create("not bitcode").ok());
