@@ -1,11 +1,11 @@
 #include "backends/cpu/jit.h"
 
 #include <mutex>
-#include <set>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "backends/internal/llvm_module_util.h"
 #include "llvm/ADT/Triple.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -15,16 +15,12 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
-#include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/Host.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/Transforms/IPO/Internalize.h"
 
 namespace accelmem {
 namespace backends {
@@ -51,28 +47,6 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> ParseRuntime(const std::string& bi
         absl::StrCat("runtime bitcode does not parse: ", TakeMessage(module.takeError())));
   }
   return std::move(*module);
-}
-
-absl::Status Optimize(llvm::Module& module, llvm::TargetMachine* machine, int opt_level) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(machine);
-  builder.registerModuleAnalyses(mam);
-  builder.registerCGSCCAnalyses(cgam);
-  builder.registerFunctionAnalyses(fam);
-  builder.registerLoopAnalyses(lam);
-  builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel level = opt_level <= 0   ? llvm::OptimizationLevel::O0
-                                  : opt_level == 1 ? llvm::OptimizationLevel::O1
-                                  : opt_level == 2 ? llvm::OptimizationLevel::O2
-                                                   : llvm::OptimizationLevel::O3;
-  llvm::ModulePassManager passes = level == llvm::OptimizationLevel::O0
-                                       ? builder.buildO0DefaultPipeline(level)
-                                       : builder.buildPerModuleDefaultPipeline(level);
-  passes.run(module, mam);
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -137,7 +111,6 @@ absl::StatusOr<std::unique_ptr<JitModule>> CpuJit::Compile(
     return absl::InternalError(absl::StrCat("linking the runtime into kernel module '",
                                             kernel->getModuleIdentifier(), "' failed"));
   }
-  std::set<std::string> entries(entry_points.begin(), entry_points.end());
   for (const std::string& name : entry_points) {
     llvm::Function* function = kernel->getFunction(name);
     if (function == nullptr || function->isDeclaration()) {
@@ -146,11 +119,7 @@ absl::StatusOr<std::unique_ptr<JitModule>> CpuJit::Compile(
                                               kernel->getModuleIdentifier(), "'"));
     }
   }
-  if (options_.inline_runtime) {
-    llvm::internalizeModule(*kernel, [&entries](const llvm::GlobalValue& value) {
-      return entries.count(value.getName().str()) > 0;
-    });
-  }
+  if (options_.inline_runtime) internal::InternalizeAllBut(*kernel, entry_points);
 
   auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine_builder) {
@@ -165,8 +134,7 @@ absl::StatusOr<std::unique_ptr<JitModule>> CpuJit::Compile(
     return absl::InternalError(
         absl::StrCat("cannot create the host target machine: ", TakeMessage(machine.takeError())));
   }
-  absl::Status optimized = Optimize(*kernel, machine->get(), options_.opt_level);
-  if (!optimized.ok()) return optimized;
+  internal::OptimizeModule(*kernel, machine->get(), options_.opt_level);
 
   std::unique_ptr<JitModule> result(new JitModule());
   {
@@ -202,17 +170,9 @@ absl::StatusOr<std::unique_ptr<JitModule>> CpuJit::Compile(
 absl::StatusOr<std::unique_ptr<JitModule>> CpuJit::CompileIr(
     absl::string_view ir_text, const std::vector<std::string>& entry_points) const {
   auto context = std::make_unique<llvm::LLVMContext>();
-  llvm::SMDiagnostic error;
-  auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(ir_text.data(), ir_text.size()),
-                                                 "kernel.ll", /*RequiresNullTerminator=*/false);
-  std::unique_ptr<llvm::Module> module = llvm::parseIR(buffer->getMemBufferRef(), error, *context);
-  if (module == nullptr) {
-    std::string message;
-    llvm::raw_string_ostream stream(message);
-    error.print("", stream, /*ShowColors=*/false);
-    return absl::InvalidArgumentError(absl::StrCat("kernel IR does not parse: ", stream.str()));
-  }
-  return Compile(std::move(module), std::move(context), entry_points);
+  auto module = internal::ParseKernelIr(ir_text, *context);
+  if (!module.ok()) return module.status();
+  return Compile(std::move(*module), std::move(context), entry_points);
 }
 
 }  // namespace cpu

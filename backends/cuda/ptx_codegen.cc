@@ -2,11 +2,11 @@
 
 #include <cstdlib>
 #include <mutex>
-#include <set>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "backends/internal/llvm_module_util.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
@@ -14,17 +14,13 @@
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
-#include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
-#include "llvm/Transforms/IPO/Internalize.h"
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -55,25 +51,6 @@ void MarkKernel(llvm::Module& module, llvm::Function* function) {
       llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), 1))};
   module.getOrInsertNamedMetadata("nvvm.annotations")
       ->addOperand(llvm::MDNode::get(context, operands));
-}
-
-void Optimize(llvm::Module& module, llvm::TargetMachine* machine, int opt_level) {
-  if (opt_level <= 0) return;
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(machine);
-  builder.registerModuleAnalyses(mam);
-  builder.registerCGSCCAnalyses(cgam);
-  builder.registerFunctionAnalyses(fam);
-  builder.registerLoopAnalyses(lam);
-  builder.crossRegisterProxies(lam, fam, cgam, mam);
-  builder
-      .buildPerModuleDefaultPipeline(opt_level == 1   ? llvm::OptimizationLevel::O1
-                                     : opt_level == 2 ? llvm::OptimizationLevel::O2
-                                                      : llvm::OptimizationLevel::O3)
-      .run(module, mam);
 }
 
 // LLVM 14 knows SMs up to sm_86 and the PTX ISA up to 7.5; ptxas accepts `.target sm_90` only
@@ -133,7 +110,6 @@ absl::StatusOr<std::string> CompileToPtx(llvm::Module& module,
       return absl::InternalError("linking the CUDA runtime bitcode failed");
     }
   }
-  std::set<std::string> kernels(kernel_names.begin(), kernel_names.end());
   for (const std::string& name : kernel_names) {
     llvm::Function* function = module.getFunction(name);
     if (function == nullptr || function->isDeclaration()) {
@@ -141,16 +117,14 @@ absl::StatusOr<std::string> CompileToPtx(llvm::Module& module,
     }
     MarkKernel(module, function);
   }
-  llvm::internalizeModule(module, [&kernels](const llvm::GlobalValue& value) {
-    return kernels.count(value.getName().str()) > 0;
-  });
+  internal::InternalizeAllBut(module, kernel_names);
   std::string diagnostics;
   llvm::raw_string_ostream diag_stream(diagnostics);
   if (llvm::verifyModule(module, &diag_stream)) {
     return absl::InvalidArgumentError(
         absl::StrCat("module does not verify for NVPTX: ", diag_stream.str()));
   }
-  Optimize(module, machine.get(), options.opt_level);
+  if (options.opt_level > 0) internal::OptimizeModule(module, machine.get(), options.opt_level);
 
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream ptx_stream(ptx);
@@ -167,17 +141,9 @@ absl::StatusOr<std::string> CompileIrToPtx(absl::string_view ir_text,
                                            absl::string_view runtime_bitcode,
                                            const PtxOptions& options) {
   llvm::LLVMContext context;
-  llvm::SMDiagnostic error;
-  auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(ir_text.data(), ir_text.size()),
-                                                 "kernel.ll", /*RequiresNullTerminator=*/false);
-  std::unique_ptr<llvm::Module> module = llvm::parseIR(buffer->getMemBufferRef(), error, context);
-  if (module == nullptr) {
-    std::string message;
-    llvm::raw_string_ostream stream(message);
-    error.print("", stream, /*ShowColors=*/false);
-    return absl::InvalidArgumentError(absl::StrCat("kernel IR does not parse: ", stream.str()));
-  }
-  return CompileToPtx(*module, kernel_names, runtime_bitcode, options);
+  auto module = internal::ParseKernelIr(ir_text, context);
+  if (!module.ok()) return module.status();
+  return CompileToPtx(**module, kernel_names, runtime_bitcode, options);
 }
 
 }  // namespace cuda
