@@ -9,7 +9,7 @@
 //   Gc_SerialRecycleOrder              gc/gc_serial in upstream's order (no sorting), one thread
 //   Gc_RuntimeNodeManagerGcSerial      sparse_runtime's NodeManager::gc_serial (upstream algorithm)
 //   Gc_ParallelSorted / _RecycleOrder  gc/gc_cpu_parallel with one worker per hardware thread
-//   Gc_Cuda                            (only with --config=gpu) the CUDA driver
+//   Gc_Cuda_*                          (only with --config=gpu) the device GC: gc_bench_cuda.cc
 // Every GC row is a complete collection (phases 0-2: free-list compaction, bookkeeping, refill,
 // zeroing); between iterations the state is restored in O(1) (the recycled list's lazy clear keeps
 // its contents). Single-threaded rows report CPU time, the parallel rows wall time. Counters:
@@ -32,7 +32,6 @@
 
 #include "benchmark/benchmark.h"
 #include "gc/gc_cpu_parallel.h"
-#include "gc/gc_cuda.h"
 #include "gc/gc_scratch.h"
 #include "gc/gc_serial.h"
 #include "sparse_runtime/host_memory_pool.h"
@@ -213,18 +212,6 @@ void BM_Gc_ParallelRecycleOrder(benchmark::State& state) {
   ParallelGc(state, accelmem::gc::kGcOrderRecycle);
 }
 
-#if defined(ACCELMEM_GC_BENCH_CUDA)
-// gc/gc_cuda: reports the driver's status until the CUDA backend exists.
-void BM_Gc_Cuda(benchmark::State& state) {
-  absl::Status status = accelmem::gc::CudaGcCollect(0, 0, accelmem::gc::CudaGcLaunch{}, nullptr);
-  if (!status.ok()) {
-    state.SkipWithError(std::string(status.message()).c_str());
-    for (auto _ : state) {
-    }
-  }
-}
-#endif
-
 // Registers every row configuration-major, so that each configuration's heap is built once.
 struct Registrar {
   Registrar() {
@@ -248,9 +235,6 @@ struct Registrar {
         add("BM_Gc_RuntimeNodeManagerGcSerial", BM_Gc_RuntimeNodeManagerGcSerial);
         add("BM_Gc_ParallelSorted", BM_Gc_ParallelSorted, /*wall=*/true);
         add("BM_Gc_ParallelRecycleOrder", BM_Gc_ParallelRecycleOrder, /*wall=*/true);
-#if defined(ACCELMEM_GC_BENCH_CUDA)
-        add("BM_Gc_Cuda", BM_Gc_Cuda, /*wall=*/true);
-#endif
       }
     }
   }

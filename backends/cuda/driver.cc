@@ -18,6 +18,7 @@ struct CudaDriver::Api {
   int (*cuDeviceGetCount)(int*);
   int (*cuDeviceGet)(int*, int);
   int (*cuDeviceGetName)(char*, int, int);
+  int (*cuDeviceGetAttribute)(int*, int, int);
   int (*cuCtxCreate)(void**, unsigned, int);
   int (*cuCtxDestroy)(void*);
   int (*cuCtxSetCurrent)(void*);
@@ -58,6 +59,7 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Open(int ordinal) {
                         Resolve(library, "cuDeviceGetCount", &api.cuDeviceGetCount) &&
                         Resolve(library, "cuDeviceGet", &api.cuDeviceGet) &&
                         Resolve(library, "cuDeviceGetName", &api.cuDeviceGetName) &&
+                        Resolve(library, "cuDeviceGetAttribute", &api.cuDeviceGetAttribute) &&
                         Resolve(library, "cuCtxCreate_v2", &api.cuCtxCreate) &&
                         Resolve(library, "cuCtxDestroy_v2", &api.cuCtxDestroy) &&
                         Resolve(library, "cuCtxSetCurrent", &api.cuCtxSetCurrent) &&
@@ -94,6 +96,24 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Open(int ordinal) {
     return status;
   }
   driver->device_name_ = name;
+  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT (16), COMPUTE_CAPABILITY_MAJOR (75) / _MINOR (76).
+  int major = 0, minor = 0;
+  if (status = driver->Check(api.cuDeviceGetAttribute(&driver->multiprocessor_count_, 16, device),
+                             "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+      !status.ok()) {
+    return status;
+  }
+  if (status = driver->Check(api.cuDeviceGetAttribute(&major, 75, device),
+                             "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)");
+      !status.ok()) {
+    return status;
+  }
+  if (status = driver->Check(api.cuDeviceGetAttribute(&minor, 76, device),
+                             "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)");
+      !status.ok()) {
+    return status;
+  }
+  driver->sm_ = absl::StrCat("sm_", major, minor);
   if (status = driver->Check(api.cuCtxCreate(&driver->context_, 0, device), "cuCtxCreate");
       !status.ok()) {
     return status;

@@ -35,6 +35,9 @@ class CudaDriver {
   CudaDriver& operator=(const CudaDriver&) = delete;
 
   const std::string& device_name() const { return device_name_; }
+  // The device's architecture as a PTX target name ("sm_90" on an H100/H200).
+  const std::string& sm() const { return sm_; }
+  int multiprocessor_count() const { return multiprocessor_count_; }
 
   // Loads PTX (JIT-compiled by the driver for the device) and returns the module handle.
   absl::StatusOr<void*> LoadPtx(absl::string_view ptx);
@@ -61,6 +64,8 @@ class CudaDriver {
   std::unique_ptr<Api> api_;
   void* context_ = nullptr;
   std::string device_name_;
+  std::string sm_;
+  int multiprocessor_count_ = 0;
 };
 
 }  // namespace cuda

@@ -15,6 +15,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
@@ -88,6 +89,13 @@ absl::StatusOr<std::string> CompileToPtx(llvm::Module& module,
     return absl::UnavailableError(absl::StrCat("LLVM has no NVPTX target: ", error));
   }
   const std::string generated_sm = SmNumber(options.sm) > kNewestSmOfLlvm14 ? "sm_86" : options.sm;
+  // LLVM only warns on stderr about an unknown processor and then emits generic code; refuse it.
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(kNvptxTriple, generated_sm, ""));
+  if (subtarget == nullptr || !subtarget->isCPUStringValid(generated_sm)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown CUDA architecture '", options.sm, "' (expected sm_XY, e.g. sm_90)"));
+  }
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       kNvptxTriple, generated_sm, "+ptx75", llvm::TargetOptions(), llvm::None));
   if (machine == nullptr) {

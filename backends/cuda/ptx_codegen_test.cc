@@ -45,6 +45,16 @@ TEST(PtxCodegenTest, MissingKernelIsNotFound) {
   EXPECT_EQ(ptx.status().code(), absl::StatusCode::kNotFound);
 }
 
+// An architecture LLVM does not know is refused instead of silently compiled for a generic one.
+TEST(PtxCodegenTest, UnknownSmIsInvalidArgument) {
+  PtxOptions options;
+  options.sm = "sm_1";
+  auto ptx = CompileIrToPtx(kIotaKernelIr, {"iota"}, {}, options);
+  ASSERT_FALSE(ptx.ok());
+  EXPECT_EQ(ptx.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(ptx.status().message()), HasSubstr("sm_1"));
+}
+
 // Garbage runtime bitcode is reported, not linked.
 TEST(PtxCodegenTest, GarbageRuntimeRejected) {
   auto ptx = CompileIrToPtx(kIotaKernelIr, {"iota"}, "garbage");
