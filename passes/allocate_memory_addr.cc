@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
 #include "passes/internal/rewrite.h"
+#include "passes/memory_reuse.h"
 #include "passes/verify_memory_plan.h"
 #include "policy/lifetime_planner.h"
 #include "policy/memory_allocator_policy.h"
@@ -132,8 +133,18 @@ ir::MemorySpace ReserveSpace(ir::FunctionType t) {
 }
 
 absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
-    const ir::FunctionPtr& function) const {
-  if (function->type == ir::FunctionType::kOrchestration) return FunctionResult{function, false};
+    const ir::FunctionPtr& input) const {
+  if (input->type == ir::FunctionType::kOrchestration) return FunctionResult{input, false};
+  // Planner strategies place roots by their lifetimes, which is safe only if no root holds two
+  // values that conflict (memory-reuse guarantees it, init-memref alone does not), and tight only
+  // if yields write their carried root in place (an implicit yield copy keeps the yielded value
+  // and the carried root live together). Where either fails, memory-reuse's carry fix-ups run
+  // first (unplanned functions only; memory-reuse's own output needs none).
+  const ir::FunctionPtr function =
+      options_.strategy != PlacementStrategy::kSequential &&
+              (CountImplicitYieldCopies(*input) > 0 || !CheckRootsConflictFree(*input).ok())
+          ? ApplyCarryFixups(input).function
+          : input;
   const std::string& fname = function->name;
   policy::MemoryAllocatorPolicyPtr policy = backends::CreateActivePolicy();
 
@@ -306,7 +317,7 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   };
   internal::Rewriter rw(retype, hook);
   ir::FunctionPtr out = rw.RewriteFunction(function);
-  return FunctionResult{out, out != function};
+  return FunctionResult{out, out != input};
 }
 
 PassPtr CreateAllocateMemoryAddrPass(const AllocateMemoryAddrOptions& options) {

@@ -20,7 +20,13 @@
 //    so tiles are allocated above them" when reserve buffers pushed the tiles up.
 // Placement strategy (AllocateMemoryAddrOptions; the default is the seed's, unchanged):
 // - kSequential: step 2 above.
-// - kGreedy / kSearch: per space, each root gets its lifetime from verify_memory_plan's model
+// - kGreedy / kSearch: first, on an unplanned function where a root holds two values that
+//   conflict (init-memref alone puts a loop's carried value in its init's root even when the
+//   init is read after the loop) or a yield copies into its carried root, memory-reuse's carry
+//   fix-ups run (ApplyCarryFixups: fresh roots for such carried values with a tile.move of the
+//   init, yielded values merged into the carried root or moved into it); memory-reuse's own
+//   output needs none. So init-memref -> allocate-memory-addr is safe without memory-reuse.
+//   Then, per space, each root gets its lifetime from verify_memory_plan's model
 //   (ComputeRootLifetimes: first def to last use, views with their root, loop extension, yield
 //   copies), and policy::PlanPlacement (that mode, the policy's alignment, `budget` for search)
 //   places the slots above the same start address, so roots whose lifetimes are disjoint share

@@ -676,7 +676,9 @@ class IntervalSet {
 };
 
 // `sets` (may be null): groups already merged by the carry step; a group is then a set of roots.
-ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Lifetimes& lt, RootSets* sets,
+// `share` false: every group keeps a buffer of its own (only the carry step's merges are
+// materialized; see ApplyCarryFixups).
+ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Lifetimes& lt, RootSets* sets, bool share,
                      bool* changed) {
   auto key = [sets](const MemRef* r) { return sets != nullptr ? sets->Find(r) : r; };
   std::vector<Group> groups;
@@ -719,7 +721,7 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Lifetimes& lt, RootSets* s
       space_begin = buffers.size();
     }
     size_t chosen = buffers.size();
-    if (g.root->space() != ir::MemorySpace::kDDR) {
+    if (share && g.root->space() != ir::MemorySpace::kDDR) {
       const size_t scan_end = std::min(buffers.size(), space_begin + kMaxFirstFitScan);
       for (size_t b = space_begin; b < scan_end; ++b) {
         if (buffers[b].busy.Free(g.start, g.end)) {
@@ -793,10 +795,8 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Lifetimes& lt, RootSets* s
                                         ir::FlattenSeq(body, out->body->loc), out->loc);
 }
 
-}  // namespace
-
-absl::StatusOr<FunctionResult> MemoryReusePass::RunOnFunction(
-    const ir::FunctionPtr& function) const {
+// Steps 1 (and 2 when `share`) on an unplanned, non-Orchestration function.
+FunctionResult Reuse(const ir::FunctionPtr& function, bool share) {
   if (function->type == ir::FunctionType::kOrchestration) return FunctionResult{function, false};
   bool any = false, planned = false;
   int64_t max_id = -1;
@@ -827,9 +827,20 @@ absl::StatusOr<FunctionResult> MemoryReusePass::RunOnFunction(
     fn = carried;
     lt = std::make_unique<Lifetimes>(*fn);
   }
-  fn = Pack(fn, *lt, merged.get(), &changed);
+  fn = Pack(fn, *lt, merged.get(), share, &changed);
   if (!changed) return FunctionResult{function, false};
   return FunctionResult{fn, true};
+}
+
+}  // namespace
+
+absl::StatusOr<FunctionResult> MemoryReusePass::RunOnFunction(
+    const ir::FunctionPtr& function) const {
+  return Reuse(function, /*share=*/true);
+}
+
+FunctionResult ApplyCarryFixups(const ir::FunctionPtr& function) {
+  return Reuse(function, /*share=*/false);
 }
 
 PassPtr CreateMemoryReusePass() { return std::make_unique<MemoryReusePass>(); }

@@ -221,6 +221,74 @@ std::vector<RootLifetime> ComputeRootLifetimes(const ir::Function& function) {
   return out;
 }
 
+int64_t CountImplicitYieldCopies(const ir::Function& function) {
+  Analyzer an(function);
+  an.Run();
+  return static_cast<int64_t>(an.copies_.size());
+}
+
+absl::Status CheckRootsConflictFree(const ir::Function& function) {
+  policy::MemoryAllocatorPolicyPtr pol = backends::CreateActivePolicy();
+  Analyzer an(function);
+  an.Run();
+  // Classes (a value and its views) with byte ranges relative to their root.
+  struct Class {
+    const ir::MemRef* root = nullptr;
+    std::string name;
+    int64_t start = INT64_MAX, end = 0, lo = INT64_MAX, hi = 0;
+  };
+  std::map<int, Class> classes;
+  absl::flat_hash_map<const ir::MemRef*, int64_t> slot;
+  std::vector<const ir::MemRef*> roots;  // first-seen order
+  auto note_root = [&](const ir::MemRef& m) {
+    auto [it, fresh] = slot.emplace(m.root(), 0);
+    if (fresh) roots.push_back(m.root());
+    it->second = std::max({it->second, m.root()->size(), m.end_offset()});
+  };
+  for (size_t i = 0; i < an.values_.size(); ++i) {
+    const Value& v = an.values_[i];
+    const ir::MemRefPtr& m = ir::AsTile(v.var->type)->memref;
+    if (m == nullptr || !pol->ShouldAllocate(m->space())) continue;
+    note_root(*m);
+    Class& c = classes[an.Find(static_cast<int>(i))];
+    if (c.root == nullptr) {
+      c.root = m->root();
+      c.name = an.values_[an.Find(static_cast<int>(i))].var->name;
+    }
+    c.start = std::min(c.start, v.start);
+    c.end = std::max(c.end, ValueEnd(an, v));
+    c.lo = std::min(c.lo, m->offset());
+    c.hi = std::max(c.hi, m->offset() + m->size());
+  }
+  // Every root in a slot of its own: one instance per space.
+  absl::flat_hash_map<const ir::MemRef*, int64_t> base;
+  std::map<int, int64_t> next;
+  for (const ir::MemRef* r : roots) {
+    int64_t& n = next[static_cast<int>(r->space())];
+    base[r] = n;
+    n += slot[r];
+  }
+  std::map<int, std::pair<std::vector<policy::PlacementBuffer>, std::vector<int64_t>>> spaces;
+  for (const auto& [id, c] : classes) {
+    auto& [instance, offsets] = spaces[static_cast<int>(c.root->space())];
+    instance.push_back({absl::StrCat(c.name, " in ", c.root->name()), c.start, c.end, c.hi - c.lo});
+    offsets.push_back(base[c.root] + c.lo);
+  }
+  for (const Copy& cp : an.copies_) {
+    auto it = base.find(cp.target->root());
+    if (it == base.end()) continue;
+    auto& [instance, offsets] = spaces[static_cast<int>(cp.target->space())];
+    instance.push_back({absl::StrCat(cp.name, " in ", cp.target->root()->name()), 3 * cp.stmt,
+                        3 * cp.stmt + 2, cp.target->size()});
+    offsets.push_back(it->second + cp.target->offset());
+  }
+  for (const auto& [space, io] : spaces) {
+    absl::Status s = policy::CheckPlacement(io.first, io.second);
+    if (!s.ok()) return FunctionError(function.name, s.message());
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
                                                    const MemoryPlanOptions& options) {
   policy::MemoryAllocatorPolicyPtr owned;

@@ -83,6 +83,18 @@ struct RootLifetime {
 // MemRef are skipped.
 std::vector<RootLifetime> ComputeRootLifetimes(const ir::Function& function);
 
+// OK when no two buffers that are live at once overlap inside one root MemRef (in the spaces the
+// active policy plans), i.e. when giving every root a slot of its own is safe whatever the
+// addresses; else InvalidArgument naming the first such pair. Addresses are ignored. After
+// memory-reuse this holds; after init-memref alone a carried value can conflict with a value
+// still live in its root, which allocate-memory-addr's planner strategies then fix first.
+absl::Status CheckRootsConflictFree(const ir::Function& function);
+
+// The number of implicit yield copies (loop or `if` yields whose value is not already in the
+// carried / result MemRef) under the model above. memory-reuse leaves none; init-memref leaves
+// one per loop whose body computes its next carried value.
+int64_t CountImplicitYieldCopies(const ir::Function& function);
+
 // OK, or InvalidArgument "in function 'F': ..." naming the violation. Orchestration functions
 // are not planned and always pass.
 absl::Status VerifyMemoryPlan(const ir::Function& function, const MemoryPlanOptions& options = {});
