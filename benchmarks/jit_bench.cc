@@ -12,6 +12,7 @@
 #include "backends/cpu/jit.h"
 #include "benchmark/benchmark.h"
 #include "codegen/kernel_builder.h"
+#include "codegen/kernel_context.h"
 #include "sparse_runtime/runtime_bitcode.h"
 #include "sparse_runtime/snode_tree.h"
 #include "sparse_runtime/sparse_runtime.h"
@@ -20,7 +21,10 @@ namespace {
 
 using accelmem::backends::cpu::CpuJit;
 using accelmem::backends::cpu::JitModule;
+using accelmem::codegen::BoundKernelContext;
 using accelmem::codegen::KernelBuilder;
+using accelmem::codegen::RangeFn;
+using accelmem::codegen::RangeSumFn;
 using accelmem::sparse_runtime::Axis;
 using accelmem::sparse_runtime::RuntimeArch;
 using accelmem::sparse_runtime::RuntimeBitcode;
@@ -53,11 +57,12 @@ struct Fixture {
     rt = Check(SparseRuntime::Create(tree));
     x = tree.FindPlace("x");
     jit = Check(CpuJit::Create(RuntimeBitcode(RuntimeArch::kX64)));
+    ctx = std::make_unique<BoundKernelContext>(rt.get());
   }
   std::unique_ptr<JitModule> Compile() {
-    auto builder = Check(KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64)));
-    Check(builder->AddRangeWrite("write", rt.get(), *x, {{1, 0, 0}}, 1.0, 0.5));
-    Check(builder->AddRangeSum("sum", rt.get(), *x, {{1, 0, 0}}));
+    auto builder = Check(KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree));
+    Check(builder->AddRangeWrite("write", *x, {{1, 0, 0}}, 1.0, 0.5));
+    Check(builder->AddRangeSum("sum", *x, {{1, 0, 0}}));
     auto kernel = builder->Finish();
     return Check(
         jit->Compile(std::move(kernel.module), std::move(kernel.context), kernel.entry_points));
@@ -66,6 +71,7 @@ struct Fixture {
   std::unique_ptr<SparseRuntime> rt;
   const SNode* x = nullptr;
   std::unique_ptr<CpuJit> jit;
+  std::unique_ptr<BoundKernelContext> ctx;
 };
 
 void BM_Jit_CompileWriteSumKernels(benchmark::State& state) {
@@ -77,8 +83,8 @@ BENCHMARK(BM_Jit_CompileWriteSumKernels)->Unit(benchmark::kMillisecond);
 void BM_Write_JitKernel(benchmark::State& state) {
   Fixture f;
   auto module = f.Compile();
-  auto write = reinterpret_cast<int64_t (*)(int64_t, int64_t)>(Check(module->Lookup("write")));
-  for (auto _ : state) benchmark::DoNotOptimize(write(0, kCells));
+  auto write = reinterpret_cast<RangeFn>(Check(module->Lookup("write")));
+  for (auto _ : state) benchmark::DoNotOptimize(write(f.ctx->get(), 0, kCells));
   state.SetItemsProcessed(state.iterations() * kCells);
 }
 BENCHMARK(BM_Write_JitKernel)->Unit(benchmark::kMicrosecond);
@@ -97,10 +103,10 @@ BENCHMARK(BM_Write_HostApi)->Unit(benchmark::kMicrosecond);
 void BM_Sum_JitKernel(benchmark::State& state) {
   Fixture f;
   auto module = f.Compile();
-  auto write = reinterpret_cast<int64_t (*)(int64_t, int64_t)>(Check(module->Lookup("write")));
-  auto sum = reinterpret_cast<double (*)(int64_t, int64_t)>(Check(module->Lookup("sum")));
-  write(0, kCells);
-  for (auto _ : state) benchmark::DoNotOptimize(sum(0, kCells));
+  auto write = reinterpret_cast<RangeFn>(Check(module->Lookup("write")));
+  auto sum = reinterpret_cast<RangeSumFn>(Check(module->Lookup("sum")));
+  write(f.ctx->get(), 0, kCells);
+  for (auto _ : state) benchmark::DoNotOptimize(sum(f.ctx->get(), 0, kCells));
   state.SetItemsProcessed(state.iterations() * kCells);
 }
 BENCHMARK(BM_Sum_JitKernel)->Unit(benchmark::kMicrosecond);

@@ -1,6 +1,7 @@
 #include "codegen/kernel_builder.h"
 
 #include <array>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Type.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -18,16 +20,24 @@ namespace accelmem {
 namespace codegen {
 
 using sparse_runtime::DataType;
+using sparse_runtime::kMaxAxes;
+using sparse_runtime::PointOp;
 using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
 using sparse_runtime::SNodeType;
-using sparse_runtime::SparseRuntime;
 
 struct KernelBuilder::Impl {
+  const SNodeTree* tree = nullptr;
   std::map<std::string, std::string> mangled;  // "Pointer_activate" -> mangled name
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> module;
   std::vector<std::string> entry_points;
 };
+
+int64_t StructForExtent(const SNode& snode) {
+  const SNode& leaf = snode.type() == SNodeType::kPlace ? *snode.parent() : snode;
+  return leaf.path().size() < 2 ? 1 : leaf.path()[1]->num_cells_per_container();
+}
 
 namespace {
 
@@ -60,151 +70,156 @@ llvm::Type* LlvmType(DataType t, llvm::LLVMContext& c) {
   return nullptr;
 }
 
-enum class Op { kWrite, kSum, kAtomicAdd, kDeactivate };
+const char* KindName(SNodeType t) {
+  switch (t) {
+    case SNodeType::kPointer:
+      return "Pointer";
+    case SNodeType::kBitmasked:
+      return "Bitmasked";
+    case SNodeType::kDynamic:
+      return "Dynamic";
+    default:
+      return "";
+  }
+}
 
-// Emits one kernel of kind `op` over `target` (a place, or the SNode to deactivate).
+enum class RangeOp { kWrite, kSum, kAtomicAdd, kDeactivate, kAppend };
+
+using Coords = std::array<llvm::Value*, kMaxAxes>;  // i64 per axis; null = 0
+
+// Emits kernels into the builder's module: shared helpers for walking the tree.
 class Emitter {
  public:
-  Emitter(KernelBuilder::Impl* impl, SparseRuntime* rt, const SNode& target,
-          const std::vector<CoordMap>& coords, Op op, double scale, double offset)
-      : impl_(*impl),
-        c_(*impl->context),
-        b_(c_),
-        rt_(rt),
-        target_(target),
-        coords_(coords),
-        op_(op),
-        scale_(scale),
-        offset_(offset) {}
+  explicit Emitter(KernelBuilder::Impl* impl) : impl_(*impl), c_(*impl->context), b_(c_) {}
 
-  absl::Status Emit(absl::string_view name);
+  absl::Status Range(absl::string_view name, RangeOp op, const SNode& target,
+                     const std::vector<CoordMap>& coords, double scale, double offset);
+  absl::Status Point(absl::string_view name, PointOp op, const SNode& target);
+  absl::Status StructFor(absl::string_view name, const SNode& target);
 
  private:
-  bool Activates() const { return op_ == Op::kWrite || op_ == Op::kAtomicAdd; }
-  bool ReturnsCount() const { return op_ != Op::kSum; }
-  llvm::Value* Zero() {
-    return ReturnsCount() ? static_cast<llvm::Value*>(b_.getInt64(0))
-                          : llvm::ConstantFP::get(b_.getDoubleTy(), 0.0);
-  }
+  enum class Walk { kActivate, kCheck };
+
   llvm::Type* I8P() { return llvm::Type::getInt8PtrTy(c_); }
-  llvm::Value* Addr(const void* p) {
-    return b_.CreateIntToPtr(b_.getInt64(reinterpret_cast<uint64_t>(p)), I8P());
-  }
-  llvm::FunctionCallee Runtime(const std::string& fn, llvm::Type* ret) {
+  llvm::Type* I32P() { return llvm::Type::getInt32PtrTy(c_); }
+  llvm::Function* Begin(absl::string_view name, llvm::Type* ret, std::vector<llvm::Type*> params);
+  // A load of the i8* at ctx + field_offset, or of element `id` of the array found there.
+  llvm::Value* CtxLoad(int field_offset, int id);
+  llvm::Value* Root() { return CtxLoad(0, -1); }
+  llvm::Value* Meta(const SNode& s) { return CtxLoad(16, s.id()); }
+  llvm::Value* Ambient(const SNode& s) { return CtxLoad(24, s.id()); }
+  llvm::FunctionCallee Rt(const std::string& fn, llvm::Type* ret, std::vector<llvm::Type*> params) {
     const std::string& m = impl_.mangled.at(fn);
-    auto* type = llvm::FunctionType::get(ret, {I8P(), I8P(), b_.getInt32Ty()}, false);
-    return impl_.module->getOrInsertFunction(m, type);
+    return impl_.module->getOrInsertFunction(m, llvm::FunctionType::get(ret, params, false));
   }
-  // The cell index of `level` inside its container (SparseRuntime::CellIndices with static
-  // strides); `remaining` holds the extents still below, per axis, and is updated.
-  llvm::Value* CellIndex(const SNode& level, llvm::Value* const* coord, int64_t* remaining);
-  // The value i*scale+offset converted to the place's type `t`.
-  llvm::Value* Value(llvm::Value* i, llvm::Type* t);
-  // Emits the body of one iteration for index `i` (i64); every path ends in a branch to `next`
-  // (or, for activating kinds, to `fail` when an activation failed). The iteration's
-  // contribution to the result is *contribution when arriving from *from, zero otherwise.
-  void EmitIteration(llvm::Value* i, llvm::BasicBlock* next, llvm::BasicBlock* fail,
-                     llvm::Value** contribution, llvm::BasicBlock** from);
+  llvm::Value* Call3(SNodeType kind, const char* op, llvm::Type* ret, llvm::Value* meta,
+                     llvm::Value* node, llvm::Value* i32) {
+    return b_.CreateCall(Rt(absl::StrCat(KindName(kind), op), ret, {I8P(), I8P(), b_.getInt32Ty()}),
+                         {meta, node, i32});
+  }
+  llvm::Value* Gep(llvm::Value* p, uint64_t offset) {
+    return offset == 0 ? p : b_.CreateGEP(b_.getInt8Ty(), p, b_.getInt64(offset));
+  }
+  llvm::BasicBlock* Block(const char* name) { return llvm::BasicBlock::Create(c_, name, fn_); }
+  llvm::AllocaInst* EntryAlloca(llvm::Type* t, uint64_t n = 1);
+  // for (i = lo; i < hi; ++i) body(i, cont): body may branch to cont; the builder is left in
+  // the exit block.
+  void Loop(llvm::Value* lo, llvm::Value* hi,
+            const std::function<void(llvm::Value* i, llvm::BasicBlock* cont)>& body);
+  // The cell index of `level` inside its container; `remaining` holds the extents still below,
+  // per axis, and is updated (SparseRuntime::CellIndices with static strides).
+  llvm::Value* CellIndex(const SNode& level, const Coords& coord, int64_t* remaining);
+  // Walks path[1..upto] of `target` (coordinates scaled by the extents of `index_node`),
+  // activating or checking each level. Inactive levels branch to `inactive`, activations that
+  // yield the ambient element to `fail`. Returns the cell of path[upto].
+  llvm::Value* WalkPath(const SNode& target, const SNode& index_node, int upto, const Coords& coord,
+                        Walk mode, llvm::BasicBlock* inactive, llvm::BasicBlock* fail,
+                        std::array<int64_t, kMaxAxes>* remaining_out);
+  // Deactivates everything sparse below `cell` of `s` (SparseRuntime::DeactivateSubtree).
+  void DeactivateSubtree(const SNode& s, llvm::Value* cell);
+  // Deactivates the cell `l` of `target` in `container` (its parent cell is active), subtree
+  // first; continues in the current block.
+  // `counter` (an i64 alloca, or null) counts the cells deactivated.
+  void DeactivateCell(const SNode& target, llvm::Value* container, llvm::Value* l,
+                      llvm::Value* counter = nullptr);
+  void Increment(llvm::Value* counter) {
+    if (counter == nullptr) return;
+    b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), counter), b_.getInt64(1)), counter);
+  }
+  // Struct-for recursion over path[depth] of `leaf`.
+  void Visit(const SNode& leaf, int depth, llvm::Value* cell, const Coords& coord,
+             uint64_t value_offset);
+  llvm::Value* ToDouble(llvm::Value* v, DataType dt);
+  llvm::Value* FromDouble(llvm::Value* v, DataType dt);
 
   KernelBuilder::Impl& impl_;
   llvm::LLVMContext& c_;
   llvm::IRBuilder<> b_;
-  SparseRuntime* rt_;
-  const SNode& target_;
-  const std::vector<CoordMap>& coords_;
-  Op op_;
-  double scale_;
-  double offset_;
   llvm::Function* fn_ = nullptr;
+  llvm::Value* ctx_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  // Struct-for state.
+  llvm::Value* sf_begin_ = nullptr;
+  llvm::Value* sf_end_ = nullptr;
+  llvm::Value* sf_visit_ = nullptr;
+  llvm::Value* sf_data_ = nullptr;
+  llvm::Value* sf_index_ = nullptr;
+  llvm::Value* sf_count_ = nullptr;
 };
 
-absl::Status Emitter::Emit(absl::string_view name) {
-  const int n = target_.num_indices();
-  if (target_.id() >= rt_->tree().num_snodes() || &rt_->tree().snode(target_.id()) != &target_) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": not an SNode of the runtime's tree"));
-  }
-  if (op_ == Op::kDeactivate) {
-    if (target_.type() != SNodeType::kPointer && target_.type() != SNodeType::kBitmasked) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name, ": only pointer and bitmasked SNodes can be deactivated"));
-    }
-    if (target_.has_sparse_descendant()) {
-      return absl::UnimplementedError(
-          absl::StrCat(name, ": deactivating an SNode with sparse descendants"));
-    }
-  } else if (target_.type() != SNodeType::kPlace) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, ": ", target_.DebugPath(), " is not a place"));
-  }
-  if (static_cast<int>(coords_.size()) != n) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, ": ", coords_.size(), " coordinate maps for an SNode with ", n, " indices"));
-  }
-  for (const CoordMap& m : coords_) {
-    if (m.divisor <= 0 || m.modulus < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(name, ": divisor must be > 0, modulus >= 0"));
-    }
-  }
-  for (const SNode* s : target_.path()) {
-    if (s->type() == SNodeType::kDynamic) {
-      return absl::UnimplementedError(absl::StrCat(name, ": dynamic SNodes on the path"));
-    }
-  }
-  if (impl_.module->getFunction(llvm::StringRef(name.data(), name.size())) != nullptr) {
-    return absl::AlreadyExistsError(absl::StrCat(name, ": defined twice"));
-  }
-
-  llvm::Type* ret = ReturnsCount() ? b_.getInt64Ty() : b_.getDoubleTy();
-  auto* type = llvm::FunctionType::get(ret, {b_.getInt64Ty(), b_.getInt64Ty()}, false);
+llvm::Function* Emitter::Begin(absl::string_view name, llvm::Type* ret,
+                               std::vector<llvm::Type*> params) {
+  auto* type = llvm::FunctionType::get(ret, params, false);
   fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
                                llvm::StringRef(name.data(), name.size()), impl_.module.get());
-  llvm::Value* begin = fn_->getArg(0);
-  llvm::Value* end = fn_->getArg(1);
-  auto* entry = llvm::BasicBlock::Create(c_, "entry", fn_);
-  auto* header = llvm::BasicBlock::Create(c_, "loop", fn_);
-  auto* body = llvm::BasicBlock::Create(c_, "body", fn_);
-  auto* latch = llvm::BasicBlock::Create(c_, "latch", fn_);
-  auto* exit = llvm::BasicBlock::Create(c_, "exit", fn_);
-  llvm::BasicBlock* fail = nullptr;
-  if (Activates()) fail = llvm::BasicBlock::Create(c_, "fail", fn_);
-
-  b_.SetInsertPoint(entry);
-  b_.CreateBr(header);
-
-  b_.SetInsertPoint(header);
-  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
-  llvm::PHINode* acc = b_.CreatePHI(ret, 2, "acc");
-  i->addIncoming(begin, entry);
-  acc->addIncoming(Zero(), entry);
-  b_.CreateCondBr(b_.CreateICmpSLT(i, end), body, exit);
-
-  b_.SetInsertPoint(body);
-  llvm::Value* contribution = nullptr;
-  llvm::BasicBlock* from = nullptr;
-  EmitIteration(i, latch, fail, &contribution, &from);
-
-  // latch: one phi entry per predecessor edge: this iteration's contribution, or zero.
-  b_.SetInsertPoint(latch);
-  llvm::PHINode* add = b_.CreatePHI(ret, 4, "add");
-  for (llvm::BasicBlock* pred : llvm::predecessors(latch)) {
-    add->addIncoming(pred == from ? contribution : Zero(), pred);
-  }
-  llvm::Value* next_acc = ReturnsCount() ? b_.CreateAdd(acc, add) : b_.CreateFAdd(acc, add);
-  i->addIncoming(b_.CreateAdd(i, b_.getInt64(1)), latch);
-  acc->addIncoming(next_acc, latch);
-  b_.CreateBr(header);
-
-  b_.SetInsertPoint(exit);
-  b_.CreateRet(acc);
-  if (fail != nullptr) {
-    b_.SetInsertPoint(fail);
-    b_.CreateRet(b_.getInt64(-1));
-  }
+  ctx_ = fn_->getArg(0);
+  fn_->addParamAttr(0, llvm::Attribute::NoAlias);
+  entry_ = Block("entry");
+  b_.SetInsertPoint(entry_);
   impl_.entry_points.emplace_back(name);
-  return absl::OkStatus();
+  return fn_;
 }
 
-llvm::Value* Emitter::CellIndex(const SNode& level, llvm::Value* const* coord, int64_t* remaining) {
+llvm::Value* Emitter::CtxLoad(int field_offset, int id) {
+  llvm::MDNode* invariant = llvm::MDNode::get(c_, {});
+  llvm::Value* field =
+      b_.CreateBitCast(Gep(ctx_, static_cast<uint64_t>(field_offset)), I8P()->getPointerTo());
+  auto* value = b_.CreateLoad(I8P(), field);
+  value->setMetadata(llvm::LLVMContext::MD_invariant_load, invariant);
+  if (id < 0) return value;
+  llvm::Value* array = b_.CreateBitCast(value, I8P()->getPointerTo());
+  auto* element = b_.CreateLoad(I8P(), b_.CreateGEP(I8P(), array, b_.getInt64(id)));
+  element->setMetadata(llvm::LLVMContext::MD_invariant_load, invariant);
+  return element;
+}
+
+llvm::AllocaInst* Emitter::EntryAlloca(llvm::Type* t, uint64_t n) {
+  llvm::IRBuilder<> entry(entry_, entry_->begin());
+  return entry.CreateAlloca(t, n == 1 ? nullptr : entry.getInt64(n));
+}
+
+void Emitter::Loop(llvm::Value* lo, llvm::Value* hi,
+                   const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* header = Block("loop");
+  auto* inner = Block("body");
+  auto* latch = Block("latch");
+  auto* exit = Block("exit");
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+  i->addIncoming(lo, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, hi), inner, exit);
+  b_.SetInsertPoint(inner);
+  body(i, latch);
+  b_.CreateBr(latch);
+  b_.SetInsertPoint(latch);
+  i->addIncoming(b_.CreateAdd(i, b_.getInt64(1)), latch);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+}
+
+llvm::Value* Emitter::CellIndex(const SNode& level, const Coords& coord, int64_t* remaining) {
   llvm::Value* l = b_.getInt64(0);
   for (int axis : level.axes()) {
     const int64_t shape = level.shape(axis);
@@ -218,125 +233,493 @@ llvm::Value* Emitter::CellIndex(const SNode& level, llvm::Value* const* coord, i
   return l;
 }
 
-llvm::Value* Emitter::Value(llvm::Value* i, llvm::Type* t) {
-  const DataType dt = target_.dtype();
-  llvm::Value* v = b_.CreateFAdd(b_.CreateFMul(b_.CreateSIToFP(i, b_.getDoubleTy()),
-                                               llvm::ConstantFP::get(b_.getDoubleTy(), scale_)),
-                                 llvm::ConstantFP::get(b_.getDoubleTy(), offset_));
-  if (dt == DataType::kF32) return b_.CreateFPTrunc(v, t);
-  if (IsFloat(dt)) return v;
-  return IsSigned(dt) ? b_.CreateFPToSI(v, t) : b_.CreateFPToUI(v, t);
-}
-
-void Emitter::EmitIteration(llvm::Value* i, llvm::BasicBlock* next, llvm::BasicBlock* fail,
-                            llvm::Value** contribution, llvm::BasicBlock** from) {
-  // Coordinates per axis, and the in-range check.
-  std::array<llvm::Value*, sparse_runtime::kMaxAxes> coord{};
-  llvm::Value* in_range = b_.getTrue();
-  for (int k = 0; k < target_.num_indices(); ++k) {
-    const CoordMap& m = coords_[k];
-    const int axis = target_.index_axes()[k];
-    llvm::Value* v = i;
-    if (m.divisor != 1) v = b_.CreateSDiv(v, b_.getInt64(m.divisor));
-    if (m.modulus != 0) v = b_.CreateSRem(v, b_.getInt64(m.modulus));
-    if (m.offset != 0) v = b_.CreateAdd(v, b_.getInt64(m.offset));
-    coord[axis] = v;
-    in_range = b_.CreateAnd(in_range, b_.CreateICmpSGE(v, b_.getInt64(0)));
-    in_range = b_.CreateAnd(in_range, b_.CreateICmpSLT(v, b_.getInt64(target_.extent(axis))));
-  }
-  auto* walk = llvm::BasicBlock::Create(c_, "walk", fn_);
-  b_.CreateCondBr(in_range, walk, next);
-  b_.SetInsertPoint(walk);
-
-  // Walk root..parent of the target, as SparseRuntime::WalkTo.
-  std::array<int64_t, sparse_runtime::kMaxAxes> remaining;
+llvm::Value* Emitter::WalkPath(const SNode& target, const SNode& index_node, int upto,
+                               const Coords& coord, Walk mode, llvm::BasicBlock* inactive,
+                               llvm::BasicBlock* fail,
+                               std::array<int64_t, kMaxAxes>* remaining_out) {
+  std::array<int64_t, kMaxAxes> remaining;
   remaining.fill(1);
-  for (int axis : target_.index_axes()) remaining[axis] = target_.extent(axis);
-  const auto& path = target_.path();
-  llvm::Value* cell = Addr(rt_->context()->root);
-  for (size_t p = 1; p + 1 < path.size(); ++p) {
+  for (int axis : index_node.index_axes()) remaining[axis] = index_node.extent(axis);
+  const auto& path = target.path();
+  llvm::Value* cell = Root();
+  for (int p = 1; p <= upto; ++p) {
     const SNode& level = *path[p];
-    llvm::Value* l = CellIndex(level, coord.data(), remaining.data());
-    llvm::Value* l32 = b_.CreateTrunc(l, b_.getInt32Ty());
-    llvm::Value* container =
-        b_.CreateGEP(b_.getInt8Ty(), cell, b_.getInt64(level.offset_in_parent_cell()), "container");
+    llvm::Value* l = CellIndex(level, coord, remaining.data());
+    llvm::Value* container = Gep(cell, level.offset_in_parent_cell());
     if (level.type() == SNodeType::kDense) {
       cell = b_.CreateGEP(b_.getInt8Ty(), container,
                           b_.CreateMul(l, b_.getInt64(static_cast<int64_t>(level.cell_size()))));
       continue;
     }
-    llvm::Value* meta = Addr(rt_->meta(level));
-    const char* kind = level.type() == SNodeType::kPointer ? "Pointer" : "Bitmasked";
-    if (Activates()) {
-      b_.CreateCall(Runtime(absl::StrCat(kind, "_activate"), b_.getVoidTy()),
-                    {meta, container, l32});
+    llvm::Value* l32 = b_.CreateTrunc(l, b_.getInt32Ty());
+    llvm::Value* meta = Meta(level);
+    if (mode == Walk::kActivate) {
+      Call3(level.type(), "_activate", b_.getVoidTy(), meta, container, l32);
     } else {
-      llvm::Value* active = b_.CreateCall(Runtime(absl::StrCat(kind, "_is_active"), b_.getInt1Ty()),
-                                          {meta, container, l32});
-      auto* on = llvm::BasicBlock::Create(c_, "active", fn_);
-      b_.CreateCondBr(active, on, next);
+      llvm::Value* active = Call3(level.type(), "_is_active", b_.getInt1Ty(), meta, container, l32);
+      auto* on = Block("active");
+      b_.CreateCondBr(active, on, inactive);
       b_.SetInsertPoint(on);
     }
-    cell = b_.CreateCall(Runtime(absl::StrCat(kind, "_lookup_element"), I8P()),
-                         {meta, container, l32}, "cell");
-    if (level.type() == SNodeType::kPointer) {
+    cell = Call3(level.type(), "_lookup_element", I8P(), meta, container, l32);
+    if (sparse_runtime::HasAllocator(level.type())) {
       // The ambient element stands for an inactive cell (or a failed activation): never written.
-      llvm::Value* ambient =
-          Addr(sparse_runtime::runtime_ambient_element(rt_->context(), level.id()));
-      auto* ok = llvm::BasicBlock::Create(c_, "found", fn_);
-      b_.CreateCondBr(b_.CreateICmpEQ(cell, ambient), Activates() ? fail : next, ok);
+      auto* ok = Block("found");
+      b_.CreateCondBr(b_.CreateICmpEQ(cell, Ambient(level)),
+                      mode == Walk::kActivate ? fail : inactive, ok);
       b_.SetInsertPoint(ok);
     }
   }
+  if (remaining_out != nullptr) *remaining_out = remaining;
+  return cell;
+}
 
-  llvm::Value* target_container =
-      b_.CreateGEP(b_.getInt8Ty(), cell, b_.getInt64(target_.offset_in_parent_cell()));
-  if (op_ == Op::kDeactivate) {
-    llvm::Value* l = CellIndex(target_, coord.data(), remaining.data());
-    llvm::Value* l32 = b_.CreateTrunc(l, b_.getInt32Ty());
-    llvm::Value* meta = Addr(rt_->meta(target_));
-    const char* kind = target_.type() == SNodeType::kPointer ? "Pointer" : "Bitmasked";
-    llvm::Value* active = b_.CreateCall(Runtime(absl::StrCat(kind, "_is_active"), b_.getInt1Ty()),
-                                        {meta, target_container, l32});
-    auto* on = llvm::BasicBlock::Create(c_, "deactivate", fn_);
-    b_.CreateCondBr(active, on, next);
-    b_.SetInsertPoint(on);
-    b_.CreateCall(Runtime(absl::StrCat(kind, "_deactivate"), b_.getVoidTy()),
-                  {meta, target_container, l32});
-    *contribution = b_.getInt64(1);
-    *from = b_.GetInsertBlock();
-    b_.CreateBr(next);
+void Emitter::DeactivateSubtree(const SNode& s, llvm::Value* cell) {
+  for (const SNode* child_ptr : s.children()) {
+    const SNode& child = *child_ptr;
+    if (child.type() == SNodeType::kPlace) continue;
+    if (!sparse_runtime::IsSparse(child.type()) && !child.has_sparse_descendant()) continue;
+    llvm::Value* container = Gep(cell, child.offset_in_parent_cell());
+    if (child.type() == SNodeType::kDynamic) {
+      b_.CreateCall(Rt("Dynamic_deactivate", b_.getVoidTy(), {I8P(), I8P()}),
+                    {Meta(child), container});
+      continue;
+    }
+    Loop(b_.getInt64(0), b_.getInt64(child.num_cells_per_container()),
+         [&](llvm::Value* i, llvm::BasicBlock*) { DeactivateCell(child, container, i); });
+  }
+}
+
+void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::Value* l,
+                             llvm::Value* counter) {
+  if (target.type() == SNodeType::kDense) {
+    Increment(counter);
+    DeactivateSubtree(
+        target,
+        b_.CreateGEP(b_.getInt8Ty(), container,
+                     b_.CreateMul(l, b_.getInt64(static_cast<int64_t>(target.cell_size())))));
     return;
   }
+  if (target.type() == SNodeType::kDynamic) {
+    Increment(counter);
+    b_.CreateCall(Rt("Dynamic_deactivate", b_.getVoidTy(), {I8P(), I8P()}),
+                  {Meta(target), container});
+    return;
+  }
+  llvm::Value* l32 = b_.CreateTrunc(l, b_.getInt32Ty());
+  llvm::Value* meta = Meta(target);
+  auto* done = Block("deactivated");
+  auto* on = Block("deactivate");
+  llvm::Value* active = Call3(target.type(), "_is_active", b_.getInt1Ty(), meta, container, l32);
+  b_.CreateCondBr(active, on, done);
+  b_.SetInsertPoint(on);
+  if (target.has_sparse_descendant()) {
+    llvm::Value* inner = Call3(target.type(), "_lookup_element", I8P(), meta, container, l32);
+    auto* below = Block("below");
+    auto* self = Block("self");
+    if (sparse_runtime::HasAllocator(target.type())) {
+      b_.CreateCondBr(b_.CreateICmpEQ(inner, Ambient(target)), self, below);
+    } else {
+      b_.CreateBr(below);
+    }
+    b_.SetInsertPoint(below);
+    DeactivateSubtree(target, inner);
+    b_.CreateBr(self);
+    b_.SetInsertPoint(self);
+  }
+  Call3(target.type(), "_deactivate", b_.getVoidTy(), meta, container, l32);
+  Increment(counter);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
 
-  const DataType dt = target_.dtype();
+llvm::Value* Emitter::ToDouble(llvm::Value* v, DataType dt) {
+  if (dt == DataType::kF32) return b_.CreateFPExt(v, b_.getDoubleTy());
+  if (IsFloat(dt)) return v;
+  return IsSigned(dt) ? b_.CreateSIToFP(v, b_.getDoubleTy()) : b_.CreateUIToFP(v, b_.getDoubleTy());
+}
+
+llvm::Value* Emitter::FromDouble(llvm::Value* v, DataType dt) {
   llvm::Type* t = LlvmType(dt, c_);
-  llvm::Value* addr = b_.CreateBitCast(target_container, t->getPointerTo());
-  switch (op_) {
-    case Op::kWrite:
-      b_.CreateStore(Value(i, t), addr);
-      *contribution = b_.getInt64(1);
-      break;
-    case Op::kAtomicAdd:
-      b_.CreateAtomicRMW(IsFloat(dt) ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, addr,
-                         Value(i, t), llvm::MaybeAlign(DataTypeSize(dt)),
-                         llvm::AtomicOrdering::Monotonic);
-      *contribution = b_.getInt64(1);
-      break;
-    default: {
-      llvm::Value* v = b_.CreateLoad(t, addr);
-      if (dt == DataType::kF32) {
-        v = b_.CreateFPExt(v, b_.getDoubleTy());
-      } else if (!IsFloat(dt)) {
-        v = IsSigned(dt) ? b_.CreateSIToFP(v, b_.getDoubleTy())
-                         : b_.CreateUIToFP(v, b_.getDoubleTy());
+  if (dt == DataType::kF32) return b_.CreateFPTrunc(v, t);
+  if (IsFloat(dt)) return v;
+  return IsSigned(dt) ? b_.CreateFPToSI(v, t) : b_.CreateFPToUI(v, t);
+}
+
+absl::Status Emitter::Range(absl::string_view name, RangeOp op, const SNode& target,
+                            const std::vector<CoordMap>& coords, double scale, double offset) {
+  // The SNode whose index the coordinates are: the container's for append.
+  const SNode& index_node = op == RangeOp::kAppend ? *target.parent()->parent() : target;
+  const int n = op == RangeOp::kDeactivate && target.type() == SNodeType::kDynamic
+                    ? target.parent()->num_indices()
+                    : index_node.num_indices();
+  const SNode& coord_node = op == RangeOp::kDeactivate && target.type() == SNodeType::kDynamic
+                                ? *target.parent()
+                                : index_node;
+  if (static_cast<int>(coords.size()) != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": ", coords.size(), " coordinate maps for an index of ", n, " coordinates"));
+  }
+  for (const CoordMap& m : coords) {
+    if (m.divisor <= 0 || m.modulus < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": divisor must be > 0, modulus >= 0"));
+    }
+  }
+  const bool is_sum = op == RangeOp::kSum;
+  llvm::Type* ret = is_sum ? b_.getDoubleTy() : b_.getInt64Ty();
+  Begin(name, ret, {I8P(), b_.getInt64Ty(), b_.getInt64Ty()});
+  llvm::Value* begin = fn_->getArg(1);
+  llvm::Value* end = fn_->getArg(2);
+  llvm::AllocaInst* acc = EntryAlloca(ret);
+  b_.CreateStore(
+      is_sum ? static_cast<llvm::Value*>(llvm::ConstantFP::get(ret, 0.0)) : b_.getInt64(0), acc);
+  auto* fail = Block("fail");
+  Loop(begin, end, [&](llvm::Value* i, llvm::BasicBlock* cont) {
+    Coords coord{};
+    llvm::Value* in_range = b_.getTrue();
+    for (int k = 0; k < n; ++k) {
+      const CoordMap& m = coords[k];
+      const int axis = coord_node.index_axes()[k];
+      llvm::Value* v = i;
+      if (m.divisor != 1) v = b_.CreateSDiv(v, b_.getInt64(m.divisor));
+      if (m.modulus != 0) v = b_.CreateSRem(v, b_.getInt64(m.modulus));
+      if (m.offset != 0) v = b_.CreateAdd(v, b_.getInt64(m.offset));
+      coord[axis] = v;
+      in_range = b_.CreateAnd(in_range, b_.CreateICmpSGE(v, b_.getInt64(0)));
+      in_range = b_.CreateAnd(in_range, b_.CreateICmpSLT(v, b_.getInt64(coord_node.extent(axis))));
+    }
+    auto* walk = Block("walk");
+    b_.CreateCondBr(in_range, walk, cont);
+    b_.SetInsertPoint(walk);
+    const int depth = static_cast<int>(target.path().size()) - 1;
+    auto add_one = [&]() {
+      b_.CreateStore(b_.CreateAdd(b_.CreateLoad(ret, acc), b_.getInt64(1)), acc);
+    };
+    llvm::Value* value =
+        is_sum ? nullptr
+               : b_.CreateFAdd(b_.CreateFMul(b_.CreateSIToFP(i, b_.getDoubleTy()),
+                                             llvm::ConstantFP::get(b_.getDoubleTy(), scale)),
+                               llvm::ConstantFP::get(b_.getDoubleTy(), offset));
+    switch (op) {
+      case RangeOp::kDeactivate: {
+        std::array<int64_t, kMaxAxes> remaining;
+        llvm::Value* parent =
+            WalkPath(target, coord_node, depth - 1, coord, Walk::kCheck, cont, nullptr, &remaining);
+        llvm::Value* l = target.type() == SNodeType::kDynamic
+                             ? b_.getInt64(0)
+                             : CellIndex(target, coord, remaining.data());
+        DeactivateCell(target, Gep(parent, target.offset_in_parent_cell()), l, acc);
+        break;
       }
-      *contribution = v;
+      case RangeOp::kAppend: {
+        const SNode& dynamic = *target.parent();
+        llvm::Value* holder =
+            WalkPath(target, index_node, depth - 2, coord, Walk::kActivate, nullptr, fail, nullptr);
+        llvm::AllocaInst* position = EntryAlloca(b_.getInt32Ty());
+        llvm::Value* slot =
+            b_.CreateCall(Rt("Dynamic_allocate", I8P(), {I8P(), I8P(), I32P()}),
+                          {Meta(dynamic), Gep(holder, dynamic.offset_in_parent_cell()), position});
+        auto* ok = Block("appended");
+        b_.CreateCondBr(b_.CreateIsNull(slot), fail, ok);
+        b_.SetInsertPoint(ok);
+        llvm::Type* t = LlvmType(target.dtype(), c_);
+        b_.CreateStore(
+            FromDouble(value, target.dtype()),
+            b_.CreateBitCast(Gep(slot, target.offset_in_parent_cell()), t->getPointerTo()));
+        add_one();
+        break;
+      }
+      case RangeOp::kSum: {
+        llvm::Value* cell =
+            WalkPath(target, target, depth - 1, coord, Walk::kCheck, cont, nullptr, nullptr);
+        llvm::Type* t = LlvmType(target.dtype(), c_);
+        llvm::Value* v = b_.CreateLoad(
+            t, b_.CreateBitCast(Gep(cell, target.offset_in_parent_cell()), t->getPointerTo()));
+        b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(ret, acc), ToDouble(v, target.dtype())), acc);
+        break;
+      }
+      case RangeOp::kWrite:
+      case RangeOp::kAtomicAdd: {
+        llvm::Value* cell =
+            WalkPath(target, target, depth - 1, coord, Walk::kActivate, nullptr, fail, nullptr);
+        const DataType dt = target.dtype();
+        llvm::Type* t = LlvmType(dt, c_);
+        llvm::Value* addr =
+            b_.CreateBitCast(Gep(cell, target.offset_in_parent_cell()), t->getPointerTo());
+        if (op == RangeOp::kWrite) {
+          b_.CreateStore(FromDouble(value, dt), addr);
+        } else {
+          b_.CreateAtomicRMW(IsFloat(dt) ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add,
+                             addr, FromDouble(value, dt),
+                             llvm::MaybeAlign(sparse_runtime::DataTypeSize(dt)),
+                             llvm::AtomicOrdering::Monotonic);
+        }
+        add_one();
+        break;
+      }
+    }
+  });
+  b_.CreateRet(b_.CreateLoad(ret, acc));
+  b_.SetInsertPoint(fail);
+  if (is_sum) {
+    b_.CreateRet(llvm::ConstantFP::get(ret, 0.0));  // unreachable: sums never activate
+  } else {
+    b_.CreateRet(b_.getInt64(-1));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Emitter::Point(absl::string_view name, PointOp op, const SNode& target) {
+  Begin(name, b_.getInt64Ty(), {I8P(), I32P(), I8P()});
+  llvm::Value* coord_arg = fn_->getArg(1);
+  llvm::Value* value_arg = fn_->getArg(2);
+  const int depth = static_cast<int>(target.path().size()) - 1;
+  // Coordinates are given for the SNode whose index the op takes.
+  const SNode* index_node = &target;
+  if (op == PointOp::kAppend) index_node = target.parent()->parent();
+  if (op == PointOp::kLength ||
+      (op == PointOp::kDeactivate && target.type() == SNodeType::kDynamic)) {
+    index_node = target.parent();
+  }
+  Coords coord{};
+  for (int axis : index_node->index_axes()) {
+    coord[axis] = b_.CreateSExt(
+        b_.CreateLoad(b_.getInt32Ty(), b_.CreateGEP(b_.getInt32Ty(), coord_arg, b_.getInt64(axis))),
+        b_.getInt64Ty());
+  }
+  auto* fail = Block("fail");
+  auto* inactive = Block("inactive");
+  llvm::Value* inactive_result = b_.getInt64(0);
+  auto typed = [&](llvm::Value* p, uint64_t offset) {
+    return b_.CreateBitCast(Gep(p, offset), LlvmType(target.dtype(), c_)->getPointerTo());
+  };
+  switch (op) {
+    case PointOp::kActivate:
+      WalkPath(target, target, depth, coord, Walk::kActivate, nullptr, fail, nullptr);
+      b_.CreateRet(b_.getInt64(0));
+      break;
+    case PointOp::kIsActive: {
+      std::array<int64_t, kMaxAxes> remaining;
+      llvm::Value* parent =
+          WalkPath(target, target, depth - 1, coord, Walk::kCheck, inactive, nullptr, &remaining);
+      if (target.type() == SNodeType::kDense || target.type() == SNodeType::kRoot) {
+        b_.CreateRet(b_.getInt64(1));
+        break;
+      }
+      llvm::Value* l = b_.CreateTrunc(CellIndex(target, coord, remaining.data()), b_.getInt32Ty());
+      llvm::Value* active = Call3(target.type(), "_is_active", b_.getInt1Ty(), Meta(target),
+                                  Gep(parent, target.offset_in_parent_cell()), l);
+      b_.CreateRet(b_.CreateZExt(active, b_.getInt64Ty()));
+      break;
+    }
+    case PointOp::kRead: {
+      llvm::Value* cell =
+          WalkPath(target, target, depth - 1, coord, Walk::kCheck, inactive, nullptr, nullptr);
+      llvm::Type* t = LlvmType(target.dtype(), c_);
+      b_.CreateStore(b_.CreateLoad(t, typed(cell, target.offset_in_parent_cell())),
+                     typed(value_arg, 0));
+      b_.CreateRet(b_.getInt64(0));
+      b_.SetInsertPoint(inactive);
+      b_.CreateStore(llvm::Constant::getNullValue(t), typed(value_arg, 0));
+      break;
+    }
+    case PointOp::kWrite: {
+      llvm::Value* cell =
+          WalkPath(target, target, depth - 1, coord, Walk::kActivate, nullptr, fail, nullptr);
+      llvm::Type* t = LlvmType(target.dtype(), c_);
+      b_.CreateStore(b_.CreateLoad(t, typed(value_arg, 0)),
+                     typed(cell, target.offset_in_parent_cell()));
+      b_.CreateRet(b_.getInt64(0));
+      break;
+    }
+    case PointOp::kDeactivate: {
+      std::array<int64_t, kMaxAxes> remaining;
+      llvm::Value* parent = WalkPath(target, *index_node, depth - 1, coord, Walk::kCheck, inactive,
+                                     nullptr, &remaining);
+      llvm::Value* l = target.type() == SNodeType::kDynamic
+                           ? b_.getInt64(0)
+                           : CellIndex(target, coord, remaining.data());
+      DeactivateCell(target, Gep(parent, target.offset_in_parent_cell()), l);
+      b_.CreateRet(b_.getInt64(0));
+      break;
+    }
+    case PointOp::kAppend: {
+      const SNode& dynamic = *target.parent();
+      llvm::Value* holder =
+          WalkPath(target, *index_node, depth - 2, coord, Walk::kActivate, nullptr, fail, nullptr);
+      llvm::AllocaInst* position = EntryAlloca(b_.getInt32Ty());
+      llvm::Value* slot =
+          b_.CreateCall(Rt("Dynamic_allocate", I8P(), {I8P(), I8P(), I32P()}),
+                        {Meta(dynamic), Gep(holder, dynamic.offset_in_parent_cell()), position});
+      auto* ok = Block("appended");
+      auto* full = Block("full");
+      b_.CreateCondBr(b_.CreateIsNull(slot), full, ok);
+      b_.SetInsertPoint(full);
+      b_.CreateRet(b_.getInt64(-2));
+      b_.SetInsertPoint(ok);
+      llvm::Type* t = LlvmType(target.dtype(), c_);
+      b_.CreateStore(b_.CreateLoad(t, typed(value_arg, 0)),
+                     typed(slot, target.offset_in_parent_cell()));
+      b_.CreateRet(b_.CreateSExt(b_.CreateLoad(b_.getInt32Ty(), position), b_.getInt64Ty()));
+      break;
+    }
+    case PointOp::kLength: {
+      llvm::Value* holder =
+          WalkPath(target, *index_node, depth - 1, coord, Walk::kCheck, inactive, nullptr, nullptr);
+      llvm::Value* n =
+          b_.CreateCall(Rt("Dynamic_get_num_elements", b_.getInt32Ty(), {I8P(), I8P()}),
+                        {Meta(target), Gep(holder, target.offset_in_parent_cell())});
+      b_.CreateRet(b_.CreateSExt(n, b_.getInt64Ty()));
       break;
     }
   }
-  *from = b_.GetInsertBlock();
-  b_.CreateBr(next);
+  if (b_.GetInsertBlock() == inactive || inactive->getTerminator() == nullptr) {
+    b_.SetInsertPoint(inactive);
+    b_.CreateRet(inactive_result);
+  }
+  b_.SetInsertPoint(fail);
+  b_.CreateRet(b_.getInt64(-1));
+  return absl::OkStatus();
+}
+
+void Emitter::Visit(const SNode& leaf, int depth, llvm::Value* cell, const Coords& coord,
+                    uint64_t value_offset) {
+  const SNode& level = *leaf.path()[depth];
+  llvm::Value* container = Gep(cell, level.offset_in_parent_cell());
+  llvm::Value* meta = Meta(level);
+  llvm::Value* n =
+      level.type() == SNodeType::kDynamic
+          ? b_.CreateSExt(
+                b_.CreateCall(Rt("Dynamic_get_num_elements", b_.getInt32Ty(), {I8P(), I8P()}),
+                              {meta, container}),
+                b_.getInt64Ty())
+          : static_cast<llvm::Value*>(b_.getInt64(level.num_cells_per_container()));
+  llvm::Value* lo = b_.getInt64(0);
+  llvm::Value* hi = n;
+  if (depth == 1) {
+    lo = b_.CreateSelect(b_.CreateICmpSGT(sf_begin_, lo), sf_begin_, lo);
+    hi = b_.CreateSelect(b_.CreateICmpSLT(sf_end_, hi), sf_end_, hi);
+  }
+  Loop(lo, hi, [&](llvm::Value* i, llvm::BasicBlock* cont) {
+    llvm::Value* child = nullptr;
+    if (level.type() == SNodeType::kDense) {
+      child = b_.CreateGEP(b_.getInt8Ty(), container,
+                           b_.CreateMul(i, b_.getInt64(static_cast<int64_t>(level.cell_size()))));
+    } else {
+      llvm::Value* i32 = b_.CreateTrunc(i, b_.getInt32Ty());
+      if (level.type() != SNodeType::kDynamic) {
+        llvm::Value* active =
+            Call3(level.type(), "_is_active", b_.getInt1Ty(), meta, container, i32);
+        auto* on = Block("active");
+        b_.CreateCondBr(active, on, cont);
+        b_.SetInsertPoint(on);
+      }
+      child = Call3(level.type(), "_lookup_element", I8P(), meta, container, i32);
+      if (sparse_runtime::HasAllocator(level.type())) {
+        auto* ok = Block("found");
+        b_.CreateCondBr(b_.CreateICmpEQ(child, Ambient(level)), cont, ok);
+        b_.SetInsertPoint(ok);
+      }
+    }
+    // Refined coordinates of the child cell (row-major over the level's axes).
+    Coords refined = coord;
+    llvm::Value* l = i;
+    const auto& axes = level.axes();
+    for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+      const int64_t shape = level.shape(*it);
+      llvm::Value* digit = b_.CreateSRem(l, b_.getInt64(shape));
+      llvm::Value* base = coord[*it] == nullptr ? static_cast<llvm::Value*>(b_.getInt64(0))
+                                                : b_.CreateMul(coord[*it], b_.getInt64(shape));
+      refined[*it] = b_.CreateAdd(base, digit);
+      l = b_.CreateSDiv(l, b_.getInt64(shape));
+    }
+    if (&level == &leaf) {
+      const auto& index_axes = leaf.index_axes();
+      for (size_t k = 0; k < index_axes.size(); ++k) {
+        llvm::Value* v = refined[index_axes[k]] == nullptr
+                             ? static_cast<llvm::Value*>(b_.getInt64(0))
+                             : refined[index_axes[k]];
+        b_.CreateStore(b_.CreateTrunc(v, b_.getInt32Ty()),
+                       b_.CreateGEP(b_.getInt32Ty(), sf_index_, b_.getInt64(k)));
+      }
+      auto* visit_type = llvm::FunctionType::get(b_.getVoidTy(), {I8P(), I32P(), I8P()}, false);
+      b_.CreateCall(visit_type, sf_visit_, {sf_data_, sf_index_, Gep(child, value_offset)});
+      b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), sf_count_), b_.getInt64(1)),
+                     sf_count_);
+    } else {
+      Visit(leaf, depth + 1, child, refined, value_offset);
+    }
+  });
+}
+
+absl::Status Emitter::StructFor(absl::string_view name, const SNode& target) {
+  const bool is_place = target.type() == SNodeType::kPlace;
+  const SNode& leaf = is_place ? *target.parent() : target;
+  const uint64_t value_offset = is_place ? target.offset_in_parent_cell() : 0;
+  auto* visit_type = llvm::FunctionType::get(b_.getVoidTy(), {I8P(), I32P(), I8P()}, false);
+  Begin(name, b_.getInt64Ty(),
+        {I8P(), b_.getInt64Ty(), b_.getInt64Ty(), visit_type->getPointerTo(), I8P()});
+  sf_begin_ = fn_->getArg(1);
+  sf_end_ = fn_->getArg(2);
+  sf_visit_ = fn_->getArg(3);
+  sf_data_ = fn_->getArg(4);
+  sf_index_ = EntryAlloca(b_.getInt32Ty(), kMaxAxes);
+  sf_count_ = EntryAlloca(b_.getInt64Ty());
+  b_.CreateStore(b_.getInt64(0), sf_count_);
+  if (leaf.path().size() < 2) {
+    // The root: one cell, index 0 of [begin, end).
+    auto* visit = Block("visit");
+    auto* done = Block("done");
+    b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpSLE(sf_begin_, b_.getInt64(0)),
+                                 b_.CreateICmpSGT(sf_end_, b_.getInt64(0))),
+                    visit, done);
+    b_.SetInsertPoint(visit);
+    b_.CreateCall(visit_type, sf_visit_, {sf_data_, sf_index_, Gep(Root(), value_offset)});
+    b_.CreateRet(b_.getInt64(1));
+    b_.SetInsertPoint(done);
+    b_.CreateRet(b_.getInt64(0));
+    return absl::OkStatus();
+  }
+  Visit(leaf, 1, Root(), Coords{}, value_offset);
+  b_.CreateRet(b_.CreateLoad(b_.getInt64Ty(), sf_count_));
+  return absl::OkStatus();
+}
+
+// Checks shared by every Add*: a fresh name of a builder that is not finished, an SNode of the
+// builder's tree.
+absl::Status CheckAdd(const KernelBuilder::Impl& impl, absl::string_view name, const SNode& snode) {
+  if (impl.module == nullptr) return absl::FailedPreconditionError("KernelBuilder finished");
+  const SNodeTree& tree = *impl.tree;
+  if (snode.id() < 0 || snode.id() >= tree.num_snodes() || &tree.snode(snode.id()) != &snode) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": not an SNode of the builder's tree"));
+  }
+  if (impl.module->getFunction(llvm::StringRef(name.data(), name.size())) != nullptr) {
+    return absl::AlreadyExistsError(absl::StrCat(name, ": defined twice"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NeedPlace(absl::string_view name, const SNode& s) {
+  if (s.type() != SNodeType::kPlace) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", s.DebugPath(), " is not a place"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NeedDeactivatable(absl::string_view name, const SNode& s) {
+  if (s.type() == SNodeType::kPlace || s.type() == SNodeType::kRoot) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", s.DebugPath(), " cannot be deactivated"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NeedDynamicPlace(absl::string_view name, const SNode& s) {
+  if (s.type() != SNodeType::kPlace || s.parent()->type() != SNodeType::kDynamic) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", s.DebugPath(), " is not a place under a dynamic SNode"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -345,8 +728,12 @@ KernelBuilder::KernelBuilder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 KernelBuilder::~KernelBuilder() = default;
 
 absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
-    absl::string_view runtime_bitcode) {
+    absl::string_view runtime_bitcode, const SNodeTree& tree) {
+  if (!tree.finalized()) {
+    return absl::FailedPreconditionError("KernelBuilder: the SNode tree is not finalized");
+  }
   auto impl = std::make_unique<Impl>();
+  impl->tree = &tree;
   impl->context = std::make_unique<llvm::LLVMContext>();
   llvm::LLVMContext scratch;
   auto runtime = llvm::parseBitcodeFile(
@@ -366,11 +753,18 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
     impl->mangled.emplace(demangled.substr(prefix.size(), paren - prefix.size()),
                           f.getName().str());
   }
-  for (const char* kind : {"Pointer", "Bitmasked"}) {
-    for (const char* op : {"_activate", "_deactivate", "_is_active", "_lookup_element"}) {
-      if (impl->mangled.count(absl::StrCat(kind, op)) == 0) {
-        return absl::NotFoundError(absl::StrCat("runtime bitcode lacks ", prefix, kind, op));
-      }
+  std::vector<std::string> needed = {"Dynamic_allocate", "Dynamic_deactivate",
+                                     "Dynamic_get_num_elements"};
+  for (const char* kind : {"Pointer", "Bitmasked", "Dynamic"}) {
+    for (const char* op : {"_activate", "_is_active", "_lookup_element"}) {
+      needed.push_back(absl::StrCat(kind, op));
+    }
+  }
+  needed.push_back("Pointer_deactivate");
+  needed.push_back("Bitmasked_deactivate");
+  for (const std::string& fn : needed) {
+    if (impl->mangled.count(fn) == 0) {
+      return absl::NotFoundError(absl::StrCat("runtime bitcode lacks ", prefix, fn));
     }
   }
   impl->module = std::make_unique<llvm::Module>("kernels", *impl->context);
@@ -379,32 +773,83 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
   return std::unique_ptr<KernelBuilder>(new KernelBuilder(std::move(impl)));
 }
 
-absl::Status KernelBuilder::AddRangeWrite(absl::string_view name, SparseRuntime* rt,
-                                          const SNode& place, const std::vector<CoordMap>& coords,
-                                          double scale, double offset) {
-  if (impl_->module == nullptr) return absl::FailedPreconditionError("KernelBuilder finished");
-  return Emitter(impl_.get(), rt, place, coords, Op::kWrite, scale, offset).Emit(name);
+absl::Status KernelBuilder::AddRangeWrite(absl::string_view name, const SNode& place,
+                                          const std::vector<CoordMap>& coords, double scale,
+                                          double offset) {
+  absl::Status s = CheckAdd(*impl_, name, place);
+  if (s.ok()) s = NeedPlace(name, place);
+  if (!s.ok()) return s;
+  return Emitter(impl_.get()).Range(name, RangeOp::kWrite, place, coords, scale, offset);
 }
 
-absl::Status KernelBuilder::AddRangeAtomicAdd(absl::string_view name, SparseRuntime* rt,
-                                              const SNode& place,
+absl::Status KernelBuilder::AddRangeSum(absl::string_view name, const SNode& place,
+                                        const std::vector<CoordMap>& coords) {
+  absl::Status s = CheckAdd(*impl_, name, place);
+  if (s.ok()) s = NeedPlace(name, place);
+  if (!s.ok()) return s;
+  return Emitter(impl_.get()).Range(name, RangeOp::kSum, place, coords, 0, 0);
+}
+
+absl::Status KernelBuilder::AddRangeAtomicAdd(absl::string_view name, const SNode& place,
                                               const std::vector<CoordMap>& coords, double scale,
                                               double offset) {
-  if (impl_->module == nullptr) return absl::FailedPreconditionError("KernelBuilder finished");
-  return Emitter(impl_.get(), rt, place, coords, Op::kAtomicAdd, scale, offset).Emit(name);
+  absl::Status s = CheckAdd(*impl_, name, place);
+  if (s.ok()) s = NeedPlace(name, place);
+  if (!s.ok()) return s;
+  return Emitter(impl_.get()).Range(name, RangeOp::kAtomicAdd, place, coords, scale, offset);
 }
 
-absl::Status KernelBuilder::AddRangeDeactivate(absl::string_view name, SparseRuntime* rt,
-                                               const SNode& snode,
+absl::Status KernelBuilder::AddRangeDeactivate(absl::string_view name, const SNode& snode,
                                                const std::vector<CoordMap>& coords) {
-  if (impl_->module == nullptr) return absl::FailedPreconditionError("KernelBuilder finished");
-  return Emitter(impl_.get(), rt, snode, coords, Op::kDeactivate, 0, 0).Emit(name);
+  absl::Status s = CheckAdd(*impl_, name, snode);
+  if (s.ok()) s = NeedDeactivatable(name, snode);
+  if (!s.ok()) return s;
+  return Emitter(impl_.get()).Range(name, RangeOp::kDeactivate, snode, coords, 0, 0);
 }
 
-absl::Status KernelBuilder::AddRangeSum(absl::string_view name, SparseRuntime* rt,
-                                        const SNode& place, const std::vector<CoordMap>& coords) {
-  if (impl_->module == nullptr) return absl::FailedPreconditionError("KernelBuilder finished");
-  return Emitter(impl_.get(), rt, place, coords, Op::kSum, 0, 0).Emit(name);
+absl::Status KernelBuilder::AddRangeAppend(absl::string_view name, const SNode& place,
+                                           const std::vector<CoordMap>& coords, double scale,
+                                           double offset) {
+  absl::Status s = CheckAdd(*impl_, name, place);
+  if (s.ok()) s = NeedDynamicPlace(name, place);
+  if (!s.ok()) return s;
+  return Emitter(impl_.get()).Range(name, RangeOp::kAppend, place, coords, scale, offset);
+}
+
+absl::Status KernelBuilder::AddPoint(absl::string_view name, PointOp op, const SNode& snode) {
+  absl::Status s = CheckAdd(*impl_, name, snode);
+  if (!s.ok()) return s;
+  switch (op) {
+    case PointOp::kRead:
+    case PointOp::kWrite:
+      s = NeedPlace(name, snode);
+      break;
+    case PointOp::kAppend:
+      s = NeedDynamicPlace(name, snode);
+      break;
+    case PointOp::kLength:
+      if (snode.type() != SNodeType::kDynamic) {
+        s = absl::InvalidArgumentError(absl::StrCat(name, ": not a dynamic SNode"));
+      }
+      break;
+    case PointOp::kDeactivate:
+      s = NeedDeactivatable(name, snode);
+      break;
+    case PointOp::kActivate:
+    case PointOp::kIsActive:
+      if (snode.type() == SNodeType::kPlace) {
+        s = absl::InvalidArgumentError(absl::StrCat(name, ": a place has no cells"));
+      }
+      break;
+  }
+  if (!s.ok()) return s;
+  return Emitter(impl_.get()).Point(name, op, snode);
+}
+
+absl::Status KernelBuilder::AddStructFor(absl::string_view name, const SNode& snode) {
+  absl::Status s = CheckAdd(*impl_, name, snode);
+  if (!s.ok()) return s;
+  return Emitter(impl_.get()).StructFor(name, snode);
 }
 
 absl::StatusOr<std::string> KernelBuilder::MangledName(absl::string_view name) const {

@@ -1,32 +1,50 @@
 // File: codegen/kernel_builder.h
 //
-// KernelBuilder: emits LLVM IR (llvm::IRBuilder) for kernels over one materialized SNode tree (a
-// SparseRuntime), walking the tree through the runtime's X_is_active / X_activate /
-// X_lookup_element chain as Taichi's LLVM codegen does. The runtime functions are declared by
-// their C++-mangled names, found by demangling the runtime bitcode module; the resulting module is
-// meant for //backends/cpu:jit, which links, inlines and optimizes the runtime into it.
+// KernelBuilder: emits LLVM IR (llvm::IRBuilder) for kernels over one SNode tree shape, walking
+// the tree through the runtime's X_is_active / X_activate / X_lookup_element chain as Taichi's
+// LLVM codegen does. The runtime functions are declared by their C++-mangled names, found by
+// demangling the runtime bitcode module; the module is meant for //backends/cpu:jit (which links,
+// inlines and optimizes the runtime into it) or //backends/cuda:ptx_codegen (the same IR).
 //
-//   ASSIGN_OR_RETURN(auto kb, KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64)));
-//   RETURN_IF_ERROR(kb->AddRangeWrite("fill", rt.get(), x, {{1, 0, 0}}, 2.0, 1.0));
-//   RETURN_IF_ERROR(kb->AddRangeSum("sum", rt.get(), x, {{1, 0, 0}}));
+//   ASSIGN_OR_RETURN(auto kb, KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree));
+//   RETURN_IF_ERROR(kb->AddRangeWrite("fill", x, {{1, 0, 0}}, 2.0, 1.0));
 //   auto kernel = kb->Finish();
 //   ASSIGN_OR_RETURN(auto m, jit->Compile(std::move(kernel.module), std::move(kernel.context),
 //                                         kernel.entry_points));
+//   BoundKernelContext ctx(rt.get());  fill(ctx.get(), 0, n);
 //
-// Kernel kinds (serial range-for over i in [begin, end); the place's coordinates are f(i), one
-// CoordMap per index axis of the place, in SNode::index_axes order):
-//   * write: `i64 name(i64 begin, i64 end)` stores i*scale+offset (computed in double, converted
-//     to the place's type) at f(i), activating every sparse level of the path; returns the number
-//     of cells written (iterations with coordinates outside the index space are skipped), or -1
-//     if an activation failed (allocator exhausted: the error is recorded in the runtime context,
-//     as upstream) and the kernel stopped.
-//   * sum: `double name(i64 begin, i64 end)` adds the values at f(i) (as double); inactive cells
-//     and out-of-range coordinates count as 0.
-//   * atomic add and deactivate: see AddRangeAtomicAdd / AddRangeDeactivate.
+// Every kernel takes the runtime as its first argument, a KernelContext* (kernel_context.h): the
+// root, meta and ambient addresses are loaded from it, never baked in, so a compiled module works
+// for any SparseRuntime whose tree has the same shape (see kernel_cache.h for the key).
 //
-// The runtime's meta structs and root are baked into the IR as constant addresses, so a kernel is
-// valid only for the SparseRuntime it was built for, while that runtime lives. Dynamic SNodes on
-// the path are not supported yet (Unimplemented). Not thread-safe; one builder per module.
+// Kernel kinds. Range kernels iterate i over [begin, end) serially (ParallelRangeFor in
+// kernel_cache.h splits the range over a thread pool); the place's coordinates are f(i), one
+// CoordMap per index axis of the SNode, in SNode::index_axes order; iterations whose coordinates
+// fall outside the index space are skipped.
+//   * write      `i64 (ctx, i64 begin, i64 end)`: stores i*scale+offset (computed in double,
+//     converted to the place's type) at f(i), activating every sparse level of the path; returns
+//     the number of cells written, or -1 if an activation failed (allocator exhausted: the error
+//     is recorded in the runtime context, as upstream) and the kernel stopped.
+//   * sum        `double (ctx, i64 begin, i64 end)`: adds the values at f(i) (as double);
+//     inactive cells count as 0.
+//   * atomic add `i64 (ctx, begin, end)`: relaxed atomic i*scale+offset into f(i), activating;
+//     returns additions or -1. Safe from several threads at once.
+//   * deactivate `i64 (ctx, begin, end)`: deactivates the cell of a pointer/bitmasked/dynamic
+//     SNode at f(i) (for dynamic: f gives the container index), first everything sparse below it
+//     (no leak, upstream hazard 11); returns the number of cells that were active and got
+//     deactivated (dense: cells reached; dynamic: lists reached). Recycled cells become reusable
+//     after rt->CollectGarbage() (the host's automatic collection does not see kernels).
+//   * append     `i64 (ctx, begin, end)`: appends i*scale+offset to the dynamic list holding the
+//     place, at container index f(i); returns appends, or -1 on an error recorded in the runtime
+//     context (declared size exceeded: OutOfRange; allocator exhausted).
+// Point kernels (the JIT execution backend): `i64 (ctx, const i32* coord, i8* value)`, with
+// coord[axis] for every axis (kMaxAxes entries), see PointOp for each op's result.
+// Struct-for kernels: `i64 (ctx, i64 begin, i64 end, void (*visit)(i8* data, const i32* index,
+// i8* cell), i8* data)` visit every active cell of an SNode (for a place: its value in the
+// parent's active cells) whose outermost path cell (the cell of path()[1]) lies in [begin, end),
+// in layout order, and return the number visited (see StructForExtent).
+//
+// Not thread-safe; one builder per module.
 #ifndef ACCELMEM_CODEGEN_KERNEL_BUILDER_H_
 #define ACCELMEM_CODEGEN_KERNEL_BUILDER_H_
 
@@ -53,46 +71,56 @@ struct CoordMap {
   int64_t offset = 0;
 };
 
-// A finished kernel module, ready for CpuJit::Compile.
+// A finished kernel module, ready for CpuJit::Compile or cuda::CompileToPtx.
 struct KernelModule {
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> module;
   std::vector<std::string> entry_points;
 };
 
+// The struct-for visitor ABI.
+using StructForVisitFn = void (*)(void* data, const int32_t* index, void* cell);
+using StructForFn = int64_t (*)(void* ctx, int64_t begin, int64_t end, StructForVisitFn visit,
+                                void* data);
+using PointFn = int64_t (*)(void* ctx, const int32_t* coord, void* value);
+using RangeFn = int64_t (*)(void* ctx, int64_t begin, int64_t end);
+using RangeSumFn = double (*)(void* ctx, int64_t begin, int64_t end);
+
+// The range [0, extent) of a struct-for kernel over `snode`: the cells of the outermost level of
+// its path (1 for the root).
+int64_t StructForExtent(const sparse_runtime::SNode& snode);
+
 class KernelBuilder {
  public:
   // Reads the runtime module (bitcode bytes) for its triple, data layout and mangled names.
-  static absl::StatusOr<std::unique_ptr<KernelBuilder>> Create(absl::string_view runtime_bitcode);
+  // `tree` must be finalized and outlive the builder.
+  static absl::StatusOr<std::unique_ptr<KernelBuilder>> Create(
+      absl::string_view runtime_bitcode, const sparse_runtime::SNodeTree& tree);
   ~KernelBuilder();
   KernelBuilder(const KernelBuilder&) = delete;
   KernelBuilder& operator=(const KernelBuilder&) = delete;
 
-  // Adds the write kernel described above. InvalidArgument when `place` is not a place of rt's
-  // tree, the number of coordinate maps differs from the place's index or a divisor/modulus is
-  // not positive; Unimplemented for dynamic SNodes on the path.
-  absl::Status AddRangeWrite(absl::string_view name, sparse_runtime::SparseRuntime* rt,
-                             const sparse_runtime::SNode& place,
+  // Range kernels (above). InvalidArgument when the SNode is not of this builder's tree or of the
+  // wrong kind, the number of coordinate maps differs from its index or a divisor/modulus is not
+  // positive; AlreadyExists for a name used twice.
+  absl::Status AddRangeWrite(absl::string_view name, const sparse_runtime::SNode& place,
                              const std::vector<CoordMap>& coords, double scale, double offset);
-  // Adds the sum kernel described above (same errors).
-  absl::Status AddRangeSum(absl::string_view name, sparse_runtime::SparseRuntime* rt,
-                           const sparse_runtime::SNode& place, const std::vector<CoordMap>& coords);
-
-  // Adds `i64 name(i64 begin, i64 end)`: atomically (relaxed) adds i*scale+offset to the place
-  // at f(i), activating the path; returns the number of additions, or -1 as the write kernel.
-  // Safe to run from several threads at once (activation is the runtime's locked one).
-  absl::Status AddRangeAtomicAdd(absl::string_view name, sparse_runtime::SparseRuntime* rt,
-                                 const sparse_runtime::SNode& place,
+  absl::Status AddRangeSum(absl::string_view name, const sparse_runtime::SNode& place,
+                           const std::vector<CoordMap>& coords);
+  absl::Status AddRangeAtomicAdd(absl::string_view name, const sparse_runtime::SNode& place,
                                  const std::vector<CoordMap>& coords, double scale, double offset);
-  // Adds `i64 name(i64 begin, i64 end)`: deactivates the cell of `snode` (pointer or bitmasked)
-  // at f(i) when it is active (inactive ancestors: nothing to do); returns the number of cells
-  // deactivated. Pointer cells are recycled: call rt->CollectGarbage() afterwards to make them
-  // reusable (the host's automatic collection does not see kernel deactivations).
-  // InvalidArgument for other SNode kinds; Unimplemented when `snode` has sparse descendants
-  // (they would leak, upstream hazard 11).
-  absl::Status AddRangeDeactivate(absl::string_view name, sparse_runtime::SparseRuntime* rt,
-                                  const sparse_runtime::SNode& snode,
+  absl::Status AddRangeDeactivate(absl::string_view name, const sparse_runtime::SNode& snode,
                                   const std::vector<CoordMap>& coords);
+  // `place` must sit directly under a dynamic SNode; coords map to the container index (the
+  // dynamic's parent's index).
+  absl::Status AddRangeAppend(absl::string_view name, const sparse_runtime::SNode& place,
+                              const std::vector<CoordMap>& coords, double scale, double offset);
+
+  // A point kernel for the JIT execution backend (op semantics: sparse_runtime::PointOp).
+  absl::Status AddPoint(absl::string_view name, sparse_runtime::PointOp op,
+                        const sparse_runtime::SNode& snode);
+  // A struct-for kernel over the active cells of `snode`.
+  absl::Status AddStructFor(absl::string_view name, const sparse_runtime::SNode& snode);
 
   // The mangled name of accelmem::sparse_runtime::`name` in the runtime module, or NotFound.
   absl::StatusOr<std::string> MangledName(absl::string_view name) const;

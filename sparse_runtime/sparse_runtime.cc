@@ -1,8 +1,10 @@
 #include "sparse_runtime/sparse_runtime.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -17,6 +19,18 @@ namespace {
 thread_local const SparseRuntime* tls_locked_runtime = nullptr;
 
 constexpr int32_t kListgenMaxCells = 1024;  // upstream taichi_listgen_max_element_size
+
+// Coordinates by axis (the kernel backends' convention) of an index of `snode`.
+std::array<int32_t, kMaxAxes> CoordsByAxis(const SNode& snode, absl::Span<const int32_t> index) {
+  std::array<int32_t, kMaxAxes> coord{};
+  for (size_t k = 0; k < index.size(); ++k) coord[snode.index_axes()[k]] = index[k];
+  return coord;
+}
+
+// The struct-for range of a backend: the cells of the outermost level of the path.
+int64_t StructForExtent(const SNode& leaf) {
+  return leaf.path().size() < 2 ? 1 : leaf.path()[1]->num_cells_per_container();
+}
 
 }  // namespace
 
@@ -130,7 +144,25 @@ absl::Status SparseRuntime::Init() {
       return TakeError(absl::StrCat("creating the allocator of ", s.DebugPath()));
     }
   }
+  if (options_.kernel_backend) {
+    absl::StatusOr<std::unique_ptr<KernelBackend>> backend = options_.kernel_backend(this);
+    if (!backend.ok()) return backend.status();
+    backend_ = std::move(backend).value();
+  }
   return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> SparseRuntime::RunBackend(PointOp op, const SNode& snode,
+                                                  const int32_t* coord, void* value) {
+  for (;;) {
+    absl::StatusOr<int64_t> result = backend_->RunPoint(op, snode, coord, value);
+    if (!result.ok() || *result >= 0) return result;
+    if (*result == -2) return TakeError(absl::StrCat("appending to ", snode.DebugPath()));
+    if (runtime_error_code(&context_) != kRuntimeOk) {
+      return TakeError(absl::StrCat("activating the path of ", snode.DebugPath()));
+    }
+    // A concurrent deactivation won the race: activate again, as the native walk does.
+  }
 }
 
 absl::Status SparseRuntime::TakeError(absl::string_view what) {
@@ -307,6 +339,10 @@ absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_
   CellIndices(snode, index, idx);
   const int depth = static_cast<int>(snode.path().size()) - 1;
   if (depth == 0) return absl::OkStatus();
+  if (backend_ != nullptr) {
+    std::array<int32_t, kMaxAxes> coord = CoordsByAxis(snode, index);
+    return RunBackend(PointOp::kActivate, snode, coord.data(), nullptr).status();
+  }
   WalkTo(snode, idx, depth, /*activate=*/true, &status);
   return status;
 }
@@ -384,6 +420,25 @@ absl::Status SparseRuntime::DeactivateUnlocked(const SNode& snode,
   }
   if (!status.ok()) return status;
   SharedLock lock(this);
+  if (backend_ != nullptr) {
+    std::array<int32_t, kMaxAxes> coord{};
+    if (snode.type() == SNodeType::kDynamic) {
+      // The container index: from the parent's index, or from the full index scaled down.
+      const SNode& parent = *snode.parent();
+      const bool container_index = static_cast<int>(index.size()) == parent.num_indices();
+      for (size_t k = 0; k < index.size(); ++k) {
+        const int axis = (container_index ? parent : snode).index_axes()[k];
+        const int64_t ratio = container_index ? 1 : snode.extent(axis) / parent.extent(axis);
+        coord[axis] = static_cast<int32_t>(index[k] / ratio);
+      }
+    } else {
+      coord = CoordsByAxis(snode, index);
+    }
+    absl::StatusOr<int64_t> result = RunBackend(PointOp::kDeactivate, snode, coord.data(), nullptr);
+    if (!result.ok()) return result.status();
+    if (runtime_error_code(&context_) != kRuntimeOk) return TakeError("deactivating");
+    return absl::OkStatus();
+  }
   const int depth = static_cast<int>(snode.path().size()) - 1;
   Ptr parent_cell = WalkTo(snode, idx.data(), depth - 1, /*activate=*/false, &status);
   if (parent_cell == nullptr) return status;  // an ancestor is inactive: nothing to do
@@ -416,6 +471,12 @@ absl::StatusOr<bool> SparseRuntime::IsActive(const SNode& snode, absl::Span<cons
   CellIndices(snode, index, idx.data());
   const int depth = static_cast<int>(snode.path().size()) - 1;
   if (depth == 0) return true;
+  if (backend_ != nullptr) {
+    std::array<int32_t, kMaxAxes> coord = CoordsByAxis(snode, index);
+    absl::StatusOr<int64_t> result = RunBackend(PointOp::kIsActive, snode, coord.data(), nullptr);
+    if (!result.ok()) return result.status();
+    return *result != 0;
+  }
   Ptr parent_cell = WalkTo(snode, idx.data(), depth - 1, /*activate=*/false, &status);
   if (parent_cell == nullptr) return false;
   return IsActiveOne(snode, parent_cell + snode.offset_in_parent_cell(), idx[depth]);
@@ -430,6 +491,10 @@ absl::Status SparseRuntime::ReadRaw(const SNode& place, DataType dtype,
   absl::Status status = CheckIndex(place, index);
   if (!status.ok()) return status;
   SharedLock lock(this);
+  if (backend_ != nullptr) {
+    std::array<int32_t, kMaxAxes> coord = CoordsByAxis(place, index);
+    return RunBackend(PointOp::kRead, place, coord.data(), out).status();
+  }
   int32_t idx[64];
   std::vector<int32_t> big;
   int32_t* p = idx;
@@ -458,6 +523,10 @@ absl::Status SparseRuntime::WriteRaw(const SNode& place, DataType dtype,
   absl::Status status = CheckIndex(place, index);
   if (!status.ok()) return status;
   SharedLock lock(this);
+  if (backend_ != nullptr) {
+    std::array<int32_t, kMaxAxes> coord = CoordsByAxis(place, index);
+    return RunBackend(PointOp::kWrite, place, coord.data(), const_cast<void*>(value)).status();
+  }
   int32_t idx[64];
   std::vector<int32_t> big;
   int32_t* p = idx;
@@ -487,6 +556,13 @@ absl::StatusOr<int32_t> SparseRuntime::AppendRaw(const SNode& place, DataType dt
   absl::Status status = CheckIndex(holder, container_index);
   if (!status.ok()) return status;
   SharedLock lock(this);
+  if (backend_ != nullptr) {
+    std::array<int32_t, kMaxAxes> coord = CoordsByAxis(holder, container_index);
+    absl::StatusOr<int64_t> position =
+        RunBackend(PointOp::kAppend, place, coord.data(), const_cast<void*>(value));
+    if (!position.ok()) return position.status();
+    return static_cast<int32_t>(*position);
+  }
   std::vector<int32_t> idx(dynamic.path().size());
   CellIndices(holder, container_index, idx.data());
   const int holder_depth = static_cast<int>(holder.path().size()) - 1;
@@ -509,6 +585,12 @@ absl::StatusOr<int32_t> SparseRuntime::Length(const SNode& dynamic,
   absl::Status status = CheckIndex(holder, container_index);
   if (!status.ok()) return status;
   SharedLock lock(this);
+  if (backend_ != nullptr) {
+    std::array<int32_t, kMaxAxes> coord = CoordsByAxis(holder, container_index);
+    absl::StatusOr<int64_t> length = RunBackend(PointOp::kLength, dynamic, coord.data(), nullptr);
+    if (!length.ok()) return length.status();
+    return static_cast<int32_t>(*length);
+  }
   std::vector<int32_t> idx(dynamic.path().size());
   CellIndices(holder, container_index, idx.data());
   const int holder_depth = static_cast<int>(holder.path().size()) - 1;
@@ -649,6 +731,7 @@ absl::Status SparseRuntime::StructForUnlocked(const SNode& snode, Visitor visit)
   const SNode& leaf = is_place ? *snode.parent() : snode;
   const uint64_t offset = is_place ? snode.offset_in_parent_cell() : 0;
   SharedLock lock(this);
+  if (backend_ != nullptr) return backend_->StructFor(snode, 0, StructForExtent(leaf), visit);
   for (const ListElement& e : ListGen(leaf)) {
     VisitRange(leaf, offset, e, 0, e.num_cells, visit);
   }
@@ -676,6 +759,27 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
   const uint64_t offset = is_place ? snode.offset_in_parent_cell() : 0;
   ThreadPool* threads = pool();
   SharedLock lock(this);
+  if (backend_ != nullptr) {
+    // Split the outermost level's cells (ceiling splits) over the pool; each task runs the
+    // backend's struct-for over its range.
+    const int64_t n = StructForExtent(leaf);
+    const int64_t parts = std::min<int64_t>(n, kListgenMaxCells);
+    std::mutex error_mu;
+    absl::Status error;
+    threads->ParallelFor(parts, [&](int64_t t, int worker) {
+      const SparseRuntime* previous = tls_locked_runtime;
+      tls_locked_runtime = this;
+      absl::Status status = backend_->StructFor(
+          snode, n * t / parts, n * (t + 1) / parts,
+          [&](absl::Span<const int32_t> index, void* cell) { visit(index, cell, worker); });
+      tls_locked_runtime = previous;
+      if (!status.ok()) {
+        std::lock_guard<std::mutex> guard(error_mu);
+        if (error.ok()) error = status;
+      }
+    });
+    return error;
+  }
   const std::vector<ListElement> list = ListGen(leaf);
   // Split every container into ceil(n / 1024) parts (ceiling division: no cell is skipped).
   struct Task {

@@ -1,7 +1,11 @@
 // File: sparse_runtime/sparse_runtime.h
 //
-// SparseRuntime: the host API over one materialized SNode tree, on the CPU (the natively
-// compiled runtime; a JIT backend follows in issue 7). Ordinary C++ with abseil.
+// SparseRuntime: the host API over one materialized SNode tree, on the CPU. Ordinary C++ with
+// abseil. By default every operation runs the natively compiled runtime; with
+// SparseRuntimeOptions::kernel_backend the cell operations (Activate, Deactivate, IsActive, Read,
+// Write, Append, Length, (Parallel)StructFor) run through a KernelBackend instead, e.g. the JIT
+// kernels of //codegen:jit_backend, with the same argument checks, locking, error statuses and
+// garbage collection (this target does not depend on LLVM; the backend lives in codegen/).
 //
 //   SNodeTree tree;  ... build ...;  tree.Finalize();
 //   auto rt = SparseRuntime::Create(tree).value();
@@ -42,6 +46,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -64,6 +69,40 @@
 namespace accelmem {
 namespace sparse_runtime {
 
+class SparseRuntime;
+
+// The cell operations an execution backend runs (KernelBackend::RunPoint), with their results.
+// `coord` holds one coordinate per axis (kMaxAxes entries, by axis; axes outside the SNode's
+// index are ignored); indices were checked by SparseRuntime.
+enum class PointOp {
+  kActivate,    // activate the path down to the SNode's cell: 0; -1 when an activation gave the
+                // ambient element (an error was recorded, or a concurrent deactivation: retry)
+  kDeactivate,  // everything sparse below the cell, then the cell (pointer/bitmasked/dynamic;
+                // dynamic and dense: container/own index): 0
+  kIsActive,    // 1 or 0
+  kRead,        // place: stores the value (zero when inactive) to `value`: 0
+  kWrite,       // place: activates the path and stores *value: 0, or -1 as kActivate
+  kAppend,      // place under a dynamic, coord = the dynamic's container index: appends *value;
+                // the position, -1 as kActivate, or -2 when the append failed (error recorded)
+  kLength,      // dynamic, coord = container index: the length (0 when inactive)
+};
+inline constexpr int kNumPointOps = 7;
+
+// An execution backend for SparseRuntime's cell operations (see the file comment). Called with
+// SparseRuntime's shared lock held; must be thread-safe.
+class KernelBackend {
+ public:
+  using Visitor = absl::FunctionRef<void(absl::Span<const int32_t> index, void* cell)>;
+  virtual ~KernelBackend() = default;
+  virtual absl::StatusOr<int64_t> RunPoint(PointOp op, const SNode& snode, const int32_t* coord,
+                                           void* value) = 0;
+  // Visits, in layout order, the active cells of `snode` (for a place: its values) whose cell of
+  // the outermost path level (snode.path()[1]) has index in [begin, end) (the root: 0).
+  virtual absl::Status StructFor(const SNode& snode, int64_t begin, int64_t end, Visitor visit) = 0;
+};
+using KernelBackendFactory =
+    std::function<absl::StatusOr<std::unique_ptr<KernelBackend>>(SparseRuntime* rt)>;
+
 struct SparseRuntimeOptions {
   // Threads of ParallelStructFor (including the caller); 0 = hardware concurrency.
   int num_threads = 0;
@@ -80,6 +119,9 @@ struct SparseRuntimeOptions {
   bool auto_collect = true;
   // Workers of the garbage collector's CPU pool (1 = serial on the calling thread).
   int gc_workers = 1;
+  // Runs the cell operations through a backend created for the runtime (e.g.
+  // codegen::JitBackend::Factory()); empty: the native runtime.
+  KernelBackendFactory kernel_backend;
 };
 
 // Allocator statistics of one SNode (zeros for SNodes without an allocator).
@@ -155,6 +197,9 @@ class SparseRuntime {
   // (reachable from the tree), free, or recycled; free cells and ambient elements are all zero.
   absl::Status CheckInvariants();
 
+  // The kernel backend, or null for the native runtime.
+  KernelBackend* kernel_backend() { return backend_.get(); }
+
   // Low-level access (benchmarks, codegen): the runtime context and an SNode's meta struct.
   RuntimeContext* context() { return &context_; }
   Ptr meta(const SNode& snode) { return reinterpret_cast<Ptr>(&metas_[snode.id()]); }
@@ -208,6 +253,10 @@ class SparseRuntime {
   // With options_.auto_collect: collects if a deactivation happened since the last collection
   // and the caller is not inside a struct-for visitor (the struct-for collects when it ends).
   absl::Status MaybeAutoCollect();
+  // Runs `op` on the backend, retrying while an activation met a concurrent deactivation;
+  // failures recorded in the runtime context become statuses (TakeError).
+  absl::StatusOr<int64_t> RunBackend(PointOp op, const SNode& snode, const int32_t* coord,
+                                     void* value);
 
   const SNodeTree& tree_;
   const SparseRuntimeOptions options_;
@@ -219,6 +268,7 @@ class SparseRuntime {
   std::unique_ptr<ThreadPool> thread_pool_;
   std::unique_ptr<gc::GcCollector> collector_;  // guarded by gc_mu_ (exclusive)
   std::atomic<bool> deactivated_since_gc_{false};
+  std::unique_ptr<KernelBackend> backend_;
 };
 
 }  // namespace sparse_runtime

@@ -1,0 +1,60 @@
+// File: codegen/jit_backend.h
+//
+// JitBackend: the JIT execution backend of the host API. A SparseRuntime created with
+//   options.kernel_backend = codegen::JitBackend::Factory();
+// runs Activate / Deactivate / IsActive / Read / Write / Append / Length through JIT-compiled
+// point kernels (coordinates passed as arguments) and (Parallel)StructFor through a struct-for
+// kernel that walks the active cells through the runtime and calls the visitor back. Kernels are
+// built lazily per (SNode, op) and shared through a KernelCache keyed by the tree shape, so
+// runtimes of the same shape compile each kernel once per process. SparseRuntime keeps its
+// argument checks, locks, error statuses (read from the runtime context) and garbage
+// collection, so both backends give identical results (//codegen:jit_backend_test runs the whole
+// sparse runtime suite on this backend).
+//
+// Thread-safe (kernels are compiled under the cache's lock, then called without locks).
+#ifndef ACCELMEM_CODEGEN_JIT_BACKEND_H_
+#define ACCELMEM_CODEGEN_JIT_BACKEND_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/kernel_cache.h"
+#include "codegen/kernel_context.h"
+#include "sparse_runtime/sparse_runtime.h"
+
+namespace accelmem {
+namespace codegen {
+
+class JitBackend : public sparse_runtime::KernelBackend {
+ public:
+  // `cache` (default: KernelCache::Default()) must outlive the backend.
+  static absl::StatusOr<std::unique_ptr<sparse_runtime::KernelBackend>> Create(
+      sparse_runtime::SparseRuntime* rt, KernelCache* cache = nullptr);
+  // For SparseRuntimeOptions::kernel_backend.
+  static sparse_runtime::KernelBackendFactory Factory(KernelCache* cache = nullptr);
+
+  absl::StatusOr<int64_t> RunPoint(sparse_runtime::PointOp op, const sparse_runtime::SNode& snode,
+                                   const int32_t* coord, void* value) override;
+  absl::Status StructFor(const sparse_runtime::SNode& snode, int64_t begin, int64_t end,
+                         Visitor visit) override;
+
+ private:
+  JitBackend(sparse_runtime::SparseRuntime* rt, KernelCache* cache);
+  // The entry point of kernel `kind` (a PointOp, or kNumPointOps for the struct-for) of `snode`.
+  absl::StatusOr<void*> Kernel(int kind, const sparse_runtime::SNode& snode);
+
+  const sparse_runtime::SNodeTree& tree_;
+  KernelCache* cache_;
+  BoundKernelContext context_;
+  std::unique_ptr<std::atomic<void*>[]> kernels_;  // [snode id * (kNumPointOps + 1) + kind]
+  std::mutex mu_;
+  std::vector<std::shared_ptr<const backends::cpu::JitModule>> modules_;  // guarded by mu_
+};
+
+}  // namespace codegen
+}  // namespace accelmem
+
+#endif  // ACCELMEM_CODEGEN_JIT_BACKEND_H_
