@@ -13,7 +13,10 @@
 //
 // NodeManager variants: `Plain` is the runtime's allocate()/recycle() (one atomic each, as
 // upstream); `Batch64` uses allocate_indices()/recycle_indices() in batches of 64 (one atomic per
-// batch: what a per-thread cache in front of the manager does). Counters: ns_per_cell (per
+// batch); `Cached` is the per-cell API through one NodeCache per thread (//sparse_runtime:
+// node_cache: per-cell allocate()/recycle(ptr) with no shared atomic on the fast path, refills
+// and flushes of 64 indices; each thread flushes its cache at the end of the timed cycle, as a
+// worker must before a GC). Counters: ns_per_cell (per
 // allocate + release pair, wall), cpu_ns_per_cell (the threads' CPU time per pair) and, for the
 // NodeManager, meta_B_per_cell (resident bytes of the free
 // and recycled lists and of the chunk / granule tables, per cell).
@@ -35,6 +38,7 @@
 
 #include "benchmark/benchmark.h"
 #include "sparse_runtime/host_memory_pool.h"
+#include "sparse_runtime/node_cache.h"
 #include "sparse_runtime/node_manager.h"
 
 extern "C" void* __libc_malloc(size_t size);
@@ -43,6 +47,7 @@ extern "C" void __libc_free(void* ptr);
 namespace {
 
 using accelmem::sparse_runtime::HostMemoryPool;
+using accelmem::sparse_runtime::NodeCache;
 using accelmem::sparse_runtime::NodeManager;
 using accelmem::sparse_runtime::RuntimeMemory;
 
@@ -242,7 +247,9 @@ struct Manager {
   NodeManager nm{};
 };
 
-template <bool kBatch>
+enum class Api { kPlain, kBatch64, kCached };
+
+template <Api kApi>
 void BM_NodeManager(benchmark::State& state) {
   const bool random = state.range(0) != 0;
   const int threads = static_cast<int>(state.range(1));
@@ -250,11 +257,28 @@ void BM_NodeManager(benchmark::State& state) {
   Work work(threads, random);
   auto manager = std::make_unique<Manager>();
   NodeManager& nm = manager->nm;
+  // One cache per thread (cache-line aligned objects, so the threads share no line).
+  std::unique_ptr<NodeCache[]> caches(new NodeCache[threads]());
+  for (int t = 0; t < threads; ++t) caches[t].init(&nm);
   auto cycle = [&](int t) {
     HugeArray<void*>& ptrs = *work.ptrs[t];
     const HugeArray<int32_t>& order = *work.order[t];
     const int64_t n = static_cast<int64_t>(ptrs.size());
-    if (!kBatch) {
+    if (kApi == Api::kCached) {
+      NodeCache& cache = caches[t];
+      for (int64_t k = 0; k < n; ++k) {
+        ptrs[k] = cache.allocate();
+        if (touch) Touch(ptrs[k], k);
+      }
+      void* batch[64];
+      for (int64_t k = 0; k < n; k += 64) {
+        Gather(ptrs, order, k, n, batch);
+        for (int j = 0; j < 64; ++j) cache.recycle(static_cast<uint8_t*>(batch[j]));
+      }
+      cache.flush();
+      return;
+    }
+    if (kApi == Api::kPlain) {
       for (int64_t k = 0; k < n; ++k) {
         ptrs[k] = nm.allocate();
         if (touch) Touch(ptrs[k], k);
@@ -342,8 +366,9 @@ BENCHMARK_TEMPLATE(BM_Malloc, Glibc)->Name("BM_Glibc_Cycle")->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_Malloc, Mimalloc)->Name("BM_Mimalloc_Cycle")->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_Malloc, Jemalloc)->Name("BM_Jemalloc_Cycle")->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_Malloc, Tcmalloc)->Name("BM_Tcmalloc_Cycle")->Apply(CycleArgs);
-BENCHMARK_TEMPLATE(BM_NodeManager, false)->Name("BM_NodeManager_Plain")->Apply(CycleArgs);
-BENCHMARK_TEMPLATE(BM_NodeManager, true)->Name("BM_NodeManager_Batch64")->Apply(CycleArgs);
+BENCHMARK_TEMPLATE(BM_NodeManager, Api::kPlain)->Name("BM_NodeManager_Plain")->Apply(CycleArgs);
+BENCHMARK_TEMPLATE(BM_NodeManager, Api::kBatch64)->Name("BM_NodeManager_Batch64")->Apply(CycleArgs);
+BENCHMARK_TEMPLATE(BM_NodeManager, Api::kCached)->Name("BM_NodeManager_Cached")->Apply(CycleArgs);
 BENCHMARK(BM_NodeManager_GcSerial)
     ->ArgName("random")
     ->Arg(0)

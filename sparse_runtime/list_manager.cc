@@ -145,6 +145,68 @@ i32 ListManager::append(const void* data) {
   return i;
 }
 
+i32 ListManager::ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const {
+  if (granule_table == nullptr) {
+    for (i32 k = 0; k < n; ++k) out[k] = ptr_not_found();
+    return n;
+  }
+  // Constants in locals: the atomic loads below must not force them to be reloaded.
+  const u64* table = granule_table;
+  const u64 table_mask = granule_table_mask;
+  const i32 log2_granule = log2_chunk_alignment;
+  const u64 offset_mask = (u64{1} << log2_granule) - 1;
+  const u64 limit = chunk_bytes();
+  const i32 shift = element_size_shift;
+  const u64 shift_mask = (u64{1} << shift) - 1;
+  const u64 inverse = element_size_odd_inverse;
+  const u64 per_chunk = static_cast<u64>(max_num_elements_per_chunk);
+  const i32 log2_per_chunk = log2_chunk_num_elements;
+  u64 memo_granule = ~u64{0};
+  i32 memo_first = 0;
+  i32 unknown = 0;
+  for (i32 k = 0; k < n; ++k) {
+    const u64 address = reinterpret_cast<u64>(ptrs[k]);
+    const u64 granule = address >> log2_granule;
+    const u64 offset = address & offset_mask;
+    const u64 q = (offset >> shift) * inverse;
+    // Same checks as ptr2index: inside the chunk, a multiple of element_size.
+    bool ok = offset < limit && (offset & shift_mask) == 0 && q < per_chunk;
+    if (ok && granule != memo_granule) {
+      ok = false;
+      // Relaxed loads suffice: the caller got `address` from a cell of a published chunk, and the
+      // chunk's entry was stored before the chunk was published (entries are never removed).
+      for (u64 h = granule_hash(granule);; h = (h + 1) & table_mask) {
+        const u64 entry = atomic_load_relaxed(&table[h]);
+        if (entry == 0) break;
+        if ((entry >> kGranuleValueBits) == granule) {
+          memo_granule = granule;
+          memo_first = (static_cast<i32>(entry & kGranuleValueMask) - 1) << log2_per_chunk;
+          ok = true;
+          break;
+        }
+      }
+    }
+    if (ok) {
+      out[k] = memo_first + static_cast<i32>(q);
+    } else {
+      out[k] = ptr_not_found();
+      ++unknown;
+    }
+  }
+  return unknown;
+}
+
+void ListManager::element_ptrs(const i32* indices, i32 n, Ptr* out) const {
+  Ptr* const table = chunks;
+  const i32 log2_per_chunk = log2_chunk_num_elements;
+  const i32 mask = max_num_elements_per_chunk - 1;
+  const u64 size = element_size;
+  for (i32 k = 0; k < n; ++k) {
+    const i32 i = indices[k];
+    out[k] = atomic_load_acquire(&table[i >> log2_per_chunk]) + size * static_cast<u64>(i & mask);
+  }
+}
+
 i32 ListManager::ptr_not_found() const {
   report_error(memory, kErrorPtrNotFound, "ptr not found.");
   return -1;

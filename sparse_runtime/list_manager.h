@@ -14,8 +14,9 @@
 //   * ptr2index is O(1) (upstream scans every chunk): each chunk is aligned to G, the smallest
 //   power
 //     of two >= its byte size, so `p >> log2(G)` names exactly one chunk; a small open-addressing
-//     table (enabled per list with `enable_ptr2index`) maps that granule number to the chunk index,
-//     and the offset inside the chunk is divided by element_size with an exact-division reciprocal.
+//     table (enabled per list with `enable_ptr2index`) maps that granule number to the chunk index;
+//     the chunk starts at its granule, so the offset is p mod G (no load of the chunk table), and
+//     it is divided by element_size with an exact-division reciprocal.
 //     Unknown or interior pointers are reported as kErrorPtrNotFound and give -1.
 //
 // Thread safety: reserve_new_element(s), touch_chunk, get_element_ptr, ptr2index and append may
@@ -120,7 +121,9 @@ struct alignas(64) ListManager {
         if (entry == 0) break;
         if ((entry >> kGranuleValueBits) == granule) {
           const i32 c = static_cast<i32>(entry & kGranuleValueMask) - 1;
-          const u64 offset = address - reinterpret_cast<u64>(atomic_load_acquire(&chunks[c]));
+          // The chunk starts exactly at its granule (it is allocated G-aligned), so the offset
+          // needs no load of chunks[c].
+          const u64 offset = address & ((u64{1} << log2_chunk_alignment) - 1);
           if (offset >= chunk_bytes()) break;
           if ((offset & ((u64{1} << element_size_shift) - 1)) != 0) break;
           // Exact division by element_size = odd << shift: for a multiple of 2^shift that is not
@@ -135,6 +138,14 @@ struct alignas(64) ListManager {
     return ptr_not_found();
   }
   i32 ptr_not_found() const;
+
+  // Batch forms for per-worker caches (NodeCache): one call per batch, the list's constants
+  // held in registers across the loop. ptrs2indices writes ptr2index(ptrs[k]) to out[k] (-1 for
+  // an unknown pointer, error recorded) and returns how many were unknown; one-entry memo of the
+  // last granule, so runs of cells in one chunk skip the table. element_ptrs writes
+  // get_element_ptr(indices[k]) to out[k] (the elements' chunks must exist).
+  i32 ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const;
+  void element_ptrs(const i32* indices, i32 n, Ptr* out) const;
 
   // Granule table packing: (granule << kGranuleValueBits) | (chunk index + 1); 0 = empty.
   static constexpr i32 kGranuleValueBits = 20;

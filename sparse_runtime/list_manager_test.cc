@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -150,6 +151,40 @@ TEST_F(ListManagerTest, Ptr2IndexRejectsForeignAndInteriorPointers) {
   // Past the last element of a chunk (the alignment slack of the granule).
   EXPECT_EQ(list_.ptr2index(list_.chunks[0] + 24 * 16), -1);
   EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+}
+
+// The batch forms agree with ptr2index / get_element_ptr element by element, in sequential and
+// in shuffled order across chunks, and report unknown or interior pointers as -1.
+TEST_F(ListManagerTest, BatchFormsMatchSingleElementCalls) {
+  for (uint64_t element_size : {8u, 24u, 64u, 72u}) {
+    ListManager list{};
+    ASSERT_TRUE(list.init(&memory_, element_size, 16, 64, /*enable_ptr2index=*/true));
+    ASSERT_EQ(list.reserve_new_elements(300), 0);
+    std::vector<int32_t> indices(300);
+    for (int i = 0; i < 300; ++i) indices[i] = i;
+    std::mt19937 rng(7);
+    for (int round = 0; round < 2; ++round) {
+      if (round == 1) std::shuffle(indices.begin(), indices.end(), rng);
+      std::vector<Ptr> ptrs(300);
+      list.element_ptrs(indices.data(), 300, ptrs.data());
+      for (int k = 0; k < 300; ++k) ASSERT_EQ(ptrs[k], list.get_element_ptr(indices[k]));
+      std::vector<int32_t> back(300, -7);
+      ASSERT_EQ(list.ptrs2indices(ptrs.data(), 300, back.data()), 0);
+      EXPECT_EQ(back, indices) << element_size;
+    }
+    EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+    int on_stack = 0;
+    Ptr bad[4] = {list.get_element_ptr(5), reinterpret_cast<Ptr>(&on_stack),
+                  list.get_element_ptr(6) + 4, list.get_element_ptr(7) + 1};
+    int32_t out[4];
+    EXPECT_EQ(list.ptrs2indices(bad, 4, out), 3);
+    EXPECT_EQ(out[0], 5);
+    EXPECT_EQ(out[1], -1);
+    EXPECT_EQ(out[2], -1);
+    EXPECT_EQ(out[3], -1);
+    EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+    runtime_reset_error(&memory_);
+  }
 }
 
 // Without enable_ptr2index, ptr2index reports an error.

@@ -182,12 +182,20 @@ TEST_F(NodeCacheTest, MixesWithThePlainApi) {
   ExpectSlotInvariant(nm_, in_use);
 }
 
-// An unknown pointer records kErrorPtrNotFound and is not buffered.
-TEST_F(NodeCacheTest, UnknownPointerIsReportedAndIgnored) {
+// An unknown pointer is reported (kErrorPtrNotFound) and dropped when the buffer is flushed; the
+// valid cells buffered with it still reach the recycled list.
+TEST_F(NodeCacheTest, UnknownPointerIsReportedAndDroppedAtFlush) {
+  const int a = cache_.allocate_index();
+  const int b = cache_.allocate_index();
   uint64_t outside[8] = {};
+  cache_.recycle_index(a);
   cache_.recycle(reinterpret_cast<Ptr>(outside));
+  cache_.recycle(nm_.get_cell(b) + 8);  // interior pointer
+  cache_.recycle_index(b);
+  EXPECT_EQ(memory_.error_code, kRuntimeOk);
+  cache_.flush_recycled();
   EXPECT_EQ(memory_.error_code, kErrorPtrNotFound);
-  EXPECT_EQ(cache_.num_cached_recycled(), 0);
+  EXPECT_EQ(RecycledEntries(nm_), (std::vector<int>{a, b}));
 }
 
 // Running out of chunks is an error the host reads, and allocate returns null (no crash).
