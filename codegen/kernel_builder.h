@@ -122,6 +122,15 @@ class KernelBuilder {
   // A struct-for kernel over the active cells of `snode`.
   absl::Status AddStructFor(absl::string_view name, const sparse_runtime::SNode& snode);
 
+  // For NVPTX (a builder over runtime_cuda.bc): adds `void name(<kernel's params>, i64* result)`
+  // around kernel `kernel`, to be marked as the PTX `.entry` (entries cannot return values).
+  // Range and struct-for kernels: each thread of the grid runs its ceiling share of
+  // [begin, end) and atomically adds its non-negative result to result[0] (as a double for
+  // sums), or stores 1 to result[1] when its part failed (-1). Point kernels: global thread 0
+  // runs the kernel and stores its result to result[0]. NotFound for an unknown kernel,
+  // FailedPrecondition when the builder's triple is not NVPTX.
+  absl::Status AddDeviceEntry(absl::string_view name, absl::string_view kernel);
+
   // The mangled name of accelmem::sparse_runtime::`name` in the runtime module, or NotFound.
   absl::StatusOr<std::string> MangledName(absl::string_view name) const;
 

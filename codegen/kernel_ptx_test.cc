@@ -1,0 +1,122 @@
+// Every kernel kind of the kernel builder (range write / sum / atomic add / deactivate / append,
+// the seven point ops, struct-for), built over runtime_cuda.bc with device entries, lowers to PTX
+// for sm_90 and assembles with ptxas (skipped without a CUDA toolkit).
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cuda/ptx_codegen.h"
+#include "codegen/kernel_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sparse_runtime/runtime_bitcode.h"
+#include "sparse_runtime/snode_tree.h"
+
+namespace accelmem {
+namespace codegen {
+namespace {
+
+using sparse_runtime::Axis;
+using sparse_runtime::PointOp;
+using sparse_runtime::RuntimeArch;
+using sparse_runtime::RuntimeBitcode;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
+using ::testing::HasSubstr;
+
+std::string g_ptxas;  // set by main() when the toolkit is configured
+
+const Axis i(0), j(1), k(2);
+
+// Builds every kernel kind with a device entry each; returns the entry names.
+std::vector<std::string> BuildAll(KernelBuilder& kb, const SNodeTree& tree) {
+  const SNode& x = *tree.FindPlace("x");
+  const SNode& d = *tree.FindPlace("d");
+  const SNode& bm = *x.parent()->parent();
+  const SNode& ptr = *bm.parent();
+  const SNode& dyn = *d.parent();
+  std::vector<std::string> kernels;
+  auto add = [&](const std::string& name, absl::Status status) {
+    EXPECT_TRUE(status.ok()) << name << ": " << status;
+    kernels.push_back(name);
+  };
+  add("write", kb.AddRangeWrite("write", x, {{1, 0, 0}}, 2.0, 1.0));
+  add("sum", kb.AddRangeSum("sum", x, {{1, 0, 0}}));
+  add("atomic_add", kb.AddRangeAtomicAdd("atomic_add", x, {{1, 0, 0}}, 0.0, 1.0));
+  add("deactivate", kb.AddRangeDeactivate("deactivate", ptr, {{1, 0, 0}}));
+  add("append", kb.AddRangeAppend("append", d, {{1, 4, 0}}, 1.0, 0.0));
+  add("p_activate", kb.AddPoint("p_activate", PointOp::kActivate, bm));
+  add("p_deactivate", kb.AddPoint("p_deactivate", PointOp::kDeactivate, ptr));
+  add("p_is_active", kb.AddPoint("p_is_active", PointOp::kIsActive, bm));
+  add("p_read", kb.AddPoint("p_read", PointOp::kRead, x));
+  add("p_write", kb.AddPoint("p_write", PointOp::kWrite, x));
+  add("p_append", kb.AddPoint("p_append", PointOp::kAppend, d));
+  add("p_length", kb.AddPoint("p_length", PointOp::kLength, dyn));
+  add("p_deactivate_dynamic", kb.AddPoint("p_deactivate_dynamic", PointOp::kDeactivate, dyn));
+  add("struct_for_x", kb.AddStructFor("struct_for_x", x));
+  add("struct_for_d", kb.AddStructFor("struct_for_d", d));
+  std::vector<std::string> entries;
+  for (const std::string& kernel : kernels) {
+    const std::string entry = "entry_" + kernel;
+    absl::Status status = kb.AddDeviceEntry(entry, kernel);
+    EXPECT_TRUE(status.ok()) << entry << ": " << status;
+    entries.push_back(entry);
+  }
+  return entries;
+}
+
+// All kinds lower to PTX `.entry` functions for sm_90 (with the CUDA runtime linked in)
+// and the PTX assembles with ptxas -arch=sm_90.
+TEST(KernelPtxTest, EveryKernelKindAssemblesForSm90) {
+  SNodeTree tree;
+  tree.root().pointer(i, 8).bitmasked(i, 4).dense(i, 4).place<float>("x");
+  tree.root().dense(j, 4).dynamic(k, 64, 8).place<int32_t>("d");
+  ASSERT_TRUE(tree.Finalize().ok());
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kCuda), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  std::vector<std::string> entries = BuildAll(**kb, tree);
+  KernelModule km = (*kb)->Finish();
+  auto ptx = backends::cuda::CompileToPtx(*km.module, entries, RuntimeBitcode(RuntimeArch::kCuda));
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  EXPECT_THAT(*ptx, HasSubstr(".target sm_90"));
+  for (const std::string& entry : entries) {
+    EXPECT_THAT(*ptx, HasSubstr(absl::StrCat(".entry ", entry, "("))) << entry;
+  }
+  EXPECT_EQ(ptx->find(".extern"), std::string::npos);  // the runtime is linked in, not external
+  if (g_ptxas.empty()) GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = tmp ? tmp : "/tmp";
+  const std::string ptx_path = dir + "/kernels.ptx", cubin = dir + "/kernels.cubin";
+  std::ofstream(ptx_path) << *ptx;
+  const std::string command = g_ptxas + " -arch=sm_90 -o " + cubin + " " + ptx_path;
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(cubin, std::ios::binary | std::ios::ate);
+  EXPECT_GT(static_cast<long>(in.tellg()), 0);
+}
+
+// Device entries need the NVPTX runtime and an existing kernel.
+TEST(KernelPtxTest, DeviceEntryErrors) {
+  SNodeTree tree;
+  tree.root().dense(i, 4).place<float>("x");
+  ASSERT_TRUE(tree.Finalize().ok());
+  auto host = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(host.ok()) << host.status();
+  ASSERT_TRUE((*host)->AddRangeSum("sum", *tree.FindPlace("x"), {{1, 0, 0}}).ok());
+  EXPECT_EQ((*host)->AddDeviceEntry("e", "sum").code(), absl::StatusCode::kFailedPrecondition);
+  auto device = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kCuda), tree);
+  ASSERT_TRUE(device.ok()) << device.status();
+  EXPECT_EQ((*device)->AddDeviceEntry("e", "nope").code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace codegen
+}  // namespace accelmem
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  if (argc > 1) accelmem::codegen::g_ptxas = argv[1];
+  return RUN_ALL_TESTS();
+}
