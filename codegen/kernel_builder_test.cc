@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "backends/cpu/jit.h"
 #include "codegen/kernel_context.h"
 #include "gtest/gtest.h"
@@ -339,6 +340,88 @@ TEST(KernelBuilderTest, DeactivateWithSparseDescendants) {
   // Reactivated cells come back zeroed: the bitmask below was cleared before recycling.
   ASSERT_TRUE(rt->Activate(p, {1}).ok());
   EXPECT_FALSE(rt->IsActive(*x.parent(), {5}).value());
+}
+
+// A range append kernel appends i*scale+offset to the list at container f(i); past the declared
+// size it stops with -1 and the runtime context holds the overflow error; a dynamic deactivate
+// kernel empties the lists it reaches.
+TEST(KernelBuilderTest, AppendAndDeactivateDynamic) {
+  SNodeTree tree;
+  tree.root().dense(i, 3).dynamic(j, 10, 4).place<int32_t>("a");
+  SparseRuntimeOptions options;
+  options.auto_collect = false;
+  auto rt = Make(tree, options);
+  const SNode& a = *tree.FindPlace("a");
+  const SNode& dyn = *a.parent();
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddRangeAppend("append", a, {{1, 3, 0}}, 1.0, 100.0).ok());
+  ASSERT_TRUE((*kb)->AddRangeDeactivate("clear", dyn, {{1, 0, 0}}).ok());
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto append = Bind<RangeFn>(*m, "append", ctx);
+  auto clear = Bind<RangeFn>(*m, "clear", ctx);
+  EXPECT_EQ(append(0, 12), 12);  // 4 appends per list, list c gets 100+c, 103+c, ...
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(rt->Length(dyn, {c}).value(), 4) << c;
+    for (int n = 0; n < 4; ++n) EXPECT_EQ(rt->Read<int32_t>(a, {c, n}).value(), 100 + c + 3 * n);
+  }
+  EXPECT_EQ(append(12, 30), 18);  // exactly fills every list to 10
+  EXPECT_EQ(append(30, 31), -1);  // the 11th append to list 0
+  EXPECT_EQ(sparse_runtime::runtime_error_code(rt->context()),
+            sparse_runtime::kErrorDynamicOverflow);
+  sparse_runtime::runtime_reset_error(&rt->context()->memory);
+  EXPECT_EQ(rt->Length(dyn, {0}).value(), 10);
+  EXPECT_EQ(clear(1, 3), 2);
+  EXPECT_EQ(rt->Length(dyn, {1}).value(), 0);
+  EXPECT_EQ(rt->Length(dyn, {0}).value(), 10);
+  EXPECT_EQ(rt->Stats(dyn).cells_recycled, 6);  // 3 chunks of 4 per list
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
+}
+
+struct Visited {
+  std::vector<std::vector<int32_t>> cells;
+  int num_indices = 0;
+};
+void Record(void* data, const int32_t* index, void* cell) {
+  auto* v = static_cast<Visited*>(data);
+  std::vector<int32_t> row(index, index + v->num_indices);
+  row.push_back(*static_cast<int32_t*>(cell));
+  v->cells.push_back(row);
+}
+
+// The struct-for kernel visits exactly the cells the host struct-for visits, in the same order,
+// with the same indices and values; a [begin, end) sub-range of the outermost level visits only
+// the cells below it.
+TEST(KernelBuilderTest, StructForMatchesHost) {
+  SNodeTree tree;
+  tree.root().pointer({i, j}, {3, 3}).bitmasked({i, j}, {2, 5}).place<int32_t>("x");
+  auto rt = Make(tree);
+  const SNode& x = *tree.FindPlace("x");
+  for (int r = 0; r < 6; ++r) {
+    for (int c = 0; c < 15; c += r + 1)
+      ASSERT_TRUE(rt->Write<int32_t>(x, {r, c}, 100 * r + c).ok());
+  }
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddStructFor("sf", x).ok());
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto sf = reinterpret_cast<StructForFn>(*m->Lookup("sf"));
+  Visited host{{}, 2};
+  ASSERT_TRUE(rt->StructFor(x, [&](absl::Span<const int32_t> index, void* cell) {
+                  Record(&host, index.data(), cell);
+                }).ok());
+  Visited jit{{}, 2};
+  EXPECT_EQ(StructForExtent(x), 9);
+  EXPECT_EQ(sf(ctx.get(), 0, StructForExtent(x), &Record, &jit),
+            static_cast<int64_t>(host.cells.size()));
+  EXPECT_EQ(jit.cells, host.cells);
+  Visited part{{}, 2};
+  sf(ctx.get(), 3, 6, &Record, &part);  // pointer cells (1, *): rows 2..3
+  ASSERT_FALSE(part.cells.empty());
+  for (const auto& row : part.cells) EXPECT_TRUE(row[0] == 2 || row[0] == 3) << row[0];
 }
 
 // Bad arguments are refused with a clear status.
