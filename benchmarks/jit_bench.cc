@@ -1,17 +1,27 @@
 // jit_bench: JIT kernels over the sparse runtime against the native host API on the same tree.
 //
 //   * BM_Jit_CompileWriteSumKernels: cold compile time of a write + sum kernel module (kernel
-//     builder, runtime linking, -O3, ORC codegen); no cache of compiled modules exists yet.
-//   * BM_Write_{JitKernel,HostApi}: writing 2^16 cells of pointer(256).dense(256) f32, one cell
-//     per loop index, activating the path, by a JIT range-for kernel and by SparseRuntime::Write.
+//     builder, runtime linking, -O3, ORC codegen); BM_Jit_CompileCached: the same module from the
+//     KernelCache keyed by (kernel spec, tree shape) (a hit: key + map lookup).
+//   * BM_Write_{JitKernel,JitParallelRangeFor,HostApi}: writing 2^16 cells of
+//     pointer(256).dense(256) f32, one cell per loop index, activating the path, by a JIT
+//     range-for kernel (serial, and split over a 2-thread pool) and by SparseRuntime::Write.
 //   * BM_Sum_{JitKernel,HostStructFor}: summing the same cells.
+//   * BM_Activate_{JitKernel,JitBackend,HostApi}: activating 2^16 pointer cells of
+//     pointer(65536) (deactivated and collected outside the timed region each iteration): a JIT
+//     range-for write, SparseRuntime::Activate on the JIT backend, and natively.
+//   * BM_StructFor_{JitKernel,JitBackend,HostApi}: visiting the 2^16 active cells of the first
+//     tree with a summing visitor: the struct-for kernel called directly, SparseRuntime::StructFor
+//     on the JIT backend, and natively.
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 
 #include "backends/cpu/jit.h"
 #include "benchmark/benchmark.h"
+#include "codegen/jit_backend.h"
 #include "codegen/kernel_builder.h"
+#include "codegen/kernel_cache.h"
 #include "codegen/kernel_context.h"
 #include "sparse_runtime/runtime_bitcode.h"
 #include "sparse_runtime/snode_tree.h"
@@ -22,15 +32,20 @@ namespace {
 using accelmem::backends::cpu::CpuJit;
 using accelmem::backends::cpu::JitModule;
 using accelmem::codegen::BoundKernelContext;
+using accelmem::codegen::JitBackend;
 using accelmem::codegen::KernelBuilder;
+using accelmem::codegen::KernelCache;
 using accelmem::codegen::RangeFn;
 using accelmem::codegen::RangeSumFn;
+using accelmem::codegen::StructForFn;
 using accelmem::sparse_runtime::Axis;
 using accelmem::sparse_runtime::RuntimeArch;
 using accelmem::sparse_runtime::RuntimeBitcode;
 using accelmem::sparse_runtime::SNode;
 using accelmem::sparse_runtime::SNodeTree;
 using accelmem::sparse_runtime::SparseRuntime;
+using accelmem::sparse_runtime::SparseRuntimeOptions;
+using accelmem::sparse_runtime::ThreadPool;
 
 constexpr int64_t kCells = 1 << 16;
 
@@ -51,10 +66,12 @@ void Check(const absl::Status& status) {
 }
 
 struct Fixture {
-  Fixture() {
+  explicit Fixture(bool jit_backend = false) {
     tree.root().pointer(Axis(0), 256).dense(Axis(0), 256).place<float>("x");
     Check(tree.Finalize());
-    rt = Check(SparseRuntime::Create(tree));
+    SparseRuntimeOptions options;
+    if (jit_backend) options.kernel_backend = JitBackend::Factory();
+    rt = Check(SparseRuntime::Create(tree, options));
     x = tree.FindPlace("x");
     jit = Check(CpuJit::Create(RuntimeBitcode(RuntimeArch::kX64)));
     ctx = std::make_unique<BoundKernelContext>(rt.get());
@@ -124,5 +141,127 @@ void BM_Sum_HostStructFor(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kCells);
 }
 BENCHMARK(BM_Sum_HostStructFor)->Unit(benchmark::kMicrosecond);
+
+void BM_Jit_CompileCached(benchmark::State& state) {
+  Fixture f;
+  auto build = [&](KernelBuilder& kb) {
+    absl::Status s = kb.AddRangeWrite("write", *f.x, {{1, 0, 0}}, 1.0, 0.5);
+    if (s.ok()) s = kb.AddRangeSum("sum", *f.x, {{1, 0, 0}});
+    return s;
+  };
+  Check(KernelCache::Default()->GetOrCompile("bench_write_sum", f.tree, build));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        Check(KernelCache::Default()->GetOrCompile("bench_write_sum", f.tree, build)));
+  }
+}
+BENCHMARK(BM_Jit_CompileCached)->Unit(benchmark::kMicrosecond);
+
+void BM_Write_JitParallelRangeFor(benchmark::State& state) {
+  Fixture f;
+  auto module = f.Compile();
+  auto write = reinterpret_cast<RangeFn>(Check(module->Lookup("write")));
+  ThreadPool pool(2);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        accelmem::codegen::ParallelRangeFor(&pool, write, f.ctx->get(), 0, kCells));
+  }
+  state.SetItemsProcessed(state.iterations() * kCells);
+}
+BENCHMARK(BM_Write_JitParallelRangeFor)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// pointer(2^16) of i32: one pointer cell per index.
+struct PointerFixture {
+  explicit PointerFixture(bool jit_backend) {
+    tree.root().pointer(Axis(0), kCells).place<int32_t>("v");
+    Check(tree.Finalize());
+    SparseRuntimeOptions options;
+    options.auto_collect = false;
+    if (jit_backend) options.kernel_backend = JitBackend::Factory();
+    rt = Check(SparseRuntime::Create(tree, options));
+    ptr = tree.FindPlace("v")->parent();
+    ctx = std::make_unique<BoundKernelContext>(rt.get());
+    module = Check(KernelCache::Default()->GetOrCompile(
+        "bench_activate_deactivate", tree, [&](KernelBuilder& kb) {
+          absl::Status s = kb.AddRangeWrite("activate", *tree.FindPlace("v"), {{1, 0, 0}}, 0, 1);
+          if (s.ok()) s = kb.AddRangeDeactivate("deactivate", *ptr, {{1, 0, 0}});
+          return s;
+        }));
+    activate = reinterpret_cast<RangeFn>(Check(module->Lookup("activate")));
+    deactivate = reinterpret_cast<RangeFn>(Check(module->Lookup("deactivate")));
+  }
+  void Reset(benchmark::State& state) {
+    state.PauseTiming();
+    if (deactivate(ctx->get(), 0, kCells) < 0) std::abort();
+    Check(rt->CollectGarbage());
+    state.ResumeTiming();
+  }
+  SNodeTree tree;
+  std::unique_ptr<SparseRuntime> rt;
+  const SNode* ptr = nullptr;
+  std::unique_ptr<BoundKernelContext> ctx;
+  std::shared_ptr<const accelmem::backends::cpu::JitModule> module;
+  RangeFn activate = nullptr;
+  RangeFn deactivate = nullptr;
+};
+
+void BM_Activate_JitKernel(benchmark::State& state) {
+  PointerFixture f(false);
+  for (auto _ : state) {
+    f.Reset(state);
+    if (f.activate(f.ctx->get(), 0, kCells) != kCells) std::abort();
+  }
+  state.SetItemsProcessed(state.iterations() * kCells);
+}
+BENCHMARK(BM_Activate_JitKernel)->Unit(benchmark::kMicrosecond);
+
+void ActivatePerCell(benchmark::State& state, bool jit_backend) {
+  PointerFixture f(jit_backend);
+  for (auto _ : state) {
+    f.Reset(state);
+    for (int32_t i = 0; i < kCells; ++i) Check(f.rt->Activate(*f.ptr, {i}));
+  }
+  state.SetItemsProcessed(state.iterations() * kCells);
+}
+void BM_Activate_JitBackend(benchmark::State& state) { ActivatePerCell(state, true); }
+BENCHMARK(BM_Activate_JitBackend)->Unit(benchmark::kMicrosecond);
+void BM_Activate_HostApi(benchmark::State& state) { ActivatePerCell(state, false); }
+BENCHMARK(BM_Activate_HostApi)->Unit(benchmark::kMicrosecond);
+
+void SumVisitor(void* data, const int32_t*, void* cell) {
+  *static_cast<double*>(data) += *static_cast<float*>(cell);
+}
+
+void BM_StructFor_JitKernel(benchmark::State& state) {
+  Fixture f;
+  for (int32_t i = 0; i < kCells; ++i) Check(f.rt->Write<float>(*f.x, {i}, 1.0f));
+  auto module = Check(KernelCache::Default()->GetOrCompile(
+      "bench_struct_for", f.tree, [&](KernelBuilder& kb) { return kb.AddStructFor("sf", *f.x); }));
+  auto sf = reinterpret_cast<StructForFn>(Check(module->Lookup("sf")));
+  for (auto _ : state) {
+    double total = 0;
+    sf(f.ctx->get(), 0, accelmem::codegen::StructForExtent(*f.x), &SumVisitor, &total);
+    if (total != kCells) std::abort();
+  }
+  state.SetItemsProcessed(state.iterations() * kCells);
+}
+BENCHMARK(BM_StructFor_JitKernel)->Unit(benchmark::kMicrosecond);
+
+void StructForThroughRuntime(benchmark::State& state, bool jit_backend) {
+  Fixture f(jit_backend);
+  for (int32_t i = 0; i < kCells; ++i) Check(f.rt->Write<float>(*f.x, {i}, 1.0f));
+  for (auto _ : state) {
+    double total = 0;
+    Check(f.rt->StructFor(*f.x, [&total](absl::Span<const int32_t>, void* value) {
+      total += *static_cast<float*>(value);
+    }));
+    if (total != kCells) std::abort();
+  }
+  state.SetItemsProcessed(state.iterations() * kCells);
+}
+void BM_StructFor_JitBackend(benchmark::State& state) { StructForThroughRuntime(state, true); }
+BENCHMARK(BM_StructFor_JitBackend)->Unit(benchmark::kMicrosecond);
+void BM_StructFor_HostApi(benchmark::State& state) { StructForThroughRuntime(state, false); }
+BENCHMARK(BM_StructFor_HostApi)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
