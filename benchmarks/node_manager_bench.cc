@@ -15,11 +15,10 @@
 // upstream); `Batch64` uses allocate_indices()/recycle_indices() in batches of 64 (one atomic per
 // batch); `Cached` is the per-cell API through one NodeCache per thread (//sparse_runtime:
 // node_cache: per-cell allocate()/recycle(ptr) with no shared atomic on the fast path, refills
-// and flushes of 64 indices; each thread flushes its cache at the end of the timed cycle, as a
-// worker must before a GC). Counters: ns_per_cell (per
-// allocate + release pair, wall), cpu_ns_per_cell (the threads' CPU time per pair) and, for the
-// NodeManager, meta_B_per_cell (resident bytes of the free
-// and recycled lists and of the chunk / granule tables, per cell).
+// and flushes of NodeCache::kBatch = 256 indices; each thread flushes its cache at the end of the
+// timed cycle, as a worker must before a GC). Counters: ns_per_cell (per allocate + release pair,
+// wall), cpu_ns_per_cell (the threads' CPU time per pair) and, for the NodeManager, meta_B_per_cell
+// (resident bytes of the free and recycled lists and of the chunk / granule tables, per cell).
 #include <gperftools/tcmalloc.h>
 #include <jemalloc/jemalloc.h>
 #include <mimalloc.h>
@@ -208,6 +207,38 @@ void BM_Malloc(benchmark::State& state) {
   SetCellCounters(state, cpu_seconds);
 }
 
+// The harness alone: "allocation" hands out the next cell of a preallocated per-thread array and
+// "release" only consumes the pointer. Not an allocator: the floor that every row above and below
+// pays for its pointer array, release order and gathering.
+void BM_Harness_Cycle(benchmark::State& state) {
+  const bool random = state.range(0) != 0;
+  const int threads = static_cast<int>(state.range(1));
+  const bool touch = state.range(2) != 0;
+  Work work(threads, random);
+  HugeArray<char> cells(kCells * kCellBytes);
+  auto cycle = [&](int t) {
+    HugeArray<void*>& ptrs = *work.ptrs[t];
+    const HugeArray<int32_t>& order = *work.order[t];
+    const int64_t n = static_cast<int64_t>(ptrs.size());
+    char* next = &cells[static_cast<size_t>(t * n) * kCellBytes];
+    for (int64_t k = 0; k < n; ++k) {
+      ptrs[k] = next;
+      next += kCellBytes;
+      benchmark::DoNotOptimize(next);
+      if (touch) Touch(ptrs[k], k);
+    }
+    void* batch[64];
+    for (int64_t k = 0; k < n; k += 64) {
+      Gather(ptrs, order, k, n, batch);
+      for (int j = 0; j < 64; ++j) benchmark::DoNotOptimize(batch[j]);
+    }
+  };
+  TimeParallel(threads, cycle);  // warm-up
+  double cpu_seconds = 0;
+  for (auto _ : state) state.SetIterationTime(TimeParallel(threads, cycle, &cpu_seconds));
+  SetCellCounters(state, cpu_seconds);
+}
+
 // ---------------------------------------------------------------------------------------------
 // NodeManager.
 struct Manager {
@@ -366,6 +397,7 @@ BENCHMARK_TEMPLATE(BM_Malloc, Glibc)->Name("BM_Glibc_Cycle")->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_Malloc, Mimalloc)->Name("BM_Mimalloc_Cycle")->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_Malloc, Jemalloc)->Name("BM_Jemalloc_Cycle")->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_Malloc, Tcmalloc)->Name("BM_Tcmalloc_Cycle")->Apply(CycleArgs);
+BENCHMARK(BM_Harness_Cycle)->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_NodeManager, Api::kPlain)->Name("BM_NodeManager_Plain")->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_NodeManager, Api::kBatch64)->Name("BM_NodeManager_Batch64")->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_NodeManager, Api::kCached)->Name("BM_NodeManager_Cached")->Apply(CycleArgs);

@@ -186,13 +186,10 @@ i32 ListManager::ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const {
         }
       }
     }
-    if (ok) {
-      out[k] = memo_first + static_cast<i32>(q);
-    } else {
-      out[k] = ptr_not_found();
-      ++unknown;
-    }
+    out[k] = ok ? memo_first + static_cast<i32>(q) : -1;
+    unknown += ok ? 0 : 1;
   }
+  if (unknown > 0) ptr_not_found();  // reported once, outside the loop (no spills in it)
   return unknown;
 }
 
