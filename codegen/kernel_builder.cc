@@ -491,7 +491,6 @@ absl::Status Emitter::Point(absl::string_view name, PointOp op, const SNode& tar
   }
   auto* fail = Block("fail");
   auto* inactive = Block("inactive");
-  llvm::Value* inactive_result = b_.getInt64(0);
   auto typed = [&](llvm::Value* p, uint64_t offset) {
     return b_.CreateBitCast(Gep(p, offset), LlvmType(target.dtype(), c_)->getPointerTo());
   };
@@ -575,10 +574,9 @@ absl::Status Emitter::Point(absl::string_view name, PointOp op, const SNode& tar
       break;
     }
   }
-  if (b_.GetInsertBlock() == inactive || inactive->getTerminator() == nullptr) {
-    b_.SetInsertPoint(inactive);
-    b_.CreateRet(inactive_result);
-  }
+  // An inactive level: 0 (not active, length 0, nothing to deactivate; kRead stored zero above).
+  b_.SetInsertPoint(inactive);
+  b_.CreateRet(b_.getInt64(0));
   b_.SetInsertPoint(fail);
   b_.CreateRet(b_.getInt64(-1));
   return absl::OkStatus();
