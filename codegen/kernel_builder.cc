@@ -85,7 +85,7 @@ const char* KindName(SNodeType t) {
   }
 }
 
-enum class RangeOp { kWrite, kSum, kAtomicAdd, kDeactivate, kAppend };
+enum class RangeOp { kActivate, kWrite, kSum, kAtomicAdd, kDeactivate, kAppend };
 
 using Coords = std::array<llvm::Value*, kMaxAxes>;  // i64 per axis; null = 0
 
@@ -403,6 +403,10 @@ absl::Status Emitter::Range(absl::string_view name, RangeOp op, const SNode& tar
                                              llvm::ConstantFP::get(b_.getDoubleTy(), scale)),
                                llvm::ConstantFP::get(b_.getDoubleTy(), offset));
     switch (op) {
+      case RangeOp::kActivate:
+        WalkPath(target, target, depth, coord, Walk::kActivate, nullptr, fail, nullptr);
+        add_one();
+        break;
       case RangeOp::kDeactivate: {
         std::array<int64_t, kMaxAxes> remaining;
         llvm::Value* parent =
@@ -780,6 +784,17 @@ absl::Status KernelBuilder::AddRangeWrite(absl::string_view name, const SNode& p
   if (s.ok()) s = NeedPlace(name, place);
   if (!s.ok()) return s;
   return Emitter(impl_.get()).Range(name, RangeOp::kWrite, place, coords, scale, offset);
+}
+
+absl::Status KernelBuilder::AddRangeActivate(absl::string_view name, const SNode& snode,
+                                             const std::vector<CoordMap>& coords) {
+  absl::Status s = CheckAdd(*impl_, name, snode);
+  if (s.ok() && (snode.type() == SNodeType::kPlace || snode.type() == SNodeType::kRoot)) {
+    s = absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", snode.DebugPath(), " has no cells to activate (use its parent)"));
+  }
+  if (!s.ok()) return s;
+  return Emitter(impl_.get()).Range(name, RangeOp::kActivate, snode, coords, 0, 0);
 }
 
 absl::Status KernelBuilder::AddRangeSum(absl::string_view name, const SNode& place,

@@ -21,6 +21,8 @@
 // kernel_cache.h splits the range over a thread pool); the place's coordinates are f(i), one
 // CoordMap per index axis of the SNode, in SNode::index_axes order; iterations whose coordinates
 // fall outside the index space are skipped.
+//   * activate   `i64 (ctx, i64 begin, i64 end)`: activates the cell of a non-place SNode at
+//     f(i) and its ancestors; returns the number of cells, or -1 as write.
 //   * write      `i64 (ctx, i64 begin, i64 end)`: stores i*scale+offset (computed in double,
 //     converted to the place's type) at f(i), activating every sparse level of the path; returns
 //     the number of cells written, or -1 if an activation failed (allocator exhausted: the error
@@ -103,6 +105,8 @@ class KernelBuilder {
   // Range kernels (above). InvalidArgument when the SNode is not of this builder's tree or of the
   // wrong kind, the number of coordinate maps differs from its index or a divisor/modulus is not
   // positive; AlreadyExists for a name used twice.
+  absl::Status AddRangeActivate(absl::string_view name, const sparse_runtime::SNode& snode,
+                                const std::vector<CoordMap>& coords);
   absl::Status AddRangeWrite(absl::string_view name, const sparse_runtime::SNode& place,
                              const std::vector<CoordMap>& coords, double scale, double offset);
   absl::Status AddRangeSum(absl::string_view name, const sparse_runtime::SNode& place,

@@ -342,6 +342,34 @@ TEST(KernelBuilderTest, DeactivateWithSparseDescendants) {
   EXPECT_FALSE(rt->IsActive(*x.parent(), {5}).value());
 }
 
+// A range activate kernel activates exactly the addressed cells (and their ancestors), counts
+// them, is idempotent, and stops with -1 when the allocator runs out.
+TEST(KernelBuilderTest, RangeActivate) {
+  SNodeTree tree;
+  SNode& p = tree.root().pointer(i, 16);
+  SNode& b = p.bitmasked(i, 4);
+  b.place<int32_t>("x");
+  SparseRuntimeOptions options;
+  options.chunk_num_elements = 4;
+  options.max_num_chunks = 2;  // 8 pointer cells
+  auto rt = Make(tree, options);
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddRangeActivate("act", b, {{1, 0, 0}}).ok());
+  EXPECT_EQ((*kb)->AddRangeActivate("bad", *tree.FindPlace("x"), {{1, 0, 0}}).code(),
+            absl::StatusCode::kInvalidArgument);
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto act = Bind<RangeFn>(*m, "act", ctx);
+  EXPECT_EQ(act(2, 10), 8);
+  EXPECT_EQ(act(2, 10), 8);
+  for (int c = 0; c < 24; ++c) EXPECT_EQ(rt->IsActive(b, {c}).value(), c >= 2 && c < 10) << c;
+  EXPECT_EQ(rt->Stats(p).cells_in_use, 3);  // pointer cells 0..2
+  EXPECT_EQ(act(10, 64), -1);               // needs pointer cells 3..15: 8 exist
+  EXPECT_EQ(sparse_runtime::runtime_error_code(rt->context()), sparse_runtime::kErrorOutOfChunks);
+  EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
+}
+
 // A range append kernel appends i*scale+offset to the list at container f(i); past the declared
 // size it stops with -1 and the runtime context holds the overflow error; a dynamic deactivate
 // kernel empties the lists it reaches.

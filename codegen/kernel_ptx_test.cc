@@ -1,6 +1,6 @@
-// Every kernel kind of the kernel builder (range write / sum / atomic add / deactivate / append,
-// the seven point ops, struct-for), built over runtime_cuda.bc with device entries, lowers to PTX
-// for sm_90 and assembles with ptxas (skipped without a CUDA toolkit).
+// Every kernel kind of the kernel builder (range activate / write / sum / atomic add / deactivate /
+// append, the seven point ops, struct-for), built over runtime_cuda.bc with device entries, lowers
+// to PTX for sm_90 and assembles with ptxas (skipped without a CUDA toolkit).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -43,6 +43,7 @@ std::vector<std::string> BuildAll(KernelBuilder& kb, const SNodeTree& tree) {
     EXPECT_TRUE(status.ok()) << name << ": " << status;
     kernels.push_back(name);
   };
+  add("activate", kb.AddRangeActivate("activate", bm, {{1, 0, 0}}));
   add("write", kb.AddRangeWrite("write", x, {{1, 0, 0}}, 2.0, 1.0));
   add("sum", kb.AddRangeSum("sum", x, {{1, 0, 0}}));
   add("atomic_add", kb.AddRangeAtomicAdd("atomic_add", x, {{1, 0, 0}}, 0.0, 1.0));
