@@ -200,7 +200,9 @@ void ListManager::element_ptrs(const i32* indices, i32 n, Ptr* out) const {
   const u64 size = element_size;
   for (i32 k = 0; k < n; ++k) {
     const i32 i = indices[k];
-    out[k] = atomic_load_acquire(&table[i >> log2_per_chunk]) + size * static_cast<u64>(i & mask);
+    // Relaxed: the caller already synchronized with the chunk's publication (it reserved the
+    // element, or got its index from a free list built after the chunk existed).
+    out[k] = atomic_load_relaxed(&table[i >> log2_per_chunk]) + size * static_cast<u64>(i & mask);
   }
 }
 

@@ -11,15 +11,16 @@ void NodeCache::init(NodeManager* manager_in) {
 }
 
 bool NodeCache::refill() {
-  // On failure allocate_indices fills the entries from the failure on with -1 (error recorded);
-  // keep the valid prefix.
-  i32 batch[kBatch];
-  manager->allocate_indices(batch, kBatch);
+  manager->allocate_indices(free_index, kBatch);
+  // On failure allocate_indices fills the entries from the failure on with -1 (error recorded):
+  // keep the valid prefix, moved to the top of the array.
   i32 valid = 0;
-  while (valid < kBatch && batch[valid] >= 0) ++valid;
-  // Reversed: allocate() takes from the top, so batch[0] is handed out first.
-  for (i32 k = 0; k < valid; ++k) free_index[valid - 1 - k] = batch[k];
-  manager->data_list.element_ptrs(free_index, valid, free_ptr);
+  while (valid < kBatch && free_index[valid] >= 0) ++valid;
+  if (valid < kBatch) {
+    for (i32 k = valid - 1; k >= 0; --k) free_index[kBatch - valid + k] = free_index[k];
+  }
+  manager->data_list.element_ptrs(free_index + (kBatch - valid), valid,
+                                  free_ptr + (kBatch - valid));
   num_free = valid;
   return valid > 0;
 }
@@ -42,9 +43,7 @@ void NodeCache::flush_recycled() {
 void NodeCache::flush() {
   // Cached free cells are zero but the free list cannot take them back between GCs (its cursor
   // only grows); the recycled list can, and the GC zeroes them again. In hand-out order.
-  i32 order[kBatch];
-  for (i32 k = 0; k < num_free; ++k) order[k] = free_index[num_free - 1 - k];
-  manager->recycle_indices(order, num_free);
+  manager->recycle_indices(free_index + (kBatch - num_free), num_free);
   num_free = 0;
   flush_recycled();
 }
