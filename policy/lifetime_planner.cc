@@ -91,6 +91,15 @@ struct Interval {
 
 // Adds [begin, end) to a sorted list of disjoint, non-touching intervals, coalescing.
 void AddInterval(std::vector<Interval>& list, int64_t begin, int64_t end) {
+  // Fast path: at or above the top (best fit often places there, or in the top gap).
+  if (list.empty() || list.back().end < begin) {
+    list.push_back(Interval{begin, end});
+    return;
+  }
+  if (list.back().begin <= begin) {
+    if (list.back().end < end) list.back().end = end;
+    return;
+  }
   auto first = std::lower_bound(list.begin(), list.end(), begin,
                                 [](const Interval& iv, int64_t b) { return iv.end < b; });
   auto last = first;
@@ -238,24 +247,9 @@ class BestFitPlacer {
     for (int i : order) {
       lists_.clear();
       tree_.Query(items_.lo[i], items_.hi[i], lists_);
-      const IntervalRun occupied = Union();
       // Best fit: the smallest free gap that holds the buffer, lowest first; else the top.
       const int64_t size = items_.size[i];
-      int64_t best = -1;
-      int64_t best_gap = std::numeric_limits<int64_t>::max();
-      int64_t covered = 0;
-      for (const Interval* iv_ptr = occupied.data; iv_ptr != occupied.data + occupied.size;
-           ++iv_ptr) {
-        const Interval& iv = *iv_ptr;
-        const int64_t gap = iv.begin - covered;
-        if (gap >= size && gap < best_gap) {
-          best_gap = gap;
-          best = covered;
-          if (gap == size) break;
-        }
-        covered = iv.end;
-      }
-      const int64_t offset = best >= 0 ? best : covered;
+      const int64_t offset = BestGap(size);
       offsets[i] = offset;
       height = std::max(height, offset + size);
       if (height > limit) return height;
@@ -265,26 +259,30 @@ class BestFitPlacer {
   }
 
  private:
-  // Merges `lists_` (each sorted and coalesced) into one sorted, coalesced run. Runs merge two
-  // smallest first (Huffman order), so the largest list, often half of the total, is copied
-  // once; coalescing shrinks the runs as they grow.
-  IntervalRun Union() {
-    heap_.clear();
+  // Best fit over the free gaps of the union of `lists_` (each sorted and coalesced). All lists
+  // but the last two are merged two smallest first (Huffman order: the largest list, often
+  // half of the total, is copied at most once; coalescing shrinks the runs as they grow); the
+  // last two are merged only virtually, while scanning their gaps, so the union of a query is
+  // never written out.
+  int64_t BestGap(int64_t size) {
+    runs_.clear();
     for (const std::vector<Interval>* list : lists_) {
-      heap_.push_back({list->data(), list->size(), -1});
+      runs_.push_back({list->data(), list->size(), -1});
     }
-    if (heap_.empty()) return IntervalRun{nullptr, 0, -1};
-    auto larger = [](const IntervalRun& x, const IntervalRun& y) { return x.size > y.size; };
-    std::make_heap(heap_.begin(), heap_.end(), larger);
+    // Largest first, so the two smallest are at the back (few lists: insertion sort).
+    for (size_t k = 1; k < runs_.size(); ++k) {
+      const IntervalRun r = runs_[k];
+      size_t j = k;
+      for (; j > 0 && runs_[j - 1].size < r.size; --j) runs_[j] = runs_[j - 1];
+      runs_[j] = r;
+    }
     free_scratch_.clear();
     for (int k = 0; k < static_cast<int>(scratch_.size()); ++k) free_scratch_.push_back(k);
-    while (heap_.size() > 1) {
-      std::pop_heap(heap_.begin(), heap_.end(), larger);
-      const IntervalRun x = heap_.back();
-      heap_.pop_back();
-      std::pop_heap(heap_.begin(), heap_.end(), larger);
-      const IntervalRun y = heap_.back();
-      heap_.pop_back();
+    while (runs_.size() > 2) {
+      const IntervalRun x = runs_.back();
+      runs_.pop_back();
+      const IntervalRun y = runs_.back();
+      runs_.pop_back();
       if (free_scratch_.empty()) {
         free_scratch_.push_back(static_cast<int>(scratch_.size()));
         scratch_.emplace_back();
@@ -292,34 +290,78 @@ class BestFitPlacer {
       const int owner = free_scratch_.back();
       free_scratch_.pop_back();
       std::vector<Interval>& out = scratch_[owner];
-      out.clear();
-      MergeInto(x.data, x.data + x.size, y.data, y.data + y.size, out);
+      if (out.size() < x.size + y.size) out.resize(x.size + y.size);
+      const size_t merged = static_cast<size_t>(
+          MergeRuns(x.data, x.data + x.size, y.data, y.data + y.size, out.data()) - out.data());
       if (x.owner >= 0) free_scratch_.push_back(x.owner);
       if (y.owner >= 0) free_scratch_.push_back(y.owner);
-      heap_.push_back({out.data(), out.size(), owner});
-      std::push_heap(heap_.begin(), heap_.end(), larger);
+      const IntervalRun r{out.data(), merged, owner};
+      size_t j = runs_.size();
+      runs_.push_back(r);
+      for (; j > 0 && runs_[j - 1].size < r.size; --j) runs_[j] = runs_[j - 1];
+      runs_[j] = r;
     }
-    return heap_.front();
+    const Interval* a = runs_.size() > 0 ? runs_[0].data : nullptr;
+    const Interval* a_end = runs_.size() > 0 ? a + runs_[0].size : nullptr;
+    const Interval* b = runs_.size() > 1 ? runs_[1].data : nullptr;
+    const Interval* b_end = runs_.size() > 1 ? b + runs_[1].size : nullptr;
+    int64_t best = -1;
+    int64_t best_gap = std::numeric_limits<int64_t>::max();
+    int64_t covered = 0;
+    auto visit = [&](const Interval& iv) {
+      if (iv.begin > covered) {
+        const int64_t gap = iv.begin - covered;
+        if (gap >= size && gap < best_gap) {
+          best_gap = gap;
+          best = covered;
+          if (gap == size) return true;
+        }
+      }
+      covered = std::max(covered, iv.end);
+      return false;
+    };
+    while (a != a_end && b != b_end) {
+      if (visit(a->begin <= b->begin ? *a++ : *b++)) return best;
+    }
+    for (; a != a_end; ++a) {
+      if (visit(*a)) return best;
+    }
+    for (; b != b_end; ++b) {
+      if (visit(*b)) return best;
+    }
+    return best >= 0 ? best : covered;
   }
 
-  static void MergeInto(const Interval* a, const Interval* a_end, const Interval* b,
-                        const Interval* b_end, std::vector<Interval>& out) {
-    auto push_run = [&](const Interval& iv) {
-      if (!out.empty() && iv.begin <= out.back().end) {
-        out.back().end = std::max(out.back().end, iv.end);
+  // Merges two sorted, coalesced runs into `out` (room for both), coalescing; returns the end.
+  static Interval* MergeRuns(const Interval* a, const Interval* a_end, const Interval* b,
+                             const Interval* b_end, Interval* out) {
+    Interval cur;
+    if (a != a_end && (b == b_end || a->begin <= b->begin)) {
+      cur = *a++;
+    } else if (b != b_end) {
+      cur = *b++;
+    } else {
+      return out;
+    }
+    auto push = [&cur, &out](const Interval& iv) {
+      if (iv.begin <= cur.end) {
+        cur.end = std::max(cur.end, iv.end);
       } else {
-        out.push_back(iv);
+        *out++ = cur;
+        cur = iv;
       }
     };
-    while (a != a_end && b != b_end) push_run(a->begin <= b->begin ? *a++ : *b++);
-    while (a != a_end) push_run(*a++);
-    while (b != b_end) push_run(*b++);
+    while (a != a_end && b != b_end) push(a->begin <= b->begin ? *a++ : *b++);
+    for (; a != a_end; ++a) push(*a);
+    for (; b != b_end; ++b) push(*b);
+    *out++ = cur;
+    return out;
   }
 
   const Items& items_;
   OccupancyTree tree_;
   std::vector<const std::vector<Interval>*> lists_;
-  std::vector<IntervalRun> heap_;
+  std::vector<IntervalRun> runs_;  // BestGap(): runs still to merge, largest first.
   std::vector<std::vector<Interval>> scratch_;
   std::vector<int> free_scratch_;
 };
@@ -402,7 +444,9 @@ std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
         break;
     }
   }
-  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return key[a] < key[b]; });
+  // Index as the last key: the permutation a stable sort would give, without its merge buffer.
+  std::sort(idx.begin(), idx.end(),
+            [&](int a, int b) { return key[a] < key[b] || (key[a] == key[b] && a < b); });
   return idx;
 }
 
@@ -874,11 +918,28 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
   int64_t best_height = std::numeric_limits<int64_t>::max();
   std::vector<int64_t> offsets;
   // The start order (an O(n log n) sweep) runs first: its height lets the other orders stop as
-  // soon as they cannot win. Ties go to the order listed first in options.orders.
+  // soon as they cannot win. Then area, lifetime, size: the orders whose early buffers are long
+  // lived reach a losing height soonest, so the costly full runs tend to be the winners' (on
+  // Y_1's first 20k buffers this order saves ~15 % over size, area, lifetime). The evaluation
+  // order changes only the time: ties go to the order listed first in options.orders.
+  auto rank = [](GreedyOrder o) {
+    switch (o) {
+      case GreedyOrder::kStart:
+        return 0;
+      case GreedyOrder::kArea:
+        return 1;
+      case GreedyOrder::kLifetime:
+        return 2;
+      case GreedyOrder::kSize:
+        return 3;
+    }
+    return 4;
+  };
   std::vector<size_t> evaluation(options.orders.size());
   std::iota(evaluation.begin(), evaluation.end(), 0);
-  std::stable_partition(evaluation.begin(), evaluation.end(),
-                        [&](size_t k) { return options.orders[k] == GreedyOrder::kStart; });
+  std::stable_sort(evaluation.begin(), evaluation.end(), [&](size_t a, size_t b) {
+    return rank(options.orders[a]) < rank(options.orders[b]);
+  });
   size_t best_index = options.orders.size();
   for (size_t k : evaluation) {
     const GreedyOrder order = options.orders[k];

@@ -147,6 +147,36 @@ TEST(GreedyBestFitTest, MatchesReferenceBestFit) {
   }
 }
 
+// Greedy mode returns exactly the placement of the lowest order, ties going to the order listed
+// first in options.orders, whatever order the orders are evaluated in (evaluation is reordered
+// for speed, and orders that can no longer win stop early).
+TEST(PlanPlacementTest, GreedyKeepsTheFirstListedLowestOrder) {
+  std::mt19937_64 rng(11);
+  std::vector<GreedyOrder> orders = {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
+                                     GreedyOrder::kStart};
+  for (int round = 0; round < 400; ++round) {
+    const std::vector<PlacementBuffer> buffers = RandomInstance(rng, 60, 64);
+    std::shuffle(orders.begin(), orders.end(), rng);
+    const size_t count = 1 + rng() % orders.size();
+    PlannerOptions options;
+    options.orders.assign(orders.begin(), orders.begin() + count);
+    std::vector<int64_t> expected;
+    int64_t expected_height = -1;
+    for (GreedyOrder order : options.orders) {
+      std::vector<int64_t> offsets = GreedyBestFit(buffers, 1, order);
+      const int64_t height = PlacementHeight(buffers, offsets);
+      if (expected_height < 0 || height < expected_height) {
+        expected_height = height;
+        expected = std::move(offsets);
+      }
+    }
+    auto plan = PlanPlacement(buffers, options);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->height, expected_height) << "round " << round;
+    EXPECT_EQ(plan->offsets, expected) << "round " << round;
+  }
+}
+
 // Best fit takes the smallest gap that holds a buffer, not the lowest one.
 TEST(GreedyBestFitTest, PicksTheSmallestFittingGap) {
   // Two holes at one step: [0,10) (10 bytes) and [14,18) (4 bytes). A 4-byte buffer goes into
