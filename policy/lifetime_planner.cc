@@ -909,7 +909,8 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
 
   const Items items = MakeItems(buffers, options.alignment);
   PlacementPlan plan;
-  plan.load = ComputeLoad(buffers);
+  // Unaligned sizes are the items' sizes (buffers taking no space add nothing to LOAD).
+  plan.load = options.alignment == 1 ? items.load : ComputeLoad(buffers);
 
   // Greedy: best of the requested orders.
   BestFitPlacer placer(items);

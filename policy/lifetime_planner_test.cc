@@ -174,6 +174,7 @@ TEST(PlanPlacementTest, GreedyKeepsTheFirstListedLowestOrder) {
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(plan->height, expected_height) << "round " << round;
     EXPECT_EQ(plan->offsets, expected) << "round " << round;
+    EXPECT_EQ(plan->load, ComputeLoad(buffers)) << "round " << round;
   }
 }
 
