@@ -5,6 +5,7 @@
 // (at most 1 GiB of recycled bytes). Rows per configuration, all on the same memory:
 //   ZeroCells_OneMemsetLimit           the limit: one memset of N * cell_bytes bytes
 //   ZeroCells_MemsetPerCellRandomOrder baseline: one memset per cell, in recycling order
+//   Gc_SerialAutoOrder                 gc/gc_serial in its default order (the runtime's GC)
 //   Gc_SerialSorted                    gc/gc_serial, address order (bitmap), one thread
 //   Gc_SerialRecycleOrder              gc/gc_serial in upstream's order (no sorting), one thread
 //   Gc_RuntimeNodeManagerGcSerial      sparse_runtime's NodeManager::gc_serial (upstream algorithm)
@@ -168,6 +169,9 @@ void SerialGc(benchmark::State& state, int32_t order) {
   state.counters["sorted"] = f.scratch.plan.order == accelmem::gc::kGcOrderSorted;
 }
 
+// gc/gc_serial in its default order (kGcOrderAuto: what GcCollector and the runtime run).
+void BM_Gc_SerialAutoOrder(benchmark::State& state) { SerialGc(state, accelmem::gc::kGcOrderAuto); }
+
 // gc/gc_serial in address order (bitmap buckets, runs merged).
 void BM_Gc_SerialSorted(benchmark::State& state) { SerialGc(state, accelmem::gc::kGcOrderSorted); }
 
@@ -230,6 +234,7 @@ struct Registrar {
         };
         add("BM_ZeroCells_OneMemsetLimit", BM_ZeroCells_OneMemsetLimit);
         add("BM_ZeroCells_MemsetPerCellRandomOrder", BM_ZeroCells_MemsetPerCellRandomOrder);
+        add("BM_Gc_SerialAutoOrder", BM_Gc_SerialAutoOrder);
         add("BM_Gc_SerialSorted", BM_Gc_SerialSorted);
         add("BM_Gc_SerialRecycleOrder", BM_Gc_SerialRecycleOrder);
         add("BM_Gc_RuntimeNodeManagerGcSerial", BM_Gc_RuntimeNodeManagerGcSerial);

@@ -78,10 +78,20 @@ ACCELMEM_RT_INLINE void zero_streaming(Ptr p, u64 n) {
   if (end > last_line) zero_small(last_line, static_cast<u64>(end - last_line));
 }
 ACCELMEM_RT_INLINE void stream_fence() { __builtin_ia32_sfence(); }
+// Zeroes n bytes (a multiple of 64) from the line-aligned p with non-temporal stores.
+ACCELMEM_RT_INLINE void stream_lines(Ptr p, u64 n) {
+  for (Ptr end = p + n; p < end; p += 64) {
+    stream16(p);
+    stream16(p + 16);
+    stream16(p + 32);
+    stream16(p + 48);
+  }
+}
 #else
 #define ACCELMEM_GC_STREAMING 0
 ACCELMEM_RT_INLINE void zero_streaming(Ptr p, u64 n) { mem_zero(p, n); }
 ACCELMEM_RT_INLINE void stream_fence() {}
+ACCELMEM_RT_INLINE void stream_lines(Ptr p, u64 n) { mem_zero(p, n); }
 #endif
 
 // Zeroes runs of cells [begin, end) of the data list (split at chunk boundaries).
@@ -97,7 +107,11 @@ struct Zeroer {
     if (lanes > 1) {
       gc_zero_cooperative(p, n, lane, lanes);
     } else if (streaming) {
-      zero_streaming(p, n);
+      if (element_size % 64 == 0) {
+        stream_lines(p, n);  // whole lines: cells start lines (data chunks are line-aligned)
+      } else {
+        zero_streaming(p, n);
+      }
     } else if (n <= 128) {
       zero_small(p, n);
     } else {
@@ -157,70 +171,99 @@ struct IndexWriter {
   }
 };
 
-// Small cells (element_size = kSize <= 64, a multiple of 8, 64 cells of a bitmap word inside one
-// data chunk): every marked cell is zeroed with kSize/8..kSize/16 inline stores straight from the
-// bitmap bits, without building runs (for small cells the run bookkeeping and the memset calls
-// cost more than the stores). With kStream (kSize == 64, line-aligned cells), each cell is one
-// cache line written with non-temporal stores.
-template <u64 kSize, bool kStream>
-void small_cells_bucket(const ListManager& data, u64* bitmap, const GcPlan& plan, i64 w0, i64 w1,
-                        bool clear, bool list, IndexWriter* writer) {
+// Per-cell zeroing straight from the bitmap bits, without building runs, for the cases where
+// runs buy nothing: small cells (element_size <= 64, a multiple of 8: a few inline stores per
+// cell; the run bookkeeping and memset calls would cost more than the stores) and streamed cells
+// of whole cache lines (a non-temporal line write does not care whether its neighbour is written
+// too). Needs 64 cells of a bitmap word inside one data chunk (chunk >= 64). One pass over the
+// bits writes each index to the free list and zeroes its cell (zero_cell(Ptr)); the writer's
+// cursor lives in registers for the whole bucket.
+template <typename ZeroCell>
+void cells_bucket(const ListManager& data, u64 element_size, u64* bitmap, const GcPlan& plan,
+                  i64 w0, i64 w1, bool clear, bool list, IndexWriter* writer,
+                  const ZeroCell& zero_cell) {
+  i32* out = writer->p;
+  i64 left = writer->left;
+  i64 pos = writer->pos;
   for (i64 w = w0; w < w1; ++w) {
     u64 word = gc_marked_word(bitmap, plan, w, clear);
     if (word == 0) continue;
     const i64 base = w << 6;
-    if (list) writer->put_bits(base, word);
     Ptr cells = data.get_element_ptr(static_cast<i32>(base));
-    for (; word != 0; word &= word - 1) {
-      Ptr p = cells + kSize * static_cast<u64>(__builtin_ctzll(word));
-#if ACCELMEM_GC_STREAMING
-      if constexpr (kStream) {
-        stream16(p);
-        stream16(p + 16);
-        stream16(p + 32);
-        stream16(p + 48);
-        continue;
-      }
-#endif
-      __builtin_memset(p, 0, kSize);
+    bool fused = list;
+    if (list && left < 64) {  // the free list's chunk may end inside this word: the slow path
+      writer->p = out;
+      writer->left = left;
+      writer->pos = pos;
+      writer->put_bits(base, word);
+      out = writer->p;
+      left = writer->left;
+      pos = writer->pos;
+      fused = false;
     }
+    i32* q = out;
+    for (; word != 0; word &= word - 1) {
+      const i32 bit = __builtin_ctzll(word);
+      if (fused) *q++ = static_cast<i32>(base + bit);
+      zero_cell(cells + element_size * static_cast<u64>(bit));
+    }
+    left -= q - out;
+    pos += q - out;
+    out = q;
   }
+  writer->p = out;
+  writer->left = left;
+  writer->pos = pos;
 }
 
-// Returns false if no small-cell specialization applies.
+template <u64 kSize>
+void small_cells_bucket(const ListManager& data, u64* bitmap, const GcPlan& plan, i64 w0, i64 w1,
+                        bool clear, bool list, IndexWriter* writer) {
+  cells_bucket(data, kSize, bitmap, plan, w0, w1, clear, list, writer,
+               [](Ptr p) { __builtin_memset(p, 0, kSize); });
+}
+
+// Returns false if no per-cell specialization applies.
 bool small_cells_dispatch(const ListManager& data, const Zeroer& zeroer, u64* bitmap,
                           const GcPlan& plan, i64 w0, i64 w1, bool clear, bool list,
                           IndexWriter* writer) {
   if (zeroer.lanes != 1 || zeroer.chunk < 64) return false;
+  const u64 size = zeroer.element_size;
   if (zeroer.streaming) {
-    if (zeroer.element_size != 64) return false;
-    small_cells_bucket<64, true>(data, bitmap, plan, w0, w1, clear, list, writer);
+    if (size % 64 != 0) return false;
+    if (size == 64) {
+      cells_bucket(data, 64, bitmap, plan, w0, w1, clear, list, writer,
+                   [](Ptr p) { stream_lines(p, 64); });
+    } else {
+      cells_bucket(data, size, bitmap, plan, w0, w1, clear, list, writer,
+                   [size](Ptr p) { stream_lines(p, size); });
+    }
     return true;
   }
-  switch (zeroer.element_size) {
+  switch (size) {
     case 8:
-      small_cells_bucket<8, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      small_cells_bucket<8>(data, bitmap, plan, w0, w1, clear, list, writer);
       return true;
     case 16:
-      small_cells_bucket<16, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      small_cells_bucket<16>(data, bitmap, plan, w0, w1, clear, list, writer);
       return true;
     case 24:
-      small_cells_bucket<24, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      small_cells_bucket<24>(data, bitmap, plan, w0, w1, clear, list, writer);
       return true;
     case 32:
-      small_cells_bucket<32, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      small_cells_bucket<32>(data, bitmap, plan, w0, w1, clear, list, writer);
       return true;
     case 40:
-      small_cells_bucket<40, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      small_cells_bucket<40>(data, bitmap, plan, w0, w1, clear, list, writer);
       return true;
     case 48:
-      small_cells_bucket<48, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      small_cells_bucket<48>(data, bitmap, plan, w0, w1, clear, list, writer);
       return true;
     case 56:
-      small_cells_bucket<56, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      small_cells_bucket<56>(data, bitmap, plan, w0, w1, clear, list, writer);
       return true;
     case 64:
-      small_cells_bucket<64, false>(data, bitmap, plan, w0, w1, clear, list, writer);
+      small_cells_bucket<64>(data, bitmap, plan, w0, w1, clear, list, writer);
       return true;
     default:
       return false;
@@ -287,7 +330,7 @@ void recycle_order(NodeManager* nm, const GcPlan& plan, i32 worker, i32 num_work
       }
     });
   }
-  // 2. Zero the cells in recycling order, merging ascending or descending neighbours.
+  // 2. Zero the cells in recycling order, merging ascending or descending neighbours into runs.
   i64 run_begin = 0, run_end = -1;
   gc_for_each_segment<const i32>(recycled, begin, end, [&](const i32* items, i64, i64 n) {
     for (i64 k = 0; k < n; ++k) {
@@ -334,15 +377,13 @@ void gc_phase2_refill_and_zero(NodeManager* nm, GcScratch* scratch, i32 worker, 
   if (lanes < 1) lanes = 1;
   if (num_workers < 1) num_workers = 1;
   const u64 zero_bytes = nm->element_size * static_cast<u64>(plan.num_refill);
-  const Zeroer zeroer{
-      &nm->data_list,
-      nm->element_size,
-      nm->data_list.max_num_elements_per_chunk,
-      lane,
-      lanes,
-      ACCELMEM_GC_STREAMING != 0 &&
-          zero_bytes >= (scratch->streaming_zero_bytes != 0 ? scratch->streaming_zero_bytes
-                                                            : kStreamingZeroBytes)};
+  const Zeroer zeroer{&nm->data_list,
+                      nm->element_size,
+                      nm->data_list.max_num_elements_per_chunk,
+                      lane,
+                      lanes,
+                      ACCELMEM_GC_STREAMING != 0 &&
+                          zero_bytes >= gc_streaming_threshold(scratch, nm->element_size)};
   IndexWriter writer{&nm->free_list, 0, nullptr, 0};
   if (plan.order == kGcOrderSorted) {
     if (lanes == 1) {

@@ -94,6 +94,32 @@ TEST(Phase2Test, SortedRefillIsAscending) {
   }
 }
 
+// The per-cell paths (small cells; streamed whole-line cells) write the free list from registers
+// and fall back to the checked writer where a free-list chunk (4096 entries) ends inside a bitmap
+// word: with more than 4096 refills, every index lands once and in ascending order, each recycled
+// cell is zero and nothing else is written, with and without streaming.
+TEST(Phase2Test, PerCellPathsAcrossFreeListChunks) {
+  for (uint64_t node_size : {16u, 64u, 128u, 256u, 200u}) {
+    for (uint64_t streaming : {uint64_t{0}, uint64_t{1}}) {
+      TestHeap heap(node_size, 1024);
+      heap.scratch.order = kGcOrderSorted;
+      heap.scratch.streaming_zero_bytes = streaming;
+      std::mt19937_64 rng(node_size + streaming);
+      RandomRound(&heap, &rng, 20000, 0.6);
+      Collect(&heap, 1, 1);
+      // Use some free entries and recycle again: the refill starts at an odd free-list slot.
+      RandomRound(&heap, &rng, 1001, 0.7);
+      const Snapshot before = TakeSnapshot(heap);
+      const int kept = static_cast<int>(testing::UnusedFree(heap.nm).size());
+      Collect(&heap, 1, 1);
+      ASSERT_GT(heap.scratch.plan.num_refill, NodeManager::kMinIndexListChunk);
+      ASSERT_TRUE(CheckCollected(heap, before)) << node_size << " " << streaming;
+      std::vector<int32_t> free_list = FreeList(heap.nm);
+      EXPECT_TRUE(std::is_sorted(free_list.begin() + kept, free_list.end())) << node_size;
+    }
+  }
+}
+
 // Recycling order: the free list gets the recycled indices in recycling order (as upstream
 // gc_serial), adjacent and reversed runs included.
 TEST(Phase2Test, RecyclingOrderRefill) {
