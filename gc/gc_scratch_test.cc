@@ -1,5 +1,9 @@
 #include "gc/gc_scratch.h"
 
+#include <cstdint>
+#include <random>
+#include <vector>
+
 #include "gc/gc_test_util.h"
 #include "gtest/gtest.h"
 
@@ -63,6 +67,24 @@ TEST(GcScratchTest, EmptyRecycledList) {
   GcPlan plan = gc_make_plan(&heap.nm, &heap.scratch, 4);
   EXPECT_EQ(plan.order, kGcOrderRecycle);
   EXPECT_EQ(plan.num_recycled, 0);
+}
+
+// gc_popcount counts set bits exactly (the SWAR form GCC builds), on edges and random words.
+TEST(GcScratchTest, PopcountMatchesBitLoop) {
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> words = {0,
+                                 1,
+                                 ~uint64_t{0},
+                                 uint64_t{1} << 63,
+                                 0x8000000000000001ull,
+                                 0x5555555555555555ull,
+                                 0xF0F0F0F0F0F0F0F0ull};
+  for (int i = 0; i < 1000; ++i) words.push_back(rng() & rng());
+  for (uint64_t w : words) {
+    int expected = 0;
+    for (int b = 0; b < 64; ++b) expected += static_cast<int>((w >> b) & 1);
+    EXPECT_EQ(gc_popcount(w), expected) << w;
+  }
 }
 
 // gc_slice partitions [0, n) into contiguous, ordered, balanced pieces.

@@ -27,7 +27,7 @@ void gc_phase1_swap_lists(NodeManager* nm, GcScratch* scratch, i32 num_workers) 
       scratch->bucket_offset[b] = static_cast<i32>(refill);
       const i64 end = min_of(words, (b + 1) * words_per_bucket);
       for (i64 w = b * words_per_bucket; w < end; ++w) {
-        refill += __builtin_popcountll(gc_marked_word(bitmap, plan, w, /*clear=*/false));
+        refill += gc_popcount(gc_marked_word(bitmap, plan, w, /*clear=*/false));
       }
     }
     scratch->bucket_offset[plan.num_buckets] = static_cast<i32>(refill);

@@ -13,12 +13,15 @@
 // Recycling plan: worker w takes the w-th contiguous slice of the backed-up recycled list, in
 // recycling order; indices that continue a run (ascending or descending, same chunk) extend it.
 //
-// Zeroing (one lane): runs of at most 128 bytes take a few inline 16-byte stores, longer ones one
-// memset. When the collection zeroes at least scratch->streaming_zero_bytes in all (default
-// kStreamingZeroBytes: more than the caches hold, so the lines would be evicted unread anyway),
-// the whole cache lines of every run are written with non-temporal stores (x86-64) instead, which
-// avoids reading each line before overwriting it and roughly doubles the bandwidth once
-// memory-bound; an sfence ends the phase.
+// Zeroing (one lane): small cells (<= 64 B, a multiple of 8) and streamed cells of whole cache
+// lines are zeroed one by one straight from the bitmap bits, in the same pass that writes their
+// indices (no runs: they buy nothing there). Otherwise runs of at most 128 bytes take a few inline
+// 16-byte stores, longer ones one memset. Non-temporal stores (x86-64) replace them once the
+// collection zeroes at least gc_streaming_threshold() bytes: 512 KiB for cells of 64 B or more
+// (whole-line writes skip the read-for-ownership of every line not in L1/L2, about twice the
+// bandwidth of ordinary stores beyond L2), 16 MiB for smaller cells (more than the caches hold);
+// scratch->streaming_zero_bytes overrides both. Whole cache lines are streamed, partial ones
+// stored; an sfence ends the phase. The zeroed cells then are not in the caches.
 //
 // Several lanes (lanes > 1) are a GPU block: on the CPU, arch.h's block_barrier is a no-op, so
 // native callers pass lane 0 of 1.
