@@ -12,7 +12,10 @@
 //     --verify-memory-plan                                     also run verify_memory_plan at the
 //     end
 //     --planner=sequential|greedy|search                       allocate-memory-addr's placement
-//                                                              (default sequential, the seed's)
+//                                                              (default sequential, the seed's;
+//                                                              greedy/search do memory-reuse's
+//                                                              carry fix-ups where needed, so
+//                                                              memory-reuse is optional)
 //     --planner-budget-ms=N                                    search budget per space (def. 100)
 // Errors go to stderr as `file:line:col: error: ...` (parse and verifier errors with a
 // location) or `error: in function 'F': ...`; the exit status is 1. Bad flags: usage, status 2.
