@@ -45,22 +45,35 @@ void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker
     // Private bitmap (one worker, or a CPU pool): plain ORs. Shared (a GPU grid): atomic ORs.
     const bool shared = plan.num_bitmaps == 1 && plan.num_workers > 1;
     u64* bitmap = scratch->bitmap + (shared ? 0 : worker * plan.bitmap_stride);
-    gc_for_each_segment<const i32>(nm->recycled_list, begin, end,
-                                   [&](const i32* items, i64, i64 n) {
-                                     for (i64 k = 0; k < n; ++k) {
-                                       const i32 index = items[k];
-                                       if (static_cast<u32>(index) >= limit) {
-                                         if (invalid++ == 0) first_invalid = index;
-                                         continue;
+    // Two loops rather than a branch per index (the compiler does not unswitch it).
+    auto invalid_index = [&](i32 index) {
+      if (invalid++ == 0) first_invalid = index;
+    };
+    if (shared) {
+      gc_for_each_segment<const i32>(nm->recycled_list, begin, end,
+                                     [&](const i32* items, i64, i64 n) {
+                                       for (i64 k = 0; k < n; ++k) {
+                                         const i32 index = items[k];
+                                         if (static_cast<u32>(index) >= limit) {
+                                           invalid_index(index);
+                                           continue;
+                                         }
+                                         atomic_or(&bitmap[index >> 6], u64{1} << (index & 63));
                                        }
-                                       const u64 bit = u64{1} << (index & 63);
-                                       if (shared) {
-                                         atomic_or(&bitmap[index >> 6], bit);
-                                       } else {
-                                         bitmap[index >> 6] |= bit;
+                                     });
+    } else {
+      gc_for_each_segment<const i32>(nm->recycled_list, begin, end,
+                                     [&](const i32* items, i64, i64 n) {
+                                       for (i64 k = 0; k < n; ++k) {
+                                         const u32 index = static_cast<u32>(items[k]);
+                                         if (index >= limit) {
+                                           invalid_index(static_cast<i32>(index));
+                                           continue;
+                                         }
+                                         bitmap[index >> 6] |= u64{1} << (index & 63);
                                        }
-                                     }
-                                   });
+                                     });
+    }
   } else {
     gc_for_each_segment<const i32>(nm->recycled_list, begin, end,
                                    [&](const i32* items, i64, i64 n) {
