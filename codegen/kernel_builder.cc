@@ -34,6 +34,9 @@ struct KernelBuilder::Impl {
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> module;
   std::vector<std::string> entry_points;
+  // offsetof(RuntimeContext, node_managers) in the runtime module's layout; -1 if not found.
+  int64_t node_managers_offset = -1;
+  std::map<std::string, GcKernel> gc_kernels;  // GC kernels by name (for AddDeviceEntry)
 };
 
 int64_t StructForExtent(const SNode& snode) {
@@ -44,6 +47,47 @@ int64_t StructForExtent(const SNode& snode) {
 namespace {
 
 constexpr const char kPrefix[] = "accelmem::sparse_runtime::";
+constexpr const char kGcPrefix[] = "accelmem::gc::";
+
+// The runtime's GC function each GC kernel calls ("gc::" + name: see MangledName).
+const char* GcFunction(GcKernel kind) {
+  switch (kind) {
+    case GcKernel::kPrepare:
+      return "gc::gc_scratch_reserve";
+    case GcKernel::kPhase0:
+      return "gc::gc_phase0_compact_free_list";
+    case GcKernel::kPhase1:
+      return "gc::gc_phase1_swap_lists";
+    case GcKernel::kPhase2:
+      return "gc::gc_phase2_refill_and_zero";
+    case GcKernel::kSerial:
+      return "gc::gc_serial";
+  }
+  return "";
+}
+
+// The offset of the NodeManager** member of the runtime module's RuntimeContext (matched by type,
+// not position, so reordering the struct cannot silently break the GC kernels); -1 if absent.
+int64_t NodeManagersOffset(const llvm::Module& runtime) {
+  llvm::LLVMContext& c = runtime.getContext();
+  auto* rt = llvm::StructType::getTypeByName(c, "struct.accelmem::sparse_runtime::RuntimeContext");
+  if (rt == nullptr || rt->isOpaque()) return -1;
+  int64_t offset = -1;
+  for (unsigned e = 0; e < rt->getNumElements(); ++e) {
+    llvm::Type* t = rt->getElementType(e);
+    if (!t->isPointerTy() || t->isOpaquePointerTy()) continue;
+    llvm::Type* inner = t->getPointerElementType();
+    if (!inner->isPointerTy() || inner->isOpaquePointerTy()) continue;
+    auto* nm = llvm::dyn_cast<llvm::StructType>(inner->getPointerElementType());
+    if (nm == nullptr || !nm->hasName() ||
+        nm->getName() != "struct.accelmem::sparse_runtime::NodeManager") {
+      continue;
+    }
+    if (offset >= 0) return -1;  // ambiguous
+    offset = static_cast<int64_t>(runtime.getDataLayout().getStructLayout(rt)->getElementOffset(e));
+  }
+  return offset;
+}
 
 bool IsSigned(DataType t) {
   return t == DataType::kI8 || t == DataType::kI16 || t == DataType::kI32 || t == DataType::kI64;
@@ -98,6 +142,7 @@ class Emitter {
                      const std::vector<CoordMap>& coords, double scale, double offset);
   absl::Status Point(absl::string_view name, PointOp op, const SNode& target);
   absl::Status StructFor(absl::string_view name, const SNode& target);
+  void Gc(absl::string_view name, GcKernel kind, const SNode& snode);
 
  private:
   enum class Walk { kActivate, kCheck };
@@ -689,6 +734,82 @@ absl::Status Emitter::StructFor(absl::string_view name, const SNode& target) {
   return absl::OkStatus();
 }
 
+void Emitter::Gc(absl::string_view name, GcKernel kind, const SNode& snode) {
+  llvm::Type* i32 = b_.getInt32Ty();
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Type* ret = b_.getVoidTy();
+  std::vector<llvm::Type*> params = {I8P(), I8P()};
+  switch (kind) {
+    case GcKernel::kPrepare:
+      ret = i64;
+      params.push_back(i32);
+      break;
+    case GcKernel::kPhase0:
+      params.insert(params.end(), {i32, i32});
+      break;
+    case GcKernel::kPhase1:
+      params.push_back(i32);
+      break;
+    case GcKernel::kPhase2:
+      params.insert(params.end(), {i32, i32, i32, i32});
+      break;
+    case GcKernel::kSerial:
+      ret = i64;
+      break;
+  }
+  Begin(name, ret, params);
+  llvm::Value* scratch = fn_->getArg(1);
+  // nm = ctx->runtime->node_managers[snode id], as upstream's gc kernels find it.
+  llvm::Value* runtime = CtxLoad(8, -1);
+  llvm::Value* table = b_.CreateLoad(
+      I8P(), b_.CreateBitCast(Gep(runtime, static_cast<uint64_t>(impl_.node_managers_offset)),
+                              I8P()->getPointerTo()));
+  llvm::Value* nm = b_.CreateLoad(
+      I8P(),
+      b_.CreateGEP(I8P(), b_.CreateBitCast(table, I8P()->getPointerTo()), b_.getInt64(snode.id())));
+  auto* run = Block("run");
+  auto* none = Block("no_allocator");
+  b_.CreateCondBr(
+      b_.CreateICmpEQ(nm, llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(I8P()))),
+      none, run);
+  b_.SetInsertPoint(none);
+  if (ret->isVoidTy()) {
+    b_.CreateRetVoid();
+  } else {
+    b_.CreateRet(b_.getInt64(0));
+  }
+  b_.SetInsertPoint(run);
+  auto arg = [&](unsigned a) { return fn_->getArg(a); };
+  const std::string fn = GcFunction(kind);
+  switch (kind) {
+    case GcKernel::kPrepare: {
+      llvm::Value* ok =
+          b_.CreateCall(Rt(fn, b_.getInt1Ty(), {I8P(), I8P(), i32}), {scratch, nm, arg(2)});
+      b_.CreateRet(b_.CreateZExt(ok, i64));
+      break;
+    }
+    case GcKernel::kPhase0:
+      b_.CreateCall(Rt(fn, b_.getVoidTy(), {I8P(), I8P(), i32, i32}),
+                    {nm, scratch, arg(2), arg(3)});
+      b_.CreateRetVoid();
+      break;
+    case GcKernel::kPhase1:
+      b_.CreateCall(Rt(fn, b_.getVoidTy(), {I8P(), I8P(), i32}), {nm, scratch, arg(2)});
+      b_.CreateRetVoid();
+      break;
+    case GcKernel::kPhase2:
+      b_.CreateCall(Rt(fn, b_.getVoidTy(), {I8P(), I8P(), i32, i32, i32, i32}),
+                    {nm, scratch, arg(2), arg(3), arg(4), arg(5)});
+      b_.CreateRetVoid();
+      break;
+    case GcKernel::kSerial: {
+      llvm::Value* ok = b_.CreateCall(Rt(fn, b_.getInt1Ty(), {I8P(), I8P()}), {nm, scratch});
+      b_.CreateRet(b_.CreateZExt(ok, i64));
+      break;
+    }
+  }
+}
+
 // Checks shared by every Add*: a fresh name of a builder that is not finished, an SNode of the
 // builder's tree.
 absl::Status CheckAdd(const KernelBuilder::Impl& impl, absl::string_view name, const SNode& snode) {
@@ -749,14 +870,18 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
         absl::StrCat("runtime bitcode: ", llvm::toString(runtime.takeError())));
   }
   const std::string prefix = kPrefix;
+  const std::string gc_prefix = kGcPrefix;
   for (const llvm::Function& f : **runtime) {
     const std::string demangled = llvm::demangle(f.getName().str());
-    if (demangled.rfind(prefix, 0) != 0) continue;
-    const size_t paren = demangled.find('(', prefix.size());
+    // accelmem::sparse_runtime::X -> "X", accelmem::gc::X -> "gc::X".
+    const bool is_gc = demangled.rfind(gc_prefix, 0) == 0;
+    if (!is_gc && demangled.rfind(prefix, 0) != 0) continue;
+    const size_t skip = is_gc ? std::string("accelmem::").size() : prefix.size();
+    const size_t paren = demangled.find('(', skip);
     if (paren == std::string::npos) continue;
-    impl->mangled.emplace(demangled.substr(prefix.size(), paren - prefix.size()),
-                          f.getName().str());
+    impl->mangled.emplace(demangled.substr(skip, paren - skip), f.getName().str());
   }
+  impl->node_managers_offset = NodeManagersOffset(**runtime);
   std::vector<std::string> needed = {"Dynamic_allocate", "Dynamic_deactivate",
                                      "Dynamic_get_num_elements"};
   for (const char* kind : {"Pointer", "Bitmasked", "Dynamic"}) {
@@ -867,6 +992,107 @@ absl::Status KernelBuilder::AddStructFor(absl::string_view name, const SNode& sn
   return Emitter(impl_.get()).StructFor(name, snode);
 }
 
+std::string GcKernelName(absl::string_view prefix, GcKernel kind) {
+  static constexpr const char* kSuffix[kNumGcKernels] = {"_prepare", "_phase0", "_phase1",
+                                                         "_phase2", "_serial"};
+  return absl::StrCat(prefix, kSuffix[static_cast<int>(kind)]);
+}
+
+absl::Status KernelBuilder::AddGcKernel(absl::string_view name, GcKernel kind, const SNode& snode) {
+  absl::Status s = CheckAdd(*impl_, name, snode);
+  if (!s.ok()) return s;
+  if (!sparse_runtime::HasAllocator(snode.type())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", snode.DebugPath(), " has no allocator to collect"));
+  }
+  if (impl_->mangled.count(GcFunction(kind)) == 0) {
+    return absl::NotFoundError(absl::StrCat("runtime bitcode lacks accelmem::", GcFunction(kind)));
+  }
+  if (impl_->node_managers_offset < 0) {
+    return absl::NotFoundError(
+        "runtime bitcode: no RuntimeContext type with one NodeManager** member");
+  }
+  Emitter(impl_.get()).Gc(name, kind, snode);
+  impl_->gc_kernels.emplace(std::string(name), kind);
+  return absl::OkStatus();
+}
+
+absl::Status KernelBuilder::AddGc(absl::string_view prefix, const SNode& snode) {
+  for (int k = 0; k < kNumGcKernels; ++k) {
+    const GcKernel kind = static_cast<GcKernel>(k);
+    absl::Status s = AddGcKernel(GcKernelName(prefix, kind), kind, snode);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The device entry of GC kernel `k` (see AddDeviceEntry): worker and lane ids from the grid.
+void EmitGcDeviceEntry(llvm::Module& m, absl::string_view name, llvm::Function* k, GcKernel kind) {
+  llvm::LLVMContext& c = m.getContext();
+  llvm::IRBuilder<> b(c);
+  llvm::Type* i8p = b.getInt8PtrTy();
+  llvm::Type* i32 = b.getInt32Ty();
+  std::vector<llvm::Type*> params = {i8p, i8p};
+  if (kind == GcKernel::kPrepare || kind == GcKernel::kPhase0 || kind == GcKernel::kPhase1) {
+    params.push_back(i32);
+  }
+  const bool has_result = kind == GcKernel::kPrepare || kind == GcKernel::kSerial;
+  if (has_result) params.push_back(llvm::Type::getInt64PtrTy(c));
+  auto* fn = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
+                                    llvm::Function::ExternalLinkage,
+                                    llvm::StringRef(name.data(), name.size()), &m);
+  auto* entry = llvm::BasicBlock::Create(c, "entry", fn);
+  auto* run = llvm::BasicBlock::Create(c, "run", fn);
+  auto* done = llvm::BasicBlock::Create(c, "done", fn);
+  b.SetInsertPoint(entry);
+  auto sreg = [&](llvm::Intrinsic::ID id) {
+    return b.CreateCall(llvm::Intrinsic::getDeclaration(&m, id));
+  };
+  auto wide = [&](llvm::Value* v) { return b.CreateZExt(v, b.getInt64Ty()); };
+  llvm::Value* ctx = fn->getArg(0);
+  llvm::Value* scratch = fn->getArg(1);
+  llvm::Value* thread =
+      b.CreateAdd(b.CreateMul(wide(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x)),
+                              wide(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x))),
+                  wide(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x)));
+  std::vector<llvm::Value*> args = {ctx, scratch};
+  switch (kind) {
+    case GcKernel::kPhase0: {
+      // Global thread t < num_workers is worker t.
+      llvm::Value* num_workers = fn->getArg(2);
+      b.CreateCondBr(b.CreateICmpSLT(thread, b.CreateSExt(num_workers, b.getInt64Ty())), run, done);
+      b.SetInsertPoint(run);
+      args.push_back(b.CreateTrunc(thread, i32));
+      args.push_back(num_workers);
+      break;
+    }
+    case GcKernel::kPhase2:
+      // Block b of the grid is worker b; its threads are the lanes.
+      b.CreateBr(run);
+      b.SetInsertPoint(run);
+      args.push_back(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x));
+      args.push_back(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x));
+      args.push_back(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+      args.push_back(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x));
+      break;
+    default:
+      // One thread: global thread 0.
+      b.CreateCondBr(b.CreateICmpEQ(thread, b.getInt64(0)), run, done);
+      b.SetInsertPoint(run);
+      if (kind != GcKernel::kSerial) args.push_back(fn->getArg(2));
+      break;
+  }
+  llvm::Value* r = b.CreateCall(k, args);
+  if (has_result) b.CreateStore(r, fn->getArg(static_cast<unsigned>(params.size() - 1)));
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+}
+
+}  // namespace
+
 absl::Status KernelBuilder::AddDeviceEntry(absl::string_view name, absl::string_view kernel) {
   if (impl_->module == nullptr) return absl::FailedPreconditionError("KernelBuilder finished");
   llvm::Module& m = *impl_->module;
@@ -878,6 +1104,12 @@ absl::Status KernelBuilder::AddDeviceEntry(absl::string_view name, absl::string_
   if (k == nullptr) return absl::NotFoundError(absl::StrCat("no kernel ", kernel));
   if (m.getFunction(llvm::StringRef(name.data(), name.size())) != nullptr) {
     return absl::AlreadyExistsError(absl::StrCat(name, ": defined twice"));
+  }
+  auto gc = impl_->gc_kernels.find(std::string(kernel));
+  if (gc != impl_->gc_kernels.end()) {
+    EmitGcDeviceEntry(m, name, k, gc->second);
+    impl_->entry_points.emplace_back(name);
+    return absl::OkStatus();
   }
   llvm::LLVMContext& c = *impl_->context;
   llvm::IRBuilder<> b(c);
@@ -955,6 +1187,7 @@ KernelModule KernelBuilder::Finish() {
   out.context = std::move(impl_->context);
   out.entry_points = std::move(impl_->entry_points);
   impl_->entry_points.clear();
+  impl_->gc_kernels.clear();
   return out;
 }
 

@@ -45,6 +45,12 @@
 // i8* cell), i8* data)` visit every active cell of an SNode (for a place: its value in the
 // parent's active cells) whose outermost path cell (the cell of path()[1]) lies in [begin, end),
 // in layout order, and return the number visited (see StructForExtent).
+// GC kernels (issue 7; upstream gc_parallel_0/1/2(context, snode_id) and gc_serial) collect the
+// allocator (NodeManager) of one pointer or dynamic SNode, reached as
+// ctx->runtime->node_managers[snode id], by calling the runtime bitcode's own GC functions
+// (gc/gc_scratch.h, phase*.h, gc_serial.h). `scratch` is a zero-initialized gc::GcScratch in
+// memory the kernel can write (host memory for the CPU JIT, device memory on NVPTX); one scratch
+// serves every allocator of a runtime, one collection at a time. See GcKernel for the protocol.
 //
 // Not thread-safe; one builder per module.
 #ifndef ACCELMEM_CODEGEN_KERNEL_BUILDER_H_
@@ -87,6 +93,32 @@ using StructForFn = int64_t (*)(void* ctx, int64_t begin, int64_t end, StructFor
 using PointFn = int64_t (*)(void* ctx, const int32_t* coord, void* value);
 using RangeFn = int64_t (*)(void* ctx, int64_t begin, int64_t end);
 using RangeSumFn = double (*)(void* ctx, int64_t begin, int64_t end);
+// GC kernels (see GcKernel); `scratch` is a gc::GcScratch*.
+using GcPrepareFn = int64_t (*)(void* ctx, void* scratch, int32_t num_workers);
+using GcPhase0Fn = void (*)(void* ctx, void* scratch, int32_t worker, int32_t num_workers);
+using GcPhase1Fn = void (*)(void* ctx, void* scratch, int32_t num_workers);
+using GcPhase2Fn = void (*)(void* ctx, void* scratch, int32_t worker, int32_t num_workers,
+                            int32_t lane, int32_t lanes);
+using GcSerialFn = int64_t (*)(void* ctx, void* scratch);
+
+// The GC kernels of one SNode allocator. A parallel collection is prepare (one thread), phase 0
+// (every worker), phase 1 (one thread), phase 2 (every worker), with a barrier between steps
+// (kernel launches on a GPU), all with the same num_workers (at most gc::kMaxGcWorkers), and no
+// allocation or recycling of the SNode in flight. On the CPU, lanes = 1 (lane 0).
+enum class GcKernel {
+  kPrepare,  // GcPrepareFn: gc_scratch_reserve; 1, or 0 when memory ran out (recorded in the
+             // runtime context; the collection still works, in recycling order)
+  kPhase0,   // GcPhase0Fn: gc_phase0_compact_free_list
+  kPhase1,   // GcPhase1Fn: gc_phase1_swap_lists
+  kPhase2,   // GcPhase2Fn: gc_phase2_refill_and_zero
+  kSerial,   // GcSerialFn: gc_serial, the whole collection on the calling thread; 1, or 0 when
+             // the runtime has an error recorded afterwards
+};
+inline constexpr int kNumGcKernels = 5;
+
+// The name AddGc gives kernel `kind`: prefix + "_prepare" / "_phase0" / "_phase1" / "_phase2" /
+// "_serial".
+std::string GcKernelName(absl::string_view prefix, GcKernel kind);
 
 // The range [0, extent) of a struct-for kernel over `snode`: the cells of the outermost level of
 // its path (1 for the root).
@@ -126,16 +158,32 @@ class KernelBuilder {
   // A struct-for kernel over the active cells of `snode`.
   absl::Status AddStructFor(absl::string_view name, const sparse_runtime::SNode& snode);
 
+  // A GC kernel for the allocator of `snode` (a pointer or dynamic SNode). InvalidArgument for
+  // an SNode without an allocator or not of this tree, NotFound when the runtime bitcode lacks
+  // the GC functions or the RuntimeContext layout, AlreadyExists for a name used twice.
+  absl::Status AddGcKernel(absl::string_view name, GcKernel kind,
+                           const sparse_runtime::SNode& snode);
+  // The five GC kernels of `snode`, named GcKernelName(prefix, kind).
+  absl::Status AddGc(absl::string_view prefix, const sparse_runtime::SNode& snode);
+
   // For NVPTX (a builder over runtime_cuda.bc): adds `void name(<kernel's params>, i64* result)`
   // around kernel `kernel`, to be marked as the PTX `.entry` (entries cannot return values).
   // Range and struct-for kernels: each thread of the grid runs its ceiling share of
   // [begin, end) and atomically adds its non-negative result to result[0] (as a double for
   // sums), or stores 1 to result[1] when its part failed (-1). Point kernels: global thread 0
-  // runs the kernel and stores its result to result[0]. NotFound for an unknown kernel,
-  // FailedPrecondition when the builder's triple is not NVPTX.
+  // runs the kernel and stores its result to result[0]. GC kernels take their worker and lane
+  // ids from the grid as gc/gc_cuda_kernels.cc does:
+  //   prepare `void (ctx, scratch, i32 num_workers, i64* result)`: global thread 0, result[0];
+  //   phase 0 `void (ctx, scratch, i32 num_workers)`: global thread t < num_workers is worker t;
+  //   phase 1 `void (ctx, scratch, i32 num_workers)`: global thread 0;
+  //   phase 2 `void (ctx, scratch)`: block b of the grid is worker b, its threads are the lanes
+  //     (launch as many blocks as phase 0 had workers; upstream uses blocks of 64 threads);
+  //   serial  `void (ctx, scratch, i64* result)`: global thread 0, result[0].
+  // NotFound for an unknown kernel, FailedPrecondition when the builder's triple is not NVPTX.
   absl::Status AddDeviceEntry(absl::string_view name, absl::string_view kernel);
 
-  // The mangled name of accelmem::sparse_runtime::`name` in the runtime module, or NotFound.
+  // The mangled name of accelmem::sparse_runtime::`name` in the runtime module (for a `name`
+  // starting with "gc::", of accelmem::`name`), or NotFound.
   absl::StatusOr<std::string> MangledName(absl::string_view name) const;
 
   // Verifies nothing; hands the module over (the builder is empty afterwards).
