@@ -417,36 +417,42 @@ int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
 
 std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
   const int n = items.count();
-  std::vector<int> idx(n);
-  std::iota(idx.begin(), idx.end(), 0);
-  // Keys compare ascending; larger-first keys are negated.
-  std::vector<std::tuple<int64_t, int64_t, int64_t>> key(n);
+  // Keys compare ascending (larger-first keys negated), the index last: the permutation a stable
+  // sort would give. Sorted by value, not through an index array, for locality.
+  struct Key {
+    int64_t k0, k1, k2;
+    int index;
+    bool operator<(const Key& o) const {
+      return std::tie(k0, k1, k2, index) < std::tie(o.k0, o.k1, o.k2, o.index);
+    }
+  };
+  std::vector<Key> key(n);
   for (int i = 0; i < n; ++i) {
     const int64_t size = items.size[i];
     const int64_t length = items.end[i] - items.start[i];
     switch (order) {
       case GreedyOrder::kSize:
-        key[i] = {-size, -length, items.start[i]};
+        key[i] = {-size, -length, items.start[i], i};
         break;
       case GreedyOrder::kArea: {
         // size * length may overflow; compare in long double, which is exact enough to order.
         const long double area = static_cast<long double>(size) * static_cast<long double>(length);
         const int64_t clamped =
             area > 9.0e18L ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(area);
-        key[i] = {-clamped, -size, items.start[i]};
+        key[i] = {-clamped, -size, items.start[i], i};
         break;
       }
       case GreedyOrder::kLifetime:
-        key[i] = {-length, -size, items.start[i]};
+        key[i] = {-length, -size, items.start[i], i};
         break;
       case GreedyOrder::kStart:
-        key[i] = {items.start[i], -size, -length};
+        key[i] = {items.start[i], -size, -length, i};
         break;
     }
   }
-  // Index as the last key: the permutation a stable sort would give, without its merge buffer.
-  std::sort(idx.begin(), idx.end(),
-            [&](int a, int b) { return key[a] < key[b] || (key[a] == key[b] && a < b); });
+  std::sort(key.begin(), key.end());
+  std::vector<int> idx(n);
+  for (int i = 0; i < n; ++i) idx[i] = key[i].index;
   return idx;
 }
 
