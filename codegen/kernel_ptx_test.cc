@@ -1,10 +1,11 @@
 // Every kernel kind of the kernel builder (range activate / write / sum / atomic add / deactivate /
-// append, the seven point ops, struct-for), built over runtime_cuda.bc with device entries, lowers
-// to PTX for sm_90 and assembles with ptxas (skipped without a CUDA toolkit).
+// append, the seven point ops, struct-for, the GC kernels), built over runtime_cuda.bc with device
+// entries, lowers to PTX for sm_90 and assembles with ptxas (skipped without a CUDA toolkit).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -59,6 +60,13 @@ std::vector<std::string> BuildAll(KernelBuilder& kb, const SNodeTree& tree) {
   add("p_deactivate_dynamic", kb.AddPoint("p_deactivate_dynamic", PointOp::kDeactivate, dyn));
   add("struct_for_x", kb.AddStructFor("struct_for_x", x));
   add("struct_for_d", kb.AddStructFor("struct_for_d", d));
+  // The GC kernels of both allocator kinds (pointer, dynamic).
+  for (const auto& [prefix, snode] :
+       {std::make_pair("gc_ptr", &ptr), std::make_pair("gc_dyn", &dyn)}) {
+    absl::Status status = kb.AddGc(prefix, *snode);
+    EXPECT_TRUE(status.ok()) << prefix << ": " << status;
+    for (int n = 0; n < kNumGcKernels; ++n) kernels.push_back(GcKernelName(prefix, GcKernel(n)));
+  }
   std::vector<std::string> entries;
   for (const std::string& kernel : kernels) {
     const std::string entry = "entry_" + kernel;
@@ -67,6 +75,16 @@ std::vector<std::string> BuildAll(KernelBuilder& kb, const SNodeTree& tree) {
     entries.push_back(entry);
   }
   return entries;
+}
+
+// The number of parameters of `.entry name(...)` in `ptx`, or -1 if absent.
+int EntryParams(const std::string& ptx, const std::string& name) {
+  const size_t begin = ptx.find(absl::StrCat(".entry ", name, "("));
+  if (begin == std::string::npos) return -1;
+  const size_t end = ptx.find(')', begin);
+  int n = 0;
+  for (size_t p = ptx.find(".param", begin); p < end; p = ptx.find(".param", p + 1)) ++n;
+  return n;
 }
 
 // All kinds lower to PTX `.entry` functions for sm_90 (with the CUDA runtime linked in)
@@ -87,6 +105,16 @@ TEST(KernelPtxTest, EveryKernelKindAssemblesForSm90) {
     EXPECT_THAT(*ptx, HasSubstr(absl::StrCat(".entry ", entry, "("))) << entry;
   }
   EXPECT_EQ(ptx->find(".extern"), std::string::npos);  // the runtime is linked in, not external
+  // GC entries take worker and lane ids from the grid, not as parameters.
+  const std::pair<GcKernel, int> gc_params[] = {{GcKernel::kPrepare, 4},
+                                                {GcKernel::kPhase0, 3},
+                                                {GcKernel::kPhase1, 3},
+                                                {GcKernel::kPhase2, 2},
+                                                {GcKernel::kSerial, 3}};
+  for (const auto& [kind, params] : gc_params) {
+    const std::string entry = "entry_" + GcKernelName("gc_ptr", kind);
+    EXPECT_EQ(EntryParams(*ptx, entry), params) << entry;
+  }
   if (g_ptxas.empty()) GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = tmp ? tmp : "/tmp";
