@@ -157,6 +157,29 @@ TEST(Phase0Test, ReportsOutOfRangeInEveryMarkingMode) {
   }
 }
 
+// The single-worker marking loop takes four indices per step: a step holding an invalid index
+// (too large or negative) still marks its valid ones, drops the invalid ones and reports the
+// first invalid index in recycling order.
+TEST(Phase0Test, MarksInStepsOfFourAroundInvalidIndices) {
+  TestHeap heap(16, 1024);
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(heap.nm.allocate_index(), i);
+  const std::vector<int32_t> recycled = {3, 64, 65, 130, 9, 5000, 10, 11, 12, -4, 199, 0, 1, 2};
+  for (int32_t i : recycled) heap.nm.recycled_list.push_back(i);
+  heap.scratch.order = kGcOrderSorted;
+  ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, 1));
+  GcPlan plan = gc_make_plan(&heap.nm, &heap.scratch, 1);
+  gc_phase0_compact_free_list(&heap.nm, &heap.scratch, 0, 1);
+  EXPECT_EQ(heap.memory.error_code, sparse_runtime::kErrorIndexOutOfRange);
+  EXPECT_NE(std::string(heap.memory.error_message).find("5000"), std::string::npos);
+  std::vector<uint64_t> expected(4, 0);
+  for (int32_t i : recycled) {
+    if (i >= 0 && i < 200) expected[i >> 6] |= uint64_t{1} << (i & 63);
+  }
+  for (int w = 0; w < 4; ++w) {
+    EXPECT_EQ(gc_marked_word(heap.scratch.bitmap, plan, w, false), expected[w]) << w;
+  }
+}
+
 }  // namespace
 }  // namespace gc
 }  // namespace accelmem
