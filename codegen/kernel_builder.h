@@ -114,6 +114,8 @@ enum class GcKernel {
   kSerial,   // GcSerialFn: gc_serial, the whole collection on the calling thread; 1, or 0 when
              // the runtime has an error recorded afterwards
 };
+// (Every GC kernel does nothing, prepare and serial returning 0, when ctx's runtime has no
+// allocator for the SNode: a context of another tree shape.)
 inline constexpr int kNumGcKernels = 5;
 
 // The name AddGc gives kernel `kind`: prefix + "_prepare" / "_phase0" / "_phase1" / "_phase2" /
