@@ -23,7 +23,9 @@
 // plus the per-chunk tables.
 //
 // Thread safety: allocate, recycle, locate and the batch calls may run concurrently with each
-// other. gc_serial needs exclusive access (no allocate/recycle in flight).
+// other. gc_serial needs exclusive access (no allocate/recycle in flight). allocate()/recycle()
+// cost one shared atomic each, which contends when several workers allocate at once: busy workers
+// should go through a per-worker NodeCache (node_cache.h), which uses the batch calls.
 //
 // Freestanding C++17 (see arch.h). Zero-initialize, then call init().
 #ifndef ACCELMEM_SPARSE_RUNTIME_NODE_MANAGER_H_
