@@ -8,9 +8,9 @@
 // after memory-reuse, and the *_GreedyNoReuse rows with the planner alone; their footprint
 // counters per space compare with the Default rows (reuse + the seed's sequential placement).
 //
-// The programs mix straight-line element-wise chains over three tile sizes (512, 1024, 2048
-// bytes), row slices, a value kept live across blocks, and every 8th block a loop that carries
-// an accumulator; about 10 tiles per block.
+// The programs (passes/pipeline_corpus.h) mix straight-line element-wise chains over three tile
+// sizes (512, 1024, 2048 bytes), row slices, a value kept live across blocks, and every 8th block a
+// loop that carries an accumulator; about 10 tiles per block.
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -21,57 +21,11 @@
 #include "passes/allocate_memory_addr.h"
 #include "passes/memory_pipeline.h"
 #include "passes/pass_manager.h"
+#include "passes/pipeline_corpus.h"
 #include "passes/verify_memory_plan.h"
 
 namespace accelmem {
 namespace {
-
-std::string Program(int tiles) {
-  static const char* kShapes[] = {"[8, 16]", "[16, 16]", "[32, 16]"};
-  static const char* kTensors[] = {"xa", "xb", "xc"};
-  std::string body;
-  int n = 0;
-  auto tile = [&](int s) { return absl::StrCat("Tile[", kShapes[s], ", FP32, Vec]"); };
-  auto def = [&](int s, const std::string& rhs) {
-    std::string name = absl::StrCat("t", n++);
-    absl::StrAppend(&body, "    ", name, ": ", tile(s), " = ", rhs, "\n");
-    return name;
-  };
-  std::string keep = def(1, "tile.load(xb, [0, 0], [16, 16])");
-  for (int b = 0; n < tiles; ++b) {
-    const int s = b % 3;
-    std::string x = def(s, absl::StrCat("tile.load(", kTensors[s], ", [0, 0], ", kShapes[s], ")"));
-    std::string y = def(s, absl::StrCat("tile.exp(", x, ")"));
-    std::string z = def(s, absl::StrCat("tile.add(", y, ", ", x, ")"));
-    std::string w = def(s, absl::StrCat("tile.recip(", z, ")"));
-    if (s == 2) {
-      std::string v = def(0, absl::StrCat("tile.slice(", w, ", [8, 16], [8, 0])"));
-      def(0, absl::StrCat("tile.muls(", v, ", 2.0)"));
-    }
-    std::string k = def(1, absl::StrCat("tile.load(xb, [0, 0], [16, 16])"));
-    keep = def(1, absl::StrCat("tile.add(", keep, ", ", k, ")"));
-    if (b % 8 == 7) {
-      std::string acc = absl::StrCat("a", n), out = absl::StrCat("t", n++);
-      absl::StrAppend(&body, "    for i", n, ", (", acc, ",) in range(0, 4, 1, init=(", keep,
-                      ",)) -> (", out, ": ", tile(1), ",):\n");
-      const std::string u = absl::StrCat("t", n++), q = absl::StrCat("t", n++);
-      absl::StrAppend(&body, "        ", u, ": ", tile(1), " = tile.load(xb, [0, 0], [16, 16])\n");
-      absl::StrAppend(&body, "        ", q, ": ", tile(1), " = tile.add(", acc, ", ", u, ")\n");
-      absl::StrAppend(&body, "        yield (", q, ",)\n");
-      keep = out;
-    }
-    def(s, absl::StrCat("tile.add(", w, ", ", w, ")"));
-    absl::StrAppend(&body, "    s", n++, ": Tensor[", kShapes[s], ", FP32] = tile.store(", w,
-                    ", [0, 0], ", kTensors[s], ")\n");
-  }
-  absl::StrAppend(&body, "    r: Tensor[[16, 16], FP32] = tile.store(", keep, ", [0, 0], xb)\n",
-                  "    return r\n");
-  return absl::StrCat(
-      "@function(type=AIV)\n"
-      "def f(xa: Tensor[[8, 16], FP32], xb: Tensor[[16, 16], FP32], xc: Tensor[[32, 16], FP32]) "
-      "-> Tensor[[16, 16], FP32]:\n",
-      body);
-}
 
 passes::MemoryPipelineOptions Strategy(passes::PlacementStrategy s) {
   passes::MemoryPipelineOptions o;
@@ -92,7 +46,7 @@ void Run(benchmark::State& state, const char* passes,
          const passes::MemoryPipelineOptions& options = {}) {
   backends::BackendConfig::Reset();
   const int tiles = static_cast<int>(state.range(0));
-  absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(Program(tiles));
+  absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(passes::BlockProgram(tiles));
   if (!program.ok()) {
     state.SkipWithError(std::string(program.status().message()).c_str());
     return;
@@ -181,7 +135,7 @@ BENCHMARK(BM_MemoryPipeline_GreedyNoReuse)
 void BM_VerifyMemoryPlan_Default(benchmark::State& state) {
   backends::BackendConfig::Reset();
   absl::StatusOr<ir::ProgramPtr> program =
-      ir::ParseProgram(Program(static_cast<int>(state.range(0))));
+      ir::ParseProgram(passes::BlockProgram(static_cast<int>(state.range(0))));
   passes::PassManager pm;
   (void)passes::AddPasses("default", &pm);
   absl::StatusOr<passes::ProgramResult> r = pm.Run(*program);
@@ -201,35 +155,8 @@ BENCHMARK(BM_VerifyMemoryPlan_Default)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond);
 
-// Adversarial shapes: n loops each carrying the previous loop's result (one MemRef-source chain
-// through the whole function), and n tiles all live at once (n buffers in one space).
-std::string ChainedLoops(int loops) {
-  std::string body = "    a: Tile[[16, 16], FP32, Vec] = tile.load(x, [0, 0], [16, 16])\n";
-  std::string prev = "a";
-  for (int k = 0; k < loops; ++k) {
-    absl::StrAppend(&body, "    for i", k, ", (c", k, ",) in range(0, 2, 1, init=(", prev,
-                    ",)) -> (o", k, ": Tile[[16, 16], FP32, Vec],):\n", "        n", k,
-                    ": Tile[[16, 16], FP32, Vec] = tile.exp(c", k, ")\n", "        yield (n", k,
-                    ",)\n");
-    prev = absl::StrCat("o", k);
-  }
-  return absl::StrCat(
-      "@function(type=AIV)\ndef f(x: Tensor[[16, 16], FP32]) -> Tensor[[16, 16], FP32]:\n", body,
-      "    r: Tensor[[16, 16], FP32] = tile.store(", prev, ", [0, 0], x)\n    return r\n");
-}
-
-std::string AllLive(int tiles) {
-  std::string body;
-  for (int k = 0; k < tiles; ++k) {
-    absl::StrAppend(&body, "    v", k, ": Tile[[8], FP32, Vec] = tile.load(x, [0], [8])\n");
-  }
-  for (int k = 0; k < tiles; ++k) {
-    absl::StrAppend(&body, "    s", k, ": Tensor[[8], FP32] = tile.store(v", k, ", [0], x)\n");
-  }
-  return absl::StrCat("@function(type=AIV)\ndef g(x: Tensor[[8], FP32]) -> Tensor[[8], FP32]:\n",
-                      body, "    return s", tiles - 1, "\n");
-}
-
+// Adversarial shapes (passes/pipeline_corpus.h): n loops each carrying the previous loop's result,
+// and n tiles all live at once.
 void RunText(benchmark::State& state, const std::string& text, const char* spec = "default",
              const passes::MemoryPipelineOptions& options = {}) {
   backends::BackendConfig::Reset();
@@ -267,36 +194,36 @@ void RunText(benchmark::State& state, const std::string& text, const char* spec 
 }
 
 void BM_MemoryPipeline_ChainedLoops(benchmark::State& state) {
-  RunText(state, ChainedLoops(static_cast<int>(state.range(0))));
+  RunText(state, passes::ChainedLoopsProgram(static_cast<int>(state.range(0))));
 }
 BENCHMARK(BM_MemoryPipeline_ChainedLoops)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 void BM_MemoryPipeline_AllLive(benchmark::State& state) {
-  RunText(state, AllLive(static_cast<int>(state.range(0))));
+  RunText(state, passes::AllLiveProgram(static_cast<int>(state.range(0))));
 }
 BENCHMARK(BM_MemoryPipeline_AllLive)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 void BM_MemoryPipeline_ChainedLoopsGreedy(benchmark::State& state) {
-  RunText(state, ChainedLoops(static_cast<int>(state.range(0))), "default",
+  RunText(state, passes::ChainedLoopsProgram(static_cast<int>(state.range(0))), "default",
           Strategy(passes::PlacementStrategy::kGreedy));
 }
 BENCHMARK(BM_MemoryPipeline_ChainedLoopsGreedy)->Arg(1000)->Unit(benchmark::kMillisecond);
 
 void BM_MemoryPipeline_ChainedLoopsGreedyNoReuse(benchmark::State& state) {
-  RunText(state, ChainedLoops(static_cast<int>(state.range(0))), "init-memref,allocate-memory-addr",
-          Strategy(passes::PlacementStrategy::kGreedy));
+  RunText(state, passes::ChainedLoopsProgram(static_cast<int>(state.range(0))),
+          "init-memref,allocate-memory-addr", Strategy(passes::PlacementStrategy::kGreedy));
 }
 BENCHMARK(BM_MemoryPipeline_ChainedLoopsGreedyNoReuse)->Arg(1000)->Unit(benchmark::kMillisecond);
 
 void BM_MemoryPipeline_AllLiveGreedy(benchmark::State& state) {
-  RunText(state, AllLive(static_cast<int>(state.range(0))), "default",
+  RunText(state, passes::AllLiveProgram(static_cast<int>(state.range(0))), "default",
           Strategy(passes::PlacementStrategy::kGreedy));
 }
 BENCHMARK(BM_MemoryPipeline_AllLiveGreedy)->Arg(1000)->Unit(benchmark::kMillisecond);
 
 void BM_MemoryPipeline_AllLiveGreedyNoReuse(benchmark::State& state) {
-  RunText(state, AllLive(static_cast<int>(state.range(0))), "init-memref,allocate-memory-addr",
-          Strategy(passes::PlacementStrategy::kGreedy));
+  RunText(state, passes::AllLiveProgram(static_cast<int>(state.range(0))),
+          "init-memref,allocate-memory-addr", Strategy(passes::PlacementStrategy::kGreedy));
 }
 BENCHMARK(BM_MemoryPipeline_AllLiveGreedyNoReuse)->Arg(1000)->Unit(benchmark::kMillisecond);
 
