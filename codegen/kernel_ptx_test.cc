@@ -1,15 +1,13 @@
 // Every kernel kind of the kernel builder (range activate / write / sum / atomic add / deactivate /
 // append, the seven point ops, struct-for, the GC kernels), built over runtime_cuda.bc with device
 // entries, lowers to PTX for sm_90 and assembles with ptxas (skipped without a CUDA toolkit).
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cuda/ptx_codegen.h"
+#include "backends/cuda/ptxas_testing.h"
 #include "codegen/kernel_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -27,8 +25,6 @@ using sparse_runtime::RuntimeBitcode;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
 using ::testing::HasSubstr;
-
-std::string g_ptxas;  // set by main() when the toolkit is configured
 
 const Axis i(0), j(1), k(2);
 
@@ -115,15 +111,11 @@ TEST(KernelPtxTest, EveryKernelKindAssemblesForSm90) {
     const std::string entry = "entry_" + GcKernelName("gc_ptr", kind);
     EXPECT_EQ(EntryParams(*ptx, entry), params) << entry;
   }
-  if (g_ptxas.empty()) GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = tmp ? tmp : "/tmp";
-  const std::string ptx_path = dir + "/kernels.ptx", cubin = dir + "/kernels.cubin";
-  std::ofstream(ptx_path) << *ptx;
-  const std::string command = g_ptxas + " -arch=sm_90 -o " + cubin + " " + ptx_path;
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  std::ifstream in(cubin, std::ios::binary | std::ios::ate);
-  EXPECT_GT(static_cast<long>(in.tellg()), 0);
+  if (backends::cuda::TestPtxas().empty()) {
+    GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
+  }
+  absl::Status assembled = backends::cuda::AssembleWithPtxas(*ptx, "kernels");
+  EXPECT_TRUE(assembled.ok()) << assembled;
 }
 
 // Device entries need the NVPTX runtime and an existing kernel.
@@ -146,6 +138,6 @@ TEST(KernelPtxTest, DeviceEntryErrors) {
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  if (argc > 1) accelmem::codegen::g_ptxas = argv[1];
+  accelmem::backends::cuda::SetPtxasFromArgs(argc, argv);
   return RUN_ALL_TESTS();
 }

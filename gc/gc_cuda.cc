@@ -149,6 +149,22 @@ absl::Status CudaGc::Collect(DevicePtr node_manager, DevicePtr scratch) {
   return driver_->Synchronize();
 }
 
+absl::StatusOr<CudaNodeManagerStats> CudaGc::Stats(DevicePtr node_manager, DevicePtr scratch_out) {
+  void* params[] = {&node_manager, &scratch_out};
+  const Dim3 one{1, 1, 1};
+  if (auto s = driver_->Launch(functions_[kNmStats], one, one, params); !s.ok()) return s;
+  if (auto s = driver_->Synchronize(); !s.ok()) return s;
+  int32_t values[5] = {};
+  if (auto s = driver_->CopyToHost(values, scratch_out, sizeof(values)); !s.ok()) return s;
+  CudaNodeManagerStats stats;
+  stats.reserved = values[0];
+  stats.free = values[1];
+  stats.recycled = values[2];
+  stats.in_use = values[3];
+  stats.error_code = values[4];
+  return stats;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<CudaNodeManager>> CudaNodeManager::Create(
@@ -294,18 +310,7 @@ absl::StatusOr<uint64_t> CudaNodeManager::CountNonZeroBytes(absl::Span<const int
 }
 
 absl::StatusOr<CudaNodeManager::Stats> CudaNodeManager::GetStats() {
-  DevicePtr out = io_;
-  void* params[] = {&node_manager_, &out};
-  if (auto s = Run("accelmem_cuda_nm_stats", 1, params); !s.ok()) return s;
-  int32_t values[5] = {};
-  if (auto s = driver_->CopyToHost(values, out, sizeof(values)); !s.ok()) return s;
-  Stats stats;
-  stats.reserved = values[0];
-  stats.free = values[1];
-  stats.recycled = values[2];
-  stats.in_use = values[3];
-  stats.error_code = values[4];
-  return stats;
+  return gc_->Stats(node_manager_, io_);
 }
 
 absl::StatusOr<std::vector<int32_t>> CudaNodeManager::FreeIndices() {

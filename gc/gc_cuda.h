@@ -49,6 +49,15 @@ const std::vector<std::string>& CudaGcKernelNames();
 // PTX of every GC kernel for `sm` (no GPU needed).
 absl::StatusOr<std::string> CudaGcPtx(const std::string& sm = "sm_90");
 
+// Allocator counts of a device NodeManager (as NodeManager's num_* queries) and its runtime error.
+struct CudaNodeManagerStats {
+  int32_t reserved = 0;
+  int32_t free = 0;
+  int32_t recycled = 0;
+  int32_t in_use = 0;
+  int32_t error_code = 0;
+};
+
 // The loaded GC module of one CudaDriver (which must outlive it).
 class CudaGc {
  public:
@@ -65,6 +74,9 @@ class CudaGc {
   int block_dim() const { return block_dim_; }
   // Phase-0 workers: min(grid threads, kMaxGcWorkers).
   int phase0_workers() const { return phase0_workers_; }
+  // Reads the counts of the NodeManager at `node_manager` (one thread), using 20 bytes of device
+  // memory at `scratch_out`.
+  absl::StatusOr<CudaNodeManagerStats> Stats(DevicePtr node_manager, DevicePtr scratch_out);
   // The device function of `name` (one of CudaGcKernelNames()).
   absl::StatusOr<void*> Function(const std::string& name) const;
 
@@ -85,13 +97,7 @@ class CudaGc {
 // device-side NodeManager code (atomics, locked chunk growth) is what is exercised.
 class CudaNodeManager {
  public:
-  struct Stats {
-    int32_t reserved = 0;
-    int32_t free = 0;
-    int32_t recycled = 0;
-    int32_t in_use = 0;
-    int32_t error_code = 0;
-  };
+  using Stats = CudaNodeManagerStats;
 
   static absl::StatusOr<std::unique_ptr<CudaNodeManager>> Create(
       CudaGc* gc, uint64_t node_size, uint64_t pool_bytes, int32_t chunk_num_elements = 16384);

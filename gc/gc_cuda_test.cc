@@ -2,19 +2,14 @@
 // running it without a device fails with a clear status.
 #include "gc/gc_cuda.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <string>
 
+#include "backends/cuda/ptxas_testing.h"
 #include "gtest/gtest.h"
 
 namespace accelmem {
 namespace gc {
 namespace {
-
-// Set by main() when the test is given ptxas (the CUDA toolkit is configured).
-std::string g_ptxas;
 
 // Every GC phase and device NodeManager kernel is emitted as a PTX entry for the requested SM.
 TEST(GcCudaTest, PtxHasAnEntryPerKernel) {
@@ -31,18 +26,13 @@ TEST(GcCudaTest, PtxHasAnEntryPerKernel) {
 
 // The PTX of the GC kernels (with the runtime linked in) assembles with ptxas for sm_90.
 TEST(GcCudaTest, PtxasAssemblesTheGcKernelsForSm90) {
-  if (g_ptxas.empty()) GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
+  if (backends::cuda::TestPtxas().empty()) {
+    GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
+  }
   auto ptx = CudaGcPtx("sm_90");
   ASSERT_TRUE(ptx.ok()) << ptx.status();
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = tmp != nullptr ? tmp : "/tmp";
-  const std::string ptx_path = dir + "/gc_cuda.ptx";
-  const std::string cubin = dir + "/gc_cuda.cubin";
-  std::ofstream(ptx_path) << *ptx;
-  const std::string command = g_ptxas + " -arch=sm_90 -o " + cubin + " " + ptx_path;
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  std::ifstream assembled(cubin, std::ios::binary | std::ios::ate);
-  EXPECT_GT(static_cast<long>(assembled.tellg()), 0);
+  absl::Status assembled = backends::cuda::AssembleWithPtxas(*ptx, "gc_cuda");
+  EXPECT_TRUE(assembled.ok()) << assembled;
 }
 
 // An unknown SM is refused by the code generator instead of producing bad PTX.
@@ -68,6 +58,6 @@ TEST(GcCudaTest, CreateNeedsADriver) {
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  if (argc > 1) accelmem::gc::g_ptxas = argv[1];
+  accelmem::backends::cuda::SetPtxasFromArgs(argc, argv);
   return RUN_ALL_TESTS();
 }

@@ -367,28 +367,14 @@ absl::Status CudaSparseRuntime::CollectGarbage() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<gc::CudaNodeManager::Stats> CudaSparseRuntime::Stats(const SNode& snode) {
-  gc::CudaNodeManager::Stats stats;
+absl::StatusOr<gc::CudaNodeManagerStats> CudaSparseRuntime::Stats(const SNode& snode) {
   if (snode.id() < 0 || snode.id() >= static_cast<int>(node_managers_.size()) ||
       &tree_->snode(snode.id()) != &snode) {
     return absl::InvalidArgumentError("the SNode is not of this runtime's tree");
   }
-  DevicePtr nm = node_managers_[snode.id()];
-  if (nm == 0) return stats;
-  auto function = gc_->Function("accelmem_cuda_nm_stats");
-  if (!function.ok()) return function.status();
-  DevicePtr out = io_;
-  void* params[] = {&nm, &out};
-  if (auto s = driver_->Launch(*function, {1, 1, 1}, {1, 1, 1}, params); !s.ok()) return s;
-  if (auto s = driver_->Synchronize(); !s.ok()) return s;
-  int32_t values[5] = {};
-  if (auto s = driver_->CopyToHost(values, out, sizeof(values)); !s.ok()) return s;
-  stats.reserved = values[0];
-  stats.free = values[1];
-  stats.recycled = values[2];
-  stats.in_use = values[3];
-  stats.error_code = values[4];
-  return stats;
+  const DevicePtr nm = node_managers_[snode.id()];
+  if (nm == 0) return gc::CudaNodeManagerStats{};
+  return gc_->Stats(nm, io_);
 }
 
 }  // namespace cuda

@@ -79,7 +79,7 @@ class CudaSparseRuntime {
   // Collects every SNode allocator (zeroes recycled cells and makes them reusable).
   absl::Status CollectGarbage();
   // Allocator state of one SNode (zeros without an allocator).
-  absl::StatusOr<gc::CudaNodeManager::Stats> Stats(const sparse_runtime::SNode& snode);
+  absl::StatusOr<gc::CudaNodeManagerStats> Stats(const sparse_runtime::SNode& snode);
 
   // The device KernelContext to pass to kernels launched by hand.
   DevicePtr kernel_context() const { return kernel_context_; }

@@ -2,10 +2,9 @@
 // sm_90, and creating it without a collector (hence without a device) fails with a clear status.
 #include "backends/cuda/device_runtime.h"
 
-#include <cstdlib>
-#include <fstream>
 #include <string>
 
+#include "backends/cuda/ptxas_testing.h"
 #include "gtest/gtest.h"
 #include "sparse_runtime/snode_tree.h"
 
@@ -13,8 +12,6 @@ namespace accelmem {
 namespace backends {
 namespace cuda {
 namespace {
-
-std::string g_ptxas;  // set by main() when the CUDA toolkit is configured
 
 // Every device-runtime entry point is a PTX entry for the requested SM.
 TEST(DeviceRuntimeTest, PtxHasAnEntryPerKernel) {
@@ -28,16 +25,11 @@ TEST(DeviceRuntimeTest, PtxHasAnEntryPerKernel) {
 
 // The PTX (with the runtime's context and allocator initialization linked in) assembles.
 TEST(DeviceRuntimeTest, PtxasAssemblesForSm90) {
-  if (g_ptxas.empty()) GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
+  if (TestPtxas().empty()) GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
   auto ptx = DeviceRuntimePtx("sm_90");
   ASSERT_TRUE(ptx.ok()) << ptx.status();
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = tmp != nullptr ? tmp : "/tmp";
-  const std::string ptx_path = dir + "/device_runtime.ptx";
-  const std::string cubin = dir + "/device_runtime.cubin";
-  std::ofstream(ptx_path) << *ptx;
-  const std::string command = g_ptxas + " -arch=sm_90 -o " + cubin + " " + ptx_path;
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  absl::Status assembled = AssembleWithPtxas(*ptx, "device_runtime");
+  EXPECT_TRUE(assembled.ok()) << assembled;
 }
 
 // Without a CUDA GC (no driver, no device) there is no device runtime; the status says so.
@@ -57,6 +49,6 @@ TEST(DeviceRuntimeTest, CreateNeedsTheCudaGc) {
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  if (argc > 1) accelmem::backends::cuda::g_ptxas = argv[1];
+  accelmem::backends::cuda::SetPtxasFromArgs(argc, argv);
   return RUN_ALL_TESTS();
 }

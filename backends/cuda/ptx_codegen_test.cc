@@ -1,10 +1,8 @@
 #include "backends/cuda/ptx_codegen.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <string>
 
+#include "backends/cuda/ptxas_testing.h"
 #include "backends/cuda/testing_kernels.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -15,9 +13,6 @@ namespace cuda {
 namespace {
 
 using ::testing::HasSubstr;
-
-// Set by main() when the test is given ptxas (the toolkit is configured).
-std::string g_ptxas;
 
 // A kernel becomes a PTX `.entry` for the requested SM.
 TEST(PtxCodegenTest, KernelBecomesEntryForSm90) {
@@ -64,17 +59,11 @@ TEST(PtxCodegenTest, GarbageRuntimeRejected) {
 
 // The generated PTX assembles with the toolkit's ptxas for sm_90.
 TEST(PtxCodegenTest, PtxasAssemblesForSm90) {
-  if (g_ptxas.empty()) GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
+  if (TestPtxas().empty()) GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
   auto ptx = CompileIrToPtx(kIotaKernelIr, {"iota"});
   ASSERT_TRUE(ptx.ok()) << ptx.status();
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = tmp ? tmp : "/tmp";
-  std::string ptx_path = dir + "/iota.ptx", cubin = dir + "/iota.cubin";
-  std::ofstream(ptx_path) << *ptx;
-  std::string command = g_ptxas + " -arch=sm_90 -o " + cubin + " " + ptx_path;
-  ASSERT_EQ(std::system(command.c_str()), 0) << command << "\n" << *ptx;
-  std::ifstream in(cubin, std::ios::binary | std::ios::ate);
-  EXPECT_GT(static_cast<long>(in.tellg()), 0);
+  absl::Status assembled = AssembleWithPtxas(*ptx, "iota");
+  EXPECT_TRUE(assembled.ok()) << assembled << "\n" << *ptx;
 }
 
 }  // namespace
@@ -84,6 +73,6 @@ TEST(PtxCodegenTest, PtxasAssemblesForSm90) {
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  if (argc > 1) accelmem::backends::cuda::g_ptxas = argv[1];
+  accelmem::backends::cuda::SetPtxasFromArgs(argc, argv);
   return RUN_ALL_TESTS();
 }

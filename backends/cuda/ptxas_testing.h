@@ -1,0 +1,33 @@
+// File: backends/cuda/ptxas_testing.h
+//
+// Test helper: assembles generated PTX with the CUDA toolkit's ptxas, the check every PTX-producing
+// target runs in the default suite without a GPU. Test binaries get ptxas's path as argv[1] where
+// @local_cuda is configured (`args = if_cuda_is_configured(["$(location @local_cuda//:ptxas)"])`)
+// and skip the check otherwise.
+#ifndef ACCELMEM_BACKENDS_CUDA_PTXAS_TESTING_H_
+#define ACCELMEM_BACKENDS_CUDA_PTXAS_TESTING_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace accelmem {
+namespace backends {
+namespace cuda {
+
+// Call from main() after InitGoogleTest: takes ptxas's path from argv[1] if there is one.
+void SetPtxasFromArgs(int argc, char** argv);
+// The ptxas path, or empty when the toolkit is not configured (tests then GTEST_SKIP).
+const std::string& TestPtxas();
+
+// Writes `ptx` to $TEST_TMPDIR/<name>.ptx and assembles it with `ptxas -arch=<sm>`. OK when ptxas
+// succeeds and writes a non-empty cubin; otherwise an error with the command (ptxas's own
+// diagnostics are on the test's stderr). FailedPrecondition without a ptxas.
+absl::Status AssembleWithPtxas(const std::string& ptx, const std::string& name,
+                               const std::string& sm = "sm_90");
+
+}  // namespace cuda
+}  // namespace backends
+}  // namespace accelmem
+
+#endif  // ACCELMEM_BACKENDS_CUDA_PTXAS_TESTING_H_
