@@ -6,6 +6,8 @@
 //     Pointer_lookup_element), plus the host API's Write for its per-call overhead.
 //   * Dynamic append (Dynamic_allocate + store) against std::vector::push_back on one thread,
 //     and two threads appending to one list against a std::mutex-guarded vector.
+//   * Pointer activation from ParallelStructFor workers, with and without the per-worker
+//     NodeCaches, on 1 and 2 threads.
 //   * Struct-for visit rate (StructFor / ParallelStructFor over a fully active
 //     pointer(1024).dense(1024) of f32) against a plain loop over a dense float array.
 #include <algorithm>
@@ -262,6 +264,43 @@ void BM_ParallelStructFor_Visit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kCells);
 }
 
+// Pointer activation from ParallelStructFor workers: a dense(4096) driver (4 struct-for tasks)
+// whose visitor activates 64 pointer cells each (2^18 in all, through the host API), with the
+// per-worker NodeCaches
+// (/caches:1, the default) or straight from the NodeManager (/caches:0, one shared atomic per
+// cell, as upstream); everything is deactivated and collected between iterations, untimed.
+void BM_ParallelStructFor_Activate(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  SNodeTree tree;
+  constexpr int32_t kActivated = 1 << 18;  // the two axes' index space must fit in 2^31
+  SNode& driver = tree.root().dense(Axis(0), 4096);
+  driver.place<int32_t>("d");
+  SNode& ptr = tree.root().pointer(Axis(1), kActivated);
+  ptr.place<int32_t>("x");
+  if (!tree.Finalize().ok()) std::abort();
+  SparseRuntimeOptions options;
+  options.num_threads = threads;
+  options.worker_caches = state.range(1) != 0;
+  options.auto_collect = false;
+  auto rt = std::move(SparseRuntime::Create(tree, options)).value();
+  for (auto _ : state) {
+    if (!rt->ParallelStructFor(driver, [&](absl::Span<const int32_t> index, void*, int) {
+             for (int32_t m = 0; m < 64; ++m) {
+               if (!rt->Activate(ptr, {index[0] * 64 + m}).ok()) std::abort();
+             }
+           }).ok()) {
+      std::abort();
+    }
+    state.PauseTiming();
+    Ptr meta = rt->meta(ptr);
+    Ptr node = rt->context()->root + ptr.offset_in_parent_cell();
+    for (int32_t i = 0; i < kActivated; ++i) Pointer_deactivate(meta, node, i);
+    if (!rt->CollectGarbage().ok()) std::abort();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * kActivated);
+}
+
 void BM_DenseLoop_Visit(benchmark::State& state) {
   std::vector<float> values(kCells, 1.0f);
   double sum = 0;
@@ -300,6 +339,14 @@ BENCHMARK(BM_ParallelStructFor_Visit)
     ->ArgName("threads")
     ->Arg(1)
     ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_ParallelStructFor_Activate)
+    ->ArgNames({"threads", "caches"})
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Args({2, 0})
+    ->Args({2, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_DenseLoop_Visit)->Unit(benchmark::kMillisecond);

@@ -7,21 +7,25 @@ i32 Pointer_get_num_elements(Ptr meta, Ptr) {
   return static_cast<i32>(as_struct_meta(meta)->max_num_elements);
 }
 
-void Pointer_activate(Ptr meta, Ptr node, i32 i) {
+void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
   Ptr* slot = Pointer_slot(meta, node, i);
   if (atomic_load_acquire(slot) != nullptr) return;
   const StructMeta* m = as_struct_meta(meta);
   warp_locked_task(
       Pointer_lock(node, i),
       [&] {
-        NodeManager* nm = runtime_node_manager(m->context, m->snode_id);
-        Ptr cell = nm->allocate();
+        Ptr cell = cache != nullptr ? cache->allocate()
+                                    : runtime_node_manager(m->context, m->snode_id)->allocate();
         if (cell != nullptr) atomic_store_release(slot, cell);
       },
       [&] { return atomic_load_acquire(slot) == nullptr; });
 }
 
-void Pointer_deactivate(Ptr meta, Ptr node, i32 i) {
+void Pointer_activate(Ptr meta, Ptr node, i32 i) {
+  Pointer_activate_cached(meta, node, i, nullptr);
+}
+
+void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
   Ptr* slot = Pointer_slot(meta, node, i);
   if (atomic_load_acquire(slot) == nullptr) return;
   const StructMeta* m = as_struct_meta(meta);
@@ -30,9 +34,17 @@ void Pointer_deactivate(Ptr meta, Ptr node, i32 i) {
       [&] {
         Ptr cell = atomic_load_relaxed(slot);
         atomic_store_release(slot, static_cast<Ptr>(nullptr));
-        runtime_node_manager(m->context, m->snode_id)->recycle(cell);
+        if (cache != nullptr) {
+          cache->recycle(cell);
+        } else {
+          runtime_node_manager(m->context, m->snode_id)->recycle(cell);
+        }
       },
       [&] { return atomic_load_acquire(slot) != nullptr; });
+}
+
+void Pointer_deactivate(Ptr meta, Ptr node, i32 i) {
+  Pointer_deactivate_cached(meta, node, i, nullptr);
 }
 
 bool Pointer_is_active(Ptr meta, Ptr node, i32 i) {

@@ -18,6 +18,7 @@
 #define ACCELMEM_SPARSE_RUNTIME_SNODE_POINTER_H_
 
 #include "sparse_runtime/arch.h"
+#include "sparse_runtime/node_cache.h"
 #include "sparse_runtime/struct_meta.h"
 
 namespace accelmem {
@@ -42,6 +43,11 @@ ACCELMEM_RT_INLINE Ptr* Pointer_slot(Ptr meta, Ptr node, i32 i) {
 i32 Pointer_get_num_elements(Ptr meta, Ptr node);
 void Pointer_activate(Ptr meta, Ptr node, i32 i);
 void Pointer_deactivate(Ptr meta, Ptr node, i32 i);
+// The same, allocating from / recycling into a worker's NodeCache (node_cache.h) of this SNode's
+// NodeManager instead of the manager itself: no shared atomic per cell on busy workers. `cache`
+// must belong to the calling worker; null means the manager (as above).
+void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache);
+void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 bool Pointer_is_active(Ptr meta, Ptr node, i32 i);
 Ptr Pointer_lookup_element(Ptr meta, Ptr node, i32 i);
 

@@ -17,6 +17,29 @@ namespace {
 
 // The runtime whose shared lock this thread holds (re-entrant calls from visitors skip locking).
 thread_local const SparseRuntime* tls_locked_runtime = nullptr;
+// The runtime whose ParallelStructFor this thread is running a task of, and its worker index
+// (the worker's NodeCaches are used only for that runtime).
+thread_local const SparseRuntime* tls_worker_runtime = nullptr;
+thread_local int tls_worker = -1;
+
+// Marks the current thread as worker `worker` of `rt` for the scope (restoring the previous
+// marks: a visitor may run another runtime's struct-for inline).
+class WorkerScope {
+ public:
+  WorkerScope(const SparseRuntime* rt, int worker)
+      : previous_runtime_(tls_worker_runtime), previous_worker_(tls_worker) {
+    tls_worker_runtime = rt;
+    tls_worker = worker;
+  }
+  ~WorkerScope() {
+    tls_worker_runtime = previous_runtime_;
+    tls_worker = previous_worker_;
+  }
+
+ private:
+  const SparseRuntime* previous_runtime_;
+  int previous_worker_;
+};
 
 constexpr int32_t kListgenMaxCells = 1024;  // upstream taichi_listgen_max_element_size
 
@@ -235,7 +258,7 @@ void SparseRuntime::ActivateOne(const SNode& s, Ptr container, int32_t i) {
       Bitmasked_activate(m, container, i);
       break;
     case SNodeType::kPointer:
-      Pointer_activate(m, container, i);
+      Pointer_activate_cached(m, container, i, WorkerCache(s));
       break;
     case SNodeType::kDynamic:
       Dynamic_activate(m, container, i);
@@ -354,7 +377,7 @@ void SparseRuntime::DeactivateOne(const SNode& s, Ptr container, int32_t i) {
       Bitmasked_deactivate(m, container, i);
       break;
     case SNodeType::kPointer:
-      Pointer_deactivate(m, container, i);
+      Pointer_deactivate_cached(m, container, i, WorkerCache(s));
       break;
     case SNodeType::kDynamic:
       Dynamic_deactivate(m, container);
@@ -740,8 +763,42 @@ absl::Status SparseRuntime::StructForUnlocked(const SNode& snode, Visitor visit)
 
 ThreadPool* SparseRuntime::pool() {
   std::lock_guard<std::mutex> guard(thread_pool_mu_);
-  if (thread_pool_ == nullptr) thread_pool_ = std::make_unique<ThreadPool>(options_.num_threads);
+  if (thread_pool_ == nullptr) {
+    thread_pool_ = std::make_unique<ThreadPool>(options_.num_threads);
+    InitWorkerCaches(thread_pool_->num_threads());
+  }
   return thread_pool_.get();
+}
+
+void SparseRuntime::InitWorkerCaches(int workers) {
+  if (!options_.worker_caches) return;
+  const int n = tree_.num_snodes();
+  caches_ = std::vector<NodeCache>(static_cast<size_t>(workers) * n);
+  for (int w = 0; w < workers; ++w) {
+    for (int id = 0; id < n; ++id) {
+      NodeCache& cache = caches_[static_cast<size_t>(w) * n + id];
+      std::memset(static_cast<void*>(&cache), 0, sizeof(cache));
+      if (tree_.snode(id).type() == SNodeType::kPointer) {
+        cache.init(runtime_node_manager(&context_, id));
+      }
+    }
+  }
+}
+
+NodeCache* SparseRuntime::WorkerCache(const SNode& s) {
+  if (tls_worker_runtime != this || tls_worker < 0 || caches_.empty()) return nullptr;
+  NodeCache* cache = &caches_[static_cast<size_t>(tls_worker) * tree_.num_snodes() + s.id()];
+  return cache->manager != nullptr ? cache : nullptr;
+}
+
+bool SparseRuntime::FlushWorkerCaches() {
+  bool recycled = false;
+  for (NodeCache& cache : caches_) {
+    if (cache.manager == nullptr) continue;
+    if (cache.num_free > 0 || cache.num_recycled > 0) recycled = true;
+    cache.flush();
+  }
+  return recycled;
 }
 
 absl::Status SparseRuntime::ParallelStructFor(const SNode& snode, ParallelVisitor visit) {
@@ -795,15 +852,23 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
       tasks.push_back({static_cast<int32_t>(k), lo, hi});
     }
   }
+  const bool nested = tls_worker_runtime == this;  // an inline struct-for inside a task
+  // One top-level parallel struct-for at a time uses (and then flushes) the worker caches.
+  std::unique_lock<std::mutex> caches_lock(caches_mu_, std::defer_lock);
+  if (!nested) caches_lock.lock();
   threads->ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t t, int worker) {
     // Tasks run under the caller's shared lock: mark it so re-entrant calls do not re-lock.
     const SparseRuntime* previous = tls_locked_runtime;
     tls_locked_runtime = this;
+    WorkerScope scope(this, worker);
     const Task& task = tasks[t];
     VisitRange(leaf, offset, list[task.element], task.lo, task.hi,
                [&](absl::Span<const int32_t> index, void* cell) { visit(index, cell, worker); });
     tls_locked_runtime = previous;
   });
+  // The workers are done: hand their cached cells back (the outermost struct-for only; an inline
+  // nested one leaves them to it). Recycled cells make the automatic collection run.
+  if (!nested && FlushWorkerCaches()) deactivated_since_gc_.store(true, std::memory_order_relaxed);
   return absl::OkStatus();
 }
 

@@ -48,6 +48,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -56,6 +57,7 @@
 #include "absl/types/span.h"
 #include "gc/gc_collector.h"
 #include "sparse_runtime/host_memory_pool.h"
+#include "sparse_runtime/node_cache.h"
 #include "sparse_runtime/runtime_context.h"
 #include "sparse_runtime/sharded_rw_lock.h"
 #include "sparse_runtime/snode_bitmasked.h"
@@ -119,6 +121,10 @@ struct SparseRuntimeOptions {
   bool auto_collect = true;
   // Workers of the garbage collector's CPU pool (1 = serial on the calling thread).
   int gc_workers = 1;
+  // Pointer cells activated or deactivated inside ParallelStructFor go through one NodeCache per
+  // worker (no shared atomic per cell; cached cells are handed back when the struct-for ends).
+  // Off: every worker allocates from the SNode's NodeManager directly, as upstream.
+  bool worker_caches = true;
   // Runs the cell operations through a backend created for the runtime (e.g.
   // codegen::JitBackend::Factory()); empty: the native runtime.
   KernelBackendFactory kernel_backend;
@@ -269,6 +275,18 @@ class SparseRuntime {
   std::unique_ptr<gc::GcCollector> collector_;  // guarded by gc_mu_ (exclusive)
   std::atomic<bool> deactivated_since_gc_{false};
   std::unique_ptr<KernelBackend> backend_;
+  // Pointer-cell allocation inside ParallelStructFor goes through one NodeCache per (pool worker,
+  // pointer SNode): caches_[worker * num_snodes + id] (ThreadPool serializes ParallelFor calls,
+  // so a worker index names one thread at a time). Flushed by the calling thread when the
+  // struct-for ends (cached free cells go to the recycled list, zero, until the next GC).
+  std::vector<NodeCache> caches_;  // sized once the pool exists (guarded by thread_pool_mu_)
+  std::mutex caches_mu_;           // held by the top-level native ParallelStructFor
+  // Returns the worker's cache for `s` when this thread is a worker of this runtime's struct-for.
+  NodeCache* WorkerCache(const SNode& s);
+  // Sizes caches_ for `workers` pool threads (once).
+  void InitWorkerCaches(int workers);
+  // Flushes every worker cache; true if anything reached the recycled list.
+  bool FlushWorkerCaches();
 };
 
 }  // namespace sparse_runtime
