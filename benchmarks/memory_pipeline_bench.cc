@@ -11,6 +11,7 @@
 // The programs (passes/pipeline_corpus.h) mix straight-line element-wise chains over three tile
 // sizes (512, 1024, 2048 bytes), row slices, a value kept live across blocks, and every 8th block a
 // loop that carries an accumulator; about 10 tiles per block.
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -42,28 +43,30 @@ void SpaceCounters(benchmark::State& state, const passes::MemoryPlanReport& repo
   }
 }
 
-void Run(benchmark::State& state, const char* passes,
-         const passes::MemoryPipelineOptions& options = {}) {
+// Runs the pipeline `spec` on `text` (only the passes are timed), proves the output plan safe and
+// sets the per-space counters. nullopt after SkipWithError.
+std::optional<passes::MemoryPlanReport> RunText(benchmark::State& state, const std::string& text,
+                                                const char* spec = "default",
+                                                const passes::MemoryPipelineOptions& options = {}) {
   backends::BackendConfig::Reset();
-  const int tiles = static_cast<int>(state.range(0));
-  absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(passes::BlockProgram(tiles));
+  absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(text);
   if (!program.ok()) {
     state.SkipWithError(std::string(program.status().message()).c_str());
-    return;
+    return std::nullopt;
   }
   passes::PassManagerOptions opts;
   opts.verify = false;  // time the passes, not the IR verifier
   passes::PassManager pm(opts);
-  if (!passes::AddPasses(passes, &pm, options).ok()) {
+  if (!passes::AddPasses(spec, &pm, options).ok()) {
     state.SkipWithError("bad pipeline");
-    return;
+    return std::nullopt;
   }
   ir::ProgramPtr out;
   for (auto _ : state) {
     absl::StatusOr<passes::ProgramResult> r = pm.Run(*program);
     if (!r.ok()) {
       state.SkipWithError(std::string(r.status().message()).c_str());
-      return;
+      return std::nullopt;
     }
     // Dropping the previous output (freeing a whole program) is not part of planning.
     state.PauseTiming();
@@ -72,13 +75,27 @@ void Run(benchmark::State& state, const char* passes,
     state.ResumeTiming();
   }
   absl::StatusOr<passes::MemoryPlanReport> report = passes::AnalyzeMemoryPlan(*out->functions[0]);
-  if (!report.ok() || report->spaces.empty()) {
+  if (!report.ok()) {
     state.SkipWithError("no plan");
-    return;
+    return std::nullopt;
   }
-  absl::Status safe = passes::VerifyMemoryPlan(*out);
-  if (!safe.ok()) {
+  if (absl::Status safe = passes::VerifyMemoryPlan(*out); !safe.ok()) {
     state.SkipWithError(std::string(safe.message()).c_str());
+    return std::nullopt;
+  }
+  SpaceCounters(state, *report);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  return *std::move(report);
+}
+
+// The block programs of range(0) tiles, with the Vec space's counters.
+void Run(benchmark::State& state, const char* passes,
+         const passes::MemoryPipelineOptions& options = {}) {
+  std::optional<passes::MemoryPlanReport> report =
+      RunText(state, passes::BlockProgram(static_cast<int>(state.range(0))), passes, options);
+  if (!report.has_value()) return;
+  if (report->spaces.empty()) {
+    state.SkipWithError("no plan");
     return;
   }
   const passes::SpaceUsage& vec = report->spaces[0];
@@ -86,8 +103,6 @@ void Run(benchmark::State& state, const char* passes,
   state.counters["vec_footprint"] = static_cast<double>(vec.high_water);
   state.counters["vec_load"] = static_cast<double>(vec.load);
   state.counters["footprint/load"] = static_cast<double>(vec.high_water) / vec.load;
-  SpaceCounters(state, *report);
-  state.SetItemsProcessed(state.iterations() * tiles);
 }
 
 // The whole pipeline.
@@ -157,42 +172,6 @@ BENCHMARK(BM_VerifyMemoryPlan_Default)
 
 // Adversarial shapes (passes/pipeline_corpus.h): n loops each carrying the previous loop's result,
 // and n tiles all live at once.
-void RunText(benchmark::State& state, const std::string& text, const char* spec = "default",
-             const passes::MemoryPipelineOptions& options = {}) {
-  backends::BackendConfig::Reset();
-  absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(text);
-  passes::PassManagerOptions opts;
-  opts.verify = false;
-  passes::PassManager pm(opts);
-  if (!program.ok() || !passes::AddPasses(spec, &pm, options).ok()) {
-    state.SkipWithError("bad program");
-    return;
-  }
-  ir::ProgramPtr out;
-  for (auto _ : state) {
-    absl::StatusOr<passes::ProgramResult> r = pm.Run(*program);
-    if (!r.ok()) {
-      state.SkipWithError(std::string(r.status().message()).c_str());
-      return;
-    }
-    state.PauseTiming();
-    out = r->program;
-    r = absl::InternalError("released");
-    state.ResumeTiming();
-  }
-  absl::StatusOr<passes::MemoryPlanReport> report = passes::AnalyzeMemoryPlan(*out->functions[0]);
-  if (!report.ok()) {
-    state.SkipWithError("no plan");
-    return;
-  }
-  if (absl::Status safe = passes::VerifyMemoryPlan(*out); !safe.ok()) {
-    state.SkipWithError(std::string(safe.message()).c_str());
-    return;
-  }
-  SpaceCounters(state, *report);
-  state.SetItemsProcessed(state.iterations() * state.range(0));
-}
-
 void BM_MemoryPipeline_ChainedLoops(benchmark::State& state) {
   RunText(state, passes::ChainedLoopsProgram(static_cast<int>(state.range(0))));
 }
