@@ -243,18 +243,38 @@ absl::StatusOr<DevicePtr> CudaNodeManager::Upload(absl::Span<const int32_t> valu
   return *buffer;
 }
 
-absl::StatusOr<std::vector<int32_t>> CudaNodeManager::Allocate(int32_t n) {
-  if (n < 0) return absl::InvalidArgumentError("negative cell count");
+absl::StatusOr<std::vector<int32_t>> CudaNodeManager::RunIndexKernel(const char* kernel,
+                                                                     int32_t n) {
   std::vector<int32_t> indices(n);
   if (n == 0) return indices;
   auto out = driver_->Allocate(n * sizeof(int32_t));
   if (!out.ok()) return out.status();
   DevicePtr out_ptr = *out;
   void* params[] = {&node_manager_, &out_ptr, &n};
-  absl::Status status = Run("accelmem_cuda_nm_allocate", n, params);
+  absl::Status status = Run(kernel, n, params);
   if (status.ok()) status = driver_->CopyToHost(indices.data(), out_ptr, n * sizeof(int32_t));
   driver_->Free(out_ptr).IgnoreError();
   if (!status.ok()) return status;
+  return indices;
+}
+
+absl::Status CudaNodeManager::RunOnIndices(const char* kernel, absl::Span<const int32_t> indices,
+                                           void* extra, bool one_block_per_item) {
+  if (indices.empty()) return absl::OkStatus();
+  auto in = Upload(indices);
+  if (!in.ok()) return in.status();
+  DevicePtr in_ptr = *in;
+  int32_t n = static_cast<int32_t>(indices.size());
+  void* params[] = {&node_manager_, &in_ptr, &n, extra};
+  absl::Status status = Run(kernel, n, params, one_block_per_item);
+  driver_->Free(in_ptr).IgnoreError();
+  return status;
+}
+
+absl::StatusOr<std::vector<int32_t>> CudaNodeManager::Allocate(int32_t n) {
+  if (n < 0) return absl::InvalidArgumentError("negative cell count");
+  auto indices = RunIndexKernel("accelmem_cuda_nm_allocate", n);
+  if (!indices.ok() || n == 0) return indices;
   auto stats = GetStats();
   if (!stats.ok()) return stats.status();
   if (stats->error_code != sparse_runtime::kRuntimeOk) {
@@ -266,46 +286,25 @@ absl::StatusOr<std::vector<int32_t>> CudaNodeManager::Allocate(int32_t n) {
 }
 
 absl::Status CudaNodeManager::Recycle(absl::Span<const int32_t> indices) {
-  if (indices.empty()) return absl::OkStatus();
-  auto in = Upload(indices);
-  if (!in.ok()) return in.status();
-  DevicePtr in_ptr = *in;
-  int32_t n = static_cast<int32_t>(indices.size());
-  void* params[] = {&node_manager_, &in_ptr, &n};
-  absl::Status status = Run("accelmem_cuda_nm_recycle", n, params);
-  driver_->Free(in_ptr).IgnoreError();
-  return status;
+  return RunOnIndices("accelmem_cuda_nm_recycle", indices, nullptr, false);
 }
 
 absl::Status CudaNodeManager::Fill(absl::Span<const int32_t> indices, uint8_t value) {
-  if (indices.empty()) return absl::OkStatus();
-  auto in = Upload(indices);
-  if (!in.ok()) return in.status();
-  DevicePtr in_ptr = *in;
-  int32_t n = static_cast<int32_t>(indices.size());
   uint32_t v = value;
-  void* params[] = {&node_manager_, &in_ptr, &n, &v};
-  absl::Status status = Run("accelmem_cuda_nm_fill", n, params, /*one_block_per_item=*/true);
-  driver_->Free(in_ptr).IgnoreError();
-  return status;
+  return RunOnIndices("accelmem_cuda_nm_fill", indices, &v, /*one_block_per_item=*/true);
 }
 
 absl::StatusOr<uint64_t> CudaNodeManager::CountNonZeroBytes(absl::Span<const int32_t> indices) {
   if (indices.empty()) return uint64_t{0};
-  auto in = Upload(indices);
-  if (!in.ok()) return in.status();
-  DevicePtr in_ptr = *in;
-  int32_t n = static_cast<int32_t>(indices.size());
   DevicePtr count_ptr = io_ + 32;
-  absl::Status status = driver_->Memset(count_ptr, 0, sizeof(uint64_t));
-  void* params[] = {&node_manager_, &in_ptr, &n, &count_ptr};
-  if (status.ok()) {
-    status = Run("accelmem_cuda_nm_count_nonzero", n, params, /*one_block_per_item=*/true);
+  if (auto s = driver_->Memset(count_ptr, 0, sizeof(uint64_t)); !s.ok()) return s;
+  if (auto s = RunOnIndices("accelmem_cuda_nm_count_nonzero", indices, &count_ptr,
+                            /*one_block_per_item=*/true);
+      !s.ok()) {
+    return s;
   }
   uint64_t count = 0;
-  if (status.ok()) status = driver_->CopyToHost(&count, count_ptr, sizeof(count));
-  driver_->Free(in_ptr).IgnoreError();
-  if (!status.ok()) return status;
+  if (auto s = driver_->CopyToHost(&count, count_ptr, sizeof(count)); !s.ok()) return s;
   return count;
 }
 
@@ -316,18 +315,7 @@ absl::StatusOr<CudaNodeManager::Stats> CudaNodeManager::GetStats() {
 absl::StatusOr<std::vector<int32_t>> CudaNodeManager::FreeIndices() {
   auto stats = GetStats();
   if (!stats.ok()) return stats.status();
-  int32_t n = stats->free;
-  std::vector<int32_t> indices(n);
-  if (n == 0) return indices;
-  auto out = driver_->Allocate(n * sizeof(int32_t));
-  if (!out.ok()) return out.status();
-  DevicePtr out_ptr = *out;
-  void* params[] = {&node_manager_, &out_ptr, &n};
-  absl::Status status = Run("accelmem_cuda_nm_free_indices", n, params);
-  if (status.ok()) status = driver_->CopyToHost(indices.data(), out_ptr, n * sizeof(int32_t));
-  driver_->Free(out_ptr).IgnoreError();
-  if (!status.ok()) return status;
-  return indices;
+  return RunIndexKernel("accelmem_cuda_nm_free_indices", stats->free);
 }
 
 absl::Status CudaNodeManager::Collect() {

@@ -126,6 +126,11 @@ class CudaNodeManager {
   CudaNodeManager() = default;
   absl::Status Run(const char* kernel, int threads, void** params, bool one_block_per_item = false);
   absl::StatusOr<DevicePtr> Upload(absl::Span<const int32_t> values);
+  // Runs `kernel(nm, i32* out, n)` on n threads and returns out[0..n).
+  absl::StatusOr<std::vector<int32_t>> RunIndexKernel(const char* kernel, int32_t n);
+  // Uploads `indices` and runs `kernel(nm, const i32* indices, n[, *extra])` over them.
+  absl::Status RunOnIndices(const char* kernel, absl::Span<const int32_t> indices, void* extra,
+                            bool one_block_per_item);
 
   CudaGc* gc_ = nullptr;
   CudaDriver* driver_ = nullptr;
