@@ -9,11 +9,6 @@
 #include "backends/cuda/ptx_codegen.h"
 #include "gc/gc_cuda_kernels_bitcode.h"
 #include "gc/gc_scratch.h"
-#include "llvm/Bitcode/BitcodeReader.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
-#include "llvm/Support/Error.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "sparse_runtime/node_manager.h"
 #include "sparse_runtime/runtime_bitcode.h"
 #include "sparse_runtime/runtime_memory.h"
@@ -64,19 +59,10 @@ const std::vector<std::string>& CudaGcKernelNames() {
 }
 
 absl::StatusOr<std::string> CudaGcPtx(const std::string& sm) {
-  const absl::string_view kernels = KernelBitcode();
-  if (kernels.empty()) return absl::InternalError("the GC kernel bitcode is not embedded");
-  llvm::LLVMContext context;
-  llvm::MemoryBufferRef ref(llvm::StringRef(kernels.data(), kernels.size()), "gc_cuda_kernels.bc");
-  auto module = llvm::parseBitcodeFile(ref, context);
-  if (!module) {
-    return absl::InternalError(
-        absl::StrCat("the GC kernel bitcode does not parse: ", llvm::toString(module.takeError())));
-  }
   backends::cuda::PtxOptions options;
   options.sm = sm;
-  return backends::cuda::CompileToPtx(
-      **module, CudaGcKernelNames(),
+  return backends::cuda::CompileBitcodeToPtx(
+      KernelBitcode(), "gc_cuda_kernels.bc", CudaGcKernelNames(),
       sparse_runtime::RuntimeBitcode(sparse_runtime::RuntimeArch::kCuda), options);
 }
 

@@ -10,11 +10,7 @@
 #include "backends/cuda/ptx_codegen.h"
 #include "codegen/kernel_context.h"
 #include "gc/gc_scratch.h"
-#include "llvm/Bitcode/BitcodeReader.h"
-#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Support/Error.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "sparse_runtime/runtime_bitcode.h"
 #include "sparse_runtime/runtime_context.h"
 #include "sparse_runtime/snode_bitmasked.h"
@@ -72,17 +68,11 @@ const std::vector<std::string>& DeviceRuntimeKernelNames() {
 }
 
 absl::StatusOr<std::string> DeviceRuntimePtx(const std::string& sm) {
-  const absl::string_view bitcode = KernelBitcode();
-  if (bitcode.empty()) return absl::InternalError("the device runtime bitcode is not embedded");
-  llvm::LLVMContext context;
-  llvm::MemoryBufferRef ref(llvm::StringRef(bitcode.data(), bitcode.size()),
-                            "device_runtime_kernels.bc");
-  auto module = llvm::parseBitcodeFile(ref, context);
-  if (!module) {
-    return absl::InternalError(absl::StrCat("the device runtime bitcode does not parse: ",
-                                            llvm::toString(module.takeError())));
-  }
-  return CompileModule(**module, DeviceRuntimeKernelNames(), sm);
+  PtxOptions options;
+  options.sm = sm;
+  return CompileBitcodeToPtx(
+      KernelBitcode(), "device_runtime_kernels.bc", DeviceRuntimeKernelNames(),
+      sparse_runtime::RuntimeBitcode(sparse_runtime::RuntimeArch::kCuda), options);
 }
 
 absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(

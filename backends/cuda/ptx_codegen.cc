@@ -154,6 +154,22 @@ absl::StatusOr<std::string> CompileIrToPtx(absl::string_view ir_text,
   return CompileToPtx(**module, kernel_names, runtime_bitcode, options);
 }
 
+absl::StatusOr<std::string> CompileBitcodeToPtx(absl::string_view bitcode, absl::string_view name,
+                                                const std::vector<std::string>& kernel_names,
+                                                absl::string_view runtime_bitcode,
+                                                const PtxOptions& options) {
+  if (bitcode.empty()) return absl::InvalidArgumentError(absl::StrCat(name, " is empty"));
+  llvm::LLVMContext context;
+  llvm::MemoryBufferRef ref(llvm::StringRef(bitcode.data(), bitcode.size()),
+                            llvm::StringRef(name.data(), name.size()));
+  auto module = llvm::parseBitcodeFile(ref, context);
+  if (!module) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " does not parse: ", llvm::toString(module.takeError())));
+  }
+  return CompileToPtx(**module, kernel_names, runtime_bitcode, options);
+}
+
 }  // namespace cuda
 }  // namespace backends
 }  // namespace accelmem
