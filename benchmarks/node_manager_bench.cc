@@ -12,7 +12,7 @@
 // (1 = write 8 bytes into every cell after allocating it, as a user would).
 //
 // NodeManager variants: `Plain` is the runtime's allocate()/recycle() (one atomic each, as
-// upstream); `Batch64` uses allocate_indices()/recycle_indices() in batches of 64 (one atomic per
+// upstream); `Batch64` uses allocate_cells()/recycle_cells() in batches of 64 (one atomic per
 // batch); `Cached` is the per-cell API through one NodeCache per thread (//sparse_runtime:
 // node_cache: per-cell allocate()/recycle(ptr) with no shared atomic on the fast path, refills
 // and flushes of NodeCache::kBatch = 256 indices; each thread flushes its cache at the end of the
@@ -252,8 +252,9 @@ struct Manager {
     double bytes = 0;
     for (const auto* l : {&nm.free_list, &nm.recycled_list, &nm.data_list}) {
       bytes += Resident(l->chunks, sizeof(void*) * l->max_num_chunks);
-      if (l->granule_table != nullptr) {
-        bytes += Resident(l->granule_table, sizeof(uint64_t) * (l->granule_table_mask + 1));
+      if (l->granule_keys != nullptr) {
+        bytes += Resident(l->granule_keys, sizeof(uint64_t) * (l->granule_table_mask + 1));
+        bytes += Resident(l->granule_firsts, sizeof(int32_t) * (l->granule_table_mask + 1));
       }
       if (l != &nm.data_list) {
         for (int c = 0; c < l->get_num_active_chunks(); ++c) {
@@ -321,19 +322,16 @@ void BM_NodeManager(benchmark::State& state) {
       }
       return;
     }
-    int32_t idx[64];
     for (int64_t k = 0; k < n; k += 64) {
-      nm.allocate_indices(idx, 64);
-      for (int j = 0; j < 64; ++j) {
-        ptrs[k + j] = nm.get_cell(idx[j]);
-        if (touch) Touch(ptrs[k + j], k + j);
+      nm.allocate_cells(reinterpret_cast<uint8_t**>(&ptrs[k]), 64);
+      if (touch) {
+        for (int j = 0; j < 64; ++j) Touch(ptrs[k + j], k + j);
       }
     }
     void* batch[64];
     for (int64_t k = 0; k < n; k += 64) {
       Gather(ptrs, order, k, n, batch);
-      for (int j = 0; j < 64; ++j) idx[j] = nm.locate(batch[j]);
-      nm.recycle_indices(idx, 64);
+      nm.recycle_cells(reinterpret_cast<uint8_t**>(batch), 64);
     }
   };
   TimeParallel(threads, cycle);  // warm-up: chunks, page faults

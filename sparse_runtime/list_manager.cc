@@ -3,12 +3,6 @@
 
 namespace accelmem {
 namespace sparse_runtime {
-namespace {
-
-constexpr u64 kMaxGranule = u64{1} << (64 - ListManager::kGranuleValueBits);
-
-}  // namespace
-
 bool ListManager::init(RuntimeMemory* memory_in, u64 element_size_in, i32 num_elements_per_chunk,
                        i32 max_num_chunks_in, bool enable_ptr2index) {
   memory = memory_in;
@@ -42,17 +36,25 @@ bool ListManager::init(RuntimeMemory* memory_in, u64 element_size_in, i32 num_el
   lock = 0;
   num_elements = 0;
   num_active_chunks = 0;
-  granule_table = nullptr;
+  granule_keys = nullptr;
+  granule_firsts = nullptr;
   granule_table_mask = 0;
+  granule_base = 0;
   chunks = reinterpret_cast<Ptr*>(
       allocate_aligned(memory, sizeof(Ptr) * static_cast<u64>(max_num_chunks), 64, true));
   if (chunks == nullptr) return false;
   if (enable_ptr2index) {
     u64 table_size = next_power_of_two_u64(2 * static_cast<u64>(max_num_chunks));
-    granule_table =
+    granule_keys =
         reinterpret_cast<u64*>(allocate_aligned(memory, sizeof(u64) * table_size, 64, true));
-    if (granule_table == nullptr) return false;
+    granule_firsts =
+        reinterpret_cast<i32*>(allocate_aligned(memory, sizeof(i32) * table_size, 64, true));
+    if (granule_keys == nullptr || granule_firsts == nullptr) {
+      granule_keys = nullptr;
+      return false;
+    }
     granule_table_mask = table_size - 1;
+    granule_base = reinterpret_cast<u64>(chunks) >> log2_chunk_alignment;
   }
   return true;
 }
@@ -68,16 +70,13 @@ bool ListManager::touch_chunk_slow(i32 c) {
       [&] {
         Ptr p = allocate_aligned(memory, chunk_bytes(), u64{1} << log2_chunk_alignment, true);
         if (p == nullptr) return;
-        if (granule_table != nullptr) {
+        if (granule_keys != nullptr) {
+          // Key 0 marks an empty slot; no chunk lies in granule 0 (below G).
           u64 granule = reinterpret_cast<u64>(p) >> log2_chunk_alignment;
-          if (granule >= kMaxGranule) {
-            report_error(memory, kErrorInvalidArgument, "ListManager: chunk address out of range");
-            return;
-          }
-          u64 h = granule_hash(granule);
-          while (atomic_load_relaxed(&granule_table[h]) != 0) h = (h + 1) & granule_table_mask;
-          atomic_store_release(&granule_table[h],
-                               (granule << kGranuleValueBits) | static_cast<u64>(c + 1));
+          u64 h = granule_home_slot(granule);
+          while (atomic_load_relaxed(&granule_keys[h]) != 0) h = (h + 1) & granule_table_mask;
+          granule_firsts[h] = static_cast<i32>(static_cast<u64>(c) << log2_chunk_num_elements);
+          atomic_store_release(&granule_keys[h], granule);
         }
         atomic_add(&num_active_chunks, 1);
         atomic_store_release(&chunks[c], p);
@@ -146,50 +145,44 @@ i32 ListManager::append(const void* data) {
 }
 
 i32 ListManager::ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const {
-  if (granule_table == nullptr) {
+  if (granule_keys == nullptr) {
     for (i32 k = 0; k < n; ++k) out[k] = ptr_not_found();
     return n;
   }
-  // Constants in locals: the atomic loads below must not force them to be reloaded.
-  const u64* table = granule_table;
+  // Constants in locals: the stores to out[] must not force them to be reloaded.
+  const u64* keys = granule_keys;
+  const i32* firsts = granule_firsts;
   const u64 table_mask = granule_table_mask;
+  const u64 base = granule_base;
   const i32 log2_granule = log2_chunk_alignment;
   const u64 offset_mask = (u64{1} << log2_granule) - 1;
-  const u64 limit = chunk_bytes();
   const i32 shift = element_size_shift;
-  const u64 shift_mask = (u64{1} << shift) - 1;
   const u64 inverse = element_size_odd_inverse;
   const u64 per_chunk = static_cast<u64>(max_num_elements_per_chunk);
-  const i32 log2_per_chunk = log2_chunk_num_elements;
-  u64 memo_granule = ~u64{0};
-  i32 memo_first = 0;
-  i32 unknown = 0;
+  // Pass 1: home slots only, no branch on the data. Chunks mapped close together occupy
+  // consecutive home slots, so this resolves nearly every pointer; a miss (collision or unknown
+  // pointer) leaves -1.
+  bool any_miss = false;
   for (i32 k = 0; k < n; ++k) {
     const u64 address = reinterpret_cast<u64>(ptrs[k]);
     const u64 granule = address >> log2_granule;
-    const u64 offset = address & offset_mask;
-    const u64 q = (offset >> shift) * inverse;
-    // Same checks as ptr2index: inside the chunk, a multiple of element_size.
-    bool ok = offset < limit && (offset & shift_mask) == 0 && q < per_chunk;
-    if (ok && granule != memo_granule) {
-      ok = false;
-      // Relaxed loads suffice: the caller got `address` from a cell of a published chunk, and the
-      // chunk's entry was stored before the chunk was published (entries are never removed).
-      for (u64 h = granule_hash(granule);; h = (h + 1) & table_mask) {
-        const u64 entry = atomic_load_relaxed(&table[h]);
-        if (entry == 0) break;
-        if ((entry >> kGranuleValueBits) == granule) {
-          memo_granule = granule;
-          memo_first = (static_cast<i32>(entry & kGranuleValueMask) - 1) << log2_per_chunk;
-          ok = true;
-          break;
-        }
-      }
-    }
-    out[k] = ok ? memo_first + static_cast<i32>(q) : -1;
-    unknown += ok ? 0 : 1;
+    const u64 q = rotate_right((address & offset_mask) * inverse, shift);
+    const u64 h = (granule - base) & table_mask;
+    // Relaxed: the caller got `address` from a cell of a published chunk, and the chunk's slot
+    // was filled before the chunk was published (slots are never emptied).
+    const bool ok = (atomic_load_relaxed(&keys[h]) == granule) & (q < per_chunk);
+    out[k] = ok ? firsts[h] + static_cast<i32>(q) : -1;
+    any_miss |= !ok;
   }
-  if (unknown > 0) ptr_not_found();  // reported once, outside the loop (no spills in it)
+  if (!any_miss) return 0;
+  // Pass 2: the full probe for the misses.
+  i32 unknown = 0;
+  for (i32 k = 0; k < n; ++k) {
+    if (out[k] >= 0) continue;
+    out[k] = find_index(ptrs[k]);
+    unknown += out[k] < 0 ? 1 : 0;
+  }
+  if (unknown > 0) ptr_not_found();  // reported once
   return unknown;
 }
 

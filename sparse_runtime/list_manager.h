@@ -12,12 +12,11 @@
 //   * Running out of chunks (or memory) records an error in RuntimeMemory and returns -1 / null
 //     instead of asserting and carrying on.
 //   * ptr2index is O(1) (upstream scans every chunk): each chunk is aligned to G, the smallest
-//   power
-//     of two >= its byte size, so `p >> log2(G)` names exactly one chunk; a small open-addressing
-//     table (enabled per list with `enable_ptr2index`) maps that granule number to the chunk index;
-//     the chunk starts at its granule, so the offset is p mod G (no load of the chunk table), and
-//     it is divided by element_size with an exact-division reciprocal.
-//     Unknown or interior pointers are reported as kErrorPtrNotFound and give -1.
+//     power of two >= its byte size, so `p >> log2(G)` names exactly one chunk; a small
+//     open-addressing table (enabled per list with `enable_ptr2index`) maps that granule number to
+//     the chunk index; the chunk starts at its granule, so the offset is p mod G (no load of the
+//     chunk table), and it is divided by element_size with an exact-division reciprocal. Unknown or
+//     interior pointers are reported as kErrorPtrNotFound and give -1.
 //
 // Thread safety: reserve_new_element(s), touch_chunk, get_element_ptr, ptr2index and append may
 // run concurrently. clear/resize are bookkeeping calls for quiescent phases (GC).
@@ -34,14 +33,21 @@ namespace sparse_runtime {
 
 struct alignas(64) ListManager {
   static constexpr i32 kDefaultMaxNumChunks = 128 * 1024;
-  // Chunk count limit imposed by the granule table's packing (index + 1 in 20 bits).
+  // Chunk count limit (the chunk table stays <= 8 MiB, the granule table <= 24 MiB).
   static constexpr i32 kMaxMaxNumChunks = (1 << 20) - 1;
 
   // --- read-mostly configuration (set by init) ---
   RuntimeMemory* memory;
-  Ptr* chunks;         // [max_num_chunks]; null = not allocated yet
-  u64* granule_table;  // [granule_table_mask + 1] or null (ptr2index disabled)
+  Ptr* chunks;  // [max_num_chunks]; null = not allocated yet
+  // Granule table for ptr2index (null: disabled), two arrays of granule_table_mask + 1 slots
+  // (twice the chunk limit, so probes stay short): the granule number of the chunk in the slot
+  // (0 = empty; published last, with release) and the index of its first element. Open
+  // addressing from the home slot (granule - granule_base) & mask; granule_base is the chunk
+  // table's own granule, so chunks mapped near it take consecutive home slots.
+  u64* granule_keys;
+  i32* granule_firsts;
   u64 granule_table_mask;
+  u64 granule_base;
   u64 element_size;
   u64 element_size_odd_inverse;  // inverse of (element_size >> element_size_shift) mod 2^64
   i32 element_size_shift;        // trailing zero bits of element_size
@@ -112,48 +118,49 @@ struct alignas(64) ListManager {
   // Index of the element at address `p` (O(1)). Requires enable_ptr2index. Returns -1 and records
   // kErrorPtrNotFound if p is not the start of an element of an allocated chunk.
   ACCELMEM_RT_INLINE i32 ptr2index(const void* p) const {
-    if (granule_table != nullptr) {
-      const u64 address = reinterpret_cast<u64>(p);
-      const u64 granule = address >> log2_chunk_alignment;
-      u64 h = granule_hash(granule);
-      for (;;) {
-        const u64 entry = atomic_load_acquire(&granule_table[h]);
-        if (entry == 0) break;
-        if ((entry >> kGranuleValueBits) == granule) {
-          const i32 c = static_cast<i32>(entry & kGranuleValueMask) - 1;
-          // The chunk starts exactly at its granule (it is allocated G-aligned), so the offset
-          // needs no load of chunks[c].
-          const u64 offset = address & ((u64{1} << log2_chunk_alignment) - 1);
-          if (offset >= chunk_bytes()) break;
-          if ((offset & ((u64{1} << element_size_shift) - 1)) != 0) break;
-          // Exact division by element_size = odd << shift: for a multiple of 2^shift that is not
-          // a multiple of element_size the modular quotient is >= the chunk size.
-          const u64 q = (offset >> element_size_shift) * element_size_odd_inverse;
-          if (q >= static_cast<u64>(max_num_elements_per_chunk)) break;
-          return (c << log2_chunk_num_elements) + static_cast<i32>(q);
-        }
-        h = (h + 1) & granule_table_mask;
-      }
+    const i32 i = find_index(p);
+    return i >= 0 ? i : ptr_not_found();
+  }
+  // ptr2index without the error report (-1 for an unknown pointer).
+  ACCELMEM_RT_INLINE i32 find_index(const void* p) const {
+    if (granule_keys == nullptr) return -1;
+    const u64 address = reinterpret_cast<u64>(p);
+    const u64 granule = address >> log2_chunk_alignment;
+    const u64 q = offset_quotient(address);
+    if (q >= static_cast<u64>(max_num_elements_per_chunk)) return -1;
+    for (u64 h = granule_home_slot(granule);; h = (h + 1) & granule_table_mask) {
+      const u64 key = atomic_load_acquire(&granule_keys[h]);
+      if (key == 0) return -1;
+      if (key == granule) return granule_firsts[h] + static_cast<i32>(q);
     }
-    return ptr_not_found();
+  }
+  // (address mod G) / element_size if that division is exact; otherwise a value >=
+  // max_num_elements_per_chunk. The chunk starts exactly at its granule (it is allocated
+  // G-aligned), so the offset needs no load of the chunk table. Exact division by element_size =
+  // odd << shift (Hacker's Delight 10-17): multiply by the odd part's inverse mod 2^64 and rotate
+  // right by shift; a non-multiple of element_size gives a value > 2^64 / element_size, far above
+  // the chunk size, and a multiple past the chunk's end gives its quotient, >= the chunk size.
+  ACCELMEM_RT_INLINE u64 offset_quotient(u64 address) const {
+    const u64 offset = address & ((u64{1} << log2_chunk_alignment) - 1);
+    return rotate_right(offset * element_size_odd_inverse, element_size_shift);
+  }
+  static ACCELMEM_RT_INLINE u64 rotate_right(u64 x, i32 s) {
+    return (x >> s) | (x << ((64 - s) & 63));
   }
   i32 ptr_not_found() const;
 
   // Batch forms for per-worker caches (NodeCache): one call per batch, the list's constants
   // held in registers across the loop. ptrs2indices writes ptr2index(ptrs[k]) to out[k] (-1 for
-  // an unknown pointer, error recorded) and returns how many were unknown; one-entry memo of the
-  // last granule, so runs of cells in one chunk skip the table. element_ptrs writes
-  // get_element_ptr(indices[k]) to out[k] (the elements' chunks must exist).
+  // an unknown pointer, error recorded once) and returns how many were unknown; its loop looks
+  // only at each granule's home slot of the table, without branches on the data (cells freed in
+  // random order would mispredict them), and a second pass probes further for the rare pointer
+  // whose chunk collided. element_ptrs writes get_element_ptr(indices[k]) to out[k] (the
+  // elements' chunks must exist).
   i32 ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const;
   void element_ptrs(const i32* indices, i32 n, Ptr* out) const;
 
-  // Granule table packing: (granule << kGranuleValueBits) | (chunk index + 1); 0 = empty.
-  static constexpr i32 kGranuleValueBits = 20;
-  static constexpr u64 kGranuleValueMask = (u64{1} << kGranuleValueBits) - 1;
-  ACCELMEM_RT_INLINE u64 granule_hash(u64 granule) const {
-    // Nearly the identity: chunks mapped close together land in neighbouring entries (few
-    // pages of the table are touched); the xor folds in the bits above the table size.
-    return (granule ^ (granule >> 17) ^ (granule >> 34)) & granule_table_mask;
+  ACCELMEM_RT_INLINE u64 granule_home_slot(u64 granule) const {
+    return (granule - granule_base) & granule_table_mask;
   }
 
   ACCELMEM_RT_INLINE i32 get_num_active_chunks() const {

@@ -187,6 +187,37 @@ TEST_F(ListManagerTest, BatchFormsMatchSingleElementCalls) {
   }
 }
 
+// Chunks whose granules collide in the table (spread over more granules than it has slots) are
+// found by the full probe: ptr2index and ptrs2indices (whose fast pass reads home slots only)
+// still invert get_element_ptr for every element.
+TEST_F(ListManagerTest, Ptr2IndexResolvesGranuleTableCollisions) {
+  ListManager list{};
+  // 8 chunks of 16 elements of 8 B: G = 128 B, a table of 16 slots.
+  ASSERT_TRUE(list.init(&memory_, 8, 16, 8, /*enable_ptr2index=*/true));
+  for (int c = 0; c < 8; ++c) {
+    // Memory taken between the chunks spreads them over > 16 granules.
+    ASSERT_NE(allocate_aligned(&memory_, 2048 + 128 * c, 128, true), nullptr);
+    ASSERT_EQ(list.reserve_new_elements(16), 16 * c);
+  }
+  int displaced = 0;
+  for (int c = 0; c < 8; ++c) {
+    const uint64_t granule =
+        reinterpret_cast<uint64_t>(list.chunks[c]) >> list.log2_chunk_alignment;
+    displaced += list.granule_keys[list.granule_home_slot(granule)] != granule ? 1 : 0;
+  }
+  ASSERT_GT(displaced, 0) << "no collision: the test would not exercise the probe";
+  std::vector<int32_t> indices(128);
+  for (int i = 0; i < 128; ++i) indices[i] = i;
+  std::shuffle(indices.begin(), indices.end(), std::mt19937(3));
+  std::vector<Ptr> ptrs(128);
+  list.element_ptrs(indices.data(), 128, ptrs.data());
+  std::vector<int32_t> back(128, -7);
+  EXPECT_EQ(list.ptrs2indices(ptrs.data(), 128, back.data()), 0);
+  EXPECT_EQ(back, indices);
+  for (int k = 0; k < 128; ++k) EXPECT_EQ(list.ptr2index(ptrs[k]), indices[k]);
+  EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+}
+
 // Without enable_ptr2index, ptr2index reports an error.
 TEST_F(ListManagerTest, Ptr2IndexRequiresTable) {
   ASSERT_TRUE(list_.init(&memory_, 8, 16));

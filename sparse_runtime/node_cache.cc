@@ -26,17 +26,7 @@ bool NodeCache::refill() {
 }
 
 void NodeCache::flush_recycled() {
-  i32 indices[kBatch];
-  i32 n = num_recycled;
-  if (manager->data_list.ptrs2indices(recycled_ptr, n, indices) != 0) {
-    // Drop the unknown pointers (already reported).
-    i32 kept = 0;
-    for (i32 k = 0; k < n; ++k) {
-      if (indices[k] >= 0) indices[kept++] = indices[k];
-    }
-    n = kept;
-  }
-  manager->recycle_indices(indices, n);
+  manager->recycle_cells(recycled_ptr, num_recycled);  // unknown pointers: reported, dropped
   num_recycled = 0;
 }
 

@@ -12,10 +12,11 @@
 //                in free-list order (the FIFO reuse order after a GC is kept). One count-down
 //                counter, not a position/end pair: the counter's store->load chain through
 //                memory is the fast path's critical path (measured 1.2 vs 3 ns per call).
-//   recycle(p):  recycled_ptr[n++] = p; when kBatch are buffered, flush_recycled() turns them
-//                into indices in one tight loop (ListManager::ptrs2indices) and pushes them
-//                with ONE NodeManager::recycle_indices(). An unknown pointer is therefore
-//                reported (kErrorPtrNotFound) and dropped at that flush, not inside recycle().
+//   recycle(p):  recycled_ptr[n++] = p; when kBatch are buffered, flush_recycled() hands them
+//                to NodeManager::recycle_cells(), which locates them in one tight loop and
+//                pushes them with ONE atomic (kBatch == kCellBlock). An unknown pointer is
+//                therefore reported (kErrorPtrNotFound) and dropped at that flush, not inside
+//                recycle().
 //   flush():     cached free indices (zeroed, not handed out) go onto the recycled list -- they
 //                cannot go back onto the free list, whose cursor only grows between GCs, and
 //                the GC re-zeroes them at a cost of at most kBatch cells -- then the buffered
@@ -48,7 +49,7 @@ struct alignas(64) NodeCache {
   // atomic finds its line on the other core (order of 100 ns); 64 per atomic left a few ns per
   // cell of line transfers (the batched API scaled 1.4x to 2 threads), 256 makes it < 1 ns. Cost:
   // 5 KiB per cache and up to kBatch cached free cells re-zeroed by the GC after a flush.
-  static constexpr i32 kBatch = 256;
+  static constexpr i32 kBatch = NodeManager::kCellBlock;
 
   NodeManager* manager;
   i32 num_free;      // cells free_ptr[kBatch - num_free, kBatch) are cached, zeroed, not handed out

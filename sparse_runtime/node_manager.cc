@@ -71,6 +71,21 @@ bool NodeManager::allocate_indices(i32* out, i32 n) {
   return true;
 }
 
+bool NodeManager::allocate_cells(Ptr* out, i32 n) {
+  i32 indices[kCellBlock];
+  for (i32 k = 0; k < n; k += kCellBlock) {
+    const i32 m = min_of(kCellBlock, n - k);
+    if (allocate_indices(indices, m)) {
+      data_list.element_ptrs(indices, m, out + k);
+      continue;
+    }
+    for (i32 j = 0; j < m; ++j) out[k + j] = indices[j] >= 0 ? get_cell(indices[j]) : nullptr;
+    for (i32 j = k + m; j < n; ++j) out[j] = nullptr;
+    return false;
+  }
+  return true;
+}
+
 void NodeManager::recycle(Ptr p) {
   i32 index = locate(p);
   if (index >= 0) recycled_list.push_back<list_data_type>(index);
@@ -82,6 +97,25 @@ void NodeManager::recycle_indices(const i32* indices, i32 n) {
   if (n <= 0) return;
   i32 first = recycled_list.reserve_new_elements(n);
   if (first >= 0) recycled_list.write_range(first, n, indices);
+}
+
+i32 NodeManager::recycle_cells(const Ptr* cells, i32 n) {
+  i32 indices[kCellBlock];
+  i32 unknown = 0;
+  for (i32 k = 0; k < n; k += kCellBlock) {
+    i32 m = min_of(kCellBlock, n - k);
+    const i32 bad = data_list.ptrs2indices(cells + k, m, indices);
+    if (bad != 0) {  // drop the unknown pointers (already reported)
+      i32 kept = 0;
+      for (i32 j = 0; j < m; ++j) {
+        if (indices[j] >= 0) indices[kept++] = indices[j];
+      }
+      m = kept;
+      unknown += bad;
+    }
+    recycle_indices(indices, m);
+  }
+  return unknown;
 }
 
 void NodeManager::gc_serial() {
@@ -143,8 +177,9 @@ i32 NodeManager::num_in_use() const { return num_reserved() - num_free() - num_r
 
 u64 NodeManager::bytes_reserved() const {
   auto list_bytes = [](const ListManager& l) {
-    u64 tables = sizeof(Ptr) * static_cast<u64>(l.max_num_chunks) +
-                 (l.granule_table != nullptr ? sizeof(u64) * (l.granule_table_mask + 1) : 0);
+    u64 tables =
+        sizeof(Ptr) * static_cast<u64>(l.max_num_chunks) +
+        (l.granule_keys != nullptr ? (sizeof(u64) + sizeof(i32)) * (l.granule_table_mask + 1) : 0);
     return static_cast<u64>(l.get_num_active_chunks()) * l.chunk_bytes() + tables;
   };
   return list_bytes(free_list) + list_bytes(recycled_list) + list_bytes(data_list);

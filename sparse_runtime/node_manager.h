@@ -44,6 +44,8 @@ struct alignas(64) NodeManager {
   static constexpr u64 kMaxChunkBytes = u64{128} << 20;
   // Index lists (free/recycled) use at least this many entries per chunk.
   static constexpr i32 kMinIndexListChunk = 4096;
+  // Cells per shared atomic in allocate_cells / recycle_cells (their index buffer on the stack).
+  static constexpr i32 kCellBlock = 256;
 
   using list_data_type = i32;
 
@@ -79,12 +81,21 @@ struct alignas(64) NodeManager {
   // entries from the failure on are -1.
   bool allocate_indices(i32* out, i32 n);
 
+  // allocate_indices + the cells' addresses: out[0..n) = n zeroed cells (one atomic per 256).
+  // Returns false (error recorded) if the data list runs out; then the entries from the failure
+  // on are null.
+  bool allocate_cells(Ptr* out, i32 n);
+
   // Puts the cell at `p` on the recycled list. An unknown pointer records kErrorPtrNotFound and is
   // ignored (upstream pushes -1 and later corrupts memory).
   void recycle(Ptr p);
   void recycle_index(i32 index);
   // Appends n indices to the recycled list with one atomic.
   void recycle_indices(const i32* indices, i32 n);
+  // recycle() of cells[0..n), located in one tight loop (ListManager::ptrs2indices) and appended
+  // with one atomic per 256. Unknown pointers are skipped and reported once (kErrorPtrNotFound);
+  // returns how many there were.
+  i32 recycle_cells(const Ptr* cells, i32 n);
 
   // Index of the cell at `p`, or -1 (error recorded).
   ACCELMEM_RT_INLINE i32 locate(const void* p) const { return data_list.ptr2index(p); }

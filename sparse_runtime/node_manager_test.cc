@@ -233,6 +233,45 @@ TEST_F(NodeManagerTest, BatchAllocateAndRecycle) {
   EXPECT_EQ(got[2], 6);
 }
 
+// allocate_cells / recycle_cells are allocate_indices / recycle_indices by address: zeroed,
+// distinct cells (more than one block of kCellBlock), FIFO reuse after the GC, and unknown
+// pointers skipped with one error while the others are recycled.
+TEST_F(NodeManagerTest, CellBatchesAllocateAndRecycleByAddress) {
+  ASSERT_TRUE(nm_.init(&memory_, 24, 8, 64));
+  constexpr int kN = 3 * NodeManager::kCellBlock + 5;
+  std::vector<Ptr> cells(kN);
+  ASSERT_TRUE(nm_.allocate_cells(cells.data(), kN));
+  for (int k = 0; k < kN; ++k) {
+    ASSERT_EQ(nm_.locate(cells[k]), k);
+    for (int b = 0; b < 24; ++b) ASSERT_EQ(cells[k][b], 0);
+    std::memset(cells[k], 0xab, 24);
+  }
+  std::vector<Ptr> back = {cells[7], cells[3], cells[500]};
+  uint64_t foreign = 0;
+  back.insert(back.begin() + 1, reinterpret_cast<Ptr>(&foreign));
+  EXPECT_EQ(nm_.recycle_cells(back.data(), static_cast<int>(back.size())), 1);
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+  runtime_reset_error(&memory_);
+  EXPECT_EQ(nm_.num_recycled(), 3);
+  nm_.gc_serial();
+  std::vector<Ptr> again(4);
+  ASSERT_TRUE(nm_.allocate_cells(again.data(), 4));
+  EXPECT_EQ(again, (std::vector<Ptr>{cells[7], cells[3], cells[500], nm_.get_cell(kN)}));
+  for (Ptr p : again) {
+    for (int b = 0; b < 24; ++b) ASSERT_EQ(p[b], 0);
+  }
+  EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+}
+
+// allocate_cells past the last chunk: false, the error, and null from the failure on.
+TEST_F(NodeManagerTest, CellBatchOutOfChunksGivesNulls) {
+  ASSERT_TRUE(nm_.init(&memory_, 8, 8, 4, /*max_num_chunks=*/1));
+  std::vector<Ptr> cells(6, reinterpret_cast<Ptr>(&nm_));
+  EXPECT_FALSE(nm_.allocate_cells(cells.data(), 6));
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorOutOfChunks);
+  for (int k = 0; k < 6; ++k) EXPECT_EQ(cells[k], nullptr) << k;
+}
+
 // Free and recycled lists cost at most 8 bytes per cell (1M cells of 64 B, all recycled).
 TEST_F(NodeManagerTest, MetadataIsAtMostEightBytesPerCell) {
   ASSERT_TRUE(nm_.init(&memory_, 64, 8));
