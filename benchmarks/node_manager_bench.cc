@@ -6,10 +6,13 @@
 // One cycle = allocate N = 2^20 cells of 64 B, then release all of them, LIFO (reverse order) or
 // in a fixed random order, in groups of 64 pointers gathered from the harness's array; the work is
 // split over 1 or 2 threads (same N in total, so the 2-thread row measures strong scaling). Only
-// the cycle is timed (manual time); for the NodeManager the serial GC that makes the recycled cells
-// reusable runs untimed between cycles and has its own rows (BM_NodeManager_GcSerial, with one
-// memset of the same bytes as the limit). Arguments: /order (0 = LIFO, 1 = random) /threads /touch
-// (1 = write 8 bytes into every cell after allocating it, as a user would).
+// the cycle is timed (manual time); for the NodeManager the GC that makes the recycled cells
+// reusable runs untimed between cycles: the runtime's own, gc::gc_serial (what SparseRuntime runs
+// with one GC worker; it hands cells out again in address order and zeroes long runs with
+// streaming stores; //benchmarks:gc_bench times it). BM_NodeManager_GcSerial times the manager's
+// reference GC (NodeManager::gc_serial, upstream's recycle order) against one memset. Arguments:
+// /order (0 = LIFO, 1 = random) /threads /touch (1 = write 8 bytes into every cell after allocating
+// it, as a user would).
 //
 // NodeManager variants: `Plain` is the runtime's allocate()/recycle() (one atomic each, as
 // upstream); `Batch64` uses allocate_cells()/recycle_cells() in batches of 64 (one atomic per
@@ -36,6 +39,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "gc/gc_serial.h"
 #include "sparse_runtime/host_memory_pool.h"
 #include "sparse_runtime/node_cache.h"
 #include "sparse_runtime/node_manager.h"
@@ -334,12 +338,18 @@ void BM_NodeManager(benchmark::State& state) {
       nm.recycle_cells(reinterpret_cast<uint8_t**>(batch), 64);
     }
   };
+  // Untimed between cycles: the GC the runtime runs (SparseRuntime's GcCollector with the default
+  // gc_workers = 1 calls gc::gc_serial), which makes the recycled cells reusable.
+  accelmem::gc::GcScratch scratch{};
+  auto collect = [&] {
+    if (!accelmem::gc::gc_serial(&nm, &scratch)) state.SkipWithError(manager->memory.error_message);
+  };
   TimeParallel(threads, cycle);  // warm-up: chunks, page faults
-  nm.gc_serial();
+  collect();
   double cpu_seconds = 0;
   for (auto _ : state) {
     state.SetIterationTime(TimeParallel(threads, cycle, &cpu_seconds));
-    nm.gc_serial();  // untimed: makes the cells reusable (BM_NodeManager_GcSerial times it)
+    collect();
   }
   if (nm.data_list.size() != kCells) state.SkipWithError("cells were not reused");
   SetCellCounters(state, cpu_seconds);
