@@ -159,6 +159,27 @@ i32 ListManager::ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const {
   const i32 shift = element_size_shift;
   const u64 inverse = element_size_odd_inverse;
   const u64 per_chunk = static_cast<u64>(max_num_elements_per_chunk);
+  // Runs in one chunk: only the quotient per pointer, each granule compared with the first's. A
+  // pointer elsewhere (or not at an element of the chunk) sends the batch to the general loop.
+  constexpr i32 kMinRun = 16;
+  if (n >= kMinRun) {
+    const u64 run_granule = reinterpret_cast<u64>(ptrs[0]) >> log2_granule;
+    if ((reinterpret_cast<u64>(ptrs[n / 2]) >> log2_granule) == run_granule &&
+        (reinterpret_cast<u64>(ptrs[n - 1]) >> log2_granule) == run_granule) {
+      const i32 first = granule_first(run_granule);
+      if (first >= 0) {
+        u64 stray = 0;
+        for (i32 k = 0; k < n; ++k) {
+          const u64 address = reinterpret_cast<u64>(ptrs[k]);
+          const u64 q = rotate_right((address & offset_mask) * inverse, shift);
+          stray |= ((address >> log2_granule) ^ run_granule) | static_cast<u64>(q >= per_chunk);
+          // Unsigned: a stray q may be huge (the batch is then redone below).
+          out[k] = static_cast<i32>(static_cast<u32>(first) + static_cast<u32>(q));
+        }
+        if (stray == 0) return 0;
+      }
+    }
+  }
   // Pass 1: home slots only, no branch on the data. Chunks mapped close together occupy
   // consecutive home slots, so this resolves nearly every pointer; a miss (collision or unknown
   // pointer) leaves -1.

@@ -128,10 +128,15 @@ struct alignas(64) ListManager {
     const u64 granule = address >> log2_chunk_alignment;
     const u64 q = offset_quotient(address);
     if (q >= static_cast<u64>(max_num_elements_per_chunk)) return -1;
+    const i32 first = granule_first(granule);
+    return first < 0 ? -1 : first + static_cast<i32>(q);
+  }
+  // Index of the first element of the chunk in `granule`, or -1 (the full probe).
+  ACCELMEM_RT_INLINE i32 granule_first(u64 granule) const {
     for (u64 h = granule_home_slot(granule);; h = (h + 1) & granule_table_mask) {
       const u64 key = atomic_load_acquire(&granule_keys[h]);
       if (key == 0) return -1;
-      if (key == granule) return granule_firsts[h] + static_cast<i32>(q);
+      if (key == granule) return granule_firsts[h];
     }
   }
   // (address mod G) / element_size if that division is exact; otherwise a value >=
@@ -151,11 +156,13 @@ struct alignas(64) ListManager {
 
   // Batch forms for per-worker caches (NodeCache): one call per batch, the list's constants
   // held in registers across the loop. ptrs2indices writes ptr2index(ptrs[k]) to out[k] (-1 for
-  // an unknown pointer, error recorded once) and returns how many were unknown; its loop looks
-  // only at each granule's home slot of the table, without branches on the data (cells freed in
-  // random order would mispredict them), and a second pass probes further for the rare pointer
-  // whose chunk collided. element_ptrs writes get_element_ptr(indices[k]) to out[k] (the
-  // elements' chunks must exist).
+  // an unknown pointer, error recorded once) and returns how many were unknown. A batch whose
+  // first, middle and last pointer share a chunk (cells released in address order or its
+  // reverse, as a struct-for deactivates them) is first tried against that chunk alone, with no
+  // table lookup per pointer; otherwise the loop looks only at each granule's home slot of the
+  // table, without branches on the data (cells freed in random order would mispredict them), and
+  // a second pass probes further for the rare pointer whose chunk collided. element_ptrs writes
+  // get_element_ptr(indices[k]) to out[k] (the elements' chunks must exist).
   i32 ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const;
   void element_ptrs(const i32* indices, i32 n, Ptr* out) const;
 

@@ -187,6 +187,50 @@ TEST_F(ListManagerTest, BatchFormsMatchSingleElementCalls) {
   }
 }
 
+// Batches that look like runs in one chunk (first, middle and last pointer share it) take the
+// run path: in address order and reversed they agree with ptr2index; a pointer of another chunk,
+// an interior pointer or a foreign run inside such a batch still gives the right answer.
+TEST_F(ListManagerTest, Ptrs2IndicesRunsInOneChunk) {
+  for (uint64_t element_size : {8u, 24u, 72u}) {
+    ListManager list{};
+    ASSERT_TRUE(list.init(&memory_, element_size, 512, 8, /*enable_ptr2index=*/true));
+    ASSERT_EQ(list.reserve_new_elements(1024), 0);  // two chunks
+    std::vector<int32_t> indices(256);
+    for (int k = 0; k < 256; ++k) indices[k] = 100 + k;  // all in chunk 0
+    for (int round = 0; round < 2; ++round) {
+      if (round == 1) std::reverse(indices.begin(), indices.end());
+      std::vector<Ptr> ptrs(256);
+      list.element_ptrs(indices.data(), 256, ptrs.data());
+      std::vector<int32_t> back(256, -7);
+      ASSERT_EQ(list.ptrs2indices(ptrs.data(), 256, back.data()), 0);
+      EXPECT_EQ(back, indices) << element_size;
+    }
+    std::vector<int32_t> mixed = indices;
+    mixed[77] = 700;  // chunk 1, between a first, middle and last of chunk 0
+    std::vector<Ptr> ptrs(256);
+    list.element_ptrs(mixed.data(), 256, ptrs.data());
+    std::vector<int32_t> back(256, -7);
+    ASSERT_EQ(list.ptrs2indices(ptrs.data(), 256, back.data()), 0);
+    EXPECT_EQ(back, mixed) << element_size;
+    EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+    ptrs[31] += 1;  // interior
+    ASSERT_EQ(list.ptrs2indices(ptrs.data(), 256, back.data()), 1);
+    EXPECT_EQ(back[31], -1);
+    back[31] = mixed[31];
+    EXPECT_EQ(back, mixed) << element_size;
+    EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+    runtime_reset_error(&memory_);
+    // A run inside memory the list does not own.
+    std::vector<uint64_t> foreign(64);
+    std::vector<Ptr> stray(32);
+    for (int k = 0; k < 32; ++k) stray[k] = reinterpret_cast<Ptr>(&foreign[k]);
+    std::vector<int32_t> none(32, 0);
+    EXPECT_EQ(list.ptrs2indices(stray.data(), 32, none.data()), 32);
+    EXPECT_EQ(none, std::vector<int32_t>(32, -1));
+    runtime_reset_error(&memory_);
+  }
+}
+
 // Chunks whose granules collide in the table (spread over more granules than it has slots) are
 // found by the full probe: ptr2index and ptrs2indices (whose fast pass reads home slots only)
 // still invert get_element_ptr for every element.
