@@ -847,6 +847,36 @@ absl::Status NeedDynamicPlace(absl::string_view name, const SNode& s) {
   return absl::OkStatus();
 }
 
+// The op-specific check of a range kernel: the AddRange* entry points differ only in it.
+absl::Status CheckRangeOp(absl::string_view name, RangeOp op, const SNode& s) {
+  switch (op) {
+    case RangeOp::kWrite:
+    case RangeOp::kSum:
+    case RangeOp::kAtomicAdd:
+      return NeedPlace(name, s);
+    case RangeOp::kAppend:
+      return NeedDynamicPlace(name, s);
+    case RangeOp::kDeactivate:
+      return NeedDeactivatable(name, s);
+    case RangeOp::kActivate:
+      if (s.type() == SNodeType::kPlace || s.type() == SNodeType::kRoot) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": ", s.DebugPath(), " has no cells to activate (use its parent)"));
+      }
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AddRangeKernel(KernelBuilder::Impl* impl, absl::string_view name, RangeOp op,
+                            const SNode& snode, const std::vector<CoordMap>& coords, double scale,
+                            double offset) {
+  absl::Status s = CheckAdd(*impl, name, snode);
+  if (s.ok()) s = CheckRangeOp(name, op, snode);
+  if (!s.ok()) return s;
+  return Emitter(impl).Range(name, op, snode, coords, scale, offset);
+}
+
 }  // namespace
 
 KernelBuilder::KernelBuilder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -905,55 +935,34 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
 absl::Status KernelBuilder::AddRangeWrite(absl::string_view name, const SNode& place,
                                           const std::vector<CoordMap>& coords, double scale,
                                           double offset) {
-  absl::Status s = CheckAdd(*impl_, name, place);
-  if (s.ok()) s = NeedPlace(name, place);
-  if (!s.ok()) return s;
-  return Emitter(impl_.get()).Range(name, RangeOp::kWrite, place, coords, scale, offset);
+  return AddRangeKernel(impl_.get(), name, RangeOp::kWrite, place, coords, scale, offset);
 }
 
 absl::Status KernelBuilder::AddRangeActivate(absl::string_view name, const SNode& snode,
                                              const std::vector<CoordMap>& coords) {
-  absl::Status s = CheckAdd(*impl_, name, snode);
-  if (s.ok() && (snode.type() == SNodeType::kPlace || snode.type() == SNodeType::kRoot)) {
-    s = absl::InvalidArgumentError(
-        absl::StrCat(name, ": ", snode.DebugPath(), " has no cells to activate (use its parent)"));
-  }
-  if (!s.ok()) return s;
-  return Emitter(impl_.get()).Range(name, RangeOp::kActivate, snode, coords, 0, 0);
+  return AddRangeKernel(impl_.get(), name, RangeOp::kActivate, snode, coords, 0, 0);
 }
 
 absl::Status KernelBuilder::AddRangeSum(absl::string_view name, const SNode& place,
                                         const std::vector<CoordMap>& coords) {
-  absl::Status s = CheckAdd(*impl_, name, place);
-  if (s.ok()) s = NeedPlace(name, place);
-  if (!s.ok()) return s;
-  return Emitter(impl_.get()).Range(name, RangeOp::kSum, place, coords, 0, 0);
+  return AddRangeKernel(impl_.get(), name, RangeOp::kSum, place, coords, 0, 0);
 }
 
 absl::Status KernelBuilder::AddRangeAtomicAdd(absl::string_view name, const SNode& place,
                                               const std::vector<CoordMap>& coords, double scale,
                                               double offset) {
-  absl::Status s = CheckAdd(*impl_, name, place);
-  if (s.ok()) s = NeedPlace(name, place);
-  if (!s.ok()) return s;
-  return Emitter(impl_.get()).Range(name, RangeOp::kAtomicAdd, place, coords, scale, offset);
+  return AddRangeKernel(impl_.get(), name, RangeOp::kAtomicAdd, place, coords, scale, offset);
 }
 
 absl::Status KernelBuilder::AddRangeDeactivate(absl::string_view name, const SNode& snode,
                                                const std::vector<CoordMap>& coords) {
-  absl::Status s = CheckAdd(*impl_, name, snode);
-  if (s.ok()) s = NeedDeactivatable(name, snode);
-  if (!s.ok()) return s;
-  return Emitter(impl_.get()).Range(name, RangeOp::kDeactivate, snode, coords, 0, 0);
+  return AddRangeKernel(impl_.get(), name, RangeOp::kDeactivate, snode, coords, 0, 0);
 }
 
 absl::Status KernelBuilder::AddRangeAppend(absl::string_view name, const SNode& place,
                                            const std::vector<CoordMap>& coords, double scale,
                                            double offset) {
-  absl::Status s = CheckAdd(*impl_, name, place);
-  if (s.ok()) s = NeedDynamicPlace(name, place);
-  if (!s.ok()) return s;
-  return Emitter(impl_.get()).Range(name, RangeOp::kAppend, place, coords, scale, offset);
+  return AddRangeKernel(impl_.get(), name, RangeOp::kAppend, place, coords, scale, offset);
 }
 
 absl::Status KernelBuilder::AddPoint(absl::string_view name, PointOp op, const SNode& snode) {
