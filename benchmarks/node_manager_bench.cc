@@ -155,14 +155,35 @@ void SetCellCounters(benchmark::State& state, double cpu_seconds) {
 
 inline void Touch(void* p, int64_t k) { *static_cast<volatile int64_t*>(p) = k; }
 
-// Copies the 64 pointers released next into `batch`, prefetching the group after it, so that the
-// harness's own random reads cost as little as possible (the same for every contender).
-inline void Gather(const HugeArray<void*>& ptrs, const HugeArray<int32_t>& order, int64_t k,
-                   int64_t n, void** batch) {
-  if (k + 128 <= n) {
-    for (int j = 0; j < 64; ++j) __builtin_prefetch(&ptrs[order[k + 64 + j]]);
+// Hands the thread's pointers to release(batch) in groups of 64, in its release order: each
+// group is copied into `batch` while the group after it is prefetched, so that the harness's own
+// random reads cost as little as possible (the same for every contender).
+template <typename Release>
+inline void ReleaseGathered(const HugeArray<void*>& ptrs, const HugeArray<int32_t>& order,
+                            Release&& release) {
+  const int64_t n = static_cast<int64_t>(ptrs.size());
+  void* batch[64];
+  for (int64_t k = 0; k < n; k += 64) {
+    if (k + 128 <= n) {
+      for (int j = 0; j < 64; ++j) __builtin_prefetch(&ptrs[order[k + 64 + j]]);
+    }
+    for (int j = 0; j < 64; ++j) batch[j] = ptrs[order[k + j]];
+    release(batch);
   }
-  for (int j = 0; j < 64; ++j) batch[j] = ptrs[order[k + j]];
+}
+
+// Times cycle(thread) on `threads` threads: one untimed warm-up, then one timed run per
+// iteration, with between() untimed after the warm-up and after every run; then the counters.
+template <typename Cycle, typename Between>
+void TimeCycles(benchmark::State& state, int threads, Cycle& cycle, Between&& between) {
+  TimeParallel(threads, cycle);  // warm-up: chunks, page faults
+  between();
+  double cpu_seconds = 0;
+  for (auto _ : state) {
+    state.SetIterationTime(TimeParallel(threads, cycle, &cpu_seconds));
+    between();
+  }
+  SetCellCounters(state, cpu_seconds);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,17 +219,11 @@ void BM_Malloc(benchmark::State& state) {
       ptrs[k] = A::Alloc();
       if (touch) Touch(ptrs[k], k);
     }
-    // Released in groups of 64 gathered pointers (the same harness for every contender).
-    void* batch[64];
-    for (int64_t k = 0; k < n; k += 64) {
-      Gather(ptrs, order, k, n, batch);
+    ReleaseGathered(ptrs, order, [](void** batch) {
       for (int j = 0; j < 64; ++j) A::Free(batch[j]);
-    }
+    });
   };
-  TimeParallel(threads, cycle);  // warm-up
-  double cpu_seconds = 0;
-  for (auto _ : state) state.SetIterationTime(TimeParallel(threads, cycle, &cpu_seconds));
-  SetCellCounters(state, cpu_seconds);
+  TimeCycles(state, threads, cycle, [] {});
 }
 
 // The harness alone: "allocation" hands out the next cell of a preallocated per-thread array and
@@ -231,16 +246,11 @@ void BM_Harness_Cycle(benchmark::State& state) {
       benchmark::DoNotOptimize(next);
       if (touch) Touch(ptrs[k], k);
     }
-    void* batch[64];
-    for (int64_t k = 0; k < n; k += 64) {
-      Gather(ptrs, order, k, n, batch);
+    ReleaseGathered(ptrs, order, [](void** batch) {
       for (int j = 0; j < 64; ++j) benchmark::DoNotOptimize(batch[j]);
-    }
+    });
   };
-  TimeParallel(threads, cycle);  // warm-up
-  double cpu_seconds = 0;
-  for (auto _ : state) state.SetIterationTime(TimeParallel(threads, cycle, &cpu_seconds));
-  SetCellCounters(state, cpu_seconds);
+  TimeCycles(state, threads, cycle, [] {});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -306,11 +316,9 @@ void BM_NodeManager(benchmark::State& state) {
         ptrs[k] = cache.allocate();
         if (touch) Touch(ptrs[k], k);
       }
-      void* batch[64];
-      for (int64_t k = 0; k < n; k += 64) {
-        Gather(ptrs, order, k, n, batch);
+      ReleaseGathered(ptrs, order, [&](void** batch) {
         for (int j = 0; j < 64; ++j) cache.recycle(static_cast<uint8_t*>(batch[j]));
-      }
+      });
       cache.flush();
       return;
     }
@@ -319,11 +327,9 @@ void BM_NodeManager(benchmark::State& state) {
         ptrs[k] = nm.allocate();
         if (touch) Touch(ptrs[k], k);
       }
-      void* batch[64];
-      for (int64_t k = 0; k < n; k += 64) {
-        Gather(ptrs, order, k, n, batch);
+      ReleaseGathered(ptrs, order, [&](void** batch) {
         for (int j = 0; j < 64; ++j) nm.recycle(static_cast<uint8_t*>(batch[j]));
-      }
+      });
       return;
     }
     for (int64_t k = 0; k < n; k += 64) {
@@ -332,11 +338,9 @@ void BM_NodeManager(benchmark::State& state) {
         for (int j = 0; j < 64; ++j) Touch(ptrs[k + j], k + j);
       }
     }
-    void* batch[64];
-    for (int64_t k = 0; k < n; k += 64) {
-      Gather(ptrs, order, k, n, batch);
+    ReleaseGathered(ptrs, order, [&](void** batch) {
       nm.recycle_cells(reinterpret_cast<uint8_t**>(batch), 64);
-    }
+    });
   };
   // Untimed between cycles: the GC the runtime runs (SparseRuntime's GcCollector with the default
   // gc_workers = 1 calls gc::gc_serial), which makes the recycled cells reusable.
@@ -344,15 +348,8 @@ void BM_NodeManager(benchmark::State& state) {
   auto collect = [&] {
     if (!accelmem::gc::gc_serial(&nm, &scratch)) state.SkipWithError(manager->memory.error_message);
   };
-  TimeParallel(threads, cycle);  // warm-up: chunks, page faults
-  collect();
-  double cpu_seconds = 0;
-  for (auto _ : state) {
-    state.SetIterationTime(TimeParallel(threads, cycle, &cpu_seconds));
-    collect();
-  }
+  TimeCycles(state, threads, cycle, collect);
   if (nm.data_list.size() != kCells) state.SkipWithError("cells were not reused");
-  SetCellCounters(state, cpu_seconds);
   state.counters["meta_B_per_cell"] = manager->MetaBytesPerCell();
 }
 
