@@ -135,9 +135,3 @@ TEST(KernelPtxTest, DeviceEntryErrors) {
 }  // namespace
 }  // namespace codegen
 }  // namespace accelmem
-
-int main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  accelmem::backends::cuda::SetPtxasFromArgs(argc, argv);
-  return RUN_ALL_TESTS();
-}

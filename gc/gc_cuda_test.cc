@@ -55,9 +55,3 @@ TEST(GcCudaTest, CreateNeedsADriver) {
 }  // namespace
 }  // namespace gc
 }  // namespace accelmem
-
-int main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  accelmem::backends::cuda::SetPtxasFromArgs(argc, argv);
-  return RUN_ALL_TESTS();
-}

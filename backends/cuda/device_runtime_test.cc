@@ -46,9 +46,3 @@ TEST(DeviceRuntimeTest, CreateNeedsTheCudaGc) {
 }  // namespace cuda
 }  // namespace backends
 }  // namespace accelmem
-
-int main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  accelmem::backends::cuda::SetPtxasFromArgs(argc, argv);
-  return RUN_ALL_TESTS();
-}

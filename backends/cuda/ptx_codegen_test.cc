@@ -70,9 +70,3 @@ TEST(PtxCodegenTest, PtxasAssemblesForSm90) {
 }  // namespace cuda
 }  // namespace backends
 }  // namespace accelmem
-
-int main(int argc, char** argv) {
-  testing::InitGoogleTest(&argc, argv);
-  accelmem::backends::cuda::SetPtxasFromArgs(argc, argv);
-  return RUN_ALL_TESTS();
-}
