@@ -1,9 +1,10 @@
 // File: backends/cuda/ptxas_testing.h
 //
 // Test helper: assembles generated PTX with the CUDA toolkit's ptxas, the check every PTX-producing
-// target runs in the default suite without a GPU. Test binaries get ptxas's path as argv[1] where
-// @local_cuda is configured (`args = if_cuda_is_configured(["$(location @local_cuda//:ptxas)"])`)
-// and skip the check otherwise.
+// target runs in the default suite without a GPU. Declare such tests with ptxas_cc_test
+// (//backends/cuda:ptxas_test.bzl): they get ptxas's path as argv[1] where @local_cuda is
+// configured, and their main() (:ptxas_test_main) hands it to SetPtxasFromArgs; without a
+// toolkit the check is skipped.
 #ifndef ACCELMEM_BACKENDS_CUDA_PTXAS_TESTING_H_
 #define ACCELMEM_BACKENDS_CUDA_PTXAS_TESTING_H_
 
@@ -15,7 +16,7 @@ namespace accelmem {
 namespace backends {
 namespace cuda {
 
-// Call from main() after InitGoogleTest: takes ptxas's path from argv[1] if there is one.
+// Called by :ptxas_test_main after InitGoogleTest: takes ptxas's path from argv[1] if any.
 void SetPtxasFromArgs(int argc, char** argv);
 // The ptxas path, or empty when the toolkit is not configured (tests then GTEST_SKIP).
 const std::string& TestPtxas();
