@@ -626,9 +626,9 @@ ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Lifetimes& lt, boo
       const int64_t id = (*next_id)++;
       MemRefPtr tmp_root = MemRef::MakeRoot(MemRef::RootName(sm->space(), id), sm->space(),
                                             MemRef::kUnplanned, sm->size(), id);
-      VarPtr tmp = MoveVar(internal::FreshName(absl::StrCat(src->name, "_tmp"), names),
-                           *ir::AsTile(src->type), tmp_root);
-      out->push_back(MoveStmt(rw.Def(tmp), values[m.k], sm->space()));
+      VarPtr tmp = rw.Def(MoveVar(internal::FreshName(absl::StrCat(src->name, "_tmp"), names),
+                                  *ir::AsTile(src->type), tmp_root));
+      out->push_back(MoveStmt(tmp, values[m.k], sm->space()));
       values[m.k] = tmp;
     }
     for (const YieldMove& m : it->second) {

@@ -25,6 +25,7 @@ VarPtr Rewriter::Def(const VarPtr& v) {
   VarPtr out = ir::MakeVar(v->name, std::move(t), v->loc);
   changed_ = true;
   map_.emplace(v.get(), out);
+  replaced_.push_back(v);
   return out;
 }
 

@@ -60,6 +60,10 @@ class Rewriter {
   RetypeFn retype_;
   StmtHook hook_;
   absl::flat_hash_map<const ir::Var*, ir::VarPtr> map_;
+  // The replaced Vars, kept alive while the rewriter lives: map_ is keyed by address, and a Var
+  // a hook made and dropped could otherwise be freed and its address reused by another new Var,
+  // which would then be taken for the first one.
+  std::vector<ir::VarPtr> replaced_;
   bool changed_ = false;
 };
 
