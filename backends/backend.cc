@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/checked_math.h"
 #include "policy/default_memory_allocator_policy.h"
 
 namespace accelmem {
@@ -42,8 +43,9 @@ std::optional<int64_t> PaddedAccTileBytes(const ir::TileType& tile, int64_t m_al
   if (dims->size() < 2 || m_alignment <= 1) return ir::StaticTileBytes(tile.shape, tile.dtype);
   std::vector<int64_t> padded = *dims;
   int64_t& m = padded[padded.size() - 2];
-  if (m < 0) return std::nullopt;
-  m = (m + m_alignment - 1) / m_alignment * m_alignment;
+  std::optional<int64_t> rows = ir::CheckedAlignUp(m, m_alignment);
+  if (!rows) return std::nullopt;
+  m = *rows;
   return ir::StaticTileBytes(ir::StaticShape(padded), tile.dtype);
 }
 

@@ -15,7 +15,7 @@ MemRefPtr MemRef::MakeRoot(std::string name, MemorySpace space, int64_t addr, in
 MemRefPtr MemRef::MakeView(const MemRefPtr& base, int64_t offset, int64_t size) {
   MemRefPtr root = base->root_ptr();
   return std::make_shared<MemRef>(std::string(), root->space_, kUnplanned, size, root->id_, root,
-                                  base->offset_ + offset);
+                                  SaturatingAdd(base->offset_, offset));
 }
 
 std::string MemRef::RootName(MemorySpace space, int64_t id) {
@@ -29,7 +29,7 @@ MemRefPtr MemRef::WithAddr(int64_t addr) const {
 
 int64_t MemRef::addr() const {
   const int64_t base = root()->addr_;
-  return base < 0 ? kUnplanned : base + offset_;
+  return base < 0 ? kUnplanned : SaturatingAdd(base, offset_);
 }
 
 bool SameAllocation(const MemRef& a, const MemRef& b) { return a.root() == b.root(); }

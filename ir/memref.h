@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "ir/checked_math.h"
 #include "ir/memory_space.h"
 
 namespace accelmem {
@@ -54,7 +55,9 @@ class MemRef : public std::enable_shared_from_this<MemRef> {
   // Byte offset inside the root (0 for a root).
   int64_t offset() const { return offset_; }
   int64_t size() const { return size_; }
-  int64_t end_offset() const { return offset_ + size_; }
+  // offset + size, saturated at INT64_MAX so that a huge (parsed) offset compares as past the
+  // root's end instead of wrapping.
+  int64_t end_offset() const { return SaturatingAdd(offset_, size_); }
   // Absolute address: the root's address plus the offset, or -1 while the root is unplanned.
   int64_t addr() const;
   bool is_planned() const { return root()->addr_ >= 0; }

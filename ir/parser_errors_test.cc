@@ -102,8 +102,8 @@ const Case kCases[] = {
     {"ViewLeavesRoot",
      kHead + kAlloc16 + "    a: Tile[[4], FP32, memref=mem_vec_0] = tile.load(x, [0], [4])\n" +
          "    s: Tile[[2], FP32, memref=mem_vec_0+12] = tile.slice(a, [2], [2])\n",
-     "4:5: error: in function 'f': value 's': memref: view [12, 20) of 'mem_vec_0' leaves its "
-     "root of 16 bytes"},
+     "4:5: error: in function 'f': value 's': memref: view at offset 12 of 8 bytes of 'mem_vec_0' "
+     "leaves its root of 16 bytes"},
     {"SliceAtWrongOffset",
      kHead + kAlloc16 + "    a: Tile[[4], FP32, memref=mem_vec_0] = tile.load(x, [0], [4])\n" +
          "    s: Tile[[2], FP32, memref=mem_vec_0+4] = tile.slice(a, [2], [2])\n",

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/checked_math.h"
 
 namespace accelmem {
 namespace ir {
@@ -126,10 +127,9 @@ std::optional<int64_t> StaticElementCount(const Shape& shape) {
   int64_t n = 1;
   for (const Dim& d : shape) {
     if (!d.is_static() || d.value < 0) return std::nullopt;
-    if (d.value != 0 && n > std::numeric_limits<int64_t>::max() / 64 / d.value) {
-      return std::nullopt;
-    }
-    n *= d.value;
+    std::optional<int64_t> next = CheckedMul(n, d.value);
+    if (!next) return std::nullopt;
+    n = *next;
   }
   return n;
 }
@@ -137,8 +137,11 @@ std::optional<int64_t> StaticElementCount(const Shape& shape) {
 std::optional<int64_t> StaticTileBytes(const Shape& shape, DType dtype) {
   std::optional<int64_t> n = StaticElementCount(shape);
   if (!n) return std::nullopt;
-  // n <= INT64_MAX / 64, so n * bits cannot overflow.
-  return (*n * DTypeBits(dtype) + 7) / 8;
+  std::optional<int64_t> bits = CheckedMul(*n, DTypeBits(dtype));
+  if (!bits) return std::nullopt;
+  std::optional<int64_t> rounded = CheckedAdd(*bits, 7);
+  if (!rounded) return std::nullopt;
+  return *rounded / 8;
 }
 
 std::optional<int64_t> TileByteSizer::Bytes(const TileType& tile) const {

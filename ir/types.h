@@ -126,12 +126,14 @@ std::string TypeToString(const Type& t);
 // Equal kind, shape, dtype and space. MemRefs are compared (by object) only if `with_memref`.
 bool SameType(const Type& a, const Type& b, bool with_memref);
 
-// ceil(prod(dims) * bits / 8); nullopt if a dimension is dynamic or negative, or on overflow.
+// ceil(prod(dims) * bits / 8); nullopt if a dimension is dynamic or negative, or when the
+// element count or the bit count overflows int64.
 std::optional<int64_t> StaticTileBytes(const Shape& shape, DType dtype);
+// prod(dims); nullopt if a dimension is dynamic or negative, or on overflow.
 std::optional<int64_t> StaticElementCount(const Shape& shape);
 
 // Byte size of a tile in its memory space. The default is StaticTileBytes; a backend subclasses
-// this to pad (Ascend Acc tiles round the row count up, see the study §1.3).
+// this to pad (Ascend Acc tiles round the row count up).
 class TileByteSizer {
  public:
   virtual ~TileByteSizer() = default;

@@ -7,7 +7,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "ir/checked_math.h"
 #include "ir/printer.h"
+#include "ir/view_layout.h"
 
 namespace accelmem {
 namespace ir {
@@ -55,23 +57,29 @@ class FunctionVerifier {
     Fail(loc.known() ? loc : v.loc, absl::StrCat("value '", v.name, "': ", rule, ": ", message));
   }
 
-  // tile.alloc statements anywhere in the function, keyed by their MemRef.
-  void CollectAllocs(const StmtPtr& s) {
+  // tile.alloc statements, keyed by their MemRef. An allocation is function-wide, so it must be
+  // at the top level of the body: inside a loop or branch it would read as one per iteration.
+  void CollectAllocs(const StmtPtr& s, bool nested = false) {
     if (s == nullptr) return;
     switch (s->kind) {
       case StmtKind::kSeq:
-        for (const StmtPtr& c : static_cast<const SeqStmts&>(*s).stmts) CollectAllocs(c);
+        for (const StmtPtr& c : static_cast<const SeqStmts&>(*s).stmts) CollectAllocs(c, nested);
         return;
       case StmtKind::kFor:
-        CollectAllocs(static_cast<const ForStmt&>(*s).body);
+        CollectAllocs(static_cast<const ForStmt&>(*s).body, true);
         return;
       case StmtKind::kIf:
-        CollectAllocs(static_cast<const IfStmt&>(*s).then_body);
-        CollectAllocs(static_cast<const IfStmt&>(*s).else_body);
+        CollectAllocs(static_cast<const IfStmt&>(*s).then_body, true);
+        CollectAllocs(static_cast<const IfStmt&>(*s).else_body, true);
         return;
       case StmtKind::kAssign: {
         const auto& a = static_cast<const AssignStmt&>(*s);
         if (AsAllocCall(*s) == nullptr) return;
+        if (nested) {
+          FailValue(*a.var, a.var->loc, "memref",
+                    "a tile.alloc must be at the top level of the function body, not inside a "
+                    "loop or branch (an allocation holds for the whole function)");
+        }
         const MemRefType* mt = AsMemRefType(a.var->type);
         if (mt == nullptr || mt->memref == nullptr) {
           FailValue(*a.var, a.var->loc, "memref",
@@ -166,13 +174,17 @@ class FunctionVerifier {
       FailValue(v, {}, "memref",
                 absl::StrCat("memref '", m.name(), "' names no tile.alloc in this function"));
     }
-    if (m.is_view() && (m.offset() < 0 || m.end_offset() > m.root()->size())) {
+    if (m.is_view() &&
+        (m.offset() < 0 || m.offset() > m.root()->size() || m.end_offset() > m.root()->size())) {
       FailValue(v, {}, "memref",
-                absl::StrCat("view [", m.offset(), ", ", m.end_offset(), ") of '", m.name(),
-                             "' leaves its root of ", m.root()->size(), " bytes"));
+                absl::StrCat("view at offset ", m.offset(), " of ", m.size(), " bytes of '",
+                             m.name(), "' leaves its root of ", m.root()->size(), " bytes"));
     }
-    std::optional<int64_t> bytes = sizer_->Bytes(*tile);
-    if (bytes && m.offset() + *bytes > m.root()->size()) {
+    // A root holds the tile as the backend lays it out (Ascend pads Acc rows); a view is a window
+    // of elements inside an already padded root, so it is sized by its elements alone.
+    std::optional<int64_t> bytes =
+        m.is_view() ? StaticTileBytes(tile->shape, tile->dtype) : sizer_->Bytes(*tile);
+    if (bytes && SaturatingAdd(m.offset(), *bytes) > m.root()->size()) {
       FailValue(
           v, {}, "memref",
           absl::StrCat("tile of ", *bytes, " bytes at offset ", m.offset(),
@@ -242,20 +254,22 @@ class FunctionVerifier {
                 absl::StrCat("view of '", PrintExpr(*c.args[0]), "' must live in its allocation '",
                              in->name(), "', not '", out->name(), "'"));
     }
-    int64_t expected = in->offset();
-    if (c.op == "tile.slice") {
-      const TileType* src = AsTile(TypeOfExpr(*c.args[0]));
-      std::vector<int64_t> offs;
-      auto dims = StaticDims(src->shape);
-      if (!GetIntList(*c.args[2], &offs) || !dims) return;  // dynamic origin: not checked
-      int64_t linear = 0;
-      for (size_t d = 0; d < dims->size(); ++d) linear = linear * (*dims)[d] + offs[d];
-      const int bits = DTypeBits(src->dtype);
-      if ((linear * bits) % 8 != 0) {
-        FailValue(v, c.loc, "memref", "slice origin is not byte aligned");
-      }
-      expected += linear * bits / 8;
+    // Where the view's first element physically lies (ir/view_layout.h).
+    const TileType* src = AsTile(TypeOfExpr(*c.args[0]));
+    const Var* src_var = AsVar(c.args[0].get());
+    std::optional<ViewFrame> source;
+    if (auto it = view_frames_.find(src_var); it != view_frames_.end()) {
+      source = it->second;
+    } else if (src != nullptr) {
+      source = OwnFrame(*src, in->offset());
     }
+    if (!source) return;  // dynamic shapes: not checked
+    absl::StatusOr<ViewFrame> frame = ApplyView(*source, src->dtype, c, *AsTile(v.type));
+    if (!frame.ok()) return;  // dynamic origin: not checked
+    absl::StatusOr<int64_t> at = FrameByteOffset(*frame, src->dtype);
+    if (!at.ok()) FailValue(v, c.loc, "memref", at.status().message());
+    view_frames_[&v] = *std::move(frame);
+    const int64_t expected = *at;
     if (out->offset() != expected) {
       FailValue(v, c.loc, "memref",
                 absl::StrCat(c.op, " result must be at byte offset ", expected, " of '", in->name(),
@@ -433,6 +447,7 @@ class FunctionVerifier {
   const OpRegistry* registry_;
   const TileByteSizer* sizer_;
   absl::flat_hash_map<const MemRef*, const Var*> allocs_;
+  absl::flat_hash_map<const Var*, ViewFrame> view_frames_;  // of view results
   absl::flat_hash_set<const Var*> objects_;
   absl::flat_hash_map<std::string, SourceLoc> names_;
   std::vector<absl::flat_hash_map<std::string, const Var*>> scopes_;

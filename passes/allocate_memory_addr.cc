@@ -1,14 +1,18 @@
 #include "passes/allocate_memory_addr.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
+#include "ir/checked_math.h"
 #include "passes/internal/rewrite.h"
 #include "passes/memory_reuse.h"
 #include "passes/verify_memory_plan.h"
@@ -45,6 +49,13 @@ void CollectReserves(const StmtPtr& s, std::vector<const ir::Call*>* out) {
   }
 }
 
+std::string StringKwarg(const ir::Call& c, absl::string_view key) {
+  const ir::ExprPtr* kw = c.FindKwarg(key);
+  if (kw == nullptr) return "";
+  const ir::StringImm* v = ir::AsString(kw->get());
+  return v != nullptr ? v->value : "";
+}
+
 int64_t IntKwarg(const ir::Call& c, absl::string_view key, int64_t dflt) {
   const ir::ExprPtr* kw = c.FindKwarg(key);
   if (kw == nullptr) return dflt;
@@ -52,20 +63,64 @@ int64_t IntKwarg(const ir::Call& c, absl::string_view key, int64_t dflt) {
   return v != nullptr ? v->value : dflt;
 }
 
+// `policy`'s alignment of `addr` in `space`, or nullopt when it does not fit in int64.
+std::optional<int64_t> Align(const policy::MemoryAllocatorPolicy& policy, int64_t addr,
+                             ir::MemorySpace space) {
+  if (addr < 0) return std::nullopt;
+  const uint64_t aligned = policy.AlignAddress(static_cast<uint64_t>(addr), space);
+  if (aligned < static_cast<uint64_t>(addr) ||
+      aligned > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(aligned);
+}
+
+// `a + b` aligned by the policy, or nullopt on overflow.
+std::optional<int64_t> AlignedEnd(const policy::MemoryAllocatorPolicy& policy, int64_t a, int64_t b,
+                                  ir::MemorySpace space) {
+  std::optional<int64_t> end = ir::CheckedAdd(a, b);
+  return end ? Align(policy, *end, space) : std::nullopt;
+}
+
 struct RootInfo {
   MemRefPtr root;
   int64_t slot = 0;  // max(offset + size) over the root and its views
 };
 
+// Pairs (a, b) of buffers where a dies at the statement that defines b (a.end == b.start): b
+// may take a's bytes in place, but only at the same start. At another start an element-wise op
+// writes its result ahead of (or behind) operand elements it has not read yet. Returns the
+// indices `a` of the pairs that overlap at different starts in `offsets`.
+std::vector<size_t> ShiftedInPlacePairs(const std::vector<policy::PlacementBuffer>& buffers,
+                                        const std::vector<int64_t>& offsets) {
+  std::map<int64_t, std::vector<size_t>> born;
+  for (size_t i = 0; i < buffers.size(); ++i) born[buffers[i].start].push_back(i);
+  std::vector<size_t> out;
+  for (size_t a = 0; a < buffers.size(); ++a) {
+    auto it = born.find(buffers[a].end);
+    if (it == born.end()) continue;
+    for (size_t b : it->second) {
+      const bool overlap =
+          offsets[a] < offsets[b] + buffers[b].size && offsets[b] < offsets[a] + buffers[a].size;
+      if (overlap && offsets[a] != offsets[b]) {
+        out.push_back(a);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 // The planner's placement of `refs` above `start` (roots no tile value lives in are stacked above
 // it), or false when it is not usable (the policy aligns differently from a fixed multiple, or
-// the planner fails). `*end` gets the aligned high-water mark.
+// the planner fails, or an address overflows). `*end` gets the aligned high-water mark.
 bool PlanByLifetime(const std::vector<MemRefPtr>& refs, const std::vector<RootInfo>& infos,
                     const absl::flat_hash_map<const MemRef*, size_t>& index,
                     const absl::flat_hash_map<const MemRef*, std::pair<int64_t, int64_t>>& life,
                     int64_t start, ir::MemorySpace space, const policy::MemoryAllocatorPolicy& pol,
                     const AllocateMemoryAddrOptions& opts,
-                    absl::flat_hash_map<const MemRef*, int64_t>* addr, int64_t* end) {
+                    absl::flat_hash_map<const MemRef*, int64_t>* addr, int64_t* end,
+                    int64_t* high_water) {
   std::vector<policy::PlacementBuffer> buffers;
   std::vector<const MemRef*> placed, unused;
   for (const MemRefPtr& r : refs) {
@@ -85,21 +140,47 @@ bool PlanByLifetime(const std::vector<MemRefPtr>& refs, const std::vector<RootIn
   po.alignment = std::max<int64_t>(1, static_cast<int64_t>(pol.AlignAddress(1, space)));
   po.budget = opts.budget;
   absl::StatusOr<policy::PlacementPlan> plan = policy::PlanPlacement(buffers, po);
+  // A buffer the planner put over its in-place successor at another start is made to outlive
+  // it by one step, so that the next plan keeps them apart; a few rounds settle it (each round
+  // only adds such steps), and the last round keeps every dying buffer apart from its result.
+  constexpr int kInPlaceRounds = 4;
+  for (int round = 0; plan.ok(); ++round) {
+    std::vector<size_t> shifted = ShiftedInPlacePairs(buffers, plan->offsets);
+    if (shifted.empty()) break;
+    if (round + 1 == kInPlaceRounds) {
+      std::map<int64_t, int> born;
+      for (const policy::PlacementBuffer& b : buffers) ++born[b.start];
+      for (policy::PlacementBuffer& b : buffers) b.end += born.count(b.end);
+    } else if (round + 1 > kInPlaceRounds) {
+      return false;
+    } else {
+      for (size_t a : shifted) ++buffers[a].end;
+    }
+    // Repairs re-plan greedily: a search would spend its whole budget again every round.
+    po.mode = policy::PlannerMode::kGreedy;
+    plan = policy::PlanPlacement(buffers, po);
+  }
   if (!plan.ok()) return false;
-  int64_t high = start;
+  int64_t high = start;   // aligned
+  int64_t water = start;  // unaligned: the last byte in use, plus one
   for (size_t i = 0; i < placed.size(); ++i) {
-    const int64_t a = start + plan->offsets[i];
-    if (pol.AlignAddress(static_cast<uint64_t>(a), space) != static_cast<uint64_t>(a)) return false;
-    (*addr)[placed[i]] = a;
-    high = std::max(high, static_cast<int64_t>(
-                              pol.AlignAddress(static_cast<uint64_t>(a + buffers[i].size), space)));
+    std::optional<int64_t> a = ir::CheckedAdd(start, plan->offsets[i]);
+    if (!a || plan->offsets[i] < 0 || Align(pol, *a, space) != a) return false;
+    (*addr)[placed[i]] = *a;
+    std::optional<int64_t> end = AlignedEnd(pol, *a, buffers[i].size, space);
+    if (!end) return false;
+    high = std::max(high, *end);
+    water = std::max(water, *a + buffers[i].size);
   }
   for (const MemRef* r : unused) {
     (*addr)[r] = high;
-    high = static_cast<int64_t>(
-        pol.AlignAddress(static_cast<uint64_t>(high + infos[index.at(r)].slot), space));
+    std::optional<int64_t> end = AlignedEnd(pol, high, infos[index.at(r)].slot, space);
+    if (!end) return false;
+    water = std::max(water, high + infos[index.at(r)].slot);
+    high = *end;
   }
   *end = high;
+  *high_water = water;
   return true;
 }
 
@@ -152,40 +233,48 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   const ir::MemorySpace reserve_space = ReserveSpace(function->type);
   std::vector<const ir::Call*> reserves;
   CollectReserves(function->body, &reserves);
-  struct Range {
-    int64_t begin, end;
-  };
-  std::vector<Range> ranges;
+  // Resolved ranges so far, disjoint, by begin: each new range is checked against its two
+  // neighbours, so n reserves cost O(n log n).
+  std::map<int64_t, int64_t> ranges;
   absl::flat_hash_map<const ir::Call*, int64_t> resolved;
   int64_t next_base = 0;
   int64_t reserved_end = 0;
   for (const ir::Call* c : reserves) {
+    const std::string name = StringKwarg(*c, "name");
     const int64_t size = IntKwarg(*c, "size", 0);
     if (size <= 0) {
-      return FunctionError(fname, absl::StrCat("reserve_buffer requires size > 0, got ", size));
+      return FunctionError(
+          fname, absl::StrCat("reserve_buffer '", name, "' requires size > 0, got ", size));
     }
     const int64_t requested = IntKwarg(*c, "base", -1);
     if (requested < -1) {
       return FunctionError(
-          fname, absl::StrCat("reserve_buffer base must be >= 0 or -1 (AUTO), got ", requested));
+          fname, absl::StrCat("reserve_buffer '", name, "' base must be >= 0 or -1 (AUTO), got ",
+                              requested));
     }
     const int64_t base = requested >= 0 ? requested : next_base;
-    const int64_t end = static_cast<int64_t>(
-        policy->AlignAddress(static_cast<uint64_t>(base + size), reserve_space));
-    for (const Range& r : ranges) {
-      if (base < r.end && r.begin < end) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("overlapping reserve_buffer ranges in function '", fname, "': [", base,
-                         ", ", end, ") overlaps with [", r.begin, ", ", r.end, ")"));
-      }
+    std::optional<int64_t> aligned_end = AlignedEnd(*policy, base, size, reserve_space);
+    if (!aligned_end) {
+      return FunctionError(
+          fname, absl::StrCat("reserve_buffer '", name, "' at base ", base, " with size ", size,
+                              " ends past the largest 64-bit address"));
     }
-    ranges.push_back({base, end});
+    const int64_t end = *aligned_end;
+    auto after = ranges.lower_bound(base);
+    auto clash = ranges.end();
+    if (after != ranges.end() && after->first < end) clash = after;
+    if (after != ranges.begin() && std::prev(after)->second > base) clash = std::prev(after);
+    if (clash != ranges.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("overlapping reserve_buffer ranges in function '", fname, "': [", base, ", ",
+                       end, ") overlaps with [", clash->first, ", ", clash->second, ")"));
+    }
+    ranges.emplace(base, end);
     resolved[c] = base;
     next_base = std::max(next_base, end);
     reserved_end = std::max(reserved_end, end);
   }
-  const int64_t floor = static_cast<int64_t>(
-      policy->AlignAddress(static_cast<uint64_t>(reserved_end), reserve_space));
+  const int64_t floor = reserved_end;  // already aligned for the reserve space
 
   // 2. Roots and slots, per space.
   std::vector<RootInfo> infos;
@@ -221,17 +310,26 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
     policy->OrderMemRefs(refs);
     const int64_t start = space == reserve_space ? floor : 0;
     int64_t cursor = start;
+    int64_t water = start;  // unaligned high-water mark of the sequential placement
     for (const MemRefPtr& r : refs) {
       addr[r.get()] = cursor;
-      cursor = static_cast<int64_t>(
-          policy->AlignAddress(static_cast<uint64_t>(cursor + infos[index[r.get()]].slot), space));
+      const int64_t slot = infos[index[r.get()]].slot;
+      std::optional<int64_t> next = AlignedEnd(*policy, cursor, slot, space);
+      if (!next) {
+        return FunctionError(fname, absl::StrCat(ir::MemorySpaceName(space), " buffer '", r->name(),
+                                                 "' of ", slot, " bytes at address ", cursor,
+                                                 " ends past the largest 64-bit address"));
+      }
+      water = cursor + slot;  // <= *next, so no overflow
+      cursor = *next;
     }
     if (options_.strategy != PlacementStrategy::kSequential && !refs.empty()) {
       absl::flat_hash_map<const MemRef*, int64_t> planned;
-      int64_t planned_end = 0;
+      int64_t planned_end = 0, planned_water = 0;
+      // The plan is kept only when it uses no more bytes than the sequential one.
       if (PlanByLifetime(refs, infos, index, life, start, space, *policy, options_, &planned,
-                         &planned_end) &&
-          planned_end <= cursor) {
+                         &planned_end, &planned_water) &&
+          planned_water <= water && planned_end <= cursor) {
         for (const auto& [root, a] : planned) addr[root] = a;
         cursor = planned_end;
       }

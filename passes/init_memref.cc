@@ -1,15 +1,21 @@
 #include "passes/init_memref.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
+#include "ir/checked_math.h"
 #include "ir/op_registry.h"
+#include "ir/view_layout.h"
 #include "passes/internal/rewrite.h"
 
 namespace accelmem {
@@ -54,7 +60,12 @@ class Assigner {
                                 "; init-memref needs static shapes"));
     }
     std::optional<int64_t> bytes = backends::ActiveTileBytes(*tile);
-    if (!bytes || *bytes <= 0) {
+    if (!bytes) {
+      return Error(absl::StrCat("value '", v.name, "' of shape ", ir::ShapeToString(tile->shape),
+                                " ", ir::DTypeName(tile->dtype),
+                                ": its byte size overflows a 64-bit integer"));
+    }
+    if (*bytes <= 0) {
       return Error(absl::StrCat("value '", v.name, "' occupies no bytes (shape ",
                                 ir::ShapeToString(tile->shape), ")"));
     }
@@ -66,53 +77,58 @@ class Assigner {
     return absl::OkStatus();
   }
 
+  // `v` lives where another value lives (a carry, a branch result, a write-into result).
   void Share(const ir::Var& v, MemRefPtr m) {
     if (ir::AsTile(v.type) != nullptr && m != nullptr) map_[&v] = std::move(m);
   }
 
-  // The MemRef at `offset` bytes into `base`'s root, `size` bytes long; the root itself when it
-  // covers the whole root; one object per (root, offset, size).
-  MemRefPtr ViewOf(const MemRefPtr& base, int64_t offset, int64_t size) {
-    MemRefPtr root = base->root_ptr();
-    const int64_t abs = base->offset() + offset;
-    if (abs == 0 && size == root->size()) return root;
-    auto key = std::make_tuple(root.get(), abs, size);
+  // The MemRef at byte `offset` of `root`, `size` bytes long; the root itself when it covers the
+  // whole root; one object per (root, offset, size).
+  MemRefPtr ViewOf(const MemRefPtr& root, int64_t offset, int64_t size) {
+    if (offset == 0 && size == root->size()) return root;
+    auto key = std::make_tuple(root.get(), offset, size);
     auto it = views_.find(key);
     if (it != views_.end()) return it->second;
-    MemRefPtr view = MemRef::MakeView(root, abs, size);
+    MemRefPtr view = MemRef::MakeView(root, offset, size);
     views_.emplace(key, view);
     return view;
   }
 
+  // A view's MemRef starts where its first element physically lies in the root (ir/view_layout.h:
+  // frames follow view chains; a value that is not a view is its own frame).
   absl::Status View(const ir::Var& v, const ir::Call& call, const MemRefPtr& src) {
     const ir::TileType* tile = ir::AsTile(v.type);
+    const ir::Var* src_var = ir::AsVar(call.args[0].get());
     const ir::TileType* src_tile = ir::AsTile(ir::TypeOfExpr(*call.args[0]));
-    if (tile == nullptr || src_tile == nullptr) return absl::OkStatus();
-    std::optional<int64_t> size = ir::StaticTileBytes(tile->shape, tile->dtype);
-    if (!size || *size <= 0) {
+    if (tile == nullptr || src_tile == nullptr || src_var == nullptr) return absl::OkStatus();
+    if (!ir::StaticDims(tile->shape)) {
       return Error(absl::StrCat("value '", v.name, "' has a non-static shape ",
                                 ir::ShapeToString(tile->shape),
                                 "; init-memref needs static shapes"));
     }
-    int64_t offset = 0;
-    if (call.op == "tile.slice") {
-      std::vector<int64_t> origin;
-      std::optional<std::vector<int64_t>> parent = ir::StaticDims(src_tile->shape);
-      if (call.args.size() < 3 || !ir::GetIntList(*call.args[2], &origin) || !parent ||
-          origin.size() != parent->size()) {
-        return Error(
-            absl::StrCat("value '", v.name, "': a tile.slice needs a static origin to be planned"));
-      }
-      int64_t linear = 0;
-      for (size_t i = 0; i < origin.size(); ++i) linear = linear * (*parent)[i] + origin[i];
-      const int64_t bits = linear * ir::DTypeBits(src_tile->dtype);
-      if (bits % 8 != 0) {
-        return Error(
-            absl::StrCat("value '", v.name, "': a packed 4-bit slice origin must be byte-aligned"));
-      }
-      offset = bits / 8;
+    std::optional<int64_t> size = ir::StaticTileBytes(tile->shape, tile->dtype);
+    if (!size) {
+      return Error(absl::StrCat("value '", v.name, "' of shape ", ir::ShapeToString(tile->shape),
+                                ": its byte size overflows a 64-bit integer"));
     }
-    map_[&v] = ViewOf(src, offset, *size);
+    std::optional<ir::ViewFrame> source;
+    if (auto it = frames_.find(src_var); it != frames_.end()) {
+      source = it->second;
+    } else {
+      source = ir::OwnFrame(*src_tile, src->offset());
+    }
+    if (!source) {
+      return Error(absl::StrCat("value '", v.name, "': its source '", src_var->name,
+                                "' has a non-static shape"));
+    }
+    absl::StatusOr<ir::ViewFrame> frame = ir::ApplyView(*source, src_tile->dtype, call, *tile);
+    absl::StatusOr<int64_t> offset =
+        frame.ok() ? ir::FrameByteOffset(*frame, src_tile->dtype) : frame.status();
+    if (!offset.ok()) {
+      return Error(absl::StrCat("value '", v.name, "': ", offset.status().message()));
+    }
+    map_[&v] = ViewOf(src->root_ptr(), *offset, *size);
+    frames_[&v] = *std::move(frame);
     return absl::OkStatus();
   }
 
@@ -127,14 +143,14 @@ class Assigner {
     if (def != nullptr && def->memory == ir::MemoryBehavior::kWritesInto &&
         def->writes_into_arg < static_cast<int>(call->args.size())) {
       if (MemRefPtr dst = Of(call->args[def->writes_into_arg])) {
-        map_[&v] = dst;
+        Share(v, dst);
         return absl::OkStatus();
       }
     }
     if (const ir::Var* alias = ir::AsVar(a.value.get())) {  // `a = b`, if ever written
       if (MemRefPtr m = Of(a.value)) {
         (void)alias;
-        map_[&v] = m;
+        Share(v, m);
         return absl::OkStatus();
       }
     }
@@ -201,9 +217,24 @@ class Assigner {
 
   const ir::Function& fn_;
   absl::flat_hash_map<const ir::Var*, MemRefPtr> map_;
+  absl::flat_hash_map<const ir::Var*, ir::ViewFrame> frames_;  // of view results
   std::vector<MemRefPtr> roots_;
   std::map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
 };
+
+// True for `mem_<space>_<digits>`, the names of the MemRef roots the memory passes create.
+bool IsRootName(absl::string_view name) {
+  for (int i = 0; i < ir::kNumMemorySpaces; ++i) {
+    const std::string prefix =
+        absl::StrCat("mem_", ir::MemorySpaceLowerName(static_cast<ir::MemorySpace>(i)), "_");
+    if (!absl::StartsWith(name, prefix) || name.size() == prefix.size()) continue;
+    absl::string_view digits = name.substr(prefix.size());
+    if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -223,6 +254,22 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
     }
   });
   if (!any_tile || without == nullptr) return FunctionResult{function, false};
+  // The input's own names must not take the names of the allocations about to be created.
+  const ir::Var* reserved = nullptr;
+  internal::ForEachDef(*function, [&](const VarPtr& v) {
+    if (reserved == nullptr && IsRootName(v->name)) reserved = v.get();
+  });
+  if (reserved != nullptr) {
+    std::string where;
+    if (reserved->loc.known()) {
+      where = absl::StrCat(" (line ", reserved->loc.line, ", column ", reserved->loc.col, ")");
+    }
+    return FunctionError(
+        function->name,
+        absl::StrCat("value '", reserved->name, "'", where,
+                     " is named like a MemRef; names mem_<space>_<number> are reserved for the "
+                     "allocations init-memref creates: rename the value"));
+  }
   if (with != nullptr) {
     return FunctionError(
         function->name,

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
+#include "ir/checked_math.h"
 #include "ir/op_registry.h"
 #include "passes/pass.h"
 #include "policy/placement_checker.h"
@@ -258,7 +259,7 @@ absl::Status CheckRootsConflictFree(const ir::Function& function) {
     c.start = std::min(c.start, v.start);
     c.end = std::max(c.end, ValueEnd(an, v));
     c.lo = std::min(c.lo, m->offset());
-    c.hi = std::max(c.hi, m->offset() + m->size());
+    c.hi = std::max(c.hi, ir::SaturatingAdd(m->offset(), m->size()));
   }
   // Every root in a slot of its own: one instance per space.
   absl::flat_hash_map<const ir::MemRef*, int64_t> base;
@@ -272,7 +273,7 @@ absl::Status CheckRootsConflictFree(const ir::Function& function) {
   for (const auto& [id, c] : classes) {
     auto& [instance, offsets] = spaces[static_cast<int>(c.root->space())];
     instance.push_back({absl::StrCat(c.name, " in ", c.root->name()), c.start, c.end, c.hi - c.lo});
-    offsets.push_back(base[c.root] + c.lo);
+    offsets.push_back(ir::SaturatingAdd(base[c.root], c.lo));
   }
   for (const Copy& cp : an.copies_) {
     auto it = base.find(cp.target->root());
@@ -280,7 +281,7 @@ absl::Status CheckRootsConflictFree(const ir::Function& function) {
     auto& [instance, offsets] = spaces[static_cast<int>(cp.target->space())];
     instance.push_back({absl::StrCat(cp.name, " in ", cp.target->root()->name()), 3 * cp.stmt,
                         3 * cp.stmt + 2, cp.target->size()});
-    offsets.push_back(it->second + cp.target->offset());
+    offsets.push_back(ir::SaturatingAdd(it->second, cp.target->offset()));
   }
   for (const auto& [space, io] : spaces) {
     absl::Status s = policy::CheckPlacement(io.first, io.second);
@@ -329,7 +330,7 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
     c.start = std::min(c.start, v.start);
     c.end = std::max(c.end, end);
     c.lo = std::min(c.lo, m.addr());
-    c.hi = std::max(c.hi, m.addr() + m.size());
+    c.hi = std::max(c.hi, ir::SaturatingAdd(m.addr(), m.size()));
   }
 
   // Roots: planned, aligned.
@@ -375,7 +376,7 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
     if (!pol->ShouldAllocate(root->space())) continue;
     SpaceUsage& u = spaces[static_cast<int>(root->space())];
     u.space = root->space();
-    u.high_water = std::max(u.high_water, root->addr() + sl);
+    u.high_water = std::max(u.high_water, ir::SaturatingAdd(root->addr(), sl));
   }
   std::map<int, std::vector<size_t>> by_space;
   for (size_t i = 0; i < report.buffers.size(); ++i) {
