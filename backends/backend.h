@@ -32,6 +32,11 @@
 namespace accelmem {
 namespace backends {
 
+// How a SoC backend aligns buffer addresses: 32 bytes in every space (what the upstream
+// compiler does on the Ascend SoCs, so programs that fit there fit here), or the SoC's own
+// per-space alignment table (stricter; some programs that fit upstream no longer fit).
+enum class AddressAlignment { kUniform32, kSocTable };
+
 class Backend {
  public:
   Backend();

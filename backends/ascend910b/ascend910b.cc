@@ -8,7 +8,10 @@ namespace accelmem {
 namespace backends {
 
 policy::MemoryAllocatorPolicyPtr Ascend910bBackend::CreateMemoryAllocatorPolicy() const {
-  return std::make_unique<Ascend910bMemoryAllocatorPolicy>();
+  if (alignment_ == AddressAlignment::kSocTable) {
+    return std::make_unique<Ascend910bMemoryAllocatorPolicy>();
+  }
+  return Backend::CreateMemoryAllocatorPolicy();
 }
 
 int64_t Ascend910bBackend::GetMemSize(ir::MemorySpace space) const {
@@ -41,10 +44,15 @@ std::optional<int64_t> Ascend910bBackend::TileBytes(const ir::TileType& tile) co
   return Backend::TileBytes(tile);
 }
 
-BackendPtr MakeAscend910bBackend() { return std::make_shared<Ascend910bBackend>(); }
+BackendPtr MakeAscend910bBackend(AddressAlignment alignment) {
+  return std::make_shared<Ascend910bBackend>(alignment);
+}
 
 namespace {
 const BackendRegistrar kRegistrar(Ascend910bBackend::kName, [] { return MakeAscend910bBackend(); });
+const BackendRegistrar kSocAlignedRegistrar(Ascend910bBackend::kSocAlignedName, [] {
+  return MakeAscend910bBackend(AddressAlignment::kSocTable);
+});
 }  // namespace
 
 }  // namespace backends

@@ -27,16 +27,26 @@ namespace backends {
 class Ascend910bBackend final : public Backend {
  public:
   static constexpr const char* kName = "ascend910b";
-  std::string Name() const override { return kName; }
-  // Ascend910bMemoryAllocatorPolicy (the SoC alignment table).
+  // The same SoC with the SoC's per-space alignment table instead of 32 bytes everywhere.
+  static constexpr const char* kSocAlignedName = "ascend910b-soc-aligned";
+  explicit Ascend910bBackend(AddressAlignment alignment = AddressAlignment::kUniform32)
+      : alignment_(alignment) {}
+  std::string Name() const override {
+    return alignment_ == AddressAlignment::kUniform32 ? kName : kSocAlignedName;
+  }
+  // 32-byte alignment in every space (the default policy), as the upstream compiler aligns on
+  // this SoC; with AddressAlignment::kSocTable, Ascend910bMemoryAllocatorPolicy (the SoC table).
   policy::MemoryAllocatorPolicyPtr CreateMemoryAllocatorPolicy() const override;
   int64_t GetMemSize(ir::MemorySpace space) const override;
   std::optional<int64_t> TileBytes(const ir::TileType& tile) const override;
   // Row alignment of Acc (L0C) tiles of element type `dtype`.
   static int64_t AccRowAlignment(ir::DType dtype);
+
+ private:
+  AddressAlignment alignment_;
 };
 
-BackendPtr MakeAscend910bBackend();
+BackendPtr MakeAscend910bBackend(AddressAlignment alignment = AddressAlignment::kUniform32);
 
 }  // namespace backends
 }  // namespace accelmem

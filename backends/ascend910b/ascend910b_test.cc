@@ -38,18 +38,32 @@ TEST(Ascend910bBackendTest, AccRowPadding) {
   EXPECT_EQ(b.tile_byte_sizer().Bytes(acc), 32 * 16 * 4);
 }
 
-// The backend hands out its SoC policy, which the configuration then gives to the passes.
+// By default the backend aligns every space to 32 bytes, as the upstream compiler does; the
+// configuration gives that policy to the passes.
 TEST(Ascend910bBackendTest, PolicyAndConfig) {
   BackendConfig::Reset();
   {
     ScopedBackend scoped(MakeAscend910bBackend());
     EXPECT_TRUE(BackendConfig::IsConfigured());
     policy::MemoryAllocatorPolicyPtr p = CreateActivePolicy();
-    EXPECT_NE(dynamic_cast<Ascend910bMemoryAllocatorPolicy*>(p.get()), nullptr);
-    EXPECT_EQ(p->AlignAddress(1, MemorySpace::kVec), 128u);
+    EXPECT_EQ(dynamic_cast<Ascend910bMemoryAllocatorPolicy*>(p.get()), nullptr);
+    for (MemorySpace s : {MemorySpace::kVec, MemorySpace::kMat, MemorySpace::kLeft,
+                          MemorySpace::kRight, MemorySpace::kAcc, MemorySpace::kBias}) {
+      EXPECT_EQ(p->AlignAddress(1, s), 32u) << ir::MemorySpaceName(s);
+      EXPECT_EQ(p->AlignAddress(33, s), 64u) << ir::MemorySpaceName(s);
+    }
     EXPECT_EQ(ActiveMemSize(MemorySpace::kAcc), 131072);
   }
   EXPECT_FALSE(BackendConfig::IsConfigured());
+}
+
+// With AddressAlignment::kSocTable the backend hands out its SoC-table policy instead.
+TEST(Ascend910bBackendTest, SocTablePolicy) {
+  ScopedBackend scoped(MakeAscend910bBackend(AddressAlignment::kSocTable));
+  policy::MemoryAllocatorPolicyPtr p = CreateActivePolicy();
+  EXPECT_NE(dynamic_cast<Ascend910bMemoryAllocatorPolicy*>(p.get()), nullptr);
+  EXPECT_EQ(p->AlignAddress(1, MemorySpace::kVec), 128u);
+  EXPECT_EQ(p->AlignAddress(1, MemorySpace::kLeft), 64u);
 }
 
 // Linking the target registers it by name.
@@ -58,6 +72,10 @@ TEST(Ascend910bBackendTest, RegisteredByName) {
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ((*b)->Name(), "ascend910b");
   EXPECT_EQ((*b)->GetMemSize(MemorySpace::kVec), 188416);
+  absl::StatusOr<BackendPtr> soc = BackendRegistry::Global().Create("ascend910b-soc-aligned");
+  ASSERT_TRUE(soc.ok()) << soc.status();
+  EXPECT_EQ((*soc)->Name(), "ascend910b-soc-aligned");
+  EXPECT_EQ((*soc)->GetMemSize(MemorySpace::kVec), 188416);
 }
 
 }  // namespace

@@ -8,7 +8,10 @@ namespace accelmem {
 namespace backends {
 
 policy::MemoryAllocatorPolicyPtr Ascend950Backend::CreateMemoryAllocatorPolicy() const {
-  return std::make_unique<Ascend950MemoryAllocatorPolicy>();
+  if (alignment_ == AddressAlignment::kSocTable) {
+    return std::make_unique<Ascend950MemoryAllocatorPolicy>();
+  }
+  return Backend::CreateMemoryAllocatorPolicy();
 }
 
 int64_t Ascend950Backend::GetMemSize(ir::MemorySpace space) const {
@@ -39,10 +42,15 @@ std::optional<int64_t> Ascend950Backend::TileBytes(const ir::TileType& tile) con
   return Backend::TileBytes(tile);
 }
 
-BackendPtr MakeAscend950Backend() { return std::make_shared<Ascend950Backend>(); }
+BackendPtr MakeAscend950Backend(AddressAlignment alignment) {
+  return std::make_shared<Ascend950Backend>(alignment);
+}
 
 namespace {
 const BackendRegistrar kRegistrar(Ascend950Backend::kName, [] { return MakeAscend950Backend(); });
+const BackendRegistrar kSocAlignedRegistrar(Ascend950Backend::kSocAlignedName, [] {
+  return MakeAscend950Backend(AddressAlignment::kSocTable);
+});
 }  // namespace
 
 }  // namespace backends

@@ -27,16 +27,26 @@ namespace backends {
 class Ascend950Backend final : public Backend {
  public:
   static constexpr const char* kName = "ascend950";
-  std::string Name() const override { return kName; }
-  // Ascend950MemoryAllocatorPolicy (the SoC alignment table).
+  // The same SoC with the SoC's per-space alignment table instead of 32 bytes everywhere.
+  static constexpr const char* kSocAlignedName = "ascend950-soc-aligned";
+  explicit Ascend950Backend(AddressAlignment alignment = AddressAlignment::kUniform32)
+      : alignment_(alignment) {}
+  std::string Name() const override {
+    return alignment_ == AddressAlignment::kUniform32 ? kName : kSocAlignedName;
+  }
+  // 32-byte alignment in every space (the default policy), as the upstream compiler aligns on
+  // this SoC; with AddressAlignment::kSocTable, Ascend950MemoryAllocatorPolicy (the SoC table).
   policy::MemoryAllocatorPolicyPtr CreateMemoryAllocatorPolicy() const override;
   int64_t GetMemSize(ir::MemorySpace space) const override;
   std::optional<int64_t> TileBytes(const ir::TileType& tile) const override;
   // Row alignment of Acc (L0C) tiles of element type `dtype`.
   static int64_t AccRowAlignment(ir::DType dtype);
+
+ private:
+  AddressAlignment alignment_;
 };
 
-BackendPtr MakeAscend950Backend();
+BackendPtr MakeAscend950Backend(AddressAlignment alignment = AddressAlignment::kUniform32);
 
 }  // namespace backends
 }  // namespace accelmem
