@@ -4,10 +4,12 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "tools/file_io.h"
 
 namespace accelmem {
 namespace tools {
@@ -21,15 +23,16 @@ constexpr char kUsage[] =
     "  --no-verify parse only, do not run the IR verifier\n";
 
 bool ReadAll(const std::string& path, std::istream& in, std::string* text) {
-  std::stringstream ss;
-  if (path == "-") {
+  if (path == "-") {  // the caller's stream (tests pass their own)
+    std::stringstream ss;
     ss << in.rdbuf();
-  } else {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return false;
-    ss << f.rdbuf();
+    *text = ss.str();
+    return true;
   }
-  *text = ss.str();
+  // Not std::ifstream: a directory opens as a stream and then fails (or throws) on read.
+  absl::StatusOr<std::string> data = ReadFileOrStdin(path);
+  if (!data.ok()) return false;
+  *text = *std::move(data);
   return true;
 }
 

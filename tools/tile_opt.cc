@@ -44,6 +44,7 @@
 #include "passes/memory_pipeline.h"
 #include "passes/pass_manager.h"
 #include "passes/verify_memory_plan.h"
+#include "tools/file_io.h"
 #include "tools/memory_map_svg.h"
 
 namespace {
@@ -71,12 +72,6 @@ int Fail(absl::string_view message) {
     std::cerr << "error: " << message << "\n";
   }
   return 1;
-}
-
-bool WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream out(path, std::ios::binary);
-  out << data;
-  return static_cast<bool>(out);
 }
 
 }  // namespace
@@ -161,15 +156,9 @@ int main(int argc, char** argv) {
     return Usage(std::string(s.message()));
   }
 
-  std::string text;
-  if (!have_input || input == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream in(input, std::ios::binary);
-    if (!in) return Fail(absl::StrCat("cannot read '", input, "'"));
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(text, filename);
+  absl::StatusOr<std::string> text = tools::ReadFileOrStdin(have_input ? input : "-");
+  if (!text.ok()) return Fail(text.status().message());
+  absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(*text, filename);
   if (!program.ok()) return Fail(program.status().message());
   absl::StatusOr<passes::ProgramResult> result = pm.Run(*program);
   if (!result.ok()) return Fail(result.status().message());
@@ -193,9 +182,9 @@ int main(int argc, char** argv) {
       return Fail(absl::StrCat("cannot create directory '", output, "'"));
     }
     for (const auto& kv : svgs) {
-      if (!WriteFile(absl::StrCat(output, "/", kv.first, ".svg"), kv.second)) {
-        return Fail(absl::StrCat("cannot write '", output, "/", kv.first, ".svg'"));
-      }
+      absl::Status w =
+          tools::WriteWholeFile(absl::StrCat(output, "/", kv.first, ".svg"), kv.second);
+      if (!w.ok()) return Fail(w.message());
     }
     return 0;
   }
@@ -209,6 +198,6 @@ int main(int argc, char** argv) {
     std::cout << data;
     return std::cout ? 0 : 1;
   }
-  if (!WriteFile(output, data)) return Fail(absl::StrCat("cannot write '", output, "'"));
+  if (absl::Status w = tools::WriteWholeFile(output, data); !w.ok()) return Fail(w.message());
   return 0;
 }

@@ -67,6 +67,19 @@ printf 'def f(a: Tensor[[4], FP32]) -> Tensor[[4], FP32]:\n    b: Tile[[4], FP16
 check "verifier error exit 1" test $? -eq 1
 check "verifier error format" grep -q "type.tile:2:[0-9]*: error: in function 'f'" "$tmp/e4.err"
 
+# Unreadable paths (a directory, a missing file, an unwritable output) give one error line and
+# status 1, never an abort.
+"$TILE_OPT" --pipeline=default "$tmp" > /dev/null 2> "$tmp/e5.err"
+check "directory exit 1" test $? -eq 1
+check "directory message" grep -qx "$tmp: error: cannot read file: it is a directory" "$tmp/e5.err"
+check "directory one line" test "$(wc -l < "$tmp/e5.err")" -eq 1
+"$TILE_OPT" --pipeline=default "$tmp/no_such.tile" > /dev/null 2> "$tmp/e6.err"
+check "missing exit 1" test $? -eq 1
+check "missing message" grep -q "no_such.tile: error: cannot read file: " "$tmp/e6.err"
+"$TILE_OPT" --pipeline=default -o "$tmp/no_such_dir/out.tile" "$EX/seed_vec.tile" 2> "$tmp/e7.err"
+check "unwritable exit 1" test $? -eq 1
+check "unwritable message" grep -q "out.tile: error: cannot write file: " "$tmp/e7.err"
+
 # Bad flags: usage on stderr, status 2.
 "$TILE_OPT" --frobnicate "$EX/seed_vec.tile" > /dev/null 2> "$tmp/f.err"
 check "bad flag exit 2" test $? -eq 2
