@@ -206,5 +206,89 @@ void BM_MemoryPipeline_AllLiveGreedyNoReuse(benchmark::State& state) {
 }
 BENCHMARK(BM_MemoryPipeline_AllLiveGreedyNoReuse)->Arg(1000)->Unit(benchmark::kMillisecond);
 
+// Many functions through the default pipeline with the IR verifier between passes, as
+// `tile_opt --pipeline=default` runs it; the baseline is the verifier alone on the same input
+// (a pipeline cannot be cheaper than reading its input once per pass). Both must grow linearly.
+ir::ProgramPtr ParsedOrSkip(benchmark::State& state, const std::string& text) {
+  absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(text);
+  if (!program.ok()) {
+    state.SkipWithError(std::string(program.status().message()).c_str());
+    return nullptr;
+  }
+  return *program;
+}
+
+void BM_MemoryPipeline_ManyFunctions(benchmark::State& state) {
+  backends::BackendConfig::Reset();
+  ir::ProgramPtr program =
+      ParsedOrSkip(state, passes::ManyFunctionsProgram(static_cast<int>(state.range(0))));
+  if (program == nullptr) return;
+  passes::PassManager pm;  // verifier on
+  (void)passes::AddPasses("default", &pm);
+  for (auto _ : state) {
+    absl::StatusOr<passes::ProgramResult> r = pm.Run(program);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+    state.PauseTiming();
+    r = absl::InternalError("released");
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_MemoryPipeline_ManyFunctions)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(20000)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_VerifyProgram_ManyFunctions(benchmark::State& state) {
+  ir::ProgramPtr program =
+      ParsedOrSkip(state, passes::ManyFunctionsProgram(static_cast<int>(state.range(0))));
+  if (program == nullptr) return;
+  for (auto _ : state) benchmark::DoNotOptimize(passes::DefaultVerifier(*program));
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_VerifyProgram_ManyFunctions)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(20000)
+    ->Unit(benchmark::kMillisecond);
+
+// allocate-memory-addr on one function with n reserve buffers (the overlap check is O(n log n));
+// baseline: the same pass on the same function without its reserves.
+void RunAllocate(benchmark::State& state, const std::string& text) {
+  backends::BackendConfig::Reset();
+  ir::ProgramPtr program = ParsedOrSkip(state, text);
+  if (program == nullptr) return;
+  passes::PassManagerOptions opts;
+  opts.verify = false;
+  passes::PassManager pm(opts);
+  (void)passes::AddPasses("init-memref,allocate-memory-addr", &pm);
+  for (auto _ : state) {
+    absl::StatusOr<passes::ProgramResult> r = pm.Run(program);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+void BM_AllocateMemoryAddr_ManyReserves(benchmark::State& state) {
+  RunAllocate(state, passes::ManyReservesProgram(static_cast<int>(state.range(0))));
+}
+BENCHMARK(BM_AllocateMemoryAddr_ManyReserves)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(20000)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_AllocateMemoryAddr_NoReserves(benchmark::State& state) {
+  RunAllocate(state, passes::ManyReservesProgram(0));
+}
+BENCHMARK(BM_AllocateMemoryAddr_NoReserves)->Arg(0)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace accelmem

@@ -1,6 +1,8 @@
 #include "passes/pass.h"
 
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -8,16 +10,18 @@ namespace accelmem {
 namespace passes {
 
 absl::StatusOr<ProgramResult> Pass::Run(const ir::ProgramPtr& program) const {
-  ProgramResult result{program, false};
+  // The new function list is built once (copied on the first change), so a pass over n
+  // functions costs O(n) whatever number of them changes.
+  std::vector<ir::FunctionPtr> functions;
   for (size_t i = 0; i < program->functions.size(); ++i) {
     absl::StatusOr<FunctionResult> r = RunOnFunction(program->functions[i]);
     if (!r.ok()) return r.status();
-    if (r->changed) {
-      result.program = result.program->WithFunction(i, std::move(r->function));
-      result.changed = true;
-    }
+    if (!r->changed) continue;
+    if (functions.empty()) functions = program->functions;
+    functions[i] = std::move(r->function);
   }
-  return result;
+  if (functions.empty()) return ProgramResult{program, false};
+  return ProgramResult{std::make_shared<const ir::Program>(std::move(functions)), true};
 }
 
 absl::Status FunctionError(absl::string_view function, absl::string_view message) {

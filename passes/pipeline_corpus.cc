@@ -81,5 +81,39 @@ std::string AllLiveProgram(int tiles) {
                       body, "    return s", tiles - 1, "\n");
 }
 
+std::string ManyFunctionsProgram(int functions) {
+  std::string text;
+  for (int k = 0; k < functions; ++k) {
+    absl::StrAppend(&text, "@function(type=AIV)\ndef k", k,
+                    "(x: Tensor[[8, 8], FP32]) -> Tensor[[8, 8], FP32]:\n",
+                    "    a: Tile[[8, 8], FP32, Vec] = tile.load(x, [0, 0], [8, 8])\n",
+                    "    b: Tile[[8, 8], FP32, Vec] = tile.add(a, a)\n",
+                    "    c: Tile[[8, 8], FP32, Vec] = tile.exp(b)\n",
+                    "    o: Tensor[[8, 8], FP32] = tile.store(c, [0, 0], x)\n", "    return o\n");
+  }
+  return text;
+}
+
+std::string ManyReservesProgram(int reserves) {
+  std::string body;
+  // Explicit bases descend through [64 * (autos + 1), 64 * (autos + n)); AUTO ones go after the
+  // highest range so far (the first at 0), so no two ranges overlap.
+  const int64_t autos = (reserves + 1) / 2;
+  for (int k = 0; k < reserves; ++k) {
+    if (k % 2 == 0) {
+      absl::StrAppend(&body, "    system.reserve_buffer(name=\"r", k, "\", size=64)\n");
+    } else {
+      const int64_t base = 64 * (autos + (reserves - k));
+      absl::StrAppend(&body, "    system.reserve_buffer(name=\"r", k, "\", size=64, base=", base,
+                      ")\n");
+    }
+  }
+  return absl::StrCat(
+      "@function(type=AIV)\ndef r(x: Tensor[[8, 8], FP32]) -> Tensor[[8, 8], FP32]:\n", body,
+      "    a: Tile[[8, 8], FP32, Vec] = tile.load(x, [0, 0], [8, 8])\n",
+      "    b: Tile[[8, 8], FP32, Vec] = tile.exp(a)\n",
+      "    o: Tensor[[8, 8], FP32] = tile.store(b, [0, 0], x)\n", "    return o\n");
+}
+
 }  // namespace passes
 }  // namespace accelmem
