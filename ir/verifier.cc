@@ -233,6 +233,25 @@ class FunctionVerifier {
     }
   }
 
+  // A value that lives in the same MemRef as `from` (a carry, a branch result, a write-into
+  // result) has `from`'s layout: slices of it are placed by the same frame (ir/view_layout.h).
+  void Inherit(const Var& v, const Expr* from) {
+    const Var* f = from != nullptr ? AsVar(from) : nullptr;
+    if (f == nullptr || AsTile(v.type) == nullptr || MemRefOf(*v.type) == nullptr ||
+        MemRefOf(*v.type) != MemRefOf(*f->type)) {
+      return;
+    }
+    auto it = view_frames_.find(f);
+    if (it == view_frames_.end()) return;
+    ViewFrame frame = it->second;  // copied first: inserting may rehash
+    view_frames_[&v] = std::move(frame);
+  }
+
+  static const YieldStmt* LastYield(const StmtPtr& body) {
+    std::vector<StmtPtr> stmts = BodyStmts(body);
+    return stmts.empty() ? nullptr : AsYield(stmts.back().get());
+  }
+
   void CheckMemoryBehavior(const Var& v, const Call& c, const OpDef& def) {
     const MemRef* out = MemRefOf(*v.type).get();
     if (out == nullptr || AsTile(v.type) == nullptr) return;
@@ -244,6 +263,7 @@ class FunctionVerifier {
                                ", so its result must have that argument's memref '",
                                MemRefToString(*in), "', not '", MemRefToString(*out), "'"));
       }
+      Inherit(v, c.args[def.writes_into_arg].get());
       return;
     }
     if (def.memory != MemoryBehavior::kView) return;
@@ -260,8 +280,12 @@ class FunctionVerifier {
     std::optional<ViewFrame> source;
     if (auto it = view_frames_.find(src_var); it != view_frames_.end()) {
       source = it->second;
-    } else if (src != nullptr) {
-      source = OwnFrame(*src, in->offset());
+    } else if (src != nullptr && in->is_root()) {
+      source = OwnFrame(*src, 0);
+    } else {
+      // A value in part of a root that is neither a view nor shares one (e.g. a tile.move into a
+      // carried slice's bytes) has no layout the IR states: its views are not checked here.
+      return;
     }
     if (!source) return;  // dynamic shapes: not checked
     absl::StatusOr<ViewFrame> frame = ApplyView(*source, src->dtype, c, *AsTile(v.type));
@@ -414,13 +438,15 @@ class FunctionVerifier {
                                    " of another type"));
           }
           CheckVarType(ia);
+          Inherit(ia, f.inits[k].get());
         }
         std::vector<VarPtr> defs = {f.loop_var};
         defs.insert(defs.end(), f.iter_args.begin(), f.iter_args.end());
         VerifyScoped(f.body, &f.return_vars, defs);
-        for (const VarPtr& r : f.return_vars) {
-          CheckVarType(*r);
-          Define(r);
+        for (size_t k = 0; k < f.return_vars.size(); ++k) {
+          CheckVarType(*f.return_vars[k]);
+          Define(f.return_vars[k]);
+          Inherit(*f.return_vars[k], f.iter_args[k].get());
         }
         return;
       }
@@ -432,9 +458,17 @@ class FunctionVerifier {
         }
         VerifyScoped(i.then_body, &i.return_vars, {});
         if (i.else_body != nullptr) VerifyScoped(i.else_body, &i.return_vars, {});
-        for (const VarPtr& r : i.return_vars) {
-          CheckVarType(*r);
-          Define(r);
+        const YieldStmt* ty = LastYield(i.then_body);
+        const YieldStmt* ey = LastYield(i.else_body);
+        for (size_t k = 0; k < i.return_vars.size(); ++k) {
+          CheckVarType(*i.return_vars[k]);
+          Define(i.return_vars[k]);
+          if (ty != nullptr && k < ty->values.size())
+            Inherit(*i.return_vars[k], ty->values[k].get());
+          if (!view_frames_.contains(i.return_vars[k].get()) && ey != nullptr &&
+              k < ey->values.size()) {
+            Inherit(*i.return_vars[k], ey->values[k].get());
+          }
         }
         return;
       }
@@ -447,7 +481,7 @@ class FunctionVerifier {
   const OpRegistry* registry_;
   const TileByteSizer* sizer_;
   absl::flat_hash_map<const MemRef*, const Var*> allocs_;
-  absl::flat_hash_map<const Var*, ViewFrame> view_frames_;  // of view results
+  absl::flat_hash_map<const Var*, ViewFrame> view_frames_;  // of views and their sharers
   absl::flat_hash_set<const Var*> objects_;
   absl::flat_hash_map<std::string, SourceLoc> names_;
   std::vector<absl::flat_hash_map<std::string, const Var*>> scopes_;

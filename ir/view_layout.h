@@ -2,12 +2,13 @@
 // verifier checks them by.
 //
 // A view's byte offset is where its first element physically lies in its root. Every tile value
-// indexes into a row-major frame: a value that is not a view is its own frame (its shape, at its
-// MemRef's offset); a slice keeps its source's frame and adds its offsets to the source's origin
-// in it, so a slice of a slice steps over the frame's rows, not over the intermediate slice's; a
-// reshape starts a new frame (its own shape) at its source's first element. Example: slice [1, 8]
-// of slice [2, 16] of a 64x64 FP32 root starts at row 3, column 24 of the root, byte
-// (3 * 64 + 24) * 4 = 864.
+// indexes into a row-major frame: a slice keeps its source's frame and adds its offsets to the
+// source's origin in it, so a slice of a slice steps over the frame's rows, not over the
+// intermediate slice's; a reshape starts a new frame (its own shape) at its source's first
+// element; a value that shares another's MemRef (a loop's carried value and result, an if result,
+// a write-into result) has that value's frame; any other value is its own frame (its shape, at
+// its MemRef's offset). Example: slice [1, 8] of slice [2, 16] of a 64x64 FP32 root starts at row
+// 3, column 24 of the root, byte (3 * 64 + 24) * 4 = 864.
 #ifndef ACCELMEM_IR_VIEW_LAYOUT_H_
 #define ACCELMEM_IR_VIEW_LAYOUT_H_
 

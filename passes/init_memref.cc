@@ -77,9 +77,16 @@ class Assigner {
     return absl::OkStatus();
   }
 
-  // `v` lives where another value lives (a carry, a branch result, a write-into result).
-  void Share(const ir::Var& v, MemRefPtr m) {
-    if (ir::AsTile(v.type) != nullptr && m != nullptr) map_[&v] = std::move(m);
+  // `v` lives where `from` lives (a carry, a branch result, a write-into result), so it has
+  // `from`'s layout too: a carried slice still steps over its root's rows.
+  void Share(const ir::Var& v, const ir::Expr* from, MemRefPtr m) {
+    if (ir::AsTile(v.type) == nullptr || m == nullptr) return;
+    map_[&v] = std::move(m);
+    const ir::Var* f = from != nullptr ? ir::AsVar(from) : nullptr;
+    auto it = f != nullptr ? frames_.find(f) : frames_.end();
+    if (it == frames_.end()) return;
+    ir::ViewFrame frame = it->second;  // copied first: inserting may rehash
+    frames_[&v] = std::move(frame);
   }
 
   // The MemRef at byte `offset` of `root`, `size` bytes long; the root itself when it covers the
@@ -95,7 +102,8 @@ class Assigner {
   }
 
   // A view's MemRef starts where its first element physically lies in the root (ir/view_layout.h:
-  // frames follow view chains; a value that is not a view is its own frame).
+  // frames follow view chains and the values that share a view's MemRef; any other value is its
+  // own frame).
   absl::Status View(const ir::Var& v, const ir::Call& call, const MemRefPtr& src) {
     const ir::TileType* tile = ir::AsTile(v.type);
     const ir::Var* src_var = ir::AsVar(call.args[0].get());
@@ -143,14 +151,14 @@ class Assigner {
     if (def != nullptr && def->memory == ir::MemoryBehavior::kWritesInto &&
         def->writes_into_arg < static_cast<int>(call->args.size())) {
       if (MemRefPtr dst = Of(call->args[def->writes_into_arg])) {
-        Share(v, dst);
+        Share(v, call->args[def->writes_into_arg].get(), dst);
         return absl::OkStatus();
       }
     }
     if (const ir::Var* alias = ir::AsVar(a.value.get())) {  // `a = b`, if ever written
       if (MemRefPtr m = Of(a.value)) {
         (void)alias;
-        Share(v, m);
+        Share(v, a.value.get(), m);
         return absl::OkStatus();
       }
     }
@@ -177,7 +185,7 @@ class Assigner {
         for (size_t k = 0; k < f->iter_args.size(); ++k) {
           MemRefPtr m = k < f->inits.size() ? Of(f->inits[k]) : nullptr;
           if (m != nullptr) {
-            Share(*f->iter_args[k], m);
+            Share(*f->iter_args[k], f->inits[k].get(), m);
           } else if (absl::Status st = Fresh(*f->iter_args[k]); !st.ok()) {
             return st;
           }
@@ -186,7 +194,7 @@ class Assigner {
         for (size_t k = 0; k < f->return_vars.size(); ++k) {
           MemRefPtr m = k < f->iter_args.size() ? Of(f->iter_args[k]) : nullptr;
           if (m != nullptr) {
-            Share(*f->return_vars[k], m);
+            Share(*f->return_vars[k], f->iter_args[k].get(), m);
           } else if (absl::Status st = Fresh(*f->return_vars[k]); !st.ok()) {
             return st;
           }
@@ -200,10 +208,15 @@ class Assigner {
         const ir::YieldStmt* ty = LastYield(i->then_body);
         const ir::YieldStmt* ey = LastYield(i->else_body);
         for (size_t k = 0; k < i->return_vars.size(); ++k) {
-          MemRefPtr m = ty != nullptr && k < ty->values.size() ? Of(ty->values[k]) : nullptr;
-          if (m == nullptr && ey != nullptr && k < ey->values.size()) m = Of(ey->values[k]);
+          const ir::Expr* from =
+              ty != nullptr && k < ty->values.size() ? ty->values[k].get() : nullptr;
+          MemRefPtr m = from != nullptr ? Of(ty->values[k]) : nullptr;
+          if (m == nullptr && ey != nullptr && k < ey->values.size()) {
+            from = ey->values[k].get();
+            m = Of(ey->values[k]);
+          }
           if (m != nullptr) {
-            Share(*i->return_vars[k], m);
+            Share(*i->return_vars[k], from, m);
           } else if (absl::Status st = Fresh(*i->return_vars[k]); !st.ok()) {
             return st;
           }
@@ -217,7 +230,7 @@ class Assigner {
 
   const ir::Function& fn_;
   absl::flat_hash_map<const ir::Var*, MemRefPtr> map_;
-  absl::flat_hash_map<const ir::Var*, ir::ViewFrame> frames_;  // of view results
+  absl::flat_hash_map<const ir::Var*, ir::ViewFrame> frames_;  // of views and their sharers
   std::vector<MemRefPtr> roots_;
   std::map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
 };

@@ -622,6 +622,10 @@ ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Lifetimes& lt, boo
       for (const YieldMove& other : it->second) {
         clobbered |= other.k != m.k && sets.Find(other.target->root()) == sets.Find(sm->root());
       }
+      // A move into another part of its own source's buffer that overlaps the source would be
+      // an overlapping copy, which tile.move (not in-place safe) may not do.
+      clobbered |= sets.Find(m.target->root()) == sets.Find(sm->root()) &&
+                   m.target->offset() < sm->end_offset() && sm->offset() < m.target->end_offset();
       if (!clobbered) continue;
       const int64_t id = (*next_id)++;
       MemRefPtr tmp_root = MemRef::MakeRoot(MemRef::RootName(sm->space(), id), sm->space(),
