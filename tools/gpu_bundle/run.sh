@@ -27,8 +27,14 @@ out=$(cd "$1" && pwd)
 rm -rf "$out/logs" "$out/tmp"
 mkdir -p "$out/logs" "$out/tmp"
 
-TEST_TIMEOUT=${ACCELMEM_TEST_TIMEOUT:-120}    # seconds per test
-BENCH_TIMEOUT=${ACCELMEM_BENCH_TIMEOUT:-240}  # seconds for the whole benchmark
+TEST_TIMEOUT=${ACCELMEM_TEST_TIMEOUT:-90}    # seconds per test
+BENCH_TIMEOUT=${ACCELMEM_BENCH_TIMEOUT:-150}  # seconds for the whole benchmark
+# The whole run stays under this many seconds even if every test hangs: a test starts only with
+# BENCH_RESERVE seconds left for the benchmark, and its timeout is cut to what is left.
+TOTAL_BUDGET=${ACCELMEM_TOTAL_BUDGET:-450}
+BENCH_RESERVE=60
+run_start=$(date +%s)
+left() { echo $((TOTAL_BUDGET - ($(date +%s) - run_start))); }
 bin=$here/bin/accelmem_gpu
 
 # The bundle's libraries first; the caller's path after them (it may name the driver's folder).
@@ -148,17 +154,28 @@ if [ -z "$ptxas" ]; then
   record "ptxas (set PTXAS or CUDA_PATH)" "failed: not found" 0
 fi
 
+# GPU tests first (in full mode), then the rest.
+{
+  grep 'GpuTest[.]' "$out/tmp/tests.txt"
+  grep -v 'GpuTest[.]' "$out/tmp/tests.txt"
+} >"$out/tmp/ordered.txt"
 while read -r test; do
   case $test in
     *GpuTest.*) [ "$mode" = full ] || continue ;;
   esac
   log=$out/logs/$(log_name "$test").log
+  limit=$(($(left) - BENCH_RESERVE))
+  [ "$limit" -le "$TEST_TIMEOUT" ] || limit=$TEST_TIMEOUT
+  if [ "$limit" -le 0 ]; then
+    record "$test" "failed: not run, the ${TOTAL_BUDGET}s budget is spent" 0
+    continue
+  fi
   start=$(date +%s)
-  run_timeout "$TEST_TIMEOUT" "$bin" --gtest_filter="$test" ${ptxas:+"$ptxas"} >"$log" 2>&1
+  run_timeout "$limit" "$bin" --gtest_filter="$test" ${ptxas:+"$ptxas"} >"$log" 2>&1
   rc=$?
   seconds=$(($(date +%s) - start))
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-    record "$test" "failed: timed out after ${TEST_TIMEOUT}s" "$seconds"
+    record "$test" "failed: timed out after ${limit}s (last lines in logs/$(log_name "$test").log)" "$seconds"
   elif [ $rc -ne 0 ]; then
     record "$test" "failed: exit $rc, see logs/$(log_name "$test").log" "$seconds"
   elif grep -q '^\[  SKIPPED \]' "$log"; then
@@ -166,7 +183,7 @@ while read -r test; do
   else
     record "$test" passed "$seconds"
   fi
-done <"$out/tmp/tests.txt"
+done <"$out/tmp/ordered.txt"
 
 # Without a GPU: a GPU test skips by default, fails when ACCELMEM_REQUIRE_GPU=1, and names the
 # toolkit's stub libcuda when that is what the loader finds.
@@ -209,14 +226,17 @@ fi
 
 bench="not run (--cpu-only)"
 if [ "$mode" = full ]; then
+  limit=$(left)
+  [ "$limit" -le "$BENCH_TIMEOUT" ] || limit=$BENCH_TIMEOUT
+  [ "$limit" -gt 10 ] || limit=10
   start=$(date +%s)
-  run_timeout "$BENCH_TIMEOUT" "$bin" bench --benchmark_min_time=0.05 \
+  run_timeout "$limit" "$bin" bench --benchmark_min_time=0.05 \
     --benchmark_out="$out/gc_bench_cuda.json" --benchmark_out_format=json \
     >"$out/logs/gc_bench_cuda.log" 2>&1
   rc=$?
   seconds=$(($(date +%s) - start))
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-    bench="failed: timed out after ${BENCH_TIMEOUT}s"
+    bench="failed: timed out after ${limit}s"
   elif [ $rc -ne 0 ]; then
     bench="failed: exit $rc"
   elif grep -q '"error_occurred": true' "$out/gc_bench_cuda.json" 2>/dev/null; then
@@ -233,6 +253,16 @@ fi
   echo "mode: $mode"
   echo "benchmark: $bench$([ "$mode" = full ] && echo ", gc_bench_cuda.json")"
   grep -v "	passed	" "$out/results.tsv" | sed 's/^/not passed: /'
+  if [ -s "$out/gc_bench_cuda.json" ] && command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json, sys
+for b in json.load(open(sys.argv[1])).get("benchmarks", []):
+    if b.get("error_occurred"):
+        print("bench %s: error: %s" % (b["name"], b.get("error_message", "")))
+    else:
+        print("bench %s: %.1f %s, %.2f GB/s, vs_memset %.3f" % (b["name"], b["real_time"],
+              b.get("time_unit", ""), b.get("bytes_per_second", 0) / 1e9, b.get("vs_memset", 0)))
+' "$out/gc_bench_cuda.json" 2>&1
+  fi
 } >"$out/summary.txt"
 echo
 cat "$out/summary.txt"
