@@ -1,27 +1,63 @@
 """`gpu_bundle`: one archive with the GPU binaries, every shared library they load and run.sh.
 
-The binaries are built in a configuration with --features=accelmem_static_llvm (a Starlark
-transition; transitions cannot set --define, and the C++ toolchain ignores a feature it does not
-know), in which @llvm//:llvm links llvm-14-dev's static component libraries instead of
-libLLVM-14.so: the archive then carries only the LLVM code the binaries use, and none of
-libLLVM-14.so's own dependencies (z3, ICU, libxml2). pack.sh copies each binary, the shared
-libraries that `ldd` resolves for it (all but the C library, the dynamic loader and libcuda, which
-the GPU machine's driver provides) and the listed files into one .tar.xz.
+The binaries link LLVM statically (STATIC_LLVM_LINKOPTS) in the default configuration, so the
+bundle reuses the objects that `bazel test //...` builds anyway. pack.sh copies each binary, the
+shared libraries that `ldd` resolves for it (all but the C library, the dynamic loader and
+libcuda, which the GPU machine's driver provides) and the listed files into one .tar.xz.
 """
 
-STATIC_LLVM_FEATURE = "accelmem_static_llvm"
-
-def _static_llvm_transition_impl(settings, attr):
-    features = settings["//command_line_option:features"]
-    if STATIC_LLVM_FEATURE in features:
-        return {"//command_line_option:features": features}
-    return {"//command_line_option:features": features + [STATIC_LLVM_FEATURE]}
-
-_static_llvm_transition = transition(
-    implementation = _static_llvm_transition_impl,
-    inputs = ["//command_line_option:features"],
-    outputs = ["//command_line_option:features"],
-)
+# Linkopts of a binary that links llvm-14-dev's static component libraries instead of
+# libLLVM-14.so, in the default configuration: a cc_binary's own linkopts come before its
+# dependencies' on the link line, so these archives resolve every LLVM symbol of the binary's
+# objects first, and --as-needed then drops the -lLLVM-14 that @llvm//:llvm adds after them. The
+# binary carries only the LLVM code it uses and needs neither libLLVM-14.so (110 MB) nor its z3,
+# ICU and libxml2. The list is `llvm-config-14 --link-static --libs core bitreader bitwriter
+# irreader linker nvptxcodegen nvptxdesc nvptxinfo passes ipo target analysis transformutils
+# support` in its link order, plus the system libraries the used objects need.
+STATIC_LLVM_LINKOPTS = [
+    "-Wl,--as-needed",
+    "-L/usr/lib/llvm-14/lib",
+    "-lLLVMPasses",
+    "-lLLVMObjCARCOpts",
+    "-lLLVMCoroutines",
+    "-lLLVMNVPTXCodeGen",
+    "-lLLVMSelectionDAG",
+    "-lLLVMNVPTXDesc",
+    "-lLLVMNVPTXInfo",
+    "-lLLVMipo",
+    "-lLLVMInstrumentation",
+    "-lLLVMVectorize",
+    "-lLLVMFrontendOpenMP",
+    "-lLLVMAsmPrinter",
+    "-lLLVMDebugInfoMSF",
+    "-lLLVMCodeGen",
+    "-lLLVMTarget",
+    "-lLLVMScalarOpts",
+    "-lLLVMInstCombine",
+    "-lLLVMAggressiveInstCombine",
+    "-lLLVMLinker",
+    "-lLLVMTransformUtils",
+    "-lLLVMIRReader",
+    "-lLLVMAsmParser",
+    "-lLLVMBitWriter",
+    "-lLLVMAnalysis",
+    "-lLLVMProfileData",
+    "-lLLVMDebugInfoDWARF",
+    "-lLLVMObject",
+    "-lLLVMTextAPI",
+    "-lLLVMMCParser",
+    "-lLLVMMC",
+    "-lLLVMDebugInfoCodeView",
+    "-lLLVMBitReader",
+    "-lLLVMCore",
+    "-lLLVMRemarks",
+    "-lLLVMBitstreamReader",
+    "-lLLVMBinaryFormat",
+    "-lLLVMSupport",
+    "-lLLVMDemangle",
+    "-lz",
+    "-ltinfo",
+]
 
 def _gpu_bundle_impl(ctx):
     out = ctx.outputs.out
@@ -47,12 +83,10 @@ gpu_bundle = rule(
     doc = "Packs binaries (built with static LLVM), their shared libraries and files into out.",
     attrs = {
         "binaries": attr.label_list(
-            cfg = _static_llvm_transition,
             allow_files = True,
             doc = "executables for bin/ (with every shared library they load, in lib/)",
         ),
         "testdata": attr.label_list(
-            cfg = _static_llvm_transition,
             allow_files = True,
             doc = "files for testdata/ (their libraries are not followed)",
         ),
@@ -64,9 +98,6 @@ gpu_bundle = rule(
             executable = True,
             cfg = "exec",
             allow_single_file = True,
-        ),
-        "_allowlist_function_transition": attr.label(
-            default = "@bazel_tools//tools/allowlists/function_transition_allowlist",
         ),
     },
 )

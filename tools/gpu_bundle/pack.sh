@@ -37,6 +37,12 @@ for binary in "$root"/bin/*; do
       echo "pack.sh: $binary needs $name, which ldd does not find" >&2
       exit 1
     fi
+    case $name in
+      libLLVM*)
+        echo "pack.sh: $binary links $name; it must link LLVM statically (STATIC_LLVM_LINKOPTS)" >&2
+        exit 1
+        ;;
+    esac
     [ -e "$root/lib/$name" ] || cp -L "$path" "$root/lib/$name"
   done <"$work/ldd.txt"
 done
