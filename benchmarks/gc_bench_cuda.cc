@@ -112,7 +112,8 @@ void BM_Gc_Cuda_Collect(benchmark::State& state) {
   if (SkipWithoutDevice(state)) return;
   const int64_t cells = state.range(0), bytes = state.range(1);
   Device& device = TheDevice();
-  const uint64_t pool = 2 * static_cast<uint64_t>(cells) * (bytes + 16) + (uint64_t{64} << 20);
+  // 2N cells in chunks of the default 16384 cells (64 MiB, 64 MiB-aligned at 4 KiB cells).
+  const uint64_t pool = CudaNodeManager::PoolBytesFor(bytes, 2 * cells);
   auto nm = CudaNodeManager::Create(device.gc.get(), bytes, pool);
   if (!nm.ok()) {
     state.SkipWithError(std::string(nm.status().message()).c_str());

@@ -196,6 +196,29 @@ absl::StatusOr<std::unique_ptr<CudaNodeManager>> CudaNodeManager::Create(
   return nm;
 }
 
+uint64_t CudaNodeManager::PoolBytesFor(uint64_t node_size, int64_t cells,
+                                       int32_t chunk_num_elements) {
+  using sparse_runtime::NodeManager;
+  auto next_power_of_two = [](uint64_t n) {
+    uint64_t p = 64;
+    while (p < n) p *= 2;
+    return p;
+  };
+  // As NodeManager::init: the cell stride and the chunk halved while it exceeds kMaxChunkBytes.
+  const uint64_t element = RoundUp(std::max<uint64_t>(node_size, 8), 8);
+  uint64_t chunk = std::max<int32_t>(chunk_num_elements, 1);
+  while (chunk > 1 && chunk * element > NodeManager::kMaxChunkBytes) chunk /= 2;
+  const uint64_t n = static_cast<uint64_t>(std::max<int64_t>(cells, 1));
+  const uint64_t data_chunks = (n + chunk - 1) / chunk;
+  const uint64_t data_bytes = data_chunks * 2 * next_power_of_two(chunk * element);
+  const uint64_t index_chunk =
+      std::max<uint64_t>(chunk, static_cast<uint64_t>(NodeManager::kMinIndexListChunk));
+  const uint64_t index_chunks = (n + index_chunk - 1) / index_chunk;
+  const uint64_t index_bytes =
+      2 * index_chunks * 2 * next_power_of_two(index_chunk * sizeof(NodeManager::list_data_type));
+  return data_bytes + index_bytes + (uint64_t{64} << 20);
+}
+
 CudaNodeManager::~CudaNodeManager() {
   if (base_ != 0) driver_->Free(base_).IgnoreError();
 }

@@ -101,6 +101,13 @@ class CudaNodeManager {
 
   static absl::StatusOr<std::unique_ptr<CudaNodeManager>> Create(
       CudaGc* gc, uint64_t node_size, uint64_t pool_bytes, int32_t chunk_num_elements = 16384);
+  // A pool size that holds `cells` cells of `node_size` bytes with chunks of
+  // `chunk_num_elements` cells: every data and index-list chunk with its worst-case alignment
+  // padding (a chunk is aligned to the power of two at or above its size: a 16384-cell chunk of
+  // 4 KiB cells takes 64 MiB and may need up to 64 MiB more to reach its alignment), plus 64 MiB
+  // for the chunk tables and the GC scratch.
+  static uint64_t PoolBytesFor(uint64_t node_size, int64_t cells,
+                               int32_t chunk_num_elements = 16384);
   ~CudaNodeManager();
   CudaNodeManager(const CudaNodeManager&) = delete;
   CudaNodeManager& operator=(const CudaNodeManager&) = delete;

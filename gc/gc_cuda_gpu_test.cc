@@ -1,8 +1,9 @@
 // Runs only with --config=gpu on a machine with an NVIDIA GPU (tag "gpu"); skips with a message
-// when no device is visible. A NodeManager in device memory is allocated from, filled, partly
-// recycled and collected by the three GC kernels; the result must match the serial CPU GC on the
-// same history: the same multiset of free indices, every recycled cell zeroed, nothing else
-// touched, and the recycled cells reused before fresh ones.
+// when no device is visible, or fails when ACCELMEM_REQUIRE_GPU=1 (gpu_test_support.h). A
+// NodeManager in device memory is allocated from, filled, partly recycled and collected by the
+// three GC kernels; the result must match the serial CPU GC on the same history: the same multiset
+// of free indices, every recycled cell zeroed, nothing else touched, and the recycled cells reused
+// before fresh ones.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "backends/cuda/gpu_test_support.h"
 #include "gc/gc_cuda.h"
 #include "gc/gc_scratch.h"
 #include "gc/gc_serial.h"
@@ -31,11 +33,7 @@ struct Shape {
 
 class CudaGcGpuTest : public ::testing::TestWithParam<Shape> {
  protected:
-  void SetUp() override {
-    auto driver = CudaDriver::Open();
-    if (!driver.ok()) GTEST_SKIP() << "no CUDA device visible: " << driver.status();
-    driver_ = std::move(*driver);
-  }
+  void SetUp() override { ACCELMEM_OPEN_GPU_OR_SKIP(driver_); }
   std::unique_ptr<CudaDriver> driver_;
 };
 
@@ -68,8 +66,7 @@ TEST_P(CudaGcGpuTest, CollectMatchesSerialGc) {
   launch.grid_dim = shape.grid_dim;
   auto gc = CudaGc::Create(driver_.get(), launch);
   ASSERT_TRUE(gc.ok()) << gc.status();
-  const uint64_t pool_bytes =
-      2 * static_cast<uint64_t>(shape.cells) * (shape.cell_bytes + 16) + (uint64_t{64} << 20);
+  const uint64_t pool_bytes = CudaNodeManager::PoolBytesFor(shape.cell_bytes, shape.cells, 4096);
   auto nm = CudaNodeManager::Create(gc->get(), shape.cell_bytes, pool_bytes, 4096);
   ASSERT_TRUE(nm.ok()) << nm.status();
   CudaNodeManager& m = **nm;

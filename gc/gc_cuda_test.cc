@@ -2,9 +2,12 @@
 // running it without a device fails with a clear status.
 #include "gc/gc_cuda.h"
 
+#include <cstdint>
 #include <string>
 
+#include "backends/cuda/bitcode_testing.h"
 #include "backends/cuda/ptxas_testing.h"
+#include "gc/gc_cuda_kernels_bitcode.h"
 #include "gtest/gtest.h"
 
 namespace accelmem {
@@ -40,6 +43,32 @@ TEST(GcCudaTest, UnknownSmIsAnError) {
   auto ptx = CudaGcPtx("sm_1");
   ASSERT_FALSE(ptx.ok());
   EXPECT_EQ(ptx.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The GC kernels' bitcode is compiled with every function convergent: their calls of the phases
+// (which reach bar.sync and the runtime's warp primitives in runtime_cuda.bc) are convergent
+// calls in convergent functions.
+TEST(GcCudaTest, BarriersAreConvergent) {
+  const gc_cuda_kernels_bitcode_file* file = gc_cuda_kernels_bitcode_find("gc_cuda_kernels.bc");
+  ASSERT_NE(file, nullptr);
+  auto report = backends::cuda::CheckConvergence(
+      absl::string_view(reinterpret_cast<const char*>(file->data), file->size));
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_GT(report->convergent_calls, 0) << "the GC kernels call the phases";
+  for (const std::string& error : report->errors) ADD_FAILURE() << error;
+}
+
+// A pool from PoolBytesFor holds every chunk with its worst-case alignment padding: 20000 cells
+// of 4 KiB need two 64 MiB chunks, each aligned to 64 MiB, plus tables; chunks of 4096 cells are
+// 16 MiB. Cells beyond 128 MiB chunks halve the chunk as NodeManager::init does.
+TEST(GcCudaTest, PoolBytesForCoversAlignedChunks) {
+  const uint64_t mib = uint64_t{1} << 20;
+  EXPECT_GE(CudaNodeManager::PoolBytesFor(4096, 20000), 2 * 64 * mib + 64 * mib + 64 * mib);
+  EXPECT_GE(CudaNodeManager::PoolBytesFor(4096, 5000, 4096), 2 * 16 * mib + 16 * mib + 64 * mib);
+  EXPECT_LT(CudaNodeManager::PoolBytesFor(4096, 5000, 4096), 256 * mib);
+  // 16384 cells of 64 KiB would be 1 GiB chunks: halved to 2048 cells (128 MiB) per chunk.
+  EXPECT_LT(CudaNodeManager::PoolBytesFor(65536, 2048), 2 * 128 * mib + 128 * mib);
+  EXPECT_GT(CudaNodeManager::PoolBytesFor(64, 1), 64 * mib);
 }
 
 // Without a driver the collector cannot be created; the status says why.

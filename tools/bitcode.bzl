@@ -20,6 +20,11 @@ BITCODE_ARCHES = {
         "-target-feature",
         "-Xclang",
         "+ptx70",
+        # Plain C++ does not mark functions that reach activemask, match.any.sync or bar.sync as
+        # convergent (CUDA C++ does), so LLVM could sink or duplicate those calls across
+        # divergent branches; every runtime function is compiled as convergent, as for CUDA.
+        "-Xclang",
+        "-fconvergent-functions",
         "-DARCH_cuda=1",
     ],
 }

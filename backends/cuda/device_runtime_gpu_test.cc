@@ -1,13 +1,14 @@
 // Runs only with --config=gpu on a machine with an NVIDIA GPU (tag "gpu"); skips with a message
-// when no device is visible. Kernels from //codegen:kernel_builder, lowered to PTX with
-// runtime_cuda.bc, run on a sparse runtime that lives in device memory: activation from many
-// threads, deactivation, the device GC and reuse of the collected cells, atomic adds, and
-// allocator exhaustion reported as a status.
+// when no device is visible, or fails when ACCELMEM_REQUIRE_GPU=1 (gpu_test_support.h). Kernels
+// from //codegen:kernel_builder, lowered to PTX with runtime_cuda.bc, run on a sparse runtime that
+// lives in device memory: activation from many threads, deactivation, the device GC and reuse of
+// the collected cells, atomic adds, and allocator exhaustion reported as a status.
 #include <cstdint>
 #include <memory>
 
 #include "backends/cuda/device_runtime.h"
 #include "backends/cuda/driver.h"
+#include "backends/cuda/gpu_test_support.h"
 #include "codegen/kernel_builder.h"
 #include "gc/gc_cuda.h"
 #include "gtest/gtest.h"
@@ -31,9 +32,7 @@ const Axis i(0);
 class DeviceRuntimeGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto driver = CudaDriver::Open();
-    if (!driver.ok()) GTEST_SKIP() << "no CUDA device visible: " << driver.status();
-    driver_ = std::move(*driver);
+    ACCELMEM_OPEN_GPU_OR_SKIP(driver_);
     auto gc = gc::CudaGc::Create(driver_.get());
     ASSERT_TRUE(gc.ok()) << gc.status();
     gc_ = std::move(*gc);
@@ -131,6 +130,10 @@ TEST_F(DeviceRuntimeGpuTest, ExhaustedPoolIsResourceExhausted) {
   const SNode& x = *tree.FindPlace("x");
   CudaSparseRuntimeOptions options;
   options.chunk_num_elements = 64;
+  // The three chunk tables of the default 131072 chunks (1 MiB each) would not fit the 1 MiB pool
+  // and Create would fail before any cell is written; 64 chunks of 64 cells hold every cell, so
+  // it is the pool's bytes that run out.
+  options.max_num_chunks = 64;
   auto rt = CudaSparseRuntime::Create(gc_.get(), tree, uint64_t{1} << 20, options);
   ASSERT_TRUE(rt.ok()) << rt.status();
   auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kCuda), tree);

@@ -4,8 +4,11 @@
 
 #include <string>
 
+#include "backends/cuda/bitcode_testing.h"
+#include "backends/cuda/device_runtime_kernels_bitcode.h"
 #include "backends/cuda/ptxas_testing.h"
 #include "gtest/gtest.h"
+#include "sparse_runtime/runtime_bitcode.h"
 #include "sparse_runtime/snode_tree.h"
 
 namespace accelmem {
@@ -30,6 +33,25 @@ TEST(DeviceRuntimeTest, PtxasAssemblesForSm90) {
   ASSERT_TRUE(ptx.ok()) << ptx.status();
   absl::Status assembled = AssembleWithPtxas(*ptx, "device_runtime");
   EXPECT_TRUE(assembled.ok()) << assembled;
+}
+
+// The nvptx64 runtime and the device runtime's entry points are compiled with every function
+// convergent: the runtime's warp primitives (activemask, match.any.sync, bar.warp.sync in
+// locked_task) are convergent calls in convergent functions, so LLVM cannot move them across
+// divergent branches.
+TEST(DeviceRuntimeTest, WarpPrimitivesAreConvergent) {
+  auto runtime =
+      CheckConvergence(sparse_runtime::RuntimeBitcode(sparse_runtime::RuntimeArch::kCuda));
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  EXPECT_GT(runtime->convergent_calls, 0) << "runtime_cuda.bc has warp primitives";
+  for (const std::string& error : runtime->errors) ADD_FAILURE() << "runtime_cuda.bc: " << error;
+  const device_runtime_kernels_bitcode_file* file =
+      device_runtime_kernels_bitcode_find("device_runtime_kernels.bc");
+  ASSERT_NE(file, nullptr);
+  auto kernels =
+      CheckConvergence(absl::string_view(reinterpret_cast<const char*>(file->data), file->size));
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  for (const std::string& error : kernels->errors) ADD_FAILURE() << "kernels: " << error;
 }
 
 // Without a CUDA GC (no driver, no device) there is no device runtime; the status says so.

@@ -2,8 +2,14 @@
 //
 // A thin, owned handle on the CUDA driver API. libcuda is loaded at run time (dlopen of
 // libcuda.so.1), so binaries build and start on machines without a driver; there, Open()
-// returns an Unavailable status that says what is missing (driver, or device) instead of
-// crashing. Every driver error comes back as absl::Status with the driver's error name.
+// returns an Unavailable status that says what is missing (driver, device, or a real driver
+// instead of the toolkit's stub library) instead of crashing. Every driver error comes back as
+// absl::Status with the driver's error name.
+//
+// The handle works on the device's primary context (cuDevicePrimaryCtxRetain, shared with the
+// CUDA runtime API and every other CudaDriver of the same device in the process). Every method
+// makes that context current on the calling thread first and checks that it did, so a driver may
+// be used from any thread (one call at a time per thread; the driver API itself is thread-safe).
 #ifndef ACCELMEM_BACKENDS_CUDA_DRIVER_H_
 #define ACCELMEM_BACKENDS_CUDA_DRIVER_H_
 
@@ -28,8 +34,11 @@ struct Dim3 {
 
 class CudaDriver {
  public:
-  // Loads the driver, initializes it and creates a context on device `ordinal`.
+  // Loads the driver, initializes it and retains the primary context of device `ordinal`.
   static absl::StatusOr<std::unique_ptr<CudaDriver>> Open(int ordinal = 0);
+  // As Open, from the driver library at `library` (a dlopen name or path; tests load a fake).
+  static absl::StatusOr<std::unique_ptr<CudaDriver>> OpenLibrary(const std::string& library,
+                                                                 int ordinal = 0);
   ~CudaDriver();
   CudaDriver(const CudaDriver&) = delete;
   CudaDriver& operator=(const CudaDriver&) = delete;
@@ -39,7 +48,8 @@ class CudaDriver {
   const std::string& sm() const { return sm_; }
   int multiprocessor_count() const { return multiprocessor_count_; }
 
-  // Loads PTX (JIT-compiled by the driver for the device) and returns the module handle.
+  // Loads PTX (JIT-compiled by the driver for the device) and returns the module handle. A PTX
+  // the driver rejects is an error that carries the driver's JIT error and info logs.
   absl::StatusOr<void*> LoadPtx(absl::string_view ptx);
   absl::StatusOr<void*> GetFunction(void* module, absl::string_view name);
 
@@ -59,14 +69,26 @@ class CudaDriver {
  private:
   CudaDriver() = default;
   absl::Status Check(int result, absl::string_view what) const;
+  // Makes the primary context current on the calling thread.
+  absl::Status MakeCurrent() const;
 
   void* library_ = nullptr;
   std::unique_ptr<Api> api_;
-  void* context_ = nullptr;
+  int device_ = -1;          // CUdevice whose primary context is retained
+  void* context_ = nullptr;  // that primary context
   std::string device_name_;
   std::string sm_;
   int multiprocessor_count_ = 0;
 };
+
+// The CUDA driver's name for an error code ("CUDA_ERROR_INVALID_PTX") for the codes accelmem
+// reports, or "CUDA error <code>"; used when the driver cannot name it (the stub library).
+std::string CudaErrorName(int code);
+
+// The status of a failed cuModuleLoadDataEx: `what` and the error, then the JIT error log and the
+// info log when they are not empty (each cut to a few KiB).
+absl::Status ModuleLoadError(absl::Status error, absl::string_view error_log,
+                             absl::string_view info_log);
 
 }  // namespace cuda
 }  // namespace backends
