@@ -166,27 +166,27 @@ CheckResult CheckProgram(const std::string& text, const PipelineConfig& config,
 }
 
 std::string ShrinkFailure(const std::string& text, const PipelineConfig& config,
-                          const std::string& signature, bool may_exceed_capacity,
-                          int max_calls) {
+                          const std::string& signature, bool may_exceed_capacity, int max_calls) {
   ShrinkOptions options;
   options.max_predicate_calls = max_calls;
   return ShrinkProgram(
       text,
       [&](const std::string& candidate) {
-    CheckResult r = CheckProgram(candidate, config, may_exceed_capacity);
-    for (const CheckFailure& f : r.failures) {
-      if (f.Signature() == signature) return true;
-    }
-    return false;
-  },
+        CheckResult r = CheckProgram(candidate, config, may_exceed_capacity);
+        for (const CheckFailure& f : r.failures) {
+          if (f.Signature() == signature) return true;
+        }
+        return false;
+      },
       options);
 }
 
 std::string FailureReport(uint64_t seed, const PipelineConfig& config,
                           const std::vector<CheckFailure>& failures, const std::string& shrunk) {
-  std::string s = absl::StrCat("seed ", seed, ", config ", config.Name(), " (--passes=",
-                               config.Passes(), " --backend=", config.backend, " --planner=",
-                               passes::PlacementStrategyName(config.strategy), ")\n");
+  std::string s =
+      absl::StrCat("seed ", seed, ", config ", config.Name(), " (--passes=", config.Passes(),
+                   " --backend=", config.backend,
+                   " --planner=", passes::PlacementStrategyName(config.strategy), ")\n");
   for (const CheckFailure& f : failures) absl::StrAppend(&s, "  ", f.kind, ": ", f.detail, "\n");
   absl::StrAppend(&s, "shrunk reproducer (a passes/testdata case):\n", config.TestdataHeader(),
                   shrunk);

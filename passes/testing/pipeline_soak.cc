@@ -28,6 +28,9 @@ ABSL_FLAG(std::string, configs, "", "only configurations whose name contains thi
 ABSL_FLAG(int, show, 2, "shrunk reproducers printed per failure signature");
 ABSL_FLAG(int, over_capacity_percent, 3, "programs with an over-capacity tile or reserve");
 ABSL_FLAG(bool, shrink, true, "shrink the reproducers");
+ABSL_FLAG(int64_t, report_every, 500, "print the counts every N programs too (0: only at the end)");
+ABSL_FLAG(bool, slices_of_views, true, "generate slices and reshapes of views");
+ABSL_FLAG(bool, acc_slices, true, "generate slices of Acc tiles");
 
 namespace {
 
@@ -52,18 +55,42 @@ int main(int argc, char** argv) {
   }
   pt::GeneratorOptions gen;
   gen.over_capacity_percent = absl::GetFlag(FLAGS_over_capacity_percent);
+  gen.slices_of_views = absl::GetFlag(FLAGS_slices_of_views);
+  gen.acc_slices = absl::GetFlag(FLAGS_acc_slices);
   std::map<std::string, Counts> per_config;
   std::map<std::string, int64_t> per_signature;
   std::map<std::string, int> shown;
   int64_t programs = 0;
   const uint64_t first = absl::GetFlag(FLAGS_seed);
+  auto Summary = [&](int64_t programs) {
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "\n==== " << programs << " programs (seeds " << first << ".."
+              << first + static_cast<uint64_t>(programs) - 1 << "), " << configs.size()
+              << " configurations, " << secs << " s\n";
+    std::cout << "per configuration: passed / failed / clean capacity error\n";
+    bool any = false;
+    for (const auto& kv : per_config) {
+      std::cout << "  " << kv.first << ": " << kv.second.passed << " / " << kv.second.failed
+                << " / " << kv.second.capacity << "\n";
+      any = any || kv.second.failed > 0;
+    }
+    std::cout << "per failure signature (program x configuration runs):\n";
+    for (const auto& kv : per_signature) {
+      std::cout << "  " << kv.second << "  " << kv.first << "\n";
+    }
+    std::cout << std::flush;
+    return any;
+  };
   for (int64_t i = 0; i < absl::GetFlag(FLAGS_programs); ++i) {
-    if (budget > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                              .count() > budget) {
+    if (budget > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > budget) {
       break;
     }
     const uint64_t seed = first + static_cast<uint64_t>(i);
     const pt::GeneratedProgram p = pt::GenerateProgram(seed, gen);
+    const int64_t every = absl::GetFlag(FLAGS_report_every);
+    if (every > 0 && programs > 0 && programs % every == 0) Summary(programs);
     ++programs;
     for (const PipelineConfig& c : configs) {
       CheckResult r = pt::CheckProgram(p.text, c, p.may_exceed_capacity);
@@ -83,25 +110,13 @@ int main(int argc, char** argv) {
             absl::GetFlag(FLAGS_shrink)
                 ? pt::ShrinkFailure(p.text, c, kv.first, p.may_exceed_capacity)
                 : p.text;
-        std::vector<CheckFailure> again = pt::CheckProgram(shrunk, c, p.may_exceed_capacity).failures;
+        std::vector<CheckFailure> again =
+            pt::CheckProgram(shrunk, c, p.may_exceed_capacity).failures;
         std::cout << "==== failure " << kv.first << "\n"
                   << pt::FailureReport(seed, c, again, shrunk) << std::flush;
       }
     }
   }
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "\n==== " << programs << " programs (seeds " << first << ".."
-            << first + static_cast<uint64_t>(programs) - 1 << "), " << configs.size()
-            << " configurations, " << secs << " s\n";
-  std::cout << "per configuration: passed / failed / clean capacity error\n";
-  bool any = false;
-  for (const auto& kv : per_config) {
-    std::cout << "  " << kv.first << ": " << kv.second.passed << " / " << kv.second.failed
-              << " / " << kv.second.capacity << "\n";
-    any = any || kv.second.failed > 0;
-  }
-  std::cout << "per failure signature (program x configuration runs):\n";
-  for (const auto& kv : per_signature) std::cout << "  " << kv.second << "  " << kv.first << "\n";
+  const bool any = Summary(programs);
   return any ? 1 : 0;
 }

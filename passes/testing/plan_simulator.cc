@@ -79,8 +79,8 @@ int64_t SatAdd(int64_t a, int64_t b) {
 // Storage bits of an element, our own table by dtype name.
 int64_t ElementBits(ir::DType d) {
   static const std::map<std::string, int64_t> kBits = {
-      {"FP32", 32}, {"FP16", 16}, {"BF16", 16}, {"INT8", 8},  {"UINT8", 8}, {"INT16", 16},
-      {"INT32", 32}, {"INT64", 64}, {"INT4", 4},  {"FP4", 4}, {"BOOL", 8}};
+      {"FP32", 32},  {"FP16", 16},  {"BF16", 16}, {"INT8", 8}, {"UINT8", 8}, {"INT16", 16},
+      {"INT32", 32}, {"INT64", 64}, {"INT4", 4},  {"FP4", 4},  {"BOOL", 8}};
   auto it = kBits.find(std::string(ir::DTypeName(d)));
   return it == kBits.end() ? 8 : it->second;
 }
@@ -89,10 +89,18 @@ int64_t ElementBits(ir::DType d) {
 int64_t Capacity(const std::string& backend, const std::string& space) {
   static const std::map<std::string, std::map<std::string, int64_t>> kCap = {
       {"ascend910b",
-       {{"Vec", 188416}, {"Mat", 524288}, {"Left", 65536}, {"Right", 65536}, {"Acc", 131072},
+       {{"Vec", 188416},
+        {"Mat", 524288},
+        {"Left", 65536},
+        {"Right", 65536},
+        {"Acc", 131072},
         {"Bias", 1024}}},
       {"ascend950",
-       {{"Vec", 245760}, {"Mat", 524288}, {"Left", 65536}, {"Right", 65536}, {"Acc", 262144},
+       {{"Vec", 245760},
+        {"Mat", 524288},
+        {"Left", 65536},
+        {"Right", 65536},
+        {"Acc", 262144},
         {"Bias", 4096}}},
   };
   auto b = kCap.find(backend);
@@ -269,8 +277,8 @@ class FunctionSim {
         continue;
       }
       if (r.addr % 32 != 0) {
-        Report(FindingKind::kMisaligned, s, {r.name}, r.space, r.addr, SatAdd(r.addr, r.size), 0,
-               0, absl::StrCat("address ", r.addr, " is not a multiple of 32"));
+        Report(FindingKind::kMisaligned, s, {r.name}, r.space, r.addr, SatAdd(r.addr, r.size), 0, 0,
+               absl::StrCat("address ", r.addr, " is not a multiple of 32"));
       }
       const int64_t cap = Capacity(o_.backend, r.space);
       if (cap > 0 && SatAdd(r.addr, r.size) > cap) {
@@ -390,8 +398,8 @@ class FunctionSim {
     if (inst.hi > SatAdd(r->addr, r->size)) {
       Report(FindingKind::kMemRefTooSmall, s, {v.name, r->name}, inst.space, inst.lo, inst.hi,
              r->addr, SatAdd(r->addr, r->size),
-             absl::StrCat("value needs ", inst.hi - inst.lo, " bytes at offset ",
-                          inst.lo - r->addr, " but its root has ", r->size));
+             absl::StrCat("value needs ", inst.hi - inst.lo, " bytes at offset ", inst.lo - r->addr,
+                          " but its root has ", r->size));
     }
   }
 
@@ -480,8 +488,8 @@ class FunctionSim {
     }
     // Where the elements are: from the actual MemRef offset, spanning the physical strides.
     if (inst.layout.root != from.layout.root) {
-      Report(FindingKind::kViewRoot, s, {v.name, src->name}, inst.space, inst.lo, inst.hi,
-             from.lo, from.hi,
+      Report(FindingKind::kViewRoot, s, {v.name, src->name}, inst.space, inst.lo, inst.hi, from.lo,
+             from.hi,
              absl::StrCat("view in root ", inst.layout.root->name, " but its source is in ",
                           from.layout.root->name));
     } else if (l.off_bits % 8 != 0 || inst.layout.off_bits != l.off_bits) {
@@ -542,11 +550,11 @@ class FunctionSim {
         if (unsafe) {
           Report(FindingKind::kNotInplaceOverlap, s, {a.var->name, op->name}, res.space, res.lo,
                  res.hi, in.lo, in.hi,
-                 absl::StrCat(call->op, " is not in-place safe but its result overlaps '",
-                              op->name, "'"));
+                 absl::StrCat(call->op, " is not in-place safe but its result overlaps '", op->name,
+                              "'"));
         } else if (res.lo > in.lo) {
-          Report(FindingKind::kShiftedInplaceOverlap, s, {a.var->name, op->name}, res.space,
-                 res.lo, res.hi, in.lo, in.hi,
+          Report(FindingKind::kShiftedInplaceOverlap, s, {a.var->name, op->name}, res.space, res.lo,
+                 res.hi, in.lo, in.hi,
                  absl::StrCat("result starts inside '", op->name,
                               "' (writes ahead of the reads of an element-wise op)"));
         }

@@ -20,13 +20,14 @@
 // Findings (FindingKind): a read of a value whose bytes another value overwrote since it was
 // defined; an op that is not in-place safe (recip, rsqrt, move, transpose, widening cast) whose
 // result overlaps one of its operands; an in-place-safe op whose result starts inside an operand
-// after the operand's start (it overwrites elements before they are read); a view whose bytes are not where the physical rule puts
-// them (a slice of the root at the row-major offset of its origin times the element size; a slice
-// of a slice at its origin in the root's row stride; a reshape at its source's offset), in another
-// root, or reaching outside its root; a write-into result not at its argument's bytes; overlapping
-// reserve_buffer ranges, or a root overlapping one; a root or reserve range beyond the backend's
-// capacity; a root address not a multiple of 32; an unplanned root; a root smaller than a value in
-// it. Orchestration functions are not planned and not simulated.
+// after the operand's start (it overwrites elements before they are read); a view whose bytes are
+// not where the physical rule puts them (a slice of the root at the row-major offset of its origin
+// times the element size; a slice of a slice at its origin in the root's row stride; a reshape at
+// its source's offset), in another root, or reaching outside its root; a write-into result not at
+// its argument's bytes; overlapping reserve_buffer ranges, or a root overlapping one; a root or
+// reserve range beyond the backend's capacity; a root address not a multiple of 32; an unplanned
+// root; a root smaller than a value in it. Orchestration functions are not planned and not
+// simulated.
 #ifndef ACCELMEM_PASSES_TESTING_PLAN_SIMULATOR_H_
 #define ACCELMEM_PASSES_TESTING_PLAN_SIMULATOR_H_
 
@@ -40,20 +41,20 @@ namespace accelmem {
 namespace passes_testing {
 
 enum class FindingKind {
-  kClobberedRead,         // a value read after another value overwrote some of its bytes
-  kNotInplaceOverlap,     // an op that is not in-place safe writes over one of its operands
+  kClobberedRead,          // a value read after another value overwrote some of its bytes
+  kNotInplaceOverlap,      // an op that is not in-place safe writes over one of its operands
   kShiftedInplaceOverlap,  // a result starts inside an operand, after its start
-  kViewOffset,            // a view's offset is not the physical one
-  kViewRoot,              // a view lives in another root than its source
-  kViewOutsideRoot,       // a view's elements reach beyond its root
-  kWritesIntoMismatch,    // tile.matmul_acc's result is not at its accumulator's bytes
-  kReserveOverlap,        // two reserve_buffer ranges overlap
-  kReserveTileOverlap,    // a root overlaps a reserve_buffer range
-  kCapacity,              // a root or reserve range ends beyond the space's capacity
-  kMisaligned,            // a root address is not a multiple of 32
-  kUnplanned,             // a root (or reserve base) without an address
-  kMemRefTooSmall,        // a value does not fit in its root
-  kMalformed,             // the IR is not what a planned program looks like (names no alloc...)
+  kViewOffset,             // a view's offset is not the physical one
+  kViewRoot,               // a view lives in another root than its source
+  kViewOutsideRoot,        // a view's elements reach beyond its root
+  kWritesIntoMismatch,     // tile.matmul_acc's result is not at its accumulator's bytes
+  kReserveOverlap,         // two reserve_buffer ranges overlap
+  kReserveTileOverlap,     // a root overlaps a reserve_buffer range
+  kCapacity,               // a root or reserve range ends beyond the space's capacity
+  kMisaligned,             // a root address is not a multiple of 32
+  kUnplanned,              // a root (or reserve base) without an address
+  kMemRefTooSmall,         // a value does not fit in its root
+  kMalformed,              // the IR is not what a planned program looks like (names no alloc...)
 };
 inline constexpr int kNumFindingKinds = 14;
 
@@ -63,11 +64,11 @@ const char* FindingKindName(FindingKind kind);
 struct Finding {
   FindingKind kind = FindingKind::kMalformed;
   std::string function;
-  int stmt = -1;          // statement number in the function, in pre-order (0 = first)
-  std::string stmt_text;  // the statement's first line, printed
-  std::vector<std::string> values;  // the values involved, the reader/writer first
-  std::string space;                // memory space of the byte ranges
-  int64_t lo = 0, hi = 0;           // the offending byte range
+  int stmt = -1;                       // statement number in the function, in pre-order (0 = first)
+  std::string stmt_text;               // the statement's first line, printed
+  std::vector<std::string> values;     // the values involved, the reader/writer first
+  std::string space;                   // memory space of the byte ranges
+  int64_t lo = 0, hi = 0;              // the offending byte range
   int64_t other_lo = 0, other_hi = 0;  // the range it collides with (when there is one)
   std::string message;
   // One line: "kind in function 'f' at statement N `text`: message [lo, hi) vs [a, b)".

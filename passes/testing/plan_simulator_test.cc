@@ -41,7 +41,8 @@ constexpr char kHeader[] =
 // A correct plan (views at their physical offsets, a loop with carries, an if, reuse of dead
 // buffers) gives no finding.
 TEST(PlanSimulatorTest, CorrectPlanHasNoFinding) {
-  const std::string text = std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)
     mem_vec_1: MemRefType = tile.alloc(Vec, 16384, 4096, 1)
     mem_vec_2: MemRefType = tile.alloc(Vec, 20480, 4096, 2)
     a: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [64, 64])
@@ -77,7 +78,8 @@ TEST(PlanSimulatorTest, CorrectPlanHasNoFinding) {
 // Two values whose bytes overlap while both are live: reading the first is reported, with the
 // function, statement, both names and the byte ranges.
 TEST(PlanSimulatorTest, OverlappingLiveValuesAreReported) {
-  const std::string text = std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
     mem_vec_1: MemRefType = tile.alloc(Vec, 512, 1024, 1)
     mem_vec_2: MemRefType = tile.alloc(Vec, 2048, 1024, 2)
     a: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 16])
@@ -121,7 +123,8 @@ TEST(PlanSimulatorTest, SliceOfSliceOffsetFollowsTheRoot) {
 
 // A view in another root than its source, or reaching beyond its root, is reported.
 TEST(PlanSimulatorTest, ViewRootAndExtentAreChecked) {
-  const std::string text = std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
     mem_vec_1: MemRefType = tile.alloc(Vec, 1024, 1024, 1)
     a: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 16])
     s: Tile[[8, 16], FP32, memref=mem_vec_1+512] = tile.slice(a, [8, 16], [8, 0])
@@ -139,7 +142,8 @@ TEST(PlanSimulatorTest, ViewRootAndExtentAreChecked) {
 // An op that is not in-place safe (recip, widening cast) may not write over its operand; an
 // element-wise op may (same start), but not starting inside it.
 TEST(PlanSimulatorTest, InplaceSafetyIsChecked) {
-  const std::string recip = std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
+  const std::string recip =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
     a: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 16])
     b: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.recip(a)
     o: Tensor[[64, 64], FP32] = tile.store(b, [0, 0], x)
@@ -149,7 +153,8 @@ TEST(PlanSimulatorTest, InplaceSafetyIsChecked) {
   std::string exp = recip;
   exp.replace(exp.find("tile.recip"), 10, "tile.exp");
   EXPECT_TRUE(Simulate(exp).empty()) << Dump(Simulate(exp));
-  const std::string widen = std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
+  const std::string widen =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
     a: Tile[[16, 16], FP16, memref=mem_vec_0] = tile.create([16, 16], FP16, Vec)
     b: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.cast(a, FP32)
     n: Tile[[16, 16], FP16, memref=mem_vec_0] = tile.cast(b, FP16)
@@ -157,11 +162,12 @@ TEST(PlanSimulatorTest, InplaceSafetyIsChecked) {
     return o
 )";
   std::vector<Finding> fs = Simulate(widen);
-  ASSERT_EQ(Kinds(fs), (std::set<FindingKind>{FindingKind::kNotInplaceOverlap,
-                                              FindingKind::kClobberedRead}))
+  ASSERT_EQ(Kinds(fs),
+            (std::set<FindingKind>{FindingKind::kNotInplaceOverlap, FindingKind::kClobberedRead}))
       << Dump(fs);
   EXPECT_EQ(fs[0].values[0], "b");  // the widening cast, not the narrowing one
-  const std::string shifted = std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 2048, 0)
+  const std::string shifted =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 2048, 0)
     a: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 16])
     b: Tile[[16, 16], FP32, memref=mem_vec_0+32] = tile.exp(a)
     o: Tensor[[64, 64], FP32] = tile.store(b, [0, 0], x)
@@ -173,7 +179,8 @@ TEST(PlanSimulatorTest, InplaceSafetyIsChecked) {
 // Reserve ranges may not overlap each other or a root; a reserve or root beyond the capacity of
 // the backend is reported (and not without a backend); roots must be 32-byte aligned and planned.
 TEST(PlanSimulatorTest, ReservesCapacityAlignment) {
-  const std::string text = std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 4096, 1024, 0)
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 4096, 1024, 0)
     mem_vec_1: MemRefType = tile.alloc(Vec, 188160, 1024, 1)
     system.reserve_buffer(name="a", size=2048, base=0)
     system.reserve_buffer(name="b", size=1024, base=1024)
@@ -184,13 +191,13 @@ TEST(PlanSimulatorTest, ReservesCapacityAlignment) {
     return o
 )";
   std::vector<Finding> fs = Simulate(text, "ascend910b");
-  EXPECT_EQ(Kinds(fs), (std::set<FindingKind>{FindingKind::kReserveOverlap,
-                                              FindingKind::kReserveTileOverlap,
-                                              FindingKind::kCapacity}))
+  EXPECT_EQ(Kinds(fs),
+            (std::set<FindingKind>{FindingKind::kReserveOverlap, FindingKind::kReserveTileOverlap,
+                                   FindingKind::kCapacity}))
       << Dump(fs);
-  EXPECT_EQ(Kinds(Simulate(text, "ascend950")),
-            (std::set<FindingKind>{FindingKind::kReserveOverlap,
-                                   FindingKind::kReserveTileOverlap}));
+  EXPECT_EQ(
+      Kinds(Simulate(text, "ascend950")),
+      (std::set<FindingKind>{FindingKind::kReserveOverlap, FindingKind::kReserveTileOverlap}));
   std::string odd = text;
   odd.replace(odd.find("tile.alloc(Vec, 4096"), 20, "tile.alloc(Vec, 8208");
   EXPECT_TRUE(Kinds(Simulate(odd)).count(FindingKind::kMisaligned));
@@ -199,14 +206,16 @@ TEST(PlanSimulatorTest, ReservesCapacityAlignment) {
   EXPECT_TRUE(Kinds(Simulate(unplanned)).count(FindingKind::kUnplanned));
   // A huge reserve does not overflow the checker.
   std::string huge = text;
-  huge.replace(huge.find("size=1024, base=4608"), 20, "size=4611686018427387904, base=9223372036854775000");
+  huge.replace(huge.find("size=1024, base=4608"), 20,
+               "size=4611686018427387904, base=9223372036854775000");
   EXPECT_TRUE(Kinds(Simulate(huge, "ascend910b")).count(FindingKind::kCapacity));
 }
 
 // A loop whose carried value stays in its init's buffer clobbers the init; reading the init after
 // the loop is reported (the loop runs at least twice in the simulation).
 TEST(PlanSimulatorTest, LoopCarryClobberingItsInit) {
-  const std::string text = std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
     mem_vec_1: MemRefType = tile.alloc(Vec, 1024, 1024, 1)
     a: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 16])
     for i, (c,) in range(0, 4, 1, init=(a,)) -> (co: Tile[[16, 16], FP32, memref=mem_vec_0],):
@@ -224,7 +233,8 @@ TEST(PlanSimulatorTest, LoopCarryClobberingItsInit) {
 // Swapping carries needs a parallel copy: a plan where one carry's yield copy overwrites the other
 // carry before it is read is reported on the second iteration.
 TEST(PlanSimulatorTest, CrossingCarriesNeedTheirOwnBuffers) {
-  const std::string text = std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
     mem_vec_1: MemRefType = tile.alloc(Vec, 1024, 1024, 1)
     a: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 16])
     b: Tile[[16, 16], FP32, memref=mem_vec_1] = tile.load(x, [16, 0], [16, 16])
@@ -243,7 +253,8 @@ TEST(PlanSimulatorTest, CrossingCarriesNeedTheirOwnBuffers) {
 
 // Both branches of an if are explored: a clobber only on the else path is found.
 TEST(PlanSimulatorTest, BothBranchesAreExplored) {
-  const std::string text = std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
     mem_vec_1: MemRefType = tile.alloc(Vec, 1024, 1024, 1)
     a: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 16])
     if flag -> (r: Tile[[16, 16], FP32, memref=mem_vec_1],):

@@ -1,9 +1,9 @@
 #include "passes/testing/program_generator.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
-#include <array>
 #include <map>
 #include <set>
 #include <utility>
@@ -104,9 +104,7 @@ class Generator {
     return v[static_cast<size_t>(U(0, static_cast<int64_t>(v.size()) - 1))];
   }
 
-  void Line(int depth, const std::string& s) {
-    lines_.push_back(std::string(4 * depth, ' ') + s);
-  }
+  void Line(int depth, const std::string& s) { lines_.push_back(std::string(4 * depth, ' ') + s); }
   std::string Fresh() { return absl::StrCat("v", n_++); }
 
   std::string Function(int index) {
@@ -174,7 +172,8 @@ class Generator {
       }
     }
     const std::string o = Fresh();
-    Line(1, absl::StrCat(o, ": Tensor[[128, 128], FP32] = tile.store(", last.name, ", [0, 0], x32)"));
+    Line(1,
+         absl::StrCat(o, ": Tensor[[128, 128], FP32] = tile.store(", last.name, ", [0, 0], x32)"));
     Line(1, absl::StrCat("return ", o));
     return absl::StrCat("@function(type=", type_, ")\n", "def f", index,
                         "(flag: Scalar[INT32], x32: Tensor[[128, 128], FP32], x16: "
@@ -252,8 +251,7 @@ class Generator {
     if (!Fits(Sp::kVec, 8192) && r < 60) {
       // Out of Vec budget: only statements that allocate nothing new in Vec.
       if (depth < options_.max_depth && P(50)) return If(depth, loops);
-      Val a = PickVec(depth);
-      Slice(depth, a);
+      Slice(depth, PickVec(depth, options_.slices_of_views));
       return;
     }
     if (r < 8) {
@@ -264,9 +262,8 @@ class Generator {
       Define(depth, v, absl::StrCat("tile.create([", v.r, ", ", v.c, "], ", v.dt, ", Vec)"));
     } else if (r < 25) {
       Val a = PickVec(depth);
-      std::vector<Val> same = Prefer([&](const Val& v) {
-        return v.sp == a.sp && v.r == a.r && v.c == a.c && v.dt == a.dt;
-      });
+      std::vector<Val> same = Prefer(
+          [&](const Val& v) { return v.sp == a.sp && v.r == a.r && v.c == a.c && v.dt == a.dt; });
       Val b = same.empty() ? a : OneOf(same);
       static const std::vector<std::string> kOps = {"tile.add", "tile.sub", "tile.mul"};
       a.view = false;
@@ -277,8 +274,8 @@ class Generator {
       const std::string arg = a.name;
       a.view = false;
       a.contiguous = true;
-      Define(depth, a, absl::StrCat("tile.muls(", arg, ", ", OneOf<std::string>({"0.5", "2", "-1.25"}),
-                                    ")"));
+      Define(depth, a,
+             absl::StrCat("tile.muls(", arg, ", ", OneOf<std::string>({"0.5", "2", "-1.25"}), ")"));
     } else if (r < 40) {
       Val a = PickVec(depth);
       const std::string arg = a.name;
@@ -301,7 +298,7 @@ class Generator {
       a.contiguous = true;
       Define(depth, a, absl::StrCat("tile.transpose(", arg, ")"));
     } else if (r < 60) {
-      Slice(depth, PickVec(depth));
+      Slice(depth, PickVec(depth, options_.slices_of_views));
     } else if (r < 64) {
       Reshape(depth);
     } else if (r < 68) {
@@ -344,13 +341,15 @@ class Generator {
     const int64_t ro = U(0, a.r - v.r), co = U(0, a.c - v.c);
     v.view = true;
     v.contiguous = a.contiguous && v.c == a.c;
-    return Define(depth, v,
-                  absl::StrCat("tile.slice(", a.name, ", [", v.r, ", ", v.c, "], [", ro, ", ",
-                               co, "])"));
+    return Define(
+        depth, v,
+        absl::StrCat("tile.slice(", a.name, ", [", v.r, ", ", v.c, "], [", ro, ", ", co, "])"));
   }
 
   void Reshape(int depth) {
-    std::vector<Val> vals = Prefer([](const Val& v) { return v.sp == Sp::kVec && v.contiguous; });
+    const bool views = options_.slices_of_views;
+    std::vector<Val> vals = Prefer(
+        [&](const Val& v) { return v.sp == Sp::kVec && v.contiguous && (views || !v.view); });
     if (vals.empty()) return;
     Val a = OneOf(vals);
     const int64_t n = a.r * a.c;
@@ -409,15 +408,16 @@ class Generator {
       scopes_.push_back({it});
       if (P(50)) Statement(depth + 1, loops + 1);
       dead_.insert(it.name);
-      Val next = Define(depth + 1, it,
-                        absl::StrCat("tile.matmul_acc(", it.name, ", ", l.name, ", ", rr.name, ")"));
+      Val next =
+          Define(depth + 1, it,
+                 absl::StrCat("tile.matmul_acc(", it.name, ", ", l.name, ", ", rr.name, ")"));
       Line(depth + 1, absl::StrCat("yield ", Tuple({next.name})));
       scopes_.pop_back();
       // The init is still readable after the loop only if nothing consumed it.
       scopes_.back().push_back(out);
       acc = out;
     }
-    if (P(25)) {
+    if (options_.acc_slices && P(25)) {
       Val s = Slice(depth, acc);
       Val v = s;
       v.sp = Sp::kVec;
@@ -513,8 +513,8 @@ class Generator {
             } else if (a.dt != v.dt && a.r == v.r && a.c == v.c) {
               rhs = absl::StrCat("tile.cast(", a.name, ", ", v.dt, ")");
             } else {
-              rhs = absl::StrCat(OneOf<std::string>({"tile.exp", "tile.recip"}), "(",
-                                 iters[k].name, ")");
+              rhs = absl::StrCat(OneOf<std::string>({"tile.exp", "tile.recip"}), "(", iters[k].name,
+                                 ")");
             }
             cands.push_back(Define(depth + 1, v, rhs));
           }
@@ -635,7 +635,6 @@ std::string ReplaceWord(const std::string& s, const std::string& from, const std
   return out;
 }
 
-
 // Splits at commas outside brackets.
 std::vector<std::string> SplitTop(absl::string_view s) {
   std::vector<std::string> out;
@@ -696,8 +695,8 @@ std::string Join(std::vector<std::string> lines) {
     if (Code(out[i]) == "pass") {
       const int ind = Indent(out[i]);
       const bool prev_header = i > 0 && Indent(out[i - 1]) == ind - 1;
-      const bool next_sibling = i + 1 < out.size() && !out[i + 1].empty() &&
-                                Indent(out[i + 1]) == ind;
+      const bool next_sibling =
+          i + 1 < out.size() && !out[i + 1].empty() && Indent(out[i + 1]) == ind;
       if (!prev_header || next_sibling) continue;
     }
     clean.push_back(out[i]);
@@ -872,9 +871,10 @@ Candidates RemoveIfResults(const std::vector<std::string>& lines) {
         copy[y] = ys.empty() ? std::string()
                              : absl::StrCat(std::string(4 * (ind + 1), ' '), "yield ", Tuple(ys));
       }
-      copy.erase(std::remove_if(copy.begin() + static_cast<long>(i), copy.begin() + static_cast<long>(end),
-                                [](const std::string& s) { return s.empty(); }),
-                 copy.begin() + static_cast<long>(end));
+      copy.erase(
+          std::remove_if(copy.begin() + static_cast<long>(i), copy.begin() + static_cast<long>(end),
+                         [](const std::string& s) { return s.empty(); }),
+          copy.begin() + static_cast<long>(end));
       out.push_back(Join(copy));
     }
   }
@@ -1002,9 +1002,9 @@ std::string ShrinkProgram(const std::string& text,
   std::string best = text;
   int calls = 0;
   using Step = Candidates (*)(const std::vector<std::string>&);
-  const Step steps[] = {RemoveFunctions, RemoveStatements, UnwrapBlocks,     RemoveCarries,
-                        RemoveIfResults, ReplaceByCreate,  RemoveStatements, ShrinkTripCounts,
-                        ShrinkShapes};
+  const Step steps[] = {RemoveFunctions,  RemoveStatements, UnwrapBlocks,
+                        RemoveCarries,    RemoveIfResults,  ReplaceByCreate,
+                        RemoveStatements, ShrinkTripCounts, ShrinkShapes};
   bool changed = true;
   while (changed && calls < options.max_predicate_calls) {
     changed = false;

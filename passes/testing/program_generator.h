@@ -52,9 +52,12 @@ class SplitMix64 {
 struct GeneratorOptions {
   int min_functions = 1;
   int max_functions = 3;
-  int max_top_statements = 14;  // per function, before the final store and return
-  int max_depth = 3;            // nesting of loops and ifs
+  int max_top_statements = 14;    // per function, before the final store and return
+  int max_depth = 3;              // nesting of loops and ifs
   int over_capacity_percent = 0;  // programs with a tile or reserve beyond every capacity
+  // Feature switches, to look past a known bug in a long run (the property test keeps all on).
+  bool slices_of_views = true;  // slices (and reshapes) whose source is itself a view
+  bool acc_slices = true;       // slices of Acc tiles
 };
 
 struct GeneratedProgram {

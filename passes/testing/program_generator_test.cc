@@ -49,13 +49,36 @@ TEST(ProgramGeneratorTest, CoversTheFeatures) {
     if (absl::StrContains(p.text, "def f1")) ++multi_function;
     if (p.may_exceed_capacity) ++over;
   }
-  for (const char* feature :
-       {"@function(type=AIC)", "@function(type=AIV)", "@function(type=InCore)", "tile.matmul(",
-        "tile.matmul_acc(", "space=Left", "space=Right", "space=Mat", "space=Bias", "Acc] = ",
-        "Acc] = tile.slice(", "tile.move(", ", Left)", "tile.recip(", "tile.rsqrt(",
-        "tile.transpose(", "FP16)", "FP32)", "tile.reshape(", "tile.slice(", "if flag -> (",
-        "else:", "if flag:", "yield (", "init=(", "system.reserve_buffer(", "base=-1)", "base=0)",
-        "size=4611686018427387904", "tile.create([1024, 1024]"}) {
+  for (const char* feature : {"@function(type=AIC)",
+                              "@function(type=AIV)",
+                              "@function(type=InCore)",
+                              "tile.matmul(",
+                              "tile.matmul_acc(",
+                              "space=Left",
+                              "space=Right",
+                              "space=Mat",
+                              "space=Bias",
+                              "Acc] = ",
+                              "Acc] = tile.slice(",
+                              "tile.move(",
+                              ", Left)",
+                              "tile.recip(",
+                              "tile.rsqrt(",
+                              "tile.transpose(",
+                              "FP16)",
+                              "FP32)",
+                              "tile.reshape(",
+                              "tile.slice(",
+                              "if flag -> (",
+                              "else:",
+                              "if flag:",
+                              "yield (",
+                              "init=(",
+                              "system.reserve_buffer(",
+                              "base=-1)",
+                              "base=0)",
+                              "size=4611686018427387904",
+                              "tile.create([1024, 1024]"}) {
     EXPECT_TRUE(absl::StrContains(all, feature)) << feature;
   }
   EXPECT_GT(multi_function, 100);
