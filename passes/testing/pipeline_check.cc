@@ -128,6 +128,7 @@ CheckResult CheckProgram(const std::string& text, const PipelineConfig& config,
       result.failures.push_back({"verifier-after-pass", msg});
     } else if (may_exceed_capacity) {
       result.capacity_error = true;
+      result.error = msg;
     } else {
       result.failures.push_back({"pipeline-error", msg});
     }

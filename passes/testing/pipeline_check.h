@@ -50,6 +50,7 @@ struct CheckFailure {
 struct CheckResult {
   std::vector<CheckFailure> failures;
   bool capacity_error = false;  // a may_exceed_capacity program failed cleanly
+  std::string error;            // that error's message
   std::string planned;          // the planned text, when the pipeline succeeded
 };
 

@@ -28,6 +28,7 @@ ABSL_FLAG(std::string, configs, "", "only configurations whose name contains thi
 ABSL_FLAG(int, show, 2, "shrunk reproducers printed per failure signature");
 ABSL_FLAG(int, over_capacity_percent, 3, "programs with an over-capacity tile or reserve");
 ABSL_FLAG(bool, shrink, true, "shrink the reproducers");
+ABSL_FLAG(bool, dump, false, "print each generated program (to look at a seed)");
 ABSL_FLAG(int64_t, report_every, 500, "print the counts every N programs too (0: only at the end)");
 ABSL_FLAG(bool, slices_of_views, true, "generate slices and reshapes of views");
 ABSL_FLAG(bool, acc_slices, true, "generate slices of Acc tiles");
@@ -75,7 +76,8 @@ int main(int argc, char** argv) {
                 << " / " << kv.second.capacity << "\n";
       any = any || kv.second.failed > 0;
     }
-    std::cout << "per failure signature (program x configuration runs):\n";
+    std::cout << "per failure signature (program x configuration runs; (clean error): the "
+                 "accepted error of an over-capacity program):\n";
     for (const auto& kv : per_signature) {
       std::cout << "  " << kv.second << "  " << kv.first << "\n";
     }
@@ -92,11 +94,18 @@ int main(int argc, char** argv) {
     const int64_t every = absl::GetFlag(FLAGS_report_every);
     if (every > 0 && programs > 0 && programs % every == 0) Summary(programs);
     ++programs;
+    if (absl::GetFlag(FLAGS_dump)) {
+      std::cout << "==== program " << seed
+                << (p.may_exceed_capacity ? " (may exceed capacity)" : "") << "\n"
+                << p.text;
+    }
     for (const PipelineConfig& c : configs) {
       CheckResult r = pt::CheckProgram(p.text, c, p.may_exceed_capacity);
       Counts& n = per_config[c.Name()];
       if (r.failures.empty()) {
         ++(r.capacity_error ? n.capacity : n.passed);
+        if (r.capacity_error)
+          ++per_signature["(clean error) " + CheckFailure{"", r.error}.Signature()];
         continue;
       }
       ++n.failed;

@@ -124,7 +124,8 @@ class Generator {
       if (P(50)) {
         Line(1, absl::StrCat("system.reserve_buffer(name=\"huge\", size=",
                              OneOf<int64_t>({1LL << 20, 1LL << 40, 4611686018427387904LL}),
-                             ", base=-1)"));
+                             OneOf<std::string>(
+                                 {", base=-1)", ")", ", base=0)", ", base=9223372036854775000)"})));
       } else {
         Val v{Fresh(), 1024, 1024, "FP32", Sp::kVec};
         Line(1, absl::StrCat(v.name, ": ", TileT(v), " = tile.create([1024, 1024], FP32, Vec)"));
