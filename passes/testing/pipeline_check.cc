@@ -39,14 +39,16 @@ std::string PipelineConfig::TestdataHeader() const {
   return s;
 }
 
-std::vector<PipelineConfig> AllPipelineConfigs() {
+std::vector<PipelineConfig> AllPipelineConfigs(bool with_unsafe_sequential) {
   std::vector<PipelineConfig> out;
   for (const char* backend : {"none", "ascend910b", "ascend950"}) {
     for (bool reuse : {true, false}) {
       for (passes::PlacementStrategy s :
            {passes::PlacementStrategy::kSequential, passes::PlacementStrategy::kGreedy,
             passes::PlacementStrategy::kSearch}) {
-        if (!reuse && s == passes::PlacementStrategy::kSequential) continue;
+        if (!reuse && s == passes::PlacementStrategy::kSequential && !with_unsafe_sequential) {
+          continue;
+        }
         PipelineConfig c;
         c.backend = backend;
         c.reuse = reuse;

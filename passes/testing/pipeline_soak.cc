@@ -28,6 +28,8 @@ ABSL_FLAG(std::string, configs, "", "only configurations whose name contains thi
 ABSL_FLAG(int, show, 2, "shrunk reproducers printed per failure signature");
 ABSL_FLAG(int, over_capacity_percent, 3, "programs with an over-capacity tile or reserve");
 ABSL_FLAG(bool, shrink, true, "shrink the reproducers");
+ABSL_FLAG(bool, with_unsafe_sequential, false,
+          "also run init-memref,allocate-memory-addr with the sequential placement");
 ABSL_FLAG(bool, dump, false, "print each generated program (to look at a seed)");
 ABSL_FLAG(int64_t, report_every, 500, "print the counts every N programs too (0: only at the end)");
 ABSL_FLAG(bool, slices_of_views, true, "generate slices and reshapes of views");
@@ -51,7 +53,8 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   const double budget = absl::GetFlag(FLAGS_seconds);
   std::vector<PipelineConfig> configs;
-  for (const PipelineConfig& c : pt::AllPipelineConfigs()) {
+  for (const PipelineConfig& c :
+       pt::AllPipelineConfigs(absl::GetFlag(FLAGS_with_unsafe_sequential))) {
     if (absl::StrContains(c.Name(), absl::GetFlag(FLAGS_configs))) configs.push_back(c);
   }
   pt::GeneratorOptions gen;
