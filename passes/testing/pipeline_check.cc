@@ -1,0 +1,200 @@
+#include "passes/testing/pipeline_check.h"
+
+#include <cctype>
+#include <memory>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "backends/backend.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "passes/memory_pipeline.h"
+#include "passes/pass_manager.h"
+#include "passes/testing/plan_simulator.h"
+#include "passes/testing/program_generator.h"
+
+namespace accelmem {
+namespace passes_testing {
+
+std::string PipelineConfig::Passes() const {
+  return reuse ? "init-memref,memory-reuse,allocate-memory-addr"
+               : "init-memref,allocate-memory-addr";
+}
+
+std::string PipelineConfig::Name() const {
+  return absl::StrCat(backend, ":", reuse ? "reuse" : "no-reuse", ":",
+                      passes::PlacementStrategyName(strategy));
+}
+
+std::string PipelineConfig::TestdataHeader() const {
+  std::string s = absl::StrCat("# passes: ", reuse ? "default" : Passes(), "\n");
+  if (backend != "none") absl::StrAppend(&s, "# backend: ", backend, "\n");
+  if (strategy != passes::PlacementStrategy::kSequential) {
+    absl::StrAppend(&s, "# planner: ", passes::PlacementStrategyName(strategy), "\n");
+  }
+  return s;
+}
+
+std::vector<PipelineConfig> AllPipelineConfigs(bool with_unsafe_sequential) {
+  std::vector<PipelineConfig> out;
+  for (const char* backend : {"none", "ascend910b", "ascend950"}) {
+    for (bool reuse : {true, false}) {
+      for (passes::PlacementStrategy s :
+           {passes::PlacementStrategy::kSequential, passes::PlacementStrategy::kGreedy,
+            passes::PlacementStrategy::kSearch}) {
+        if (!reuse && s == passes::PlacementStrategy::kSequential && !with_unsafe_sequential) {
+          continue;
+        }
+        PipelineConfig c;
+        c.backend = backend;
+        c.reuse = reuse;
+        c.strategy = s;
+        out.push_back(c);
+      }
+    }
+  }
+  return out;
+}
+
+std::string CheckFailure::Signature() const {
+  std::string s = kind + ":";
+  if (absl::StartsWith(kind, "sim:")) return s;
+  bool quoted = false;
+  for (char c : detail) {
+    if (c == '\'') {
+      quoted = !quoted;
+      continue;
+    }
+    if (quoted || std::isdigit(static_cast<unsigned char>(c))) continue;
+    s += c;
+  }
+  return s;
+}
+
+namespace {
+
+// Selects a backend for the lifetime of the object.
+class BackendScope {
+ public:
+  explicit BackendScope(const std::string& name) {
+    absl::Status s = backends::BackendConfig::SetByName(name == "none" ? "" : name);
+    (void)s;
+  }
+  ~BackendScope() { backends::BackendConfig::Reset(); }
+};
+
+absl::StatusOr<passes::ProgramResult> RunPipeline(const ir::ProgramPtr& program,
+                                                  const PipelineConfig& config) {
+  passes::PassManagerOptions opts;
+  opts.verifier = [](const ir::Program& p) { return passes::VerifyWithActiveBackend(p); };
+  passes::PassManager pm(opts);
+  passes::MemoryPipelineOptions mo;
+  mo.allocate.strategy = config.strategy;
+  if (absl::Status s = passes::AddPasses(config.Passes(), &pm, mo); !s.ok()) return s;
+  return pm.Run(program);
+}
+
+std::string FirstDifference(const std::string& a, const std::string& b) {
+  std::vector<std::string> la = absl::StrSplit(a, '\n'), lb = absl::StrSplit(b, '\n');
+  for (size_t i = 0; i < la.size() || i < lb.size(); ++i) {
+    const std::string x = i < la.size() ? la[i] : "<end>";
+    const std::string y = i < lb.size() ? lb[i] : "<end>";
+    if (x != y) return absl::StrCat("line ", i + 1, ": `", x, "` became `", y, "`");
+  }
+  return "texts differ";
+}
+
+}  // namespace
+
+CheckResult CheckProgram(const std::string& text, const PipelineConfig& config,
+                         bool may_exceed_capacity) {
+  CheckResult result;
+  BackendScope backend(config.backend);
+  absl::StatusOr<ir::ProgramPtr> input = ir::ParseProgram(text, "<input>");
+  if (!input.ok()) {
+    result.failures.push_back({"input-rejected", std::string(input.status().message())});
+    return result;
+  }
+  if (absl::Status s = passes::VerifyWithActiveBackend(**input); !s.ok()) {
+    result.failures.push_back({"input-rejected", std::string(s.message())});
+    return result;
+  }
+  absl::StatusOr<passes::ProgramResult> planned = RunPipeline(*input, config);
+  if (!planned.ok()) {
+    const std::string msg(planned.status().message());
+    if (absl::StrContains(msg, "IR verification failed")) {
+      result.failures.push_back({"verifier-after-pass", msg});
+    } else if (may_exceed_capacity) {
+      result.capacity_error = true;
+      result.error = msg;
+    } else {
+      result.failures.push_back({"pipeline-error", msg});
+    }
+    return result;
+  }
+  const ir::Program& out = *planned->program;
+  SimulatorOptions so;
+  so.backend = config.backend;
+  for (const Finding& f : SimulatePlannedProgram(out, so)) {
+    result.failures.push_back({absl::StrCat("sim:", FindingKindName(f.kind)), f.ToString()});
+  }
+  const std::string printed = ir::PrintProgram(out);
+  result.planned = printed;
+  absl::StatusOr<ir::ProgramPtr> reparsed = ir::ParseProgram(printed, "<planned>");
+  if (!reparsed.ok()) {
+    result.failures.push_back({"reparse-error", std::string(reparsed.status().message())});
+    return result;
+  }
+  if (absl::Status s = passes::VerifyWithActiveBackend(**reparsed, "<planned>"); !s.ok()) {
+    result.failures.push_back({"reparse-error", std::string(s.message())});
+  }
+  const std::string again = ir::PrintProgram(**reparsed);
+  if (again != printed) {
+    result.failures.push_back({"print-not-fixed-point", FirstDifference(printed, again)});
+  }
+  absl::StatusOr<passes::ProgramResult> rerun = RunPipeline(*reparsed, config);
+  if (!rerun.ok()) {
+    result.failures.push_back({"rerun-error", std::string(rerun.status().message())});
+  } else {
+    const std::string third = ir::PrintProgram(*rerun->program);
+    if (third != printed) {
+      result.failures.push_back({"rerun-changed", FirstDifference(printed, third)});
+    }
+  }
+  return result;
+}
+
+std::string ShrinkFailure(const std::string& text, const PipelineConfig& config,
+                          const std::string& signature, bool may_exceed_capacity, int max_calls) {
+  ShrinkOptions options;
+  options.max_predicate_calls = max_calls;
+  return ShrinkProgram(
+      text,
+      [&](const std::string& candidate) {
+        CheckResult r = CheckProgram(candidate, config, may_exceed_capacity);
+        for (const CheckFailure& f : r.failures) {
+          if (f.Signature() == signature) return true;
+        }
+        return false;
+      },
+      options);
+}
+
+std::string FailureReport(uint64_t seed, const PipelineConfig& config,
+                          const std::vector<CheckFailure>& failures, const std::string& shrunk) {
+  std::string s =
+      absl::StrCat("seed ", seed, ", config ", config.Name(), " (--passes=", config.Passes(),
+                   " --backend=", config.backend,
+                   " --planner=", passes::PlacementStrategyName(config.strategy), ")\n");
+  for (const CheckFailure& f : failures) absl::StrAppend(&s, "  ", f.kind, ": ", f.detail, "\n");
+  absl::StrAppend(&s, "shrunk reproducer (a passes/testdata case):\n", config.TestdataHeader(),
+                  shrunk);
+  return s;
+}
+
+}  // namespace passes_testing
+}  // namespace accelmem

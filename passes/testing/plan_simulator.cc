@@ -1,0 +1,705 @@
+#include "passes/testing/plan_simulator.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/dtype.h"
+#include "ir/expr.h"
+#include "ir/function.h"
+#include "ir/memory_space.h"
+#include "ir/printer.h"
+#include "ir/stmt.h"
+#include "ir/types.h"
+
+namespace accelmem {
+namespace passes_testing {
+
+const char* FindingKindName(FindingKind kind) {
+  switch (kind) {
+    case FindingKind::kClobberedRead:
+      return "clobbered-read";
+    case FindingKind::kNotInplaceOverlap:
+      return "not-inplace-overlap";
+    case FindingKind::kShiftedInplaceOverlap:
+      return "shifted-inplace-overlap";
+    case FindingKind::kViewOffset:
+      return "view-offset";
+    case FindingKind::kViewRoot:
+      return "view-root";
+    case FindingKind::kViewOutsideRoot:
+      return "view-outside-root";
+    case FindingKind::kWritesIntoMismatch:
+      return "writes-into-mismatch";
+    case FindingKind::kReserveOverlap:
+      return "reserve-overlap";
+    case FindingKind::kReserveTileOverlap:
+      return "reserve-tile-overlap";
+    case FindingKind::kCapacity:
+      return "capacity";
+    case FindingKind::kMisaligned:
+      return "misaligned";
+    case FindingKind::kUnplanned:
+      return "unplanned";
+    case FindingKind::kMemRefTooSmall:
+      return "memref-too-small";
+    case FindingKind::kMalformed:
+      return "malformed";
+  }
+  return "?";
+}
+
+std::string Finding::ToString() const {
+  std::string s = absl::StrCat(FindingKindName(kind), " in function '", function, "'");
+  if (stmt >= 0) absl::StrAppend(&s, " at statement ", stmt, " `", stmt_text, "`");
+  absl::StrAppend(&s, ": ", message);
+  if (!values.empty()) absl::StrAppend(&s, " (values: ", absl::StrJoin(values, ", "), ")");
+  if (hi > lo) {
+    absl::StrAppend(&s, " ", space, " [", lo, ", ", hi, ")");
+    if (other_hi > other_lo) absl::StrAppend(&s, " vs [", other_lo, ", ", other_hi, ")");
+  }
+  return s;
+}
+
+namespace {
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// a + b without overflow (saturates).
+int64_t SatAdd(int64_t a, int64_t b) {
+  if (b > 0 && a > kMax - b) return kMax;
+  return a + b;
+}
+
+// Storage bits of an element, our own table by dtype name.
+int64_t ElementBits(ir::DType d) {
+  static const std::map<std::string, int64_t> kBits = {
+      {"FP32", 32},  {"FP16", 16},  {"BF16", 16}, {"INT8", 8}, {"UINT8", 8}, {"INT16", 16},
+      {"INT32", 32}, {"INT64", 64}, {"INT4", 4},  {"FP4", 4},  {"BOOL", 8}};
+  auto it = kBits.find(std::string(ir::DTypeName(d)));
+  return it == kBits.end() ? 8 : it->second;
+}
+
+// Capacity of a space per backend, our own table (0 = unchecked).
+int64_t Capacity(const std::string& backend, const std::string& space) {
+  static const std::map<std::string, std::map<std::string, int64_t>> kCap = {
+      {"ascend910b",
+       {{"Vec", 188416},
+        {"Mat", 524288},
+        {"Left", 65536},
+        {"Right", 65536},
+        {"Acc", 131072},
+        {"Bias", 1024}}},
+      {"ascend950",
+       {{"Vec", 245760},
+        {"Mat", 524288},
+        {"Left", 65536},
+        {"Right", 65536},
+        {"Acc", 262144},
+        {"Bias", 4096}}},
+  };
+  auto b = kCap.find(backend);
+  if (b == kCap.end()) return 0;
+  auto s = b->second.find(space);
+  return s == b->second.end() ? 0 : s->second;
+}
+
+// Acc row alignment per backend (0 = no padding).
+int64_t AccRowAlign(const std::string& backend, ir::DType d) {
+  if (backend == "ascend910b") return ir::DTypeName(d) == "INT32" ? 32 : 16;
+  if (backend == "ascend950") return 16;
+  return 0;
+}
+
+bool IsNotInplaceSafe(const ir::Call& call) {
+  static const std::set<std::string> kOps = {"tile.recip", "tile.rsqrt", "tile.move",
+                                             "tile.transpose"};
+  if (kOps.count(call.op)) return true;
+  if (call.op == "tile.cast" && call.args.size() == 2) {
+    const ir::TileType* src = ir::AsTile(ir::TypeOfExpr(*call.args[0]));
+    const ir::DTypeImm* dst = ir::AsDType(call.args[1].get());
+    return src != nullptr && dst != nullptr && ElementBits(dst->dtype) > ElementBits(src->dtype);
+  }
+  return false;
+}
+
+struct Root {
+  std::string name;
+  std::string space;
+  int64_t addr = -1;
+  int64_t size = 0;
+};
+
+// Where a value's elements lie: the root, the bit offset of its first element, strides in
+// elements, and whether it is a whole (contiguous, maybe padded) tile.
+struct Layout {
+  const Root* root = nullptr;
+  int64_t off_bits = 0;
+  std::vector<int64_t> dims, strides;
+  int64_t bits = 0;
+  bool whole = true;
+};
+
+struct Inst {
+  uint64_t token = 0;
+  std::string space;
+  int64_t lo = 0, hi = 0;
+  Layout layout;
+};
+
+struct Seg {
+  int64_t lo, hi;
+  uint64_t token;
+};
+
+std::vector<int64_t> RowMajor(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+class FunctionSim {
+ public:
+  FunctionSim(const ir::Function& f, const SimulatorOptions& o, std::vector<Finding>* out,
+              std::set<std::string>* seen)
+      : f_(f), o_(o), out_(out), seen_(seen) {}
+
+  void Run() {
+    Number(f_.body);
+    CollectStatic(f_.body);
+    CheckStatic();
+    for (int p = 0; p < std::max(1, o_.paths); ++p) {
+      path_ = p;
+      if_count_ = 0;
+      mem_.clear();
+      insts_.clear();
+      for (const ir::VarPtr& param : f_.params) Define(*param, nullptr, -1, nullptr);
+      ExecBody(f_.body);
+      if (!any_if_ && p >= 1) break;  // no branches: one path is all there is
+    }
+  }
+
+ private:
+  void Report(FindingKind kind, const ir::Stmt* s, std::vector<std::string> values,
+              const std::string& space, int64_t lo, int64_t hi, int64_t olo, int64_t ohi,
+              std::string message) {
+    Finding fd;
+    fd.kind = kind;
+    fd.function = f_.name;
+    if (s != nullptr) {
+      auto it = number_.find(s);
+      fd.stmt = it == number_.end() ? -1 : it->second;
+      std::string text = ir::PrintStmt(*s);
+      fd.stmt_text = text.substr(0, text.find('\n'));
+    }
+    fd.values = std::move(values);
+    fd.space = space;
+    fd.lo = lo;
+    fd.hi = hi;
+    fd.other_lo = olo;
+    fd.other_hi = ohi;
+    fd.message = std::move(message);
+    const std::string key = absl::StrCat(static_cast<int>(kind), "|", fd.function, "|", fd.stmt,
+                                         "|", absl::StrJoin(fd.values, ","));
+    if (seen_->insert(key).second) out_->push_back(std::move(fd));
+  }
+
+  void Number(const ir::StmtPtr& s) {
+    if (s == nullptr) return;
+    if (const ir::SeqStmts* seq = ir::AsSeq(s.get())) {
+      for (const ir::StmtPtr& c : seq->stmts) Number(c);
+      return;
+    }
+    number_[s.get()] = static_cast<int>(number_.size());
+    if (const ir::ForStmt* fs = ir::AsFor(s.get())) Number(fs->body);
+    if (const ir::IfStmt* is = ir::AsIf(s.get())) {
+      any_if_ = true;
+      Number(is->then_body);
+      Number(is->else_body);
+    }
+  }
+
+  void CollectStatic(const ir::StmtPtr& s) {
+    if (s == nullptr) return;
+    if (const ir::SeqStmts* seq = ir::AsSeq(s.get())) {
+      for (const ir::StmtPtr& c : seq->stmts) CollectStatic(c);
+      return;
+    }
+    if (const ir::Call* alloc = ir::AsAllocCall(*s)) {
+      const ir::AssignStmt* a = ir::AsAssign(s.get());
+      const ir::SpaceImm* sp = ir::AsSpace(alloc->args[0].get());
+      const ir::IntImm* addr = ir::AsInt(alloc->args[1].get());
+      const ir::IntImm* size = ir::AsInt(alloc->args[2].get());
+      if (sp == nullptr || addr == nullptr || size == nullptr) {
+        Report(FindingKind::kMalformed, s.get(), {a->var->name}, "", 0, 0, 0, 0,
+               "tile.alloc without a space, address and size");
+        return;
+      }
+      Root r{a->var->name, std::string(ir::MemorySpaceName(sp->space)), addr->value, size->value};
+      roots_[r.name] = r;
+      root_stmt_[r.name] = s.get();
+      return;
+    }
+    if (const ir::EvalStmt* e = ir::AsEval(s.get())) {
+      const ir::Call* c = ir::AsCall(e->expr.get());
+      if (c != nullptr && c->op == "system.reserve_buffer") {
+        const ir::ExprPtr* name = c->FindKwarg("name");
+        const ir::ExprPtr* size = c->FindKwarg("size");
+        const ir::ExprPtr* base = c->FindKwarg("base");
+        Reserve r;
+        r.stmt = s.get();
+        r.name = name && ir::AsString(name->get()) ? ir::AsString(name->get())->value : "?";
+        r.size = size && ir::AsInt(size->get()) ? ir::AsInt(size->get())->value : 0;
+        r.base = base && ir::AsInt(base->get()) ? ir::AsInt(base->get())->value : -1;
+        reserves_.push_back(r);
+      }
+      return;
+    }
+    if (const ir::ForStmt* fs = ir::AsFor(s.get())) CollectStatic(fs->body);
+    if (const ir::IfStmt* is = ir::AsIf(s.get())) {
+      CollectStatic(is->then_body);
+      CollectStatic(is->else_body);
+    }
+  }
+
+  void CheckStatic() {
+    for (const auto& kv : roots_) {
+      const Root& r = kv.second;
+      const ir::Stmt* s = root_stmt_[r.name];
+      if (r.space == "DDR") continue;
+      if (r.addr < 0) {
+        Report(FindingKind::kUnplanned, s, {r.name}, r.space, 0, 0, 0, 0, "root has no address");
+        continue;
+      }
+      if (r.addr % 32 != 0) {
+        Report(FindingKind::kMisaligned, s, {r.name}, r.space, r.addr, SatAdd(r.addr, r.size), 0, 0,
+               absl::StrCat("address ", r.addr, " is not a multiple of 32"));
+      }
+      const int64_t cap = Capacity(o_.backend, r.space);
+      if (cap > 0 && SatAdd(r.addr, r.size) > cap) {
+        Report(FindingKind::kCapacity, s, {r.name}, r.space, r.addr, SatAdd(r.addr, r.size), 0, cap,
+               absl::StrCat("root ends beyond the ", r.space, " capacity ", cap));
+      }
+    }
+    const std::string rspace = f_.type == ir::FunctionType::kAIC ? "Mat" : "Vec";
+    const int64_t cap = Capacity(o_.backend, rspace);
+    for (size_t i = 0; i < reserves_.size(); ++i) {
+      const Reserve& a = reserves_[i];
+      if (a.base < 0) {
+        Report(FindingKind::kUnplanned, a.stmt, {a.name}, rspace, 0, 0, 0, 0,
+               "reserve_buffer has no base");
+        continue;
+      }
+      const int64_t aend = SatAdd(a.base, a.size);
+      if (cap > 0 && aend > cap) {
+        Report(FindingKind::kCapacity, a.stmt, {a.name}, rspace, a.base, aend, 0, cap,
+               absl::StrCat("reserve_buffer ends beyond the ", rspace, " capacity ", cap));
+      }
+      for (size_t j = i + 1; j < reserves_.size(); ++j) {
+        const Reserve& b = reserves_[j];
+        if (b.base < 0) continue;
+        const int64_t bend = SatAdd(b.base, b.size);
+        if (a.base < bend && b.base < aend) {
+          Report(FindingKind::kReserveOverlap, b.stmt, {b.name, a.name}, rspace, b.base, bend,
+                 a.base, aend, "reserve_buffer ranges overlap");
+        }
+      }
+      for (const auto& kv : roots_) {
+        const Root& r = kv.second;
+        if (r.space != rspace || r.addr < 0) continue;
+        const int64_t rend = SatAdd(r.addr, r.size);
+        if (r.addr < aend && a.base < rend) {
+          Report(FindingKind::kReserveTileOverlap, root_stmt_[r.name], {r.name, a.name}, rspace,
+                 r.addr, rend, a.base, aend, "root overlaps a reserve_buffer range");
+        }
+      }
+    }
+  }
+
+  // ---- execution ----
+
+  bool Decide() {
+    const int idx = if_count_++;
+    if (path_ == 0) return true;
+    if (path_ == 1) return false;
+    uint64_t z = static_cast<uint64_t>(path_) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(idx);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return ((z ^ (z >> 31)) & 1) != 0;
+  }
+
+  // Bytes of a whole tile (Acc rows padded per backend).
+  int64_t WholeBytes(const ir::TileType& t, const std::vector<int64_t>& dims) const {
+    std::vector<int64_t> d = dims;
+    if (t.space == ir::MemorySpace::kAcc && d.size() >= 2) {
+      const int64_t a = AccRowAlign(o_.backend, t.dtype);
+      if (a > 0) d[d.size() - 2] = (d[d.size() - 2] + a - 1) / a * a;
+    }
+    int64_t n = 1;
+    for (int64_t x : d) n = n > 0 && x > kMax / std::max<int64_t>(n, 1) ? kMax : n * x;
+    const int64_t bits = ElementBits(t.dtype);
+    if (n > kMax / bits) return kMax;
+    return (n * bits + 7) / 8;
+  }
+
+  // Bytes from the first to the last element of a layout.
+  static int64_t SpanBytes(const Layout& l) {
+    int64_t last = 0;
+    for (size_t i = 0; i < l.dims.size(); ++i) {
+      if (l.dims[i] == 0) return 0;
+      last += (l.dims[i] - 1) * l.strides[i];
+    }
+    return ((last + 1) * l.bits + 7) / 8;
+  }
+
+  const Root* RootOf(const ir::MemRef& m, const ir::Stmt* s, const std::string& value) {
+    auto it = roots_.find(m.name());
+    if (it == roots_.end()) {
+      Report(FindingKind::kMalformed, s, {value}, "", 0, 0, 0, 0,
+             absl::StrCat("memref names no tile.alloc: ", m.name()));
+      return nullptr;
+    }
+    if (m.root()->addr() != it->second.addr) {
+      Report(FindingKind::kMalformed, s, {value}, it->second.space, 0, 0, 0, 0,
+             absl::StrCat("memref address ", m.root()->addr(), " differs from its tile.alloc's ",
+                          it->second.addr));
+    }
+    return &it->second;
+  }
+
+  // Gives `v` an instance. `view_of` (a view) or `alias` (a carried value) decide the layout;
+  // otherwise the value is a new write at its MemRef. Returns false for non-tile values.
+  bool Locate(const ir::Var& v, const ir::Stmt* s, Inst* inst) {
+    const ir::TileType* t = ir::AsTile(v.type);
+    if (t == nullptr || t->memref == nullptr) return false;
+    auto dims = ir::StaticDims(t->shape);
+    if (!dims) return false;
+    const Root* root = RootOf(*t->memref, s, v.name);
+    if (root == nullptr || root->addr < 0) return false;
+    inst->space = root->space;
+    inst->layout.root = root;
+    inst->layout.dims = *dims;
+    inst->layout.strides = RowMajor(*dims);
+    inst->layout.bits = ElementBits(t->dtype);
+    inst->layout.off_bits = t->memref->offset() * 8;
+    inst->layout.whole = true;
+    inst->lo = SatAdd(root->addr, t->memref->offset());
+    inst->hi = SatAdd(inst->lo, WholeBytes(*t, *dims));
+    return true;
+  }
+
+  void CheckFits(const ir::Var& v, const Inst& inst, const ir::Stmt* s) {
+    const Root* r = inst.layout.root;
+    if (inst.hi > SatAdd(r->addr, r->size)) {
+      Report(FindingKind::kMemRefTooSmall, s, {v.name, r->name}, inst.space, inst.lo, inst.hi,
+             r->addr, SatAdd(r->addr, r->size),
+             absl::StrCat("value needs ", inst.hi - inst.lo, " bytes at offset ", inst.lo - r->addr,
+                          " but its root has ", r->size));
+    }
+  }
+
+  void Write(const Inst& inst) {
+    std::vector<Seg>& segs = mem_[inst.space];
+    std::vector<Seg> out;
+    for (const Seg& g : segs) {
+      if (g.hi <= inst.lo || g.lo >= inst.hi) {
+        out.push_back(g);
+        continue;
+      }
+      if (g.lo < inst.lo) out.push_back({g.lo, inst.lo, g.token});
+      if (g.hi > inst.hi) out.push_back({inst.hi, g.hi, g.token});
+    }
+    out.push_back({inst.lo, inst.hi, inst.token});
+    segs.swap(out);
+  }
+
+  uint64_t NewToken(const ir::Var& v, const ir::Stmt* s) {
+    writers_.push_back({v.name, s});
+    return writers_.size() - 1;
+  }
+
+  // A new value written at its MemRef (reads done by the caller).
+  void Define(const ir::Var& v, const ir::Stmt* s, int, const ir::Call*) {
+    Inst inst;
+    if (!Locate(v, s, &inst)) return;
+    inst.token = NewToken(v, s);
+    CheckFits(v, inst, s);
+    Write(inst);
+    insts_[&v] = inst;
+  }
+
+  void Read(const ir::Var& v, const ir::Stmt* s) {
+    auto it = insts_.find(&v);
+    if (it == insts_.end()) return;
+    const Inst& inst = it->second;
+    for (const Seg& g : mem_[inst.space]) {
+      if (g.hi <= inst.lo || g.lo >= inst.hi || g.token == inst.token) continue;
+      const Writer& w = writers_[g.token];
+      std::string where;
+      if (w.stmt != nullptr && number_.count(w.stmt)) {
+        where = absl::StrCat(" (written at statement ", number_[w.stmt], ")");
+      }
+      Report(FindingKind::kClobberedRead, s, {v.name, w.value}, inst.space, inst.lo, inst.hi,
+             std::max(g.lo, inst.lo), std::min(g.hi, inst.hi),
+             absl::StrCat("reads '", v.name, "' but '", w.value, "' overwrote some of its bytes",
+                          where));
+      return;
+    }
+  }
+
+  void ReadArgs(const ir::Call& call, const ir::Stmt* s, std::vector<const ir::Var*>* tiles) {
+    for (const ir::ExprPtr& a : call.args) {
+      const ir::Var* v = ir::AsVar(a.get());
+      if (v == nullptr || ir::AsTile(v->type) == nullptr) continue;
+      Read(*v, s);
+      if (tiles != nullptr && insts_.count(v)) tiles->push_back(v);
+    }
+  }
+
+  static bool SameLoc(const Inst& a, const Inst& b) {
+    return a.space == b.space && a.lo == b.lo && a.hi == b.hi;
+  }
+
+  void View(const ir::Var& v, const ir::Call& call, const ir::Stmt* s) {
+    const ir::Var* src = ir::AsVar(call.args[0].get());
+    Inst inst;
+    if (src == nullptr || !insts_.count(src) || !Locate(v, s, &inst)) return;
+    const Inst& from = insts_[src];
+    Layout l = from.layout;
+    const std::vector<int64_t> dims = inst.layout.dims;
+    if (call.op == "tile.slice") {
+      std::vector<int64_t> origin;
+      if (!ir::GetIntList(*call.args[2], &origin) || origin.size() != l.strides.size()) {
+        inst.token = from.token;  // dynamic origin: trust the MemRef
+        insts_[&v] = inst;
+        return;
+      }
+      for (size_t d = 0; d < origin.size(); ++d) l.off_bits += origin[d] * l.strides[d] * l.bits;
+      l.dims = dims;
+      l.whole = false;
+    } else {  // tile.reshape: same first element, the new shape's row-major strides
+      l.dims = dims;
+      l.strides = RowMajor(dims);
+    }
+    // Where the elements are: from the actual MemRef offset, spanning the physical strides.
+    if (inst.layout.root != from.layout.root) {
+      Report(FindingKind::kViewRoot, s, {v.name, src->name}, inst.space, inst.lo, inst.hi, from.lo,
+             from.hi,
+             absl::StrCat("view in root ", inst.layout.root->name, " but its source is in ",
+                          from.layout.root->name));
+    } else if (l.off_bits % 8 != 0 || inst.layout.off_bits != l.off_bits) {
+      Report(FindingKind::kViewOffset, s, {v.name, src->name}, inst.space, inst.lo,
+             inst.lo + (inst.hi - inst.lo), from.layout.root->addr + l.off_bits / 8,
+             from.layout.root->addr + l.off_bits / 8 + (inst.hi - inst.lo),
+             absl::StrCat("view at offset ", inst.layout.off_bits / 8, " of ",
+                          inst.layout.root->name, ", physically at ", l.off_bits / 8,
+                          l.off_bits % 8 ? " (not byte aligned)" : ""));
+    }
+    const int64_t span = l.whole ? inst.hi - inst.lo : SpanBytes(l);
+    const Root* r = from.layout.root;
+    if (l.off_bits / 8 + span > r->size) {
+      Report(FindingKind::kViewOutsideRoot, s, {v.name, src->name}, inst.space,
+             r->addr + l.off_bits / 8, SatAdd(r->addr + l.off_bits / 8, span), r->addr,
+             SatAdd(r->addr, r->size), "view's elements reach beyond its root");
+    }
+    Inst out;
+    out.token = from.token;
+    out.space = inst.space;
+    out.layout = l;
+    out.layout.root = inst.layout.root;
+    out.lo = inst.lo;
+    out.hi = SatAdd(inst.lo, span);
+    insts_[&v] = out;
+  }
+
+  void Assign(const ir::AssignStmt& a) {
+    const ir::Stmt* s = &a;
+    const ir::Call* call = ir::AsCall(a.value.get());
+    if (call == nullptr) {
+      if (const ir::Var* src = ir::AsVar(a.value.get())) {
+        if (insts_.count(src)) insts_[a.var.get()] = insts_[src];
+      }
+      return;
+    }
+    if (call->op == "tile.alloc") return;
+    if ((call->op == "tile.slice" || call->op == "tile.reshape") && !call->args.empty()) {
+      View(*a.var, *call, s);
+      return;
+    }
+    std::vector<const ir::Var*> operands;
+    ReadArgs(*call, s, &operands);
+    Inst res;
+    if (!Locate(*a.var, s, &res)) return;
+    if (call->op == "tile.matmul_acc" && !operands.empty()) {
+      const Inst& acc = insts_[operands[0]];
+      if (!SameLoc(acc, res)) {
+        Report(FindingKind::kWritesIntoMismatch, s, {a.var->name, operands[0]->name}, res.space,
+               res.lo, res.hi, acc.lo, acc.hi,
+               "tile.matmul_acc's result is not at its accumulator's bytes");
+      }
+    } else {
+      const bool unsafe = IsNotInplaceSafe(*call);
+      for (const ir::Var* op : operands) {
+        const Inst& in = insts_[op];
+        if (in.space != res.space || in.hi <= res.lo || in.lo >= res.hi) continue;
+        if (unsafe) {
+          Report(FindingKind::kNotInplaceOverlap, s, {a.var->name, op->name}, res.space, res.lo,
+                 res.hi, in.lo, in.hi,
+                 absl::StrCat(call->op, " is not in-place safe but its result overlaps '", op->name,
+                              "'"));
+        } else if (res.lo > in.lo) {
+          Report(FindingKind::kShiftedInplaceOverlap, s, {a.var->name, op->name}, res.space, res.lo,
+                 res.hi, in.lo, in.hi,
+                 absl::StrCat("result starts inside '", op->name,
+                              "' (writes ahead of the reads of an element-wise op)"));
+        }
+      }
+    }
+    res.token = NewToken(*a.var, s);
+    CheckFits(*a.var, res, s);
+    Write(res);
+    insts_[a.var.get()] = res;
+  }
+
+  // Moves values into the locations of `dsts` as one parallel copy: every source is read first,
+  // then values not already in place are written.
+  void ParallelCopy(const std::vector<const ir::Var*>& srcs, const std::vector<ir::VarPtr>& dsts,
+                    const ir::Stmt* s) {
+    struct Move {
+      const ir::Var* dst;
+      Inst inst;
+      bool copy;
+    };
+    std::vector<Move> moves;
+    for (size_t k = 0; k < srcs.size() && k < dsts.size(); ++k) {
+      if (srcs[k] == nullptr) continue;
+      Read(*srcs[k], s);
+    }
+    for (size_t k = 0; k < srcs.size() && k < dsts.size(); ++k) {
+      Inst dst;
+      if (srcs[k] == nullptr || !insts_.count(srcs[k]) || !Locate(*dsts[k], s, &dst)) continue;
+      const Inst& from = insts_[srcs[k]];
+      if (from.space == dst.space && from.lo == dst.lo) {
+        moves.push_back({dsts[k].get(), from, false});  // already in place: the same bytes
+        continue;
+      }
+      dst.token = NewToken(*dsts[k], s);
+      moves.push_back({dsts[k].get(), dst, true});
+    }
+    for (const Move& m : moves) {
+      if (m.copy) Write(m.inst);
+    }
+    for (const Move& m : moves) insts_[m.dst] = m.inst;
+  }
+
+  static std::vector<const ir::Var*> Vars(const std::vector<ir::ExprPtr>& es) {
+    std::vector<const ir::Var*> out;
+    for (const ir::ExprPtr& e : es) out.push_back(ir::AsVar(e.get()));
+    return out;
+  }
+
+  void For(const ir::ForStmt& fs) {
+    const ir::Stmt* s = &fs;
+    const ir::IntImm* a = ir::AsInt(fs.start.get());
+    const ir::IntImm* b = ir::AsInt(fs.stop.get());
+    const ir::IntImm* c = ir::AsInt(fs.step.get());
+    int64_t iters = o_.loop_iterations;
+    if (a && b && c && c->value != 0) {
+      const int64_t span = c->value > 0 ? b->value - a->value : a->value - b->value;
+      const int64_t step = c->value > 0 ? c->value : -c->value;
+      const int64_t trips = span <= 0 ? 0 : (span + step - 1) / step;
+      iters = std::min<int64_t>(trips, o_.loop_iterations);
+    }
+    ParallelCopy(Vars(fs.inits), fs.iter_args, s);
+    for (int64_t i = 0; i < iters; ++i) {
+      const ir::YieldStmt* y = ExecBody(fs.body);
+      if (y == nullptr) continue;
+      std::vector<const ir::Var*> srcs = Vars(y->values);
+      ParallelCopy(srcs, fs.iter_args, y);
+    }
+    std::vector<const ir::Var*> finals;
+    for (const ir::VarPtr& v : fs.iter_args) finals.push_back(v.get());
+    ParallelCopy(finals, fs.return_vars, s);
+  }
+
+  void If(const ir::IfStmt& is) {
+    const bool then = Decide();
+    const ir::StmtPtr& body = then ? is.then_body : is.else_body;
+    if (body == nullptr) return;
+    const ir::YieldStmt* y = ExecBody(body);
+    if (y != nullptr && !is.return_vars.empty()) ParallelCopy(Vars(y->values), is.return_vars, y);
+  }
+
+  // Runs a body; returns its yield (not executed), if any.
+  const ir::YieldStmt* ExecBody(const ir::StmtPtr& body) {
+    const ir::YieldStmt* yield = nullptr;
+    for (const ir::StmtPtr& st : ir::BodyStmts(body)) {
+      const ir::Stmt* s = st.get();
+      if (const ir::AssignStmt* as = ir::AsAssign(s)) {
+        Assign(*as);
+      } else if (const ir::EvalStmt* e = ir::AsEval(s)) {
+        if (const ir::Call* c = ir::AsCall(e->expr.get())) ReadArgs(*c, s, nullptr);
+      } else if (const ir::ForStmt* fs = ir::AsFor(s)) {
+        For(*fs);
+      } else if (const ir::IfStmt* is = ir::AsIf(s)) {
+        If(*is);
+      } else if (const ir::YieldStmt* y = ir::AsYield(s)) {
+        yield = y;
+      } else if (const ir::ReturnStmt* r = ir::AsReturn(s)) {
+        for (const ir::ExprPtr& v : r->values) {
+          if (const ir::Var* var = ir::AsVar(v.get())) Read(*var, s);
+        }
+      } else if (ir::AsSeq(s) != nullptr) {
+        ExecBody(st);
+      }
+    }
+    return yield;
+  }
+
+  struct Reserve {
+    const ir::Stmt* stmt = nullptr;
+    std::string name;
+    int64_t size = 0, base = -1;
+  };
+  struct Writer {
+    std::string value;
+    const ir::Stmt* stmt;
+  };
+
+  const ir::Function& f_;
+  const SimulatorOptions& o_;
+  std::vector<Finding>* out_;
+  std::set<std::string>* seen_;
+  std::unordered_map<const ir::Stmt*, int> number_;
+  std::map<std::string, Root> roots_;
+  std::map<std::string, const ir::Stmt*> root_stmt_;
+  std::vector<Reserve> reserves_;
+  bool any_if_ = false;
+  int path_ = 0;
+  int if_count_ = 0;
+  std::map<std::string, std::vector<Seg>> mem_;
+  std::unordered_map<const ir::Var*, Inst> insts_;
+  std::vector<Writer> writers_;
+};
+
+}  // namespace
+
+std::vector<Finding> SimulatePlannedProgram(const ir::Program& program,
+                                            const SimulatorOptions& options) {
+  std::vector<Finding> out;
+  std::set<std::string> seen;
+  for (const ir::FunctionPtr& f : program.functions) {
+    if (f->type == ir::FunctionType::kOrchestration) continue;
+    FunctionSim sim(*f, options, &out, &seen);
+    sim.Run();
+  }
+  return out;
+}
+
+}  // namespace passes_testing
+}  // namespace accelmem

@@ -1,0 +1,93 @@
+// An independent oracle for planned tile programs: it executes each function symbolically, byte
+// by byte, and reports every way the plan can make the program compute a wrong result.
+//
+// It uses only ir/ (nodes and types) and its own small tables: element bits per dtype, which ops
+// are views, write into an argument or may not overwrite their operands, the Acc row padding and
+// the capacities of the backends. It shares no code with passes/ (no lifetimes, no
+// verify_memory_plan), so a bug in the pipeline's model of memory cannot hide itself.
+//
+// Model. Every planned root (a `tile.alloc` with its address and size) is a byte range of its
+// memory space. Each memory space is a map from byte ranges to the value that last wrote them.
+// A tile value occupies [root address + view offset, + its physical size): shape x element bits,
+// Acc rows padded on the Ascend backends, views spanning first to last element with the strides
+// of their root. Writing a value records it over its bytes; reading a value checks that all of its
+// bytes still hold it. Views alias their source (they write nothing), tile.matmul_acc writes into
+// argument 0. Loops run min(trip count, SimulatorOptions::loop_iterations) times (at least once
+// when the count is not known), with the carries' parallel copies at entry, yield and exit
+// wherever a carried value does not already sit where the carry lives; ifs run along several
+// paths (all then, all else, and pseudo-random mixes, each if instance decided separately).
+//
+// Findings (FindingKind): a read of a value whose bytes another value overwrote since it was
+// defined; an op that is not in-place safe (recip, rsqrt, move, transpose, widening cast) whose
+// result overlaps one of its operands; an in-place-safe op whose result starts inside an operand
+// after the operand's start (it overwrites elements before they are read); a view whose bytes are
+// not where the physical rule puts them (a slice of the root at the row-major offset of its origin
+// times the element size; a slice of a slice at its origin in the root's row stride; a reshape at
+// its source's offset), in another root, or reaching outside its root; a write-into result not at
+// its argument's bytes; overlapping reserve_buffer ranges, or a root overlapping one; a root or
+// reserve range beyond the backend's capacity; a root address not a multiple of 32; an unplanned
+// root; a root smaller than a value in it. Orchestration functions are not planned and not
+// simulated.
+#ifndef ACCELMEM_PASSES_TESTING_PLAN_SIMULATOR_H_
+#define ACCELMEM_PASSES_TESTING_PLAN_SIMULATOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/program.h"
+
+namespace accelmem {
+namespace passes_testing {
+
+enum class FindingKind {
+  kClobberedRead,          // a value read after another value overwrote some of its bytes
+  kNotInplaceOverlap,      // an op that is not in-place safe writes over one of its operands
+  kShiftedInplaceOverlap,  // a result starts inside an operand, after its start
+  kViewOffset,             // a view's offset is not the physical one
+  kViewRoot,               // a view lives in another root than its source
+  kViewOutsideRoot,        // a view's elements reach beyond its root
+  kWritesIntoMismatch,     // tile.matmul_acc's result is not at its accumulator's bytes
+  kReserveOverlap,         // two reserve_buffer ranges overlap
+  kReserveTileOverlap,     // a root overlaps a reserve_buffer range
+  kCapacity,               // a root or reserve range ends beyond the space's capacity
+  kMisaligned,             // a root address is not a multiple of 32
+  kUnplanned,              // a root (or reserve base) without an address
+  kMemRefTooSmall,         // a value does not fit in its root
+  kMalformed,              // the IR is not what a planned program looks like (names no alloc...)
+};
+inline constexpr int kNumFindingKinds = 14;
+
+// "clobbered-read", "not-inplace-overlap", ...
+const char* FindingKindName(FindingKind kind);
+
+struct Finding {
+  FindingKind kind = FindingKind::kMalformed;
+  std::string function;
+  int stmt = -1;                       // statement number in the function, in pre-order (0 = first)
+  std::string stmt_text;               // the statement's first line, printed
+  std::vector<std::string> values;     // the values involved, the reader/writer first
+  std::string space;                   // memory space of the byte ranges
+  int64_t lo = 0, hi = 0;              // the offending byte range
+  int64_t other_lo = 0, other_hi = 0;  // the range it collides with (when there is one)
+  std::string message;
+  // One line: "kind in function 'f' at statement N `text`: message [lo, hi) vs [a, b)".
+  std::string ToString() const;
+};
+
+struct SimulatorOptions {
+  // "none", "ascend910b" or "ascend950": capacities and Acc row padding (own table).
+  std::string backend = "none";
+  int loop_iterations = 3;  // iterations per loop execution (bounded by the trip count)
+  int paths = 12;           // executions per function with different if decisions
+};
+
+// Simulates every non-Orchestration function of a planned program. Findings are deduplicated
+// (kind, function, statement, values).
+std::vector<Finding> SimulatePlannedProgram(const ir::Program& program,
+                                            const SimulatorOptions& options = {});
+
+}  // namespace passes_testing
+}  // namespace accelmem
+
+#endif  // ACCELMEM_PASSES_TESTING_PLAN_SIMULATOR_H_

@@ -1,0 +1,1034 @@
+#include "passes/testing/program_generator.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "ir/parser.h"
+
+namespace accelmem {
+namespace passes_testing {
+
+uint64_t SplitMix64::Next() {
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+int64_t SplitMix64::Uniform(int64_t lo, int64_t hi) {
+  const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+  return lo + static_cast<int64_t>(Next() % span);
+}
+
+bool SplitMix64::Percent(int percent) { return Uniform(0, 99) < percent; }
+
+namespace {
+
+enum class Sp { kVec, kMat, kLeft, kRight, kAcc, kBias };
+constexpr int kNumSp = 6;
+
+const char* SpName(Sp s) {
+  switch (s) {
+    case Sp::kVec:
+      return "Vec";
+    case Sp::kMat:
+      return "Mat";
+    case Sp::kLeft:
+      return "Left";
+    case Sp::kRight:
+      return "Right";
+    case Sp::kAcc:
+      return "Acc";
+    case Sp::kBias:
+      return "Bias";
+  }
+  return "Vec";
+}
+
+// Bytes the generator lets each space use in one function when nothing is shared: below the
+// smallest capacity of the Ascend backends (910B), leaving room for the copies the passes add.
+constexpr int64_t kBudget[kNumSp] = {120 * 1024, 320 * 1024, 40 * 1024, 40 * 1024, 80 * 1024, 768};
+
+struct Val {
+  std::string name;
+  int64_t r = 0, c = 0;
+  std::string dt;  // "FP32" or "FP16"
+  Sp sp = Sp::kVec;
+  bool view = false;
+  bool contiguous = true;
+};
+
+int64_t Bits(const std::string& dt) { return dt == "FP32" ? 32 : 16; }
+
+std::string TileT(const Val& v) {
+  return absl::StrCat("Tile[[", v.r, ", ", v.c, "], ", v.dt, ", ", SpName(v.sp), "]");
+}
+
+std::string Tuple(const std::vector<std::string>& items) {
+  return absl::StrCat("(", absl::StrJoin(items, ", "), items.size() == 1 ? ",)" : ")");
+}
+
+class Generator {
+ public:
+  Generator(uint64_t seed, const GeneratorOptions& options) : rng_(seed), options_(options) {}
+
+  GeneratedProgram Run(uint64_t seed) {
+    GeneratedProgram out;
+    out.seed = seed;
+    const int n = static_cast<int>(rng_.Uniform(options_.min_functions, options_.max_functions));
+    std::vector<std::string> functions;
+    for (int i = 0; i < n; ++i) functions.push_back(Function(i));
+    out.text = absl::StrJoin(functions, "\n");
+    out.may_exceed_capacity = over_capacity_;
+    return out;
+  }
+
+ private:
+  int64_t U(int64_t lo, int64_t hi) { return rng_.Uniform(lo, hi); }
+  bool P(int percent) { return rng_.Percent(percent); }
+  template <typename T>
+  const T& OneOf(const std::vector<T>& v) {
+    return v[static_cast<size_t>(U(0, static_cast<int64_t>(v.size()) - 1))];
+  }
+
+  void Line(int depth, const std::string& s) { lines_.push_back(std::string(4 * depth, ' ') + s); }
+  std::string Fresh() { return absl::StrCat("v", n_++); }
+
+  std::string Function(int index) {
+    lines_.clear();
+    scopes_ = {{}};
+    dead_.clear();
+    n_ = 0;
+    used_.fill(0);
+    const int kind = static_cast<int>(U(0, 99));
+    type_ = kind < 40 ? "AIV" : kind < 75 ? "AIC" : "InCore";
+    cube_ = type_ != "AIV";
+    const std::string reserve_space = type_ == "AIC" ? "Mat" : "Vec";
+    const int reserve_sp = type_ == "AIC" ? static_cast<int>(Sp::kMat) : static_cast<int>(Sp::kVec);
+
+    if (options_.over_capacity_percent > 0 && P(options_.over_capacity_percent)) {
+      over_capacity_ = true;
+      if (P(50)) {
+        Line(1, absl::StrCat("system.reserve_buffer(name=\"huge\", size=",
+                             OneOf<int64_t>({1LL << 20, 1LL << 40, 4611686018427387904LL}),
+                             OneOf<std::string>(
+                                 {", base=-1)", ")", ", base=0)", ", base=9223372036854775000)"})));
+      } else {
+        Val v{Fresh(), 1024, 1024, "FP32", Sp::kVec};
+        Line(1, absl::StrCat(v.name, ": ", TileT(v), " = tile.create([1024, 1024], FP32, Vec)"));
+        scopes_.back().push_back(v);
+      }
+    }
+    // Reserve buffers: explicit bases increase and never overlap; AUTO ones go after them.
+    std::vector<std::string> reserves;
+    if (P(35)) {
+      const int count = static_cast<int>(U(1, 3));
+      int64_t next = 32 * U(0, 4);
+      for (int i = 0; i < count; ++i) {
+        const int64_t size = 32 * U(1, 48);
+        std::string base;
+        const int how = static_cast<int>(U(0, 2));
+        if (how == 0) {
+          base = absl::StrCat(", base=", next);
+        } else if (how == 1) {
+          base = ", base=-1";
+        }
+        // An explicit base is far above everything before it, so AUTO ranges never reach it.
+        next += size + 32 * U(0, 4) + 8192;
+        reserves.push_back(absl::StrCat("system.reserve_buffer(name=\"", type_ == "AIC" ? "c" : "v",
+                                        index, "_rb", i, "\", size=", size, base, ")"));
+        used_[reserve_sp] += size + 8192 + 256;
+      }
+    }
+    (void)reserve_space;
+    const int stmts = static_cast<int>(U(3, options_.max_top_statements));
+    size_t next_reserve = 0;
+    for (int i = 0; i < stmts; ++i) {
+      if (next_reserve < reserves.size() && P(30)) Line(1, reserves[next_reserve++]);
+      Statement(1, 0);
+    }
+    while (next_reserve < reserves.size()) Line(1, reserves[next_reserve++]);
+    // Keep a few old values alive to the end (long lifetimes), then store one FP32 Vec tile.
+    std::vector<Val> all = Visible([](const Val& v) {
+      return v.sp == Sp::kVec && v.dt == "FP32" && v.r <= 128 && v.c <= 128;
+    });
+    Val last = all.empty() || P(20) ? Load(1, "FP32", Sp::kVec) : OneOf(all);
+    if (!all.empty() && P(50)) {
+      Val other = OneOf(all);
+      if (other.r == last.r && other.c == last.c) {
+        last = Define(1, last, absl::StrCat("tile.add(", last.name, ", ", other.name, ")"));
+      }
+    }
+    const std::string o = Fresh();
+    Line(1,
+         absl::StrCat(o, ": Tensor[[128, 128], FP32] = tile.store(", last.name, ", [0, 0], x32)"));
+    Line(1, absl::StrCat("return ", o));
+    return absl::StrCat("@function(type=", type_, ")\n", "def f", index,
+                        "(flag: Scalar[INT32], x32: Tensor[[128, 128], FP32], x16: "
+                        "Tensor[[128, 128], FP16]) -> Tensor[[128, 128], FP32]:\n",
+                        absl::StrJoin(lines_, "\n"), "\n");
+  }
+
+  template <typename Pred>
+  std::vector<Val> Visible(Pred pred) const {
+    std::vector<Val> out;
+    for (const auto& scope : scopes_) {
+      for (const Val& v : scope) {
+        if (!dead_.count(v.name) && pred(v)) out.push_back(v);
+      }
+    }
+    return out;
+  }
+  // Values of the innermost scope (loop iter-args and body values) first, half of the time.
+  template <typename Pred>
+  std::vector<Val> Prefer(Pred pred) {
+    if (scopes_.size() > 1 && P(50)) {
+      std::vector<Val> inner;
+      for (const Val& v : scopes_.back()) {
+        if (!dead_.count(v.name) && pred(v)) inner.push_back(v);
+      }
+      if (!inner.empty()) return inner;
+    }
+    return Visible(pred);
+  }
+
+  bool Fits(Sp sp, int64_t bytes) const {
+    return used_[static_cast<int>(sp)] + bytes <= kBudget[static_cast<int>(sp)];
+  }
+
+  Val Define(int depth, Val v, const std::string& rhs) {
+    v.name = Fresh();
+    if (!v.view) used_[static_cast<int>(v.sp)] += v.r * v.c * Bits(v.dt) / 8 + 128;
+    Line(depth, absl::StrCat(v.name, ": ", TileT(v), " = ", rhs));
+    scopes_.back().push_back(v);
+    return v;
+  }
+
+  Val Load(int depth, const std::string& dt, Sp sp, int64_t r = 0, int64_t c = 0) {
+    if (r == 0) r = OneOf<int64_t>({8, 16, 16, 32});
+    if (c == 0) c = OneOf<int64_t>({16, 32, 64});
+    Val v{"", r, c, dt, sp};
+    if (r > 128 || c > 128) {  // larger than the tensors: an over-capacity value's shape
+      return Define(depth, v,
+                    absl::StrCat("tile.create([", r, ", ", c, "], ", dt, ", ", SpName(sp), ")"));
+    }
+    const int64_t ro = P(50) ? 0 : U(0, 128 - r);
+    const int64_t co = P(50) ? 0 : U(0, 128 - c);
+    return Define(depth, v,
+                  absl::StrCat("tile.load(", dt == "FP32" ? "x32" : "x16", ", [", ro, ", ", co,
+                               "], [", r, ", ", c, "]",
+                               sp == Sp::kVec ? "" : absl::StrCat(", space=", SpName(sp)), ")"));
+  }
+
+  // A Vec value of any dtype, loading one when there is none (or sometimes anyway).
+  Val PickVec(int depth, bool allow_view = true) {
+    std::vector<Val> vals =
+        Prefer([&](const Val& v) { return v.sp == Sp::kVec && (allow_view || !v.view); });
+    if (vals.empty() || P(10)) {
+      if (!Fits(Sp::kVec, 8192)) {
+        vals = Visible([&](const Val& v) { return v.sp == Sp::kVec && (allow_view || !v.view); });
+        if (!vals.empty()) return OneOf(vals);
+      }
+      return Load(depth, P(60) ? "FP32" : "FP16", Sp::kVec);
+    }
+    return OneOf(vals);
+  }
+
+  void Statement(int depth, int loops) {
+    const int r = static_cast<int>(U(0, 99));
+    if (!Fits(Sp::kVec, 8192) && r < 60) {
+      // Out of Vec budget: only statements that allocate nothing new in Vec.
+      if (depth < options_.max_depth && P(50)) return If(depth, loops);
+      Slice(depth, PickVec(depth, options_.slices_of_views));
+      return;
+    }
+    if (r < 8) {
+      Load(depth, P(60) ? "FP32" : "FP16", Sp::kVec);
+    } else if (r < 11) {
+      Val v{"", OneOf<int64_t>({8, 16, 32}), OneOf<int64_t>({16, 32, 64}), P(50) ? "FP32" : "FP16",
+            Sp::kVec};
+      Define(depth, v, absl::StrCat("tile.create([", v.r, ", ", v.c, "], ", v.dt, ", Vec)"));
+    } else if (r < 25) {
+      Val a = PickVec(depth);
+      std::vector<Val> same = Prefer(
+          [&](const Val& v) { return v.sp == a.sp && v.r == a.r && v.c == a.c && v.dt == a.dt; });
+      Val b = same.empty() ? a : OneOf(same);
+      static const std::vector<std::string> kOps = {"tile.add", "tile.sub", "tile.mul"};
+      a.view = false;
+      a.contiguous = true;
+      Define(depth, a, absl::StrCat(OneOf(kOps), "(", a.name, ", ", b.name, ")"));
+    } else if (r < 30) {
+      Val a = PickVec(depth);
+      const std::string arg = a.name;
+      a.view = false;
+      a.contiguous = true;
+      Define(depth, a,
+             absl::StrCat("tile.muls(", arg, ", ", OneOf<std::string>({"0.5", "2", "-1.25"}), ")"));
+    } else if (r < 40) {
+      Val a = PickVec(depth);
+      const std::string arg = a.name;
+      a.view = false;
+      a.contiguous = true;
+      static const std::vector<std::string> kOps = {"tile.exp", "tile.recip", "tile.rsqrt"};
+      Define(depth, a, absl::StrCat(OneOf(kOps), "(", arg, ")"));
+    } else if (r < 46) {
+      Val a = PickVec(depth);
+      const std::string arg = a.name;
+      a.dt = a.dt == "FP32" ? "FP16" : "FP32";  // narrowing or widening
+      a.view = false;
+      a.contiguous = true;
+      Define(depth, a, absl::StrCat("tile.cast(", arg, ", ", a.dt, ")"));
+    } else if (r < 50) {
+      Val a = PickVec(depth);
+      const std::string arg = a.name;
+      std::swap(a.r, a.c);
+      a.view = false;
+      a.contiguous = true;
+      Define(depth, a, absl::StrCat("tile.transpose(", arg, ")"));
+    } else if (r < 60) {
+      Slice(depth, PickVec(depth, options_.slices_of_views));
+    } else if (r < 64) {
+      Reshape(depth);
+    } else if (r < 68) {
+      Val a = PickVec(depth);
+      const std::string arg = a.name;
+      a.view = false;
+      a.contiguous = true;
+      if (type_ == "AIC" && P(40) && Fits(Sp::kMat, 8192)) a.sp = Sp::kMat;
+      Define(depth, a, absl::StrCat("tile.move(", arg, ", ", SpName(a.sp), ")"));
+    } else if (r < 71) {
+      Val a = PickVec(depth);
+      if (a.r <= 128 && a.c <= 128) {
+        Line(depth, absl::StrCat(Fresh(), ": Tensor[[128, 128], ", a.dt, "] = tile.store(", a.name,
+                                 ", [0, 0], ", a.dt == "FP32" ? "x32" : "x16", ")"));
+      }
+    } else if (r < 80 && cube_) {
+      Cube(depth, loops);
+    } else if (r < 82) {
+      BiasBlock(depth);
+    } else if (r < 92 && depth < options_.max_depth && loops < 2) {
+      Loop(depth, loops);
+    } else if (depth < options_.max_depth) {
+      If(depth, loops);
+    } else {
+      Load(depth, "FP32", Sp::kVec);
+    }
+  }
+
+  void Body(int depth, int loops) {
+    const int n = static_cast<int>(U(1, 4));
+    for (int i = 0; i < n; ++i) Statement(depth, loops);
+  }
+
+  Val Slice(int depth, const Val& a) {
+    Val v = a;
+    v.r = U(1, a.r);
+    v.c = U(1, a.c);
+    if (P(50)) v.r = std::max<int64_t>(1, a.r / 2);
+    if (P(30)) v.c = a.c;
+    const int64_t ro = U(0, a.r - v.r), co = U(0, a.c - v.c);
+    v.view = true;
+    v.contiguous = a.contiguous && v.c == a.c;
+    return Define(
+        depth, v,
+        absl::StrCat("tile.slice(", a.name, ", [", v.r, ", ", v.c, "], [", ro, ", ", co, "])"));
+  }
+
+  void Reshape(int depth) {
+    const bool views = options_.slices_of_views;
+    std::vector<Val> vals = Prefer(
+        [&](const Val& v) { return v.sp == Sp::kVec && v.contiguous && (views || !v.view); });
+    if (vals.empty()) return;
+    Val a = OneOf(vals);
+    const int64_t n = a.r * a.c;
+    std::vector<int64_t> cols;
+    for (int64_t c : {8, 16, 32, 64, 128}) {
+      if (n % c == 0 && n / c <= 128) cols.push_back(c);
+    }
+    if (cols.empty()) return;
+    Val v = a;
+    v.c = OneOf(cols);
+    v.r = n / v.c;
+    v.view = true;
+    Define(depth, v, absl::StrCat("tile.reshape(", a.name, ", [", v.r, ", ", v.c, "])"));
+  }
+
+  // Left/Right operands, a matmul into Acc, matmul_acc steps (maybe as a loop's carried
+  // accumulator), an Acc slice now and then, and the result moved to Vec.
+  void Cube(int depth, int loops) {
+    const int64_t m = OneOf<int64_t>({16, 32}), k = OneOf<int64_t>({16, 32}),
+                  n = OneOf<int64_t>({16, 32});
+    if (!Fits(Sp::kLeft, 4096) || !Fits(Sp::kRight, 4096) || !Fits(Sp::kAcc, 8192) ||
+        !Fits(Sp::kVec, 8192) || !Fits(Sp::kMat, 8192)) {
+      return;
+    }
+    auto operand = [&](Sp sp, int64_t r, int64_t c) {
+      std::vector<Val> have = Visible(
+          [&](const Val& v) { return v.sp == sp && v.r == r && v.c == c && v.dt == "FP16"; });
+      if (!have.empty() && P(50)) return OneOf(have);
+      if (P(40)) {
+        Val mat = Load(depth, "FP16", Sp::kMat, r, c);
+        Val v = mat;
+        v.sp = sp;
+        return Define(depth, v, absl::StrCat("tile.move(", mat.name, ", ", SpName(sp), ")"));
+      }
+      return Load(depth, "FP16", sp, r, c);
+    };
+    Val l = operand(Sp::kLeft, m, k);
+    Val rr = operand(Sp::kRight, k, n);
+    Val acc{"", m, n, "FP32", Sp::kAcc};
+    acc = Define(depth, acc, absl::StrCat("tile.matmul(", l.name, ", ", rr.name, ")"));
+    const int steps = static_cast<int>(U(0, 2));
+    for (int i = 0; i < steps; ++i) {
+      dead_.insert(acc.name);
+      acc = Define(depth, acc,
+                   absl::StrCat("tile.matmul_acc(", acc.name, ", ", l.name, ", ", rr.name, ")"));
+    }
+    if (P(35) && depth < options_.max_depth && loops < 2) {
+      // The accumulator carried through a loop, updated in place each iteration.
+      Val it = acc, out = acc;
+      it.name = Fresh();
+      out.name = Fresh();
+      const std::string i = absl::StrCat("i", n_++);
+      Line(depth, absl::StrCat("for ", i, ", ", Tuple({it.name}), " in range(0, ", U(1, 4),
+                               ", 1, init=", Tuple({acc.name}), ") -> ",
+                               Tuple({absl::StrCat(out.name, ": ", TileT(out))}), ":"));
+      scopes_.push_back({it});
+      if (P(50)) Statement(depth + 1, loops + 1);
+      dead_.insert(it.name);
+      Val next =
+          Define(depth + 1, it,
+                 absl::StrCat("tile.matmul_acc(", it.name, ", ", l.name, ", ", rr.name, ")"));
+      Line(depth + 1, absl::StrCat("yield ", Tuple({next.name})));
+      scopes_.pop_back();
+      // The init is still readable after the loop only if nothing consumed it.
+      scopes_.back().push_back(out);
+      acc = out;
+    }
+    if (options_.acc_slices && P(25)) {
+      Val s = Slice(depth, acc);
+      Val v = s;
+      v.sp = Sp::kVec;
+      v.view = false;
+      v.contiguous = true;
+      Define(depth, v, absl::StrCat("tile.move(", s.name, ", Vec)"));
+    }
+    Val v = acc;
+    v.sp = Sp::kVec;
+    Define(depth, v, absl::StrCat("tile.move(", acc.name, ", Vec)"));
+  }
+
+  void BiasBlock(int depth) {
+    if (!Fits(Sp::kBias, 256) || !Fits(Sp::kVec, 256)) return;
+    Val b = P(50) ? Load(depth, "FP32", Sp::kBias, 1, 64)
+                  : Define(depth, Val{"", 1, 64, "FP32", Sp::kBias},
+                           "tile.create([1, 64], FP32, Bias)");
+    if (P(50) && Fits(Sp::kBias, 256)) {
+      b = Define(depth, b, absl::StrCat("tile.add(", b.name, ", ", b.name, ")"));
+    }
+    Val v = b;
+    v.sp = Sp::kVec;
+    Define(depth, v, absl::StrCat("tile.move(", b.name, ", Vec)"));
+  }
+
+  void Loop(int depth, int loops) {
+    const int carries = static_cast<int>(U(0, 3));
+    std::vector<Val> inits, iters, rets;
+    for (int k = 0; k < carries; ++k) {
+      // Carries of the same type are likely, so yields can rotate and swap them.
+      if (k > 0 && P(60)) {
+        std::vector<Val> same = Visible([&](const Val& v) {
+          return v.sp == inits[0].sp && v.r == inits[0].r && v.c == inits[0].c &&
+                 v.dt == inits[0].dt;
+        });
+        inits.push_back(OneOf(same));
+      } else {
+        inits.push_back(PickVec(depth));
+      }
+    }
+    std::vector<std::string> iter_names, init_names, ret_decls;
+    for (int k = 0; k < carries; ++k) {
+      Val it = inits[k], ret = inits[k];
+      it.name = Fresh();
+      ret.name = Fresh();
+      iters.push_back(it);
+      rets.push_back(ret);
+      iter_names.push_back(it.name);
+      init_names.push_back(inits[k].name);
+      ret_decls.push_back(absl::StrCat(ret.name, ": ", TileT(ret)));
+    }
+    const std::string i = absl::StrCat("i", n_++);
+    const std::string range =
+        P(80) ? absl::StrCat("range(0, ", U(1, 4), ", 1") : std::string("range(0, 8, 2");
+    if (carries == 0) {
+      Line(depth, absl::StrCat("for ", i, " in ", range, "):"));
+    } else {
+      Line(depth, absl::StrCat("for ", i, ", ", Tuple(iter_names), " in ", range,
+                               ", init=", Tuple(init_names), ") -> ", Tuple(ret_decls), ":"));
+    }
+    scopes_.push_back(iters);
+    const size_t before = lines_.size();
+    Body(depth + 1, loops + 1);
+    if (carries > 0) {
+      std::vector<std::string> ys;
+      for (int k = 0; k < carries; ++k) {
+        auto same = [&](const Val& v) {
+          return v.sp == iters[k].sp && v.r == iters[k].r && v.c == iters[k].c &&
+                 v.dt == iters[k].dt;
+        };
+        const int how = static_cast<int>(U(0, 99));
+        std::vector<Val> cands;
+        if (how < 35) {
+          // Another carry (crossing / rotation / swap).
+          for (const Val& v : iters) {
+            if (same(v) && !dead_.count(v.name) && v.name != iters[k].name) cands.push_back(v);
+          }
+        } else if (how < 75) {
+          // A value computed in the body from the carries.
+          std::vector<Val> src;
+          for (const Val& v : iters) {
+            if (!dead_.count(v.name)) src.push_back(v);
+          }
+          if (!src.empty() && src[0].sp == Sp::kVec && iters[k].sp == Sp::kVec) {
+            const Val& a = OneOf(src);
+            Val v = iters[k];
+            v.view = false;
+            v.contiguous = true;
+            std::string rhs;
+            if (same(a)) {
+              rhs = absl::StrCat(OneOf<std::string>({"tile.add", "tile.mul", "tile.sub"}), "(",
+                                 a.name, ", ", iters[k].name, ")");
+            } else if (a.dt != v.dt && a.r == v.r && a.c == v.c) {
+              rhs = absl::StrCat("tile.cast(", a.name, ", ", v.dt, ")");
+            } else {
+              rhs = absl::StrCat(OneOf<std::string>({"tile.exp", "tile.recip"}), "(", iters[k].name,
+                                 ")");
+            }
+            cands.push_back(Define(depth + 1, v, rhs));
+          }
+        } else if (how < 90) {
+          cands = Visible(same);  // anything in scope, maybe defined outside the loop
+        }
+        if (cands.empty()) cands = {iters[k]};
+        ys.push_back(OneOf(cands).name);
+      }
+      Line(depth + 1, absl::StrCat("yield ", Tuple(ys)));
+    } else if (lines_.size() == before) {
+      Line(depth + 1, "pass");
+    }
+    scopes_.pop_back();
+    for (const Val& r : rets) scopes_.back().push_back(r);
+  }
+
+  void If(int depth, int loops) {
+    const int results = P(70) ? static_cast<int>(U(1, 2)) : 0;
+    std::vector<Val> rets;
+    std::vector<std::string> decls;
+    for (int k = 0; k < results; ++k) {
+      Val t = PickVec(depth);
+      t.name = Fresh();
+      t.view = false;
+      t.contiguous = true;
+      rets.push_back(t);
+      decls.push_back(absl::StrCat(t.name, ": ", TileT(t)));
+    }
+    if (results > 0) {
+      Line(depth, absl::StrCat("if flag -> ", Tuple(decls), ":"));
+    } else {
+      Line(depth, "if flag:");
+    }
+    for (int branch = 0; branch < (results > 0 || P(40) ? 2 : 1); ++branch) {
+      if (branch == 1) Line(depth, "else:");
+      scopes_.push_back({});
+      const size_t before = lines_.size();
+      Body(depth + 1, loops);
+      if (results > 0) {
+        std::vector<std::string> ys;
+        for (const Val& t : rets) {
+          std::vector<Val> same = Prefer([&](const Val& v) {
+            return v.sp == t.sp && v.r == t.r && v.c == t.c && v.dt == t.dt;
+          });
+          if (same.empty() || P(20)) {
+            same = {Load(depth + 1, t.dt, t.sp, t.r, t.c)};
+          }
+          ys.push_back(OneOf(same).name);
+        }
+        Line(depth + 1, absl::StrCat("yield ", Tuple(ys)));
+      } else if (lines_.size() == before) {
+        Line(depth + 1, "pass");
+      }
+      scopes_.pop_back();
+    }
+    for (const Val& r : rets) scopes_.back().push_back(r);
+  }
+
+  SplitMix64 rng_;
+  GeneratorOptions options_;
+  std::string type_;
+  bool cube_ = false;
+  bool over_capacity_ = false;
+  std::vector<std::string> lines_;
+  std::vector<std::vector<Val>> scopes_;
+  std::set<std::string> dead_;  // consumed by tile.matmul_acc (its buffer is overwritten)
+  std::array<int64_t, kNumSp> used_{};
+  int n_ = 0;
+};
+
+}  // namespace
+
+GeneratedProgram GenerateProgram(uint64_t seed, const GeneratorOptions& options) {
+  Generator g(seed, options);
+  return g.Run(seed);
+}
+
+absl::StatusOr<ir::ProgramPtr> GenerateIr(uint64_t seed, const GeneratorOptions& options) {
+  return ir::ParseAndVerifyProgram(GenerateProgram(seed, options).text, "<generated>");
+}
+
+bool IsValidProgramText(const std::string& text) {
+  return ir::ParseAndVerifyProgram(text, "<shrink>").ok();
+}
+
+namespace {
+
+// ---- The shrinker: edits on the text, line by line (4-space indentation). ----
+
+int Indent(const std::string& line) {
+  size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  return static_cast<int>(i / 4);
+}
+
+absl::string_view Code(const std::string& line) {
+  absl::string_view v(line);
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  return v;
+}
+
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Replaces identifier `from` (whole words only) by `to`.
+std::string ReplaceWord(const std::string& s, const std::string& from, const std::string& to) {
+  std::string out;
+  size_t i = 0;
+  while (i < s.size()) {
+    if (s.compare(i, from.size(), from) == 0 && (i == 0 || !IsIdentChar(s[i - 1])) &&
+        (i + from.size() >= s.size() || !IsIdentChar(s[i + from.size()]))) {
+      out += to;
+      i += from.size();
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+// Splits at commas outside brackets.
+std::vector<std::string> SplitTop(absl::string_view s) {
+  std::vector<std::string> out;
+  int depth = 0;
+  std::string cur;
+  for (char c : s) {
+    if (c == '[' || c == '(') ++depth;
+    if (c == ']' || c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(std::string(absl::StripAsciiWhitespace(cur)));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!absl::StripAsciiWhitespace(cur).empty()) {
+    out.push_back(std::string(absl::StripAsciiWhitespace(cur)));
+  }
+  return out;
+}
+
+// The index one past the block that starts at line i (an `if` block includes its `else:`).
+size_t BlockEnd(const std::vector<std::string>& lines, size_t i) {
+  const int ind = Indent(lines[i]);
+  size_t j = i + 1;
+  while (j < lines.size() && !lines[j].empty() && Indent(lines[j]) > ind) ++j;
+  if (absl::StartsWith(Code(lines[i]), "if ") && j < lines.size() && Indent(lines[j]) == ind &&
+      Code(lines[j]) == "else:") {
+    ++j;
+    while (j < lines.size() && !lines[j].empty() && Indent(lines[j]) > ind) ++j;
+  }
+  return j;
+}
+
+// The end of the function that contains line i (the next top-level line or the end).
+size_t FunctionEnd(const std::vector<std::string>& lines, size_t i) {
+  size_t j = i + 1;
+  while (j < lines.size() && (lines[j].empty() || Indent(lines[j]) > 0)) ++j;
+  return j;
+}
+
+// Gives every header without a body a `pass`, and joins the lines.
+std::string Join(std::vector<std::string> lines) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out.push_back(lines[i]);
+    const absl::string_view code = Code(lines[i]);
+    if (!code.empty() && code.back() == ':' && !absl::StartsWith(code, "#")) {
+      const int ind = Indent(lines[i]);
+      if (i + 1 >= lines.size() || lines[i + 1].empty() || Indent(lines[i + 1]) <= ind) {
+        out.push_back(std::string(4 * (ind + 1), ' ') + "pass");
+      }
+    }
+  }
+  // Drop a `pass` that is no longer alone in its body.
+  std::vector<std::string> clean;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (Code(out[i]) == "pass") {
+      const int ind = Indent(out[i]);
+      const bool prev_header = i > 0 && Indent(out[i - 1]) == ind - 1;
+      const bool next_sibling =
+          i + 1 < out.size() && !out[i + 1].empty() && Indent(out[i + 1]) == ind;
+      if (!prev_header || next_sibling) continue;
+    }
+    clean.push_back(out[i]);
+  }
+  return absl::StrJoin(clean, "\n") + "\n";
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  // Comments are not IR: drop them.
+  std::vector<std::string> out;
+  for (std::string& l : lines) {
+    if (!absl::StartsWith(Code(l), "#")) out.push_back(std::move(l));
+  }
+  return out;
+}
+
+using Candidates = std::vector<std::string>;
+
+// Removes a whole function.
+Candidates RemoveFunctions(const std::vector<std::string>& lines) {
+  Candidates out;
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!lines[i].empty() && Indent(lines[i]) == 0 && absl::StartsWith(lines[i], "def ") &&
+        !(i > 0 && absl::StartsWith(lines[i - 1], "@"))) {
+      starts.push_back(i);
+    }
+    if (absl::StartsWith(lines[i], "@")) starts.push_back(i);
+  }
+  if (starts.size() < 2) return out;
+  for (size_t s : starts) {
+    size_t e = FunctionEnd(lines, s + (absl::StartsWith(lines[s], "@") ? 1 : 0));
+    std::vector<std::string> copy(lines.begin(), lines.begin() + s);
+    copy.insert(copy.end(), lines.begin() + e, lines.end());
+    out.push_back(Join(copy));
+  }
+  return out;
+}
+
+// Removes one statement (a loop or an if with its whole body), last ones first.
+Candidates RemoveStatements(const std::vector<std::string>& lines) {
+  Candidates out;
+  for (size_t i = lines.size(); i-- > 0;) {
+    if (lines[i].empty() || Indent(lines[i]) == 0) continue;
+    const absl::string_view code = Code(lines[i]);
+    if (absl::StartsWith(code, "return") || absl::StartsWith(code, "yield") || code == "else:" ||
+        code == "pass") {
+      continue;
+    }
+    std::vector<std::string> copy(lines.begin(), lines.begin() + i);
+    copy.insert(copy.end(), lines.begin() + BlockEnd(lines, i), lines.end());
+    out.push_back(Join(copy));
+  }
+  return out;
+}
+
+// `v: Tile[[..], DT, Space] = op(...)` -> `v: ... = tile.create([..], DT, Space)`.
+Candidates ReplaceByCreate(const std::vector<std::string>& lines) {
+  Candidates out;
+  for (size_t i = lines.size(); i-- > 0;) {
+    const std::string& l = lines[i];
+    const size_t colon = l.find(": Tile[[");
+    const size_t eq = l.find("] = ");
+    if (colon == std::string::npos || eq == std::string::npos || eq < colon) continue;
+    if (l.find("memref=") != std::string::npos) continue;
+    if (l.compare(eq + 4, 12, "tile.create(") == 0) continue;
+    const std::string inner = l.substr(colon + 7, eq - colon - 7);  // "[..], DT, Space"
+    std::vector<std::string> parts = SplitTop(inner);
+    if (parts.size() != 3) continue;
+    std::vector<std::string> copy = lines;
+    copy[i] = absl::StrCat(l.substr(0, eq + 4), "tile.create(", parts[0], ", ", parts[1], ", ",
+                           parts[2], ")");
+    out.push_back(Join(copy));
+  }
+  return out;
+}
+
+// Drops carry k of a loop: its uses in the body read the init, its result's uses after the loop
+// read the init too.
+Candidates RemoveCarries(const std::vector<std::string>& lines) {
+  Candidates out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const absl::string_view code = Code(lines[i]);
+    if (!absl::StartsWith(code, "for ")) continue;
+    const std::string c(code);
+    const size_t open = c.find(", (");
+    const size_t in = c.find(") in range(");
+    const size_t init = c.find(", init=(");
+    const size_t arrow = c.find(") -> (");
+    if (open == std::string::npos || in == std::string::npos || init == std::string::npos ||
+        arrow == std::string::npos || !(open < in && in < init && init < arrow)) {
+      continue;
+    }
+    const std::string loop_var = c.substr(4, open - 4);
+    std::vector<std::string> iters = SplitTop(c.substr(open + 3, in - open - 3));
+    const std::string range = c.substr(in + 5, init - in - 5);  // "range(a, b, c"
+    std::vector<std::string> inits = SplitTop(c.substr(init + 8, arrow - init - 9));
+    std::vector<std::string> rets = SplitTop(c.substr(arrow + 6, c.size() - arrow - 6 - 2));
+    if (iters.size() != inits.size() || iters.size() != rets.size()) continue;
+    const size_t end = BlockEnd(lines, i);
+    size_t yield = end;
+    for (size_t j = end; j-- > i + 1;) {
+      if (Indent(lines[j]) == Indent(lines[i]) + 1) {
+        if (absl::StartsWith(Code(lines[j]), "yield ")) yield = j;
+        break;
+      }
+    }
+    if (yield == end) continue;
+    const std::string ycode(Code(lines[yield]));
+    std::vector<std::string> ys = SplitTop(ycode.substr(7, ycode.size() - 8));
+    if (ys.size() != iters.size()) continue;
+    const size_t fend = FunctionEnd(lines, i);
+    for (size_t k = 0; k < iters.size(); ++k) {
+      std::vector<std::string> copy = lines;
+      const std::string ret_name = rets[k].substr(0, rets[k].find(':'));
+      for (size_t j = i + 1; j < end; ++j) copy[j] = ReplaceWord(copy[j], iters[k], inits[k]);
+      for (size_t j = end; j < fend; ++j) copy[j] = ReplaceWord(copy[j], ret_name, inits[k]);
+      auto drop = [k](std::vector<std::string> v) {
+        v.erase(v.begin() + static_cast<long>(k));
+        return v;
+      };
+      const std::string pad(4 * Indent(lines[i]), ' ');
+      if (iters.size() == 1) {
+        copy[i] = absl::StrCat(pad, "for ", loop_var, " in ", range, "):");
+        copy.erase(copy.begin() + static_cast<long>(yield));
+      } else {
+        copy[i] = absl::StrCat(pad, "for ", loop_var, ", ", Tuple(drop(iters)), " in ", range,
+                               ", init=", Tuple(drop(inits)), ") -> ", Tuple(drop(rets)), ":");
+        std::vector<std::string> ny = drop(ys);
+        for (std::string& y : ny) y = ReplaceWord(y, iters[k], inits[k]);
+        copy[yield] = absl::StrCat(std::string(4 * Indent(lines[yield]), ' '), "yield ", Tuple(ny));
+      }
+      out.push_back(Join(copy));
+    }
+  }
+  return out;
+}
+
+// Drops result k of an if (valid only when nothing reads it after the if).
+Candidates RemoveIfResults(const std::vector<std::string>& lines) {
+  Candidates out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string c(Code(lines[i]));
+    if (!absl::StartsWith(c, "if ")) continue;
+    const size_t arrow = c.find(" -> (");
+    if (arrow == std::string::npos) continue;
+    const std::string cond = c.substr(3, arrow - 3);
+    std::vector<std::string> rets = SplitTop(c.substr(arrow + 5, c.size() - arrow - 5 - 2));
+    const size_t end = BlockEnd(lines, i);
+    const int ind = Indent(lines[i]);
+    std::vector<size_t> yields;
+    for (size_t j = i + 1; j < end; ++j) {
+      if (Indent(lines[j]) == ind + 1 && absl::StartsWith(Code(lines[j]), "yield ")) {
+        yields.push_back(j);
+      }
+    }
+    if (yields.size() != 2) continue;
+    for (size_t k = 0; k < rets.size(); ++k) {
+      std::vector<std::string> copy = lines;
+      const std::string pad(4 * ind, ' ');
+      std::vector<std::string> nr = rets;
+      nr.erase(nr.begin() + static_cast<long>(k));
+      copy[i] = nr.empty() ? absl::StrCat(pad, "if ", cond, ":")
+                           : absl::StrCat(pad, "if ", cond, " -> ", Tuple(nr), ":");
+      for (size_t y : yields) {
+        const std::string yc(Code(lines[y]));
+        std::vector<std::string> ys = SplitTop(yc.substr(7, yc.size() - 8));
+        if (ys.size() != rets.size()) continue;
+        ys.erase(ys.begin() + static_cast<long>(k));
+        copy[y] = ys.empty() ? std::string()
+                             : absl::StrCat(std::string(4 * (ind + 1), ' '), "yield ", Tuple(ys));
+      }
+      copy.erase(
+          std::remove_if(copy.begin() + static_cast<long>(i), copy.begin() + static_cast<long>(end),
+                         [](const std::string& s) { return s.empty(); }),
+          copy.begin() + static_cast<long>(end));
+      out.push_back(Join(copy));
+    }
+  }
+  return out;
+}
+
+// Fewer loop iterations: range(a, b, c) with more than 2 (or 1) trips -> range(0, 2, 1) and
+// range(0, 1, 1); never more iterations, so the steps cannot cycle.
+Candidates ShrinkTripCounts(const std::vector<std::string>& lines) {
+  Candidates out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const size_t r = lines[i].find(" in range(");
+    if (r == std::string::npos) continue;
+    long long a = 0, b = 0, c = 0;
+    int used = 0;
+    if (std::sscanf(lines[i].c_str() + r, " in range(%lld, %lld, %lld%n", &a, &b, &c, &used) != 3 ||
+        used == 0 || c <= 0) {
+      continue;
+    }
+    const long long trips = b > a ? (b - a + c - 1) / c : 0;
+    for (long long t : {2LL, 1LL}) {
+      if (t >= trips) continue;
+      std::vector<std::string> copy = lines;
+      copy[i] = absl::StrCat(lines[i].substr(0, r), " in range(0, ", t, ", 1",
+                             lines[i].substr(r + static_cast<size_t>(used)));
+      out.push_back(Join(copy));
+    }
+  }
+  return out;
+}
+
+// Replaces a loop without carries by its body, an if by one of its branches (its results by
+// that branch's yielded values).
+Candidates UnwrapBlocks(const std::vector<std::string>& lines) {
+  Candidates out;
+  auto dedent = [](const std::string& l) { return l.size() >= 4 ? l.substr(4) : l; };
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string c(Code(lines[i]));
+    const int ind = Indent(lines[i]);
+    const size_t end = BlockEnd(lines, i);
+    const size_t fend = FunctionEnd(lines, i);
+    if (absl::StartsWith(c, "for ") && c.find("init=(") == std::string::npos) {
+      std::vector<std::string> copy(lines.begin(), lines.begin() + static_cast<long>(i));
+      for (size_t j = i + 1; j < end; ++j) {
+        if (Code(lines[j]) != "pass") copy.push_back(dedent(lines[j]));
+      }
+      copy.insert(copy.end(), lines.begin() + static_cast<long>(end), lines.end());
+      out.push_back(Join(copy));
+      continue;
+    }
+    if (!absl::StartsWith(c, "if ")) continue;
+    std::vector<std::string> rets;
+    const size_t arrow = c.find(" -> (");
+    if (arrow != std::string::npos) {
+      for (const std::string& d : SplitTop(c.substr(arrow + 5, c.size() - arrow - 5 - 2))) {
+        rets.push_back(d.substr(0, d.find(':')));
+      }
+    }
+    size_t else_at = end;
+    for (size_t j = i + 1; j < end; ++j) {
+      if (Indent(lines[j]) == ind && Code(lines[j]) == "else:") else_at = j;
+    }
+    for (int branch = 0; branch < 2; ++branch) {
+      const size_t from = branch == 0 ? i + 1 : else_at + 1;
+      const size_t to = branch == 0 ? else_at : end;
+      if (from > to) continue;
+      std::vector<std::string> copy(lines.begin(), lines.begin() + static_cast<long>(i));
+      std::vector<std::string> ys;
+      for (size_t j = from; j < to; ++j) {
+        const absl::string_view code = Code(lines[j]);
+        if (Indent(lines[j]) == ind + 1 && absl::StartsWith(code, "yield ")) {
+          ys = SplitTop(code.substr(7, code.size() - 8));
+          continue;
+        }
+        if (code != "pass") copy.push_back(dedent(lines[j]));
+      }
+      if (ys.size() != rets.size()) continue;
+      for (size_t j = end; j < lines.size(); ++j) {
+        std::string l = lines[j];
+        if (j < fend) {
+          for (size_t k = 0; k < rets.size(); ++k) l = ReplaceWord(l, rets[k], ys[k]);
+        }
+        copy.push_back(l);
+      }
+      out.push_back(Join(copy));
+    }
+  }
+  return out;
+}
+
+// Halves one dimension of every occurrence of one two-dimensional literal `[a, b]`.
+Candidates ShrinkShapes(const std::vector<std::string>& lines) {
+  Candidates out;
+  const std::string text = absl::StrJoin(lines, "\n");
+  std::set<std::pair<int64_t, int64_t>> seen;
+  for (size_t p = text.find('['); p != std::string::npos; p = text.find('[', p + 1)) {
+    long long a = 0, b = 0;
+    int used = 0;
+    if (std::sscanf(text.c_str() + p, "[%lld, %lld]%n", &a, &b, &used) != 2 || used == 0) {
+      continue;
+    }
+    if (!seen.insert({a, b}).second) continue;
+    const std::string from = absl::StrCat("[", a, ", ", b, "]");
+    for (const std::pair<long long, long long>& to :
+         std::vector<std::pair<long long, long long>>{{a / 2, b}, {a, b / 2}}) {
+      if (to.first < 1 || to.second < 1 || (to.first == a && to.second == b)) continue;
+      const std::string repl = absl::StrCat("[", to.first, ", ", to.second, "]");
+      std::vector<std::string> copy = lines;
+      for (std::string& l : copy) {
+        for (size_t q = l.find(from); q != std::string::npos; q = l.find(from, q + repl.size())) {
+          l.replace(q, from.size(), repl);
+        }
+      }
+      out.push_back(Join(copy));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ShrinkProgram(const std::string& text,
+                          const std::function<bool(const std::string&)>& still_fails,
+                          const ShrinkOptions& options) {
+  std::string best = text;
+  int calls = 0;
+  using Step = Candidates (*)(const std::vector<std::string>&);
+  const Step steps[] = {RemoveFunctions,  RemoveStatements, UnwrapBlocks,
+                        RemoveCarries,    RemoveIfResults,  ReplaceByCreate,
+                        RemoveStatements, ShrinkTripCounts, ShrinkShapes};
+  bool changed = true;
+  while (changed && calls < options.max_predicate_calls) {
+    changed = false;
+    for (Step step : steps) {
+      size_t index = 0;
+      while (calls < options.max_predicate_calls) {
+        Candidates cands = step(Lines(best));
+        if (index >= cands.size()) break;
+        const std::string& cand = cands[index];
+        if (cand != best && IsValidProgramText(cand)) {
+          ++calls;
+          if (still_fails(cand)) {
+            best = cand;
+            changed = true;
+            continue;  // the list shifted: try the same index on the new text
+          }
+        }
+        ++index;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace passes_testing
+}  // namespace accelmem
