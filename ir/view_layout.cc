@@ -61,5 +61,15 @@ absl::StatusOr<ViewFrame> ApplyView(const ViewFrame& source, DType dtype, const 
   return f;
 }
 
+bool IsContiguous(const ViewFrame& frame, const std::vector<int64_t>& shape) {
+  if (shape.size() != frame.dims.size()) return true;  // a reshape's own frame
+  size_t i = 0;
+  while (i < shape.size() && shape[i] == 1) ++i;
+  for (size_t j = i + 1; j < shape.size(); ++j) {
+    if (shape[j] != frame.dims[j]) return false;
+  }
+  return true;
+}
+
 }  // namespace ir
 }  // namespace accelmem

@@ -43,6 +43,10 @@ absl::StatusOr<int64_t> FrameByteOffset(const ViewFrame& frame, DType dtype);
 absl::StatusOr<ViewFrame> ApplyView(const ViewFrame& source, DType dtype, const Call& call,
                                     const TileType& result);
 
+// True if a value of `shape` at `frame` occupies one contiguous run of row-major elements: past
+// its leading extent-1 dimensions, every dimension but the first must span the whole frame.
+bool IsContiguous(const ViewFrame& frame, const std::vector<int64_t>& shape);
+
 }  // namespace ir
 }  // namespace accelmem
 

@@ -69,6 +69,17 @@ TEST(ViewLayoutTest, OverflowAndPackedOriginsAreErrors) {
   EXPECT_FALSE(ApplyView(packed, DType::kINT4, *Slice({1}, {0}), Tile({1}, DType::kINT4)).ok());
 }
 
+// Whole rows, a part of one row and single elements are contiguous; a column block is not.
+TEST(ViewLayoutTest, Contiguity) {
+  ViewFrame root = *OwnFrame(Tile({8, 16}, DType::kFP32), 0);
+  EXPECT_TRUE(IsContiguous(root, {8, 16}));
+  EXPECT_TRUE(IsContiguous(root, {3, 16}));
+  EXPECT_TRUE(IsContiguous(root, {1, 5}));
+  EXPECT_TRUE(IsContiguous(root, {1, 1}));
+  EXPECT_FALSE(IsContiguous(root, {2, 8}));
+  EXPECT_FALSE(IsContiguous(root, {8, 1}));
+}
+
 }  // namespace
 }  // namespace ir
 }  // namespace accelmem

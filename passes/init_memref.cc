@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
@@ -249,6 +250,122 @@ bool IsRootName(absl::string_view name) {
   return false;
 }
 
+// Loops and ifs may not carry a strided view (a column block of its root) by sharing its MemRef:
+// a value copied into that MemRef on another iteration or branch would lie there contiguously,
+// and the carried value would have no single layout. Such a view is copied (tile.move) into a
+// tile of its own first: before the loop for an init, before the yield for a branch result.
+class StridedCarryCopies {
+ public:
+  explicit StridedCarryCopies(const ir::Function& f) : names_(internal::DefinedNames(f)) {
+    Walk(f.body);
+  }
+
+  ir::FunctionPtr Apply(const ir::FunctionPtr& f) {
+    if (strided_.empty()) return f;
+    internal::Rewriter rw(nullptr, [this](internal::Rewriter& r, const StmtPtr& s,
+                                          std::vector<StmtPtr>* out) { return Hook(r, s, out); });
+    return rw.RewriteFunction(f);
+  }
+
+ private:
+  // Frames of view results, by shape only (offsets do not decide contiguity).
+  void Walk(const StmtPtr& s) {
+    if (s == nullptr) return;
+    if (const ir::SeqStmts* seq = ir::AsSeq(s.get())) {
+      for (const StmtPtr& c : seq->stmts) Walk(c);
+    } else if (const ir::ForStmt* f = ir::AsFor(s.get())) {
+      Walk(f->body);
+    } else if (const ir::IfStmt* i = ir::AsIf(s.get())) {
+      Walk(i->then_body);
+      Walk(i->else_body);
+    } else if (const ir::AssignStmt* a = ir::AsAssign(s.get())) {
+      const ir::Call* call = ir::AsCall(a->value.get());
+      const ir::OpDef* def = call != nullptr ? ir::OpRegistry::Global().Find(call->op) : nullptr;
+      if (def == nullptr || def->memory != ir::MemoryBehavior::kView || call->args.empty()) return;
+      const ir::Var* src = ir::AsVar(call->args[0].get());
+      const ir::TileType* src_tile = src != nullptr ? ir::AsTile(src->type) : nullptr;
+      const ir::TileType* tile = ir::AsTile(a->var->type);
+      if (src_tile == nullptr || tile == nullptr) return;
+      std::optional<ir::ViewFrame> source;
+      if (auto it = frames_.find(src); it != frames_.end()) {
+        source = it->second;
+      } else {
+        source = ir::OwnFrame(*src_tile, 0);
+      }
+      if (!source) return;
+      absl::StatusOr<ir::ViewFrame> frame = ir::ApplyView(*source, src_tile->dtype, *call, *tile);
+      std::optional<std::vector<int64_t>> dims = ir::StaticDims(tile->shape);
+      if (!frame.ok() || !dims) return;
+      if (!ir::IsContiguous(*frame, *dims)) strided_.insert(a->var.get());
+      frames_[a->var.get()] = *std::move(frame);
+    }
+  }
+
+  bool Strided(const ir::ExprPtr& e) const {
+    const ir::Var* v = ir::AsVar(e.get());
+    return v != nullptr && strided_.contains(v);
+  }
+
+  // `name_mv: T = tile.move(value, Space)` appended to `out`; returns the new value.
+  ir::ExprPtr Copy(internal::Rewriter& rw, const ir::ExprPtr& value, std::vector<StmtPtr>* out) {
+    const ir::Var* v = ir::AsVar(value.get());
+    const ir::TileType* t = ir::AsTile(v->type);
+    ir::VarPtr mv = ir::MakeVar(internal::FreshName(absl::StrCat(v->name, "_mv"), &names_),
+                                ir::MakeTile(t->shape, t->dtype, t->space));
+    out->push_back(std::make_shared<ir::AssignStmt>(
+        mv, ir::MakeCall("tile.move", {rw.RewriteExpr(value), ir::MakeSpace(t->space)})));
+    rw.MarkChanged();
+    return mv;
+  }
+
+  // Appends `body` with a copy of every strided value its final yield gives.
+  StmtPtr CopyYielded(internal::Rewriter& rw, const StmtPtr& body) {
+    std::vector<StmtPtr> stmts = ir::BodyStmts(body);
+    const ir::YieldStmt* y = stmts.empty() ? nullptr : ir::AsYield(stmts.back().get());
+    if (y == nullptr || std::none_of(y->values.begin(), y->values.end(),
+                                     [this](const ir::ExprPtr& e) { return Strided(e); })) {
+      return body;
+    }
+    std::vector<StmtPtr> out(stmts.begin(), stmts.end() - 1);
+    std::vector<ir::ExprPtr> values = y->values;
+    for (ir::ExprPtr& v : values) {
+      if (Strided(v)) v = Copy(rw, v, &out);
+    }
+    out.push_back(std::make_shared<ir::YieldStmt>(std::move(values), y->loc));
+    return std::make_shared<ir::SeqStmts>(std::move(out), body->loc);
+  }
+
+  bool Hook(internal::Rewriter& rw, const StmtPtr& s, std::vector<StmtPtr>* out) {
+    if (const ir::ForStmt* f = ir::AsFor(s.get())) {
+      if (std::none_of(f->inits.begin(), f->inits.end(),
+                       [this](const ir::ExprPtr& e) { return Strided(e); })) {
+        return false;
+      }
+      std::vector<ir::ExprPtr> inits = f->inits;
+      for (ir::ExprPtr& e : inits) {
+        if (Strided(e)) e = Copy(rw, e, out);
+      }
+      auto copy =
+          std::make_shared<ir::ForStmt>(f->loop_var, f->start, f->stop, f->step, f->iter_args,
+                                        std::move(inits), f->body, f->return_vars, s->loc);
+      rw.RewriteStmt(copy, out);
+      return true;
+    }
+    const ir::IfStmt* i = ir::AsIf(s.get());
+    if (i == nullptr || i->return_vars.empty()) return false;
+    StmtPtr then_body = CopyYielded(rw, i->then_body);
+    StmtPtr else_body = CopyYielded(rw, i->else_body);
+    if (then_body == i->then_body && else_body == i->else_body) return false;
+    rw.RewriteStmt(
+        std::make_shared<ir::IfStmt>(i->cond, then_body, else_body, i->return_vars, s->loc), out);
+    return true;
+  }
+
+  absl::flat_hash_set<std::string> names_;
+  absl::flat_hash_map<const ir::Var*, ir::ViewFrame> frames_;
+  absl::flat_hash_set<const ir::Var*> strided_;
+};
+
 }  // namespace
 
 absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
@@ -289,7 +406,8 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
         absl::StrCat("init-memref: value '", with->name, "' already has a MemRef but value '",
                      without->name, "' has none; run init-memref on IR without MemRefs"));
   }
-  Assigner assigner(*function);
+  const ir::FunctionPtr input = StridedCarryCopies(*function).Apply(function);
+  Assigner assigner(*input);
   if (absl::Status s = assigner.Run(); !s.ok()) return s;
   const auto& map = assigner.map();
   internal::Rewriter rw([&map](const ir::Var& v) -> ir::TypePtr {
@@ -299,7 +417,7 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
     if (it == map.end()) return nullptr;
     return t->WithMemRef(it->second);
   });
-  ir::FunctionPtr out = rw.RewriteFunction(function);
+  ir::FunctionPtr out = rw.RewriteFunction(input);
   std::vector<StmtPtr> body;
   for (const MemRefPtr& root : assigner.roots()) body.push_back(ir::MakeAllocStmt(root));
   for (const StmtPtr& s : ir::BodyStmts(out->body)) body.push_back(s);
