@@ -569,6 +569,8 @@ TEST_P(SparseRuntimeTest, ConcurrentErrorsStayWithTheirCall) {
       }
     });
     tallies[0].Add(tallies[1]);
+    std::cout << "[reported scenario] auto_collect " << auto_collect << ": " << tallies[0].Summary()
+              << "\n";
     EXPECT_EQ(tallies[0].wrong_status, 0)
         << "auto_collect " << auto_collect << ": " << tallies[0].Summary();
     EXPECT_EQ(rt->Length(*d.parent(), {0}).value(), 4);
