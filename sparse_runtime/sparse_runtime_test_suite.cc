@@ -579,6 +579,41 @@ TEST_P(SparseRuntimeTest, ConcurrentErrorsStayWithTheirCall) {
   }
 }
 
+// Runtime errors raised inside a struct-for's tasks (here by a runtime function the visitor calls
+// directly: appending to a full list) are that struct-for's status, serial and parallel; they
+// reach no later call and do not stay in the shared slot.
+TEST_P(SparseRuntimeTest, StructForOwnsItsTasksErrors) {
+  SNodeTree tree;
+  tree.root().dense(i, 1).dynamic(j, 2, 2).place<int32_t>("d");
+  tree.root().dense(k, 16384).place<int32_t>("s");  // 16 struct-for tasks
+  auto rt = Make(tree, Threads(2));
+  const SNode& d = *tree.FindPlace("d");
+  const SNode& dyn = *d.parent();
+  const SNode& s = *tree.FindPlace("s");
+  for (int n = 0; n < 2; ++n) ASSERT_TRUE(rt->Append<int32_t>(d, {0}, n).ok());
+  Ptr list = nullptr;
+  ASSERT_TRUE(rt->StructFor(*dyn.parent(), [&](absl::Span<const int32_t>, void* cell) {
+                  list = static_cast<Ptr>(cell) + dyn.offset_in_parent_cell();
+                }).ok());
+  ASSERT_NE(list, nullptr);
+  auto append_directly = [&](absl::Span<const int32_t> index) {
+    if (index[0] % 1024 != 3) return;  // once per task
+    int32_t length = 0;
+    EXPECT_EQ(Dynamic_allocate(rt->meta(dyn), list, &length), nullptr);
+  };
+  absl::Status status = rt->ParallelStructFor(
+      s, [&](absl::Span<const int32_t> index, void*, int) { append_directly(index); });
+  EXPECT_EQ(status.code(), absl::StatusCode::kOutOfRange) << status;
+  EXPECT_THAT(status.message(), HasSubstr("declared size"));
+  status =
+      rt->StructFor(s, [&](absl::Span<const int32_t> index, void*) { append_directly(index); });
+  EXPECT_EQ(status.code(), absl::StatusCode::kOutOfRange) << status;
+  EXPECT_EQ(runtime_error_code(&rt->context()->memory), kRuntimeOk);
+  EXPECT_EQ(rt->Length(dyn, {0}).value(), 2);
+  EXPECT_TRUE(rt->ParallelStructFor(s, [](absl::Span<const int32_t>, void*, int) {}).ok());
+  EXPECT_TRUE(rt->CollectGarbage().ok());
+}
+
 // The stress tree. Thread t owns pointer and bitmasked cells [t * kPerThread, (t + 1) *
 // kPerThread) of p and b, lists [t * kLists, (t + 1) * kLists) of d, and cell t of s (the
 // struct-for driver); e's allocator is exhausted up front (its first kCapacity cells are
