@@ -858,6 +858,8 @@ void StressThread(SparseRuntime& rt, const StressTree& st, int t, int64_t n, Tal
           StressAppend(rt, st, m, tally, t, c, v);
           StressWriteP(rt, st, m, tally, t, x, v);
           tally.Status("nested out of range", rt.Length(dyn, {-1}).status(), kOutOfRange);
+          tally.Status("collect garbage inside a visitor", rt.CollectGarbage(),
+                       absl::StatusCode::kFailedPrecondition);
         };
         if (parallel) {
           tally.Status("parallel struct-for",
