@@ -89,12 +89,15 @@ void clear_error(i32* lock, i32* code_slot, char* out) {
 }  // namespace
 
 void report_error(RuntimeMemory* memory, i32 code, const char* message, i64 arg) {
+#if !defined(ARCH_cuda)
+  // Devices never route (no host callback can run there): no indirect call in device code.
   const ErrorRecordFn route = memory->error_record;
   RuntimeErrorRecord* record = route != nullptr ? route(memory) : nullptr;
   if (record != nullptr) {
     record_error(record, code, message, arg);
     return;
   }
+#endif
   write_error(&memory->error_lock, &memory->error_code, memory->error_message, code, message, arg);
 }
 

@@ -74,8 +74,9 @@ struct RuntimeMemory {
   // The shared slot (see the file comment).
   i32 error_code;
   char error_message[kErrorMessageCapacity];
-  // Host error routing (null: every error goes to the shared slot, as on devices). Set before the
-  // memory is shared between threads; runtime_memory_init_* clear it.
+  // Host error routing (null: every error goes to the shared slot). Set before the memory is
+  // shared between threads; runtime_memory_init_* clear it. Device builds (ARCH_cuda) ignore it
+  // and keep the field only so that host and device agree on the layout.
   ErrorRecordFn error_record;
 };
 
