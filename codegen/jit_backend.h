@@ -7,9 +7,12 @@
 // kernel that walks the active cells through the runtime and calls the visitor back. Kernels are
 // built lazily per (SNode, op) and shared through a KernelCache keyed by the tree shape, so
 // runtimes of the same shape compile each kernel once per process. SparseRuntime keeps its
-// argument checks, locks, error statuses (read from the runtime context) and garbage
-// collection, so both backends give identical results (//codegen:jit_backend_test runs the whole
-// sparse runtime suite on this backend).
+// argument checks, locks, error statuses and garbage collection, so both backends give identical
+// results (//codegen:jit_backend_test runs the whole sparse runtime suite on this backend). The
+// kernels run the runtime compiled to bitcode, whose report_error goes through the runtime
+// memory's routing callback to the error record of the SparseRuntime call that ran the kernel
+// (see sparse_runtime/README.md, "Errors belong to their operation"): a kernel's error reaches
+// exactly that call, also when other threads run kernels at the same time.
 //
 // Thread-safe (kernels are compiled under the cache's lock, then called without locks).
 #ifndef ACCELMEM_CODEGEN_JIT_BACKEND_H_

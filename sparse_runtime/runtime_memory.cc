@@ -48,19 +48,22 @@ Ptr allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment, bool reques
   return result;
 }
 
-void report_error(RuntimeMemory* memory, i32 code, const char* message, i64 arg) {
-  if (atomic_load_acquire(&memory->error_code) != kRuntimeOk) return;
-  mutex_lock_i32(&memory->error_lock);
-  if (atomic_load_relaxed(&memory->error_code) == kRuntimeOk) {
+namespace {
+
+// First error wins: writes code and message into (lock, code, message) unless an error is there.
+void write_error(i32* lock, i32* code_slot, char* out, i32 code, const char* message, i64 arg) {
+  if (atomic_load_acquire(code_slot) != kRuntimeOk) return;
+  mutex_lock_i32(lock);
+  if (atomic_load_relaxed(code_slot) == kRuntimeOk) {
     i32 n = 0;
     const i32 cap = kErrorMessageCapacity - 1;
     while (n < cap && message[n] != '\0') {
-      memory->error_message[n] = message[n];
+      out[n] = message[n];
       ++n;
     }
     if (arg >= 0 && n + 2 < cap) {
-      memory->error_message[n++] = ':';
-      memory->error_message[n++] = ' ';
+      out[n++] = ':';
+      out[n++] = ' ';
       char digits[24];
       i32 d = 0;
       u64 v = static_cast<u64>(arg);
@@ -68,19 +71,46 @@ void report_error(RuntimeMemory* memory, i32 code, const char* message, i64 arg)
         digits[d++] = static_cast<char>('0' + v % 10);
         v /= 10;
       } while (v != 0);
-      while (d > 0 && n < cap) memory->error_message[n++] = digits[--d];
+      while (d > 0 && n < cap) out[n++] = digits[--d];
     }
-    memory->error_message[n] = '\0';
-    atomic_store_release(&memory->error_code, code);
+    out[n] = '\0';
+    atomic_store_release(code_slot, code);
   }
-  mutex_unlock_i32(&memory->error_lock);
+  mutex_unlock_i32(lock);
+}
+
+void clear_error(i32* lock, i32* code_slot, char* out) {
+  mutex_lock_i32(lock);
+  out[0] = '\0';
+  atomic_store_release(code_slot, static_cast<i32>(kRuntimeOk));
+  mutex_unlock_i32(lock);
+}
+
+}  // namespace
+
+void report_error(RuntimeMemory* memory, i32 code, const char* message, i64 arg) {
+#if !defined(ARCH_cuda)
+  // Devices never route (no host callback can run there): no indirect call in device code.
+  const ErrorRecordFn route = memory->error_record;
+  RuntimeErrorRecord* record = route != nullptr ? route(memory) : nullptr;
+  if (record != nullptr) {
+    record_error(record, code, message, arg);
+    return;
+  }
+#endif
+  write_error(&memory->error_lock, &memory->error_code, memory->error_message, code, message, arg);
+}
+
+void record_error(RuntimeErrorRecord* record, i32 code, const char* message, i64 arg) {
+  write_error(&record->lock, &record->code, record->message, code, message, arg);
 }
 
 void runtime_reset_error(RuntimeMemory* memory) {
-  mutex_lock_i32(&memory->error_lock);
-  memory->error_message[0] = '\0';
-  atomic_store_release(&memory->error_code, static_cast<i32>(kRuntimeOk));
-  mutex_unlock_i32(&memory->error_lock);
+  clear_error(&memory->error_lock, &memory->error_code, memory->error_message);
+}
+
+void error_record_reset(RuntimeErrorRecord* record) {
+  clear_error(&record->lock, &record->code, record->message);
 }
 
 }  // namespace sparse_runtime

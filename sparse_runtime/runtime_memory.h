@@ -12,9 +12,15 @@
 //   * a preallocated zero-filled chunk (device): a bump pointer under a spinlock.
 // Nothing is freed piecemeal: runtime structures only grow until the runtime is destroyed.
 //
-// Errors: runtime code never aborts. The first error wins: its code and message are recorded and
-// later ones are dropped; host code reads them after an operation (error_code() != kOk) and turns
-// them into absl::Status. Operations that fail return a null pointer / -1 so callers can stop.
+// Errors: runtime code never aborts. report_error records an error in one of two places:
+//   * the record the host routes the calling thread's errors to (`error_record`, a host callback:
+//     the host API gives every operation its own RuntimeErrorRecord, so an error reaches exactly
+//     the call that raised it, whatever other threads do);
+//   * otherwise the memory's shared slot (error_code / error_message): device code, code that runs
+//     outside any host operation, and host phases that hold the runtime exclusively (GC).
+// In both, the first error wins: its code and message are kept and later ones are dropped; host
+// code turns them into absl::Status. Operations that fail return a null pointer / -1 so callers
+// can stop.
 //
 // Freestanding C++17 (see arch.h).
 #ifndef ACCELMEM_SPARSE_RUNTIME_RUNTIME_MEMORY_H_
@@ -41,6 +47,19 @@ inline constexpr i32 kErrorMessageCapacity = 256;
 // Host allocation callback: zero-filled, `alignment`-aligned (a power of two) memory, or null.
 using HostAllocateFn = void* (*)(void* host_pool, u64 size, u64 alignment);
 
+// One error, owned by whoever created it (e.g. one host operation). Zero-initialized = no error;
+// the first report wins (under `lock`, so the workers of one operation may share a record).
+struct RuntimeErrorRecord {
+  i32 lock;
+  i32 code;
+  char message[kErrorMessageCapacity];
+};
+
+struct RuntimeMemory;
+// Host error routing: the record that errors reported into `memory` by the calling thread go to,
+// or null for the memory's shared slot. Must be callable from any thread; only called on errors.
+using ErrorRecordFn = RuntimeErrorRecord* (*)(const RuntimeMemory* memory);
+
 struct RuntimeMemory {
   HostAllocateFn host_allocate;
   void* host_pool;
@@ -52,8 +71,13 @@ struct RuntimeMemory {
   i32 error_lock;
   // Bytes requested with request=true (the runtime structures and cells), as upstream.
   u64 total_requested_memory;
+  // The shared slot (see the file comment).
   i32 error_code;
   char error_message[kErrorMessageCapacity];
+  // Host error routing (null: every error goes to the shared slot). Set before the memory is
+  // shared between threads; runtime_memory_init_* clear it. Device builds (ARCH_cuda) ignore it
+  // and keep the field only so that host and device agree on the layout.
+  ErrorRecordFn error_record;
 };
 
 // Host-callback mode. `memory` must be zero-initialized or freshly constructed.
@@ -65,16 +89,26 @@ void runtime_memory_init_preallocated(RuntimeMemory* memory, Ptr base, u64 size)
 // recording kErrorOutOfMemory. `request` adds the size to total_requested_memory.
 Ptr allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment, bool request);
 
-// Records an error if none is recorded yet. `message` is a NUL-terminated string, truncated to
+// Records an error in the calling thread's record (memory->error_record) or, without one, in the
+// shared slot, if none is recorded there yet. `message` is a NUL-terminated string, truncated to
 // kErrorMessageCapacity - 1 characters; `arg` (if >= 0) is appended in decimal after ": ".
 void report_error(RuntimeMemory* memory, i32 code, const char* message, i64 arg = -1);
+// The same into a given record.
+void record_error(RuntimeErrorRecord* record, i32 code, const char* message, i64 arg = -1);
 
+// The error in the shared slot (not the routed records).
 ACCELMEM_RT_INLINE i32 runtime_error_code(const RuntimeMemory* memory) {
   return atomic_load_acquire(&memory->error_code);
 }
 
-// Clears the recorded error (host code, between operations).
+// Clears the shared slot (host code, while no other thread reports into it).
 void runtime_reset_error(RuntimeMemory* memory);
+
+ACCELMEM_RT_INLINE i32 error_record_code(const RuntimeErrorRecord* record) {
+  return atomic_load_acquire(&record->code);
+}
+// Clears a record (by its owner, while no other thread reports into it).
+void error_record_reset(RuntimeErrorRecord* record);
 
 }  // namespace sparse_runtime
 }  // namespace accelmem

@@ -88,6 +88,34 @@ TEST(RuntimeMemoryTest, HostCallbackReceivesRequest) {
   EXPECT_EQ(runtime_error_code(&memory), kErrorInvalidArgument);
 }
 
+// The routing callback's record, per thread (null: the shared slot).
+thread_local RuntimeErrorRecord* tls_test_record = nullptr;
+RuntimeErrorRecord* TestRoute(const RuntimeMemory*) { return tls_test_record; }
+
+// With a routing callback, errors go to the record it returns for the calling thread (first one
+// wins there) and the shared slot stays clear; without a record they go to the shared slot.
+TEST(RuntimeMemoryTest, ErrorsGoToTheRoutedRecord) {
+  alignas(64) static u8 buffer[256];
+  RuntimeMemory memory;
+  runtime_memory_init_preallocated(&memory, buffer, sizeof(buffer));
+  memory.error_record = &TestRoute;
+  RuntimeErrorRecord mine = {};
+  tls_test_record = &mine;
+  EXPECT_EQ(allocate_aligned(&memory, 1000, 8, true), nullptr);
+  report_error(&memory, kErrorDynamicOverflow, "second");
+  EXPECT_EQ(error_record_code(&mine), kErrorOutOfMemory);
+  EXPECT_NE(std::string(mine.message).find("out of runtime memory"), std::string::npos);
+  EXPECT_EQ(runtime_error_code(&memory), kRuntimeOk);
+  tls_test_record = nullptr;
+  report_error(&memory, kErrorDynamicOverflow, "shared", 3);
+  EXPECT_EQ(runtime_error_code(&memory), kErrorDynamicOverflow);
+  EXPECT_EQ(std::string(memory.error_message), "shared: 3");
+  EXPECT_EQ(error_record_code(&mine), kErrorOutOfMemory);
+  error_record_reset(&mine);
+  EXPECT_EQ(error_record_code(&mine), kRuntimeOk);
+  EXPECT_EQ(mine.message[0], '\0');
+}
+
 }  // namespace
 }  // namespace sparse_runtime
 }  // namespace accelmem

@@ -41,6 +41,58 @@ class WorkerScope {
   int previous_worker_;
 };
 
+// Error routing (runtime_memory.h): the records this thread's runtime errors go to, one link per
+// host operation (or struct-for task) in progress on the thread, innermost first. An error
+// reported into a runtime's memory goes to the innermost link of that memory; a link with a null
+// record sends it to the shared slot (garbage collection, which holds the runtime exclusively).
+struct ErrorRoute {
+  const RuntimeMemory* memory;
+  RuntimeErrorRecord* record;
+  ErrorRoute* outer;
+};
+thread_local ErrorRoute* tls_error_route = nullptr;
+
+// RuntimeMemory::error_record of every SparseRuntime.
+RuntimeErrorRecord* RouteError(const RuntimeMemory* memory) {
+  for (ErrorRoute* route = tls_error_route; route != nullptr; route = route->outer) {
+    if (route->memory == memory) return route->record;
+  }
+  return nullptr;
+}
+
+// Routes this thread's errors into `memory` to `record` for the scope.
+class RouteScope {
+ public:
+  RouteScope(const RuntimeMemory* memory, RuntimeErrorRecord* record)
+      : route_{memory, record, tls_error_route} {
+    tls_error_route = &route_;
+  }
+  ~RouteScope() { tls_error_route = route_.outer; }
+  RouteScope(const RouteScope&) = delete;
+  RouteScope& operator=(const RouteScope&) = delete;
+
+ private:
+  ErrorRoute route_;
+};
+
+// A recorded runtime error as a status.
+absl::Status ErrorStatus(i32 code, const char* message, absl::string_view what) {
+  switch (code) {
+    case kErrorOutOfChunks:
+    case kErrorOutOfMemory:
+      return absl::ResourceExhaustedError(absl::StrCat(what, ": ", message));
+    case kErrorDynamicOverflow:
+    case kErrorIndexOutOfRange:
+      return absl::OutOfRangeError(absl::StrCat(what, ": ", message));
+    case kErrorInvalidArgument:
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", message));
+    case kRuntimeOk:
+      return absl::InternalError(absl::StrCat(what, ": failed without a recorded error"));
+    default:
+      return absl::InternalError(absl::StrCat(what, ": ", message));
+  }
+}
+
 constexpr int32_t kListgenMaxCells = 1024;  // upstream taichi_listgen_max_element_size
 
 // Coordinates by axis (the kernel backends' convention) of an index of `snode`.
@@ -81,6 +133,39 @@ class SparseRuntime::SharedLock {
   const SparseRuntime* previous_ = nullptr;
 };
 
+// The error record of one host operation: while it lives, runtime errors this thread reports into
+// the runtime's memory go to it (and those of the workers the operation launches, which route
+// theirs here with a RouteScope).
+class SparseRuntime::OpErrors {
+ public:
+  explicit OpErrors(SparseRuntime* rt) : route_(&rt->context_.memory, &record_) {
+    record_.lock = 0;
+    record_.code = kRuntimeOk;
+    record_.message[0] = '\0';
+  }
+  OpErrors(const OpErrors&) = delete;
+  OpErrors& operator=(const OpErrors&) = delete;
+
+  RuntimeErrorRecord* record() { return &record_; }
+  bool failed() const { return error_record_code(&record_) != kRuntimeOk; }
+  // The recorded error as a status (Internal if none), cleared.
+  absl::Status Take(absl::string_view what) {
+    absl::Status status = ErrorStatus(error_record_code(&record_), record_.message, what);
+    error_record_reset(&record_);
+    return status;
+  }
+  void Clear() { error_record_reset(&record_); }
+  // `status`, or, if that is OK but an error was recorded, that error: none is lost.
+  absl::Status Finish(absl::Status status, const char* verb, const SNode& snode) {
+    if (status.ok() && failed()) return Take(absl::StrCat(verb, " ", snode.DebugPath()));
+    return status;
+  }
+
+ private:
+  RuntimeErrorRecord record_;
+  RouteScope route_;
+};
+
 namespace {
 
 class ExclusiveLock {
@@ -116,8 +201,10 @@ SparseRuntime::~SparseRuntime() = default;
 
 absl::Status SparseRuntime::Init() {
   pool_.Attach(&context_.memory);
+  context_.memory.error_record = &RouteError;
+  OpErrors errors(this);
   if (!runtime_context_init(&context_, tree_.num_snodes(), tree_.root_size())) {
-    return TakeError("materializing the root buffer");
+    return errors.Take("materializing the root buffer");
   }
   metas_.resize(tree_.num_snodes());
   for (int id = 0; id < tree_.num_snodes(); ++id) {
@@ -164,7 +251,7 @@ absl::Status SparseRuntime::Init() {
         !runtime_initialize_snode_allocator(&context_, id, s.allocator_node_size(),
                                             s.allocator_alignment(), options_.chunk_num_elements,
                                             options_.max_num_chunks)) {
-      return TakeError(absl::StrCat("creating the allocator of ", s.DebugPath()));
+      return errors.Take(absl::StrCat("creating the allocator of ", s.DebugPath()));
     }
   }
   if (options_.kernel_backend) {
@@ -175,37 +262,23 @@ absl::Status SparseRuntime::Init() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> SparseRuntime::RunBackend(PointOp op, const SNode& snode,
+absl::StatusOr<int64_t> SparseRuntime::RunBackend(OpErrors& errors, PointOp op, const SNode& snode,
                                                   const int32_t* coord, void* value) {
   for (;;) {
     absl::StatusOr<int64_t> result = backend_->RunPoint(op, snode, coord, value);
     if (!result.ok() || *result >= 0) return result;
-    if (*result == -2) return TakeError(absl::StrCat("appending to ", snode.DebugPath()));
-    if (runtime_error_code(&context_) != kRuntimeOk) {
-      return TakeError(absl::StrCat("activating the path of ", snode.DebugPath()));
-    }
+    if (*result == -2) return errors.Take(absl::StrCat("appending to ", snode.DebugPath()));
+    if (errors.failed())
+      return errors.Take(absl::StrCat("activating the path of ", snode.DebugPath()));
     // A concurrent deactivation won the race: activate again, as the native walk does.
   }
 }
 
-absl::Status SparseRuntime::TakeError(absl::string_view what) {
-  const i32 code = runtime_error_code(&context_);
-  std::string message = absl::StrCat(what, ": ", context_.memory.error_message);
+absl::Status SparseRuntime::TakeSharedError(absl::string_view what) {
+  const i32 code = runtime_error_code(&context_.memory);
+  absl::Status status = ErrorStatus(code, context_.memory.error_message, what);
   if (code != kRuntimeOk) runtime_reset_error(&context_.memory);
-  switch (code) {
-    case kErrorOutOfChunks:
-    case kErrorOutOfMemory:
-      return absl::ResourceExhaustedError(message);
-    case kErrorDynamicOverflow:
-    case kErrorIndexOutOfRange:
-      return absl::OutOfRangeError(message);
-    case kErrorInvalidArgument:
-      return absl::InvalidArgumentError(message);
-    case kRuntimeOk:
-      return absl::InternalError(absl::StrCat(what, ": failed without a recorded error"));
-    default:
-      return absl::InternalError(message);
-  }
+  return status;
 }
 
 absl::Status SparseRuntime::CheckIndex(const SNode& snode, absl::Span<const int32_t> index) const {
@@ -307,7 +380,7 @@ int32_t SparseRuntime::NumElements(const SNode& s, Ptr container) {
 }
 
 Ptr SparseRuntime::WalkTo(const SNode& snode, const int32_t* cell_index, int upto, bool activate,
-                          absl::Status* status) {
+                          OpErrors& errors, absl::Status* status) {
   const auto& path = snode.path();
   Ptr cell = context_.root;
   for (int p = 1; p <= upto; ++p) {
@@ -336,8 +409,8 @@ Ptr SparseRuntime::WalkTo(const SNode& snode, const int32_t* cell_index, int upt
       ActivateOne(level, container, i);
       cell = LookupOne(level, container, i);
       if (cell != ambient) break;
-      if (runtime_error_code(&context_) != kRuntimeOk) {
-        *status = TakeError(absl::StrCat("activating ", level.DebugPath()));
+      if (errors.failed()) {
+        *status = errors.Take(absl::StrCat("activating ", level.DebugPath()));
         return nullptr;
       }
     }
@@ -352,6 +425,7 @@ absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_
   absl::Status status = CheckIndex(snode, index);
   if (!status.ok()) return status;
   SharedLock lock(this);
+  OpErrors errors(this);
   int32_t cell_index[64];
   std::vector<int32_t> big;
   int32_t* idx = cell_index;
@@ -364,10 +438,12 @@ absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_
   if (depth == 0) return absl::OkStatus();
   if (backend_ != nullptr) {
     std::array<int32_t, kMaxAxes> coord = CoordsByAxis(snode, index);
-    return RunBackend(PointOp::kActivate, snode, coord.data(), nullptr).status();
+    return errors.Finish(
+        RunBackend(errors, PointOp::kActivate, snode, coord.data(), nullptr).status(), "activating",
+        snode);
   }
-  WalkTo(snode, idx, depth, /*activate=*/true, &status);
-  return status;
+  WalkTo(snode, idx, depth, /*activate=*/true, errors, &status);
+  return errors.Finish(status, "activating", snode);
 }
 
 void SparseRuntime::DeactivateOne(const SNode& s, Ptr container, int32_t i) {
@@ -443,6 +519,7 @@ absl::Status SparseRuntime::DeactivateUnlocked(const SNode& snode,
   }
   if (!status.ok()) return status;
   SharedLock lock(this);
+  OpErrors errors(this);
   if (backend_ != nullptr) {
     std::array<int32_t, kMaxAxes> coord{};
     if (snode.type() == SNodeType::kDynamic) {
@@ -457,19 +534,20 @@ absl::Status SparseRuntime::DeactivateUnlocked(const SNode& snode,
     } else {
       coord = CoordsByAxis(snode, index);
     }
-    absl::StatusOr<int64_t> result = RunBackend(PointOp::kDeactivate, snode, coord.data(), nullptr);
-    if (!result.ok()) return result.status();
-    if (runtime_error_code(&context_) != kRuntimeOk) return TakeError("deactivating");
-    return absl::OkStatus();
+    absl::StatusOr<int64_t> result =
+        RunBackend(errors, PointOp::kDeactivate, snode, coord.data(), nullptr);
+    return errors.Finish(result.status(), "deactivating", snode);
   }
   const int depth = static_cast<int>(snode.path().size()) - 1;
-  Ptr parent_cell = WalkTo(snode, idx.data(), depth - 1, /*activate=*/false, &status);
-  if (parent_cell == nullptr) return status;  // an ancestor is inactive: nothing to do
+  Ptr parent_cell = WalkTo(snode, idx.data(), depth - 1, /*activate=*/false, errors, &status);
+  if (parent_cell == nullptr) {
+    return errors.Finish(status, "deactivating", snode);  // an ancestor is inactive: no-op
+  }
   Ptr container = parent_cell + snode.offset_in_parent_cell();
   if (snode.type() == SNodeType::kDense) {
     // A dense cell cannot be deactivated itself; everything sparse below it is.
     DeactivateSubtree(snode, LookupOne(snode, container, idx[depth]));
-    return absl::OkStatus();
+    return errors.Finish(absl::OkStatus(), "deactivating", snode);
   }
   if (snode.type() != SNodeType::kDynamic && snode.has_sparse_descendant() &&
       IsActiveOne(snode, container, idx[depth])) {
@@ -479,8 +557,7 @@ absl::Status SparseRuntime::DeactivateUnlocked(const SNode& snode,
     }
   }
   DeactivateOne(snode, container, idx[depth]);
-  if (runtime_error_code(&context_) != kRuntimeOk) return TakeError("deactivating");
-  return absl::OkStatus();
+  return errors.Finish(absl::OkStatus(), "deactivating", snode);
 }
 
 absl::StatusOr<bool> SparseRuntime::IsActive(const SNode& snode, absl::Span<const int32_t> index) {
@@ -490,19 +567,26 @@ absl::StatusOr<bool> SparseRuntime::IsActive(const SNode& snode, absl::Span<cons
   absl::Status status = CheckIndex(snode, index);
   if (!status.ok()) return status;
   SharedLock lock(this);
+  OpErrors errors(this);
   std::vector<int32_t> idx(snode.path().size());
   CellIndices(snode, index, idx.data());
   const int depth = static_cast<int>(snode.path().size()) - 1;
   if (depth == 0) return true;
+  bool active = false;
   if (backend_ != nullptr) {
     std::array<int32_t, kMaxAxes> coord = CoordsByAxis(snode, index);
-    absl::StatusOr<int64_t> result = RunBackend(PointOp::kIsActive, snode, coord.data(), nullptr);
-    if (!result.ok()) return result.status();
-    return *result != 0;
+    absl::StatusOr<int64_t> result =
+        RunBackend(errors, PointOp::kIsActive, snode, coord.data(), nullptr);
+    status = result.status();
+    active = result.ok() && *result != 0;
+  } else {
+    Ptr parent_cell = WalkTo(snode, idx.data(), depth - 1, /*activate=*/false, errors, &status);
+    active = parent_cell != nullptr &&
+             IsActiveOne(snode, parent_cell + snode.offset_in_parent_cell(), idx[depth]);
   }
-  Ptr parent_cell = WalkTo(snode, idx.data(), depth - 1, /*activate=*/false, &status);
-  if (parent_cell == nullptr) return false;
-  return IsActiveOne(snode, parent_cell + snode.offset_in_parent_cell(), idx[depth]);
+  status = errors.Finish(status, "querying", snode);
+  if (!status.ok()) return status;
+  return active;
 }
 
 absl::Status SparseRuntime::ReadRaw(const SNode& place, DataType dtype,
@@ -514,9 +598,11 @@ absl::Status SparseRuntime::ReadRaw(const SNode& place, DataType dtype,
   absl::Status status = CheckIndex(place, index);
   if (!status.ok()) return status;
   SharedLock lock(this);
+  OpErrors errors(this);
   if (backend_ != nullptr) {
     std::array<int32_t, kMaxAxes> coord = CoordsByAxis(place, index);
-    return RunBackend(PointOp::kRead, place, coord.data(), out).status();
+    return errors.Finish(RunBackend(errors, PointOp::kRead, place, coord.data(), out).status(),
+                         "reading", place);
   }
   int32_t idx[64];
   std::vector<int32_t> big;
@@ -527,14 +613,14 @@ absl::Status SparseRuntime::ReadRaw(const SNode& place, DataType dtype,
   }
   CellIndices(place, index, p);
   const int depth = static_cast<int>(place.path().size()) - 1;
-  Ptr cell = WalkTo(place, p, depth - 1, /*activate=*/false, &status);
+  Ptr cell = WalkTo(place, p, depth - 1, /*activate=*/false, errors, &status);
   const size_t size = DataTypeSize(dtype);
   if (cell == nullptr) {
     std::memset(out, 0, size);  // inactive: the ambient value
-    return status;
+  } else {
+    std::memcpy(out, cell + place.offset_in_parent_cell(), size);
   }
-  std::memcpy(out, cell + place.offset_in_parent_cell(), size);
-  return absl::OkStatus();
+  return errors.Finish(status, "reading", place);
 }
 
 absl::Status SparseRuntime::WriteRaw(const SNode& place, DataType dtype,
@@ -546,9 +632,12 @@ absl::Status SparseRuntime::WriteRaw(const SNode& place, DataType dtype,
   absl::Status status = CheckIndex(place, index);
   if (!status.ok()) return status;
   SharedLock lock(this);
+  OpErrors errors(this);
   if (backend_ != nullptr) {
     std::array<int32_t, kMaxAxes> coord = CoordsByAxis(place, index);
-    return RunBackend(PointOp::kWrite, place, coord.data(), const_cast<void*>(value)).status();
+    return errors.Finish(
+        RunBackend(errors, PointOp::kWrite, place, coord.data(), const_cast<void*>(value)).status(),
+        "writing", place);
   }
   int32_t idx[64];
   std::vector<int32_t> big;
@@ -559,10 +648,10 @@ absl::Status SparseRuntime::WriteRaw(const SNode& place, DataType dtype,
   }
   CellIndices(place, index, p);
   const int depth = static_cast<int>(place.path().size()) - 1;
-  Ptr cell = WalkTo(place, p, depth - 1, /*activate=*/true, &status);
-  if (cell == nullptr) return status;
-  std::memcpy(cell + place.offset_in_parent_cell(), value, DataTypeSize(dtype));
-  return absl::OkStatus();
+  Ptr cell = WalkTo(place, p, depth - 1, /*activate=*/true, errors, &status);
+  if (cell != nullptr)
+    std::memcpy(cell + place.offset_in_parent_cell(), value, DataTypeSize(dtype));
+  return errors.Finish(status, "writing", place);
 }
 
 absl::StatusOr<int32_t> SparseRuntime::AppendRaw(const SNode& place, DataType dtype,
@@ -579,22 +668,26 @@ absl::StatusOr<int32_t> SparseRuntime::AppendRaw(const SNode& place, DataType dt
   absl::Status status = CheckIndex(holder, container_index);
   if (!status.ok()) return status;
   SharedLock lock(this);
+  OpErrors errors(this);
   if (backend_ != nullptr) {
     std::array<int32_t, kMaxAxes> coord = CoordsByAxis(holder, container_index);
     absl::StatusOr<int64_t> position =
-        RunBackend(PointOp::kAppend, place, coord.data(), const_cast<void*>(value));
-    if (!position.ok()) return position.status();
+        RunBackend(errors, PointOp::kAppend, place, coord.data(), const_cast<void*>(value));
+    status = errors.Finish(position.status(), "appending to", dynamic);
+    if (!status.ok()) return status;
     return static_cast<int32_t>(*position);
   }
   std::vector<int32_t> idx(dynamic.path().size());
   CellIndices(holder, container_index, idx.data());
   const int holder_depth = static_cast<int>(holder.path().size()) - 1;
-  Ptr cell = WalkTo(holder, idx.data(), holder_depth, /*activate=*/true, &status);
-  if (cell == nullptr) return status;
+  Ptr cell = WalkTo(holder, idx.data(), holder_depth, /*activate=*/true, errors, &status);
+  if (cell == nullptr) return errors.Finish(status, "appending to", dynamic);
   int32_t position = 0;
   Ptr slot = Dynamic_allocate(meta(dynamic), cell + dynamic.offset_in_parent_cell(), &position);
-  if (slot == nullptr) return TakeError(absl::StrCat("appending to ", dynamic.DebugPath()));
+  if (slot == nullptr) return errors.Take(absl::StrCat("appending to ", dynamic.DebugPath()));
   std::memcpy(slot + place.offset_in_parent_cell(), value, DataTypeSize(dtype));
+  status = errors.Finish(absl::OkStatus(), "appending to", dynamic);
+  if (!status.ok()) return status;
   return position;
 }
 
@@ -608,18 +701,26 @@ absl::StatusOr<int32_t> SparseRuntime::Length(const SNode& dynamic,
   absl::Status status = CheckIndex(holder, container_index);
   if (!status.ok()) return status;
   SharedLock lock(this);
+  OpErrors errors(this);
+  int32_t length = 0;
   if (backend_ != nullptr) {
     std::array<int32_t, kMaxAxes> coord = CoordsByAxis(holder, container_index);
-    absl::StatusOr<int64_t> length = RunBackend(PointOp::kLength, dynamic, coord.data(), nullptr);
-    if (!length.ok()) return length.status();
-    return static_cast<int32_t>(*length);
+    absl::StatusOr<int64_t> result =
+        RunBackend(errors, PointOp::kLength, dynamic, coord.data(), nullptr);
+    status = result.status();
+    if (result.ok()) length = static_cast<int32_t>(*result);
+  } else {
+    std::vector<int32_t> idx(dynamic.path().size());
+    CellIndices(holder, container_index, idx.data());
+    const int holder_depth = static_cast<int>(holder.path().size()) - 1;
+    Ptr cell = WalkTo(holder, idx.data(), holder_depth, /*activate=*/false, errors, &status);
+    if (cell != nullptr) {
+      length = Dynamic_get_num_elements(meta(dynamic), cell + dynamic.offset_in_parent_cell());
+    }
   }
-  std::vector<int32_t> idx(dynamic.path().size());
-  CellIndices(holder, container_index, idx.data());
-  const int holder_depth = static_cast<int>(holder.path().size()) - 1;
-  Ptr cell = WalkTo(holder, idx.data(), holder_depth, /*activate=*/false, &status);
-  if (cell == nullptr) return 0;
-  return Dynamic_get_num_elements(meta(dynamic), cell + dynamic.offset_in_parent_cell());
+  status = errors.Finish(status, "measuring", dynamic);
+  if (!status.ok()) return status;
+  return length;
 }
 
 void SparseRuntime::ListGenRec(const SNode& leaf, int depth, Ptr cell,
@@ -754,11 +855,15 @@ absl::Status SparseRuntime::StructForUnlocked(const SNode& snode, Visitor visit)
   const SNode& leaf = is_place ? *snode.parent() : snode;
   const uint64_t offset = is_place ? snode.offset_in_parent_cell() : 0;
   SharedLock lock(this);
-  if (backend_ != nullptr) return backend_->StructFor(snode, 0, StructForExtent(leaf), visit);
+  OpErrors errors(this);
+  if (backend_ != nullptr) {
+    return errors.Finish(backend_->StructFor(snode, 0, StructForExtent(leaf), visit),
+                         "struct-for over", snode);
+  }
   for (const ListElement& e : ListGen(leaf)) {
     VisitRange(leaf, offset, e, 0, e.num_cells, visit);
   }
-  return absl::OkStatus();
+  return errors.Finish(absl::OkStatus(), "struct-for over", snode);
 }
 
 ThreadPool* SparseRuntime::pool() {
@@ -816,6 +921,8 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
   const uint64_t offset = is_place ? snode.offset_in_parent_cell() : 0;
   ThreadPool* threads = pool();
   SharedLock lock(this);
+  OpErrors errors(this);
+  RuntimeErrorRecord* const record = errors.record();
   if (backend_ != nullptr) {
     // Split the outermost level's cells (ceiling splits) over the pool; each task runs the
     // backend's struct-for over its range.
@@ -824,6 +931,8 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
     std::mutex error_mu;
     absl::Status error;
     threads->ParallelFor(parts, [&](int64_t t, int worker) {
+      // The task's runtime errors are the struct-for's.
+      RouteScope route(&context_.memory, record);
       const SparseRuntime* previous = tls_locked_runtime;
       tls_locked_runtime = this;
       absl::Status status = backend_->StructFor(
@@ -835,7 +944,7 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
         if (error.ok()) error = status;
       }
     });
-    return error;
+    return errors.Finish(error, "parallel struct-for over", snode);
   }
   const std::vector<ListElement> list = ListGen(leaf);
   // Split every container into ceil(n / 1024) parts (ceiling division: no cell is skipped).
@@ -857,6 +966,8 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
   std::unique_lock<std::mutex> caches_lock(caches_mu_, std::defer_lock);
   if (!nested) caches_lock.lock();
   threads->ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t t, int worker) {
+    // The task's runtime errors are the struct-for's.
+    RouteScope route(&context_.memory, record);
     // Tasks run under the caller's shared lock: mark it so re-entrant calls do not re-lock.
     const SparseRuntime* previous = tls_locked_runtime;
     tls_locked_runtime = this;
@@ -869,7 +980,7 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
   // The workers are done: hand their cached cells back (the outermost struct-for only; an inline
   // nested one leaves them to it). Recycled cells make the automatic collection run.
   if (!nested && FlushWorkerCaches()) deactivated_since_gc_.store(true, std::memory_order_relaxed);
-  return absl::OkStatus();
+  return errors.Finish(absl::OkStatus(), "parallel struct-for over", snode);
 }
 
 absl::Status SparseRuntime::CollectGarbage() {
@@ -893,8 +1004,15 @@ absl::Status SparseRuntime::CollectLocked() {
       managers.push_back(runtime_node_manager(&context_, id));
     }
   }
+  // The collector (//gc) reads errors from the shared slot, also on its worker threads: route
+  // this thread's there too. Nothing else reports into it while gc_mu_ is held exclusively, so
+  // whatever it holds afterwards is this collection's.
+  RouteScope route(&context_.memory, nullptr);
+  runtime_reset_error(&context_.memory);
   absl::StatusOr<int> collected = collector_->CollectAll(managers);
-  if (runtime_error_code(&context_) != kRuntimeOk) return TakeError("garbage collection");
+  if (runtime_error_code(&context_.memory) != kRuntimeOk) {
+    return TakeSharedError("garbage collection");
+  }
   return collected.status();
 }
 
@@ -929,6 +1047,7 @@ absl::Status SparseRuntime::CheckInvariants() {
     return absl::FailedPreconditionError("CheckInvariants called from inside a struct-for visitor");
   }
   ExclusiveLock lock(&gc_mu_);
+  OpErrors errors(this);  // locate() reports foreign pointers: listed as problems instead
   std::vector<std::string> problems;
   // owners[id][slot]: how many states claim the slot.
   std::vector<std::vector<int>> owners(tree_.num_snodes());
@@ -942,7 +1061,7 @@ absl::Status SparseRuntime::CheckInvariants() {
     if (slot < 0 || slot >= static_cast<int32_t>(owners[s.id()].size())) {
       problems.push_back(absl::StrCat(s.DebugPath(), ": ", state, " cell at 0x",
                                       absl::Hex(reinterpret_cast<uintptr_t>(p)), " is not a slot"));
-      runtime_reset_error(&context_.memory);
+      errors.Clear();
       return;
     }
     if (++owners[s.id()][slot] != 1) {

@@ -33,6 +33,12 @@
 //     exactly once, for any shape (ceiling splits; upstream skips cells, §4.4).
 //   * Destroying the runtime returns every byte (all memory comes from one HostMemoryPool).
 //
+// Errors: every call returns its own status. An error the runtime records while a call runs
+// (allocator exhausted, dynamic overflow, ...) goes to that call's own error record (routed per
+// thread, see runtime_memory.h), never to a concurrent call; the workers of ParallelStructFor
+// route theirs to the struct-for that launched them. Errors recorded by runtime functions that a
+// visitor calls directly (not through this API) are the struct-for's.
+//
 // Thread safety: every method may be called from many threads at once. Operations hold a shared
 // lock (a ShardedRwLock: readers do not contend); CollectGarbage and CheckInvariants hold it
 // exclusively. Callbacks of (Parallel)StructFor
@@ -225,17 +231,20 @@ class SparseRuntime {
     std::array<int32_t, kMaxAxes> base;  // coordinates of the parent cell, per axis
   };
   class SharedLock;
+  class OpErrors;
 
   SparseRuntime(const SNodeTree& tree, const SparseRuntimeOptions& options);
   absl::Status Init();
-  absl::Status TakeError(absl::string_view what);
+  // The error in the context's shared slot as a status (Internal if none), cleared. Only while
+  // no operation runs (creation, or with gc_mu_ held exclusively).
+  absl::Status TakeSharedError(absl::string_view what);
   absl::Status CheckIndex(const SNode& snode, absl::Span<const int32_t> index) const;
   // Per path position p >= 1 of `snode`, the cell index inside path[p]'s container.
   void CellIndices(const SNode& snode, absl::Span<const int32_t> index, int32_t* out) const;
   // The cell of path[upto] (activating sparse levels if `activate`); null when a level is
-  // inactive (read) or on error (*status set).
+  // inactive (read) or on error (*status set from the operation's `errors`).
   Ptr WalkTo(const SNode& snode, const int32_t* cell_index, int upto, bool activate,
-             absl::Status* status);
+             OpErrors& errors, absl::Status* status);
   void ActivateOne(const SNode& s, Ptr container, int32_t i);
   bool IsActiveOne(const SNode& s, Ptr container, int32_t i);
   Ptr LookupOne(const SNode& s, Ptr container, int32_t i);
@@ -260,9 +269,9 @@ class SparseRuntime {
   // and the caller is not inside a struct-for visitor (the struct-for collects when it ends).
   absl::Status MaybeAutoCollect();
   // Runs `op` on the backend, retrying while an activation met a concurrent deactivation;
-  // failures recorded in the runtime context become statuses (TakeError).
-  absl::StatusOr<int64_t> RunBackend(PointOp op, const SNode& snode, const int32_t* coord,
-                                     void* value);
+  // failures recorded in the operation's `errors` become statuses.
+  absl::StatusOr<int64_t> RunBackend(OpErrors& errors, PointOp op, const SNode& snode,
+                                     const int32_t* coord, void* value);
 
   const SNodeTree& tree_;
   const SparseRuntimeOptions options_;

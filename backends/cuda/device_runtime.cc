@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -298,9 +299,22 @@ absl::StatusOr<void*> CudaSparseRuntime::Load(codegen::KernelModule kernels) {
   return driver_->LoadPtx(*ptx);
 }
 
-absl::StatusOr<std::pair<int64_t, int64_t>> CudaSparseRuntime::Launch(void* module,
-                                                                      const std::string& entry,
-                                                                      int64_t begin, int64_t end) {
+absl::StatusOr<int32_t> CudaSparseRuntime::ErrorCode() {
+  int32_t code = 0;
+  if (auto s = driver_->CopyToHost(&code,
+                                   context_ + offsetof(RuntimeContext, memory) +
+                                       offsetof(sparse_runtime::RuntimeMemory, error_code),
+                                   sizeof(code));
+      !s.ok()) {
+    return s;
+  }
+  return code;
+}
+
+absl::StatusOr<CudaSparseRuntime::LaunchResult> CudaSparseRuntime::Launch(void* module,
+                                                                          const std::string& entry,
+                                                                          int64_t begin,
+                                                                          int64_t end) {
   auto function = driver_->GetFunction(module, entry);
   if (!function.ok()) return function.status();
   DevicePtr result = io_;
@@ -318,42 +332,52 @@ absl::StatusOr<std::pair<int64_t, int64_t>> CudaSparseRuntime::Launch(void* modu
   if (auto s = driver_->Synchronize(); !s.ok()) return s;
   int64_t out[2] = {};
   if (auto s = driver_->CopyToHost(out, result, sizeof(out)); !s.ok()) return s;
-  return std::make_pair(out[0], out[1]);
+  auto code = ErrorCode();
+  if (!code.ok()) return code.status();
+  LaunchResult launch;
+  launch.value = out[0];
+  launch.failures = out[1];
+  launch.error_code = *code;
+  return launch;
+}
+
+absl::Status CudaSparseRuntime::LaunchStatus(const LaunchResult& result, const std::string& entry) {
+  if (result.failures == 0 && result.error_code == sparse_runtime::kRuntimeOk) {
+    return absl::OkStatus();
+  }
+  return TakeError(absl::StrCat("device kernel '", entry, "'"));
 }
 
 absl::StatusOr<int64_t> CudaSparseRuntime::RunRange(void* module, const std::string& entry,
                                                     int64_t begin, int64_t end) {
+  std::lock_guard<std::mutex> guard(mu_);
   auto out = Launch(module, entry, begin, end);
   if (!out.ok()) return out.status();
-  if (out->second != 0) return TakeError(absl::StrCat("device kernel '", entry, "'"));
-  return out->first;
+  if (auto s = LaunchStatus(*out, entry); !s.ok()) return s;
+  return out->value;
 }
 
 absl::StatusOr<double> CudaSparseRuntime::RunRangeSum(void* module, const std::string& entry,
                                                       int64_t begin, int64_t end) {
+  std::lock_guard<std::mutex> guard(mu_);
   auto out = Launch(module, entry, begin, end);
   if (!out.ok()) return out.status();
-  if (out->second != 0) return TakeError(absl::StrCat("device kernel '", entry, "'"));
+  if (auto s = LaunchStatus(*out, entry); !s.ok()) return s;
   double sum = 0;
-  std::memcpy(&sum, &out->first, sizeof(sum));
+  std::memcpy(&sum, &out->value, sizeof(sum));
   return sum;
 }
 
 absl::Status CudaSparseRuntime::CollectGarbage() {
+  std::lock_guard<std::mutex> guard(mu_);
   for (size_t id = 0; id < node_managers_.size(); ++id) {
     if (node_managers_[id] == 0) continue;
     if (auto s = gc_->Collect(node_managers_[id], scratches_[id]); !s.ok()) return s;
   }
   // A GC error (a bad recycled index, out of memory) is recorded in the runtime context.
-  int32_t code = 0;
-  if (auto s = driver_->CopyToHost(&code,
-                                   context_ + offsetof(RuntimeContext, memory) +
-                                       offsetof(sparse_runtime::RuntimeMemory, error_code),
-                                   sizeof(code));
-      !s.ok()) {
-    return s;
-  }
-  if (code != sparse_runtime::kRuntimeOk) return TakeError("device garbage collection");
+  auto code = ErrorCode();
+  if (!code.ok()) return code.status();
+  if (*code != sparse_runtime::kRuntimeOk) return TakeError("device garbage collection");
   return absl::OkStatus();
 }
 
@@ -364,6 +388,7 @@ absl::StatusOr<gc::CudaNodeManagerStats> CudaSparseRuntime::Stats(const SNode& s
   }
   const DevicePtr nm = node_managers_[snode.id()];
   if (nm == 0) return gc::CudaNodeManagerStats{};
+  std::lock_guard<std::mutex> guard(mu_);
   return gc_->Stats(nm, io_);
 }
 

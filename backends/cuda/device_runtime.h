@@ -21,12 +21,17 @@
 //
 // Errors recorded by device code (allocator exhausted, dynamic overflow) come back from the Run*
 // calls as absl::Status (ResourceExhausted / OutOfRange / Internal) with the runtime's message.
+// Device code records errors in the runtime context's one error slot (devices have no per-call
+// routing); the calls of this class are serialized, and each reads and clears the slot after its
+// own launch, so the error of a launch reaches exactly that call (also an error recorded by an
+// entry that counted no failure), never a later or concurrent one.
 // Without a GPU, Create fails cleanly (CudaDriver::Open says why); RuntimePtx() compiles anyway.
 #ifndef ACCELMEM_BACKENDS_CUDA_DEVICE_RUNTIME_H_
 #define ACCELMEM_BACKENDS_CUDA_DEVICE_RUNTIME_H_
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -87,9 +92,19 @@ class CudaSparseRuntime {
 
  private:
   CudaSparseRuntime() = default;
+  struct LaunchResult {
+    int64_t value = 0;       // the entry's summed result
+    int64_t failures = 0;    // calls that failed (the entry's count)
+    int32_t error_code = 0;  // the runtime error recorded meanwhile (kRuntimeOk: none)
+  };
   absl::Status TakeError(const std::string& what);
-  absl::StatusOr<std::pair<int64_t, int64_t>> Launch(void* module, const std::string& entry,
-                                                     int64_t begin, int64_t end);
+  // The runtime error code in the device's slot.
+  absl::StatusOr<int32_t> ErrorCode();
+  // Launches `entry` and reads its results and the error slot; with mu_ held.
+  absl::StatusOr<LaunchResult> Launch(void* module, const std::string& entry, int64_t begin,
+                                      int64_t end);
+  // The status of a launch of `entry`: its error (taken from the slot) if it recorded one.
+  absl::Status LaunchStatus(const LaunchResult& result, const std::string& entry);
 
   gc::CudaGc* gc_ = nullptr;
   CudaDriver* driver_ = nullptr;
@@ -103,6 +118,8 @@ class CudaSparseRuntime {
   std::vector<DevicePtr> node_managers_;  // per SNode id (0: none)
   std::vector<DevicePtr> scratches_;      // per SNode id: its GcScratch (0: none)
   int grid_dim_ = 1;
+  // Serializes the calls after Create: they share io_ and the device's error slot.
+  std::mutex mu_;
 };
 
 }  // namespace cuda
