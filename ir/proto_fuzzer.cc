@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "google/protobuf/stubs/logging.h"
 #include "ir/ir.pb.h"
 #include "ir/printer.h"
 #include "ir/proto_convert.h"
@@ -26,6 +27,12 @@ namespace {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace accelmem::ir;  // NOLINT
+  // Protobuf logs every invalid UTF-8 string field it parses; that is an expected rejection here.
+  static const bool quiet = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)quiet;
   pb::Program proto;
   if (!proto.ParseFromArray(data, static_cast<int>(size))) return 0;
   absl::StatusOr<ProgramPtr> program = FromProto(proto);
