@@ -28,6 +28,7 @@ def accelmem_cc_fuzzer(
         deps = [],
         corpus = [],
         fuzz_args = [],
+        dictionary = None,
         mutations = 2000,
         copts = DEFAULT_COPTS,
         test_size = "small",
@@ -41,6 +42,7 @@ def accelmem_cc_fuzzer(
       corpus: labels of seed input files (filegroups, generated files).
       fuzz_args: default libFuzzer flags of `bazel run` (-max_len=..., -timeout=...); flags given
         after `--` on the command line come later and win.
+      dictionary: label of a libFuzzer dictionary file (`-dict=`) for `bazel run`.
       mutations: how many mutants of the corpus the regression test runs.
       copts: compiler flags of the entry point.
       test_size: size of the regression test.
@@ -72,16 +74,17 @@ def accelmem_cc_fuzzer(
             "//conditions:default": ["//tools:fuzz_standalone_main"],
         }),
     )
+    dict_args = ["-dict=$(rootpath %s)" % dictionary] if dictionary else []
     native.sh_binary(
         name = name,
         testonly = True,
         srcs = ["//tools:run_fuzzer.sh"],
         args = ["$(rootpath :%s_bin)" % name, name, "$(rootpaths :%s_corpus)" % name, "--"] +
-               fuzz_args + ["--"],
+               dict_args + fuzz_args + ["--"],
         data = [
             ":" + name + "_bin",
             ":" + name + "_corpus",
-        ],
+        ] + ([dictionary] if dictionary else []),
         visibility = visibility,
     )
     native.cc_test(
