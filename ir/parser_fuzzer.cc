@@ -2,8 +2,8 @@
 // diagnostic or parse into a program whose printed text parses back to a structurally equal
 // program and prints to the same bytes (the contract's §4). The verifier must not crash either.
 //
-// Built with clang (`-fsanitize=fuzzer,address`) by ir/run_fuzzer.sh; the same entry point runs
-// under gcc in //ir:parser_fuzzer_regression_test.
+// `bazel run --config=fuzz //ir:parser_fuzzer` fuzzes it (docs/fuzzing.md); the same entry point
+// runs under gcc in //ir:parser_fuzzer_regression_test.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
