@@ -238,9 +238,10 @@ class BestFitPlacer {
 
   // Places items in `order` (a permutation of item indices); fills `offsets` (per item) and
   // returns the height. Stops early, returning a height above `limit`, as soon as the height
-  // exceeds `limit` (the caller then discards `offsets`).
+  // exceeds `limit` (the caller then discards `offsets`). `first_fit`: the lowest gap that holds
+  // a buffer instead of the smallest.
   int64_t Run(const std::vector<int>& order, std::vector<int64_t>& offsets,
-              int64_t limit = std::numeric_limits<int64_t>::max()) {
+              int64_t limit = std::numeric_limits<int64_t>::max(), bool first_fit = false) {
     tree_.Clear();
     offsets.assign(items_.count(), 0);
     int64_t height = 0;
@@ -249,7 +250,7 @@ class BestFitPlacer {
       tree_.Query(items_.lo[i], items_.hi[i], lists_);
       // Best fit: the smallest free gap that holds the buffer, lowest first; else the top.
       const int64_t size = items_.size[i];
-      const int64_t offset = BestGap(size);
+      const int64_t offset = BestGap(size, first_fit);
       offsets[i] = offset;
       height = std::max(height, offset + size);
       if (height > limit) return height;
@@ -264,7 +265,7 @@ class BestFitPlacer {
   // half of the total, is copied at most once; coalescing shrinks the runs as they grow); the
   // last two are merged only virtually, while scanning their gaps, so the union of a query is
   // never written out.
-  int64_t BestGap(int64_t size) {
+  int64_t BestGap(int64_t size, bool first_fit) {
     runs_.clear();
     for (const std::vector<Interval>* list : lists_) {
       runs_.push_back({list->data(), list->size(), -1});
@@ -314,7 +315,7 @@ class BestFitPlacer {
         if (gap >= size && gap < best_gap) {
           best_gap = gap;
           best = covered;
-          if (gap == size) return true;
+          if (gap == size || first_fit) return true;
         }
       }
       covered = std::max(covered, iv.end);
@@ -418,35 +419,49 @@ int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
 std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
   const int n = items.count();
   // Keys compare ascending (larger-first keys negated), the index last: the permutation a stable
-  // sort would give. Sorted by value, not through an index array, for locality.
+  // sort would give. Sorted by value, not through an index array, for locality. k0 is 128 bits
+  // wide so that areas (size * lifetime, each below 2^63) compare exactly.
   struct Key {
-    int64_t k0, k1, k2;
+    __int128 k0;
+    int64_t k1, k2;
     int index;
     bool operator<(const Key& o) const {
       return std::tie(k0, k1, k2, index) < std::tie(o.k0, o.k1, o.k2, o.index);
     }
   };
+  int64_t first_start = std::numeric_limits<int64_t>::max();
+  int64_t last_end = std::numeric_limits<int64_t>::min();
+  for (int i = 0; i < n; ++i) {
+    first_start = std::min(first_start, items.start[i]);
+    last_end = std::max(last_end, items.end[i]);
+  }
   std::vector<Key> key(n);
   for (int i = 0; i < n; ++i) {
     const int64_t size = items.size[i];
+    // ValidateInstance guarantees that end - start does not overflow.
     const int64_t length = items.end[i] - items.start[i];
     switch (order) {
       case GreedyOrder::kSize:
-        key[i] = {-size, -length, items.start[i], i};
+        key[i] = {-size, -length, 0, i};
         break;
-      case GreedyOrder::kArea: {
-        // size * length may overflow; compare in long double, which is exact enough to order.
-        const long double area = static_cast<long double>(size) * static_cast<long double>(length);
-        const int64_t clamped =
-            area > 9.0e18L ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(area);
-        key[i] = {-clamped, -size, items.start[i], i};
+      case GreedyOrder::kArea:
+        key[i] = {-static_cast<__int128>(size) * length, -size, 0, i};
         break;
-      }
       case GreedyOrder::kLifetime:
-        key[i] = {-length, -size, items.start[i], i};
+        key[i] = {-length, -size, 0, i};
         break;
       case GreedyOrder::kStart:
         key[i] = {items.start[i], -size, -length, i};
+        break;
+      case GreedyOrder::kWholeThenSize:
+        if (items.start[i] == first_start && items.end[i] == last_end) {
+          key[i] = {0, 0, 0, i};
+        } else {
+          key[i] = {1, -size, items.start[i], i};
+        }
+        break;
+      case GreedyOrder::kSizeFirstFit:
+        key[i] = {-size, 0, 0, i};
         break;
     }
   }
@@ -879,6 +894,10 @@ const char* GreedyOrderName(GreedyOrder order) {
       return "lifetime";
     case GreedyOrder::kStart:
       return "start";
+    case GreedyOrder::kWholeThenSize:
+      return "whole-then-size";
+    case GreedyOrder::kSizeFirstFit:
+      return "size-first-fit";
   }
   return "unknown";
 }
@@ -891,7 +910,8 @@ std::vector<int64_t> GreedyBestFit(absl::Span<const PlacementBuffer> buffers, in
     SweepBestFit(items, OrderItems(items, order), item_offsets);
   } else {
     BestFitPlacer placer(items);
-    placer.Run(OrderItems(items, order), item_offsets);
+    placer.Run(OrderItems(items, order), item_offsets, std::numeric_limits<int64_t>::max(),
+               order == GreedyOrder::kSizeFirstFit);
   }
   return ToBufferOffsets(items, buffers.size(), item_offsets);
 }
@@ -939,8 +959,12 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
         return 2;
       case GreedyOrder::kSize:
         return 3;
+      case GreedyOrder::kWholeThenSize:
+        return 4;
+      case GreedyOrder::kSizeFirstFit:
+        return 5;
     }
-    return 4;
+    return 6;
   };
   std::vector<size_t> evaluation(options.orders.size());
   std::iota(evaluation.begin(), evaluation.end(), 0);
@@ -952,9 +976,10 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
     const GreedyOrder order = options.orders[k];
     std::vector<int> sequence = OrderItems(items, order);
     const int64_t limit = k < best_index ? best_height : best_height - 1;
-    const int64_t height = order == GreedyOrder::kStart
-                               ? SweepBestFit(items, sequence, offsets, limit)
-                               : placer.Run(sequence, offsets, limit);
+    const int64_t height =
+        order == GreedyOrder::kStart
+            ? SweepBestFit(items, sequence, offsets, limit)
+            : placer.Run(sequence, offsets, limit, order == GreedyOrder::kSizeFirstFit);
     if (height < best_height || (height == best_height && k < best_index)) {
       best_height = height;
       best_index = k;

@@ -40,13 +40,20 @@ namespace policy {
 
 enum class PlannerMode { kGreedy, kSearch };
 
-// Orders in which greedy best-fit considers buffers. Ties break by the next keys listed, then by
-// input index, so every order is deterministic.
+// Orders in which greedy places buffers. Every order except kSizeFirstFit uses best fit (the
+// smallest free gap that holds the buffer over its whole lifetime, the lowest such gap on ties,
+// else the top of the buffers it overlaps); kSizeFirstFit takes the lowest gap that holds it.
+// Ties break by the keys listed, then by input index, so every order is deterministic. The
+// orders are the textbook rules of production compilers, with their exact tie-breaks, so that
+// greedy mode is never worse than any of them (policy/testing:reference_placers checks this).
 enum class GreedyOrder {
-  kSize,      // Larger size first, then longer lifetime, then earlier start.
-  kArea,      // Larger size * lifetime first, then larger size.
-  kLifetime,  // Longer lifetime first, then larger size.
-  kStart,     // Earlier start first, then larger size (the offline equivalent of an allocator).
+  kSize,      // Larger size, then longer lifetime (XLA's GlobalDecreasingSizeBestFit, kSpatial).
+  kArea,      // Larger size * lifetime, then larger size.
+  kLifetime,  // Longer lifetime, then larger size (XLA's kTemporal).
+  kStart,     // Earlier start, then larger size, then longer lifetime (an allocator's order).
+  kWholeThenSize,  // TFLite's arena planner: buffers live over the whole trace first (by index),
+                   // then larger size, then earlier start.
+  kSizeFirstFit,   // Larger size, first fit (TFLite Micro's GreedyMemoryPlanner).
 };
 
 const char* GreedyOrderName(GreedyOrder order);
@@ -56,8 +63,9 @@ struct PlannerOptions {
   int64_t alignment = 1;  // Offsets are multiples of this (>= 1).
   int64_t capacity = 0;   // 0: unbounded. Search first tries to fit under it; never an error.
   absl::Duration budget = absl::Seconds(1);  // Search mode: wall-clock budget after greedy.
-  std::vector<GreedyOrder> orders = {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
-                                     GreedyOrder::kStart};
+  std::vector<GreedyOrder> orders = {GreedyOrder::kSize,          GreedyOrder::kArea,
+                                     GreedyOrder::kLifetime,      GreedyOrder::kStart,
+                                     GreedyOrder::kWholeThenSize, GreedyOrder::kSizeFirstFit};
   uint64_t seed = 1;  // Search mode: seed of the hill climb's perturbations.
   // Search mode threads. The branch and bound has four preorders (three static ones after
   // MiniMalloc, and one re-ranked at each decomposition). 0 (default): one thread per preorder,
