@@ -991,12 +991,16 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
   }
   if (items.count() == 0) best_height = 0;
 
+  int64_t proven_bound = items.load;  // Of the aligned sizes; raised by exhausted searches.
   if (options.mode == PlannerMode::kSearch && best_height > items.load) {
     const Clock::time_point deadline =
         started + std::chrono::nanoseconds(absl::ToInt64Nanoseconds(options.budget));
     BranchAndBound bnb;
     constexpr int64_t kMaxSearchPairs = 2000000;
-    if (bnb.Prepare(items, kMaxSearchPairs)) {
+    // Above a few thousand buffers the branch and bound rarely finishes a target within a budget
+    // (and never proves a bound); the peak-focused hill climb below improves such instances.
+    constexpr int kMaxSearchItems = 4000;
+    if (items.count() <= kMaxSearchItems && bnb.Prepare(items, kMaxSearchPairs)) {
       const int64_t unit = items.unit;
       auto align_unit = [&](int64_t v) { return RoundUp(v, unit); };
       int64_t lo = align_unit(items.load);  // No placement below; raised by exhausted searches.
@@ -1084,19 +1088,47 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
           node_limit *= 2;
         }
       }
+      // Heights of canonical placements are multiples of `unit`, and every placement compacts
+      // down to a canonical one, so `lo` bounds every height (in aligned sizes).
+      proven_bound = std::max(proven_bound, std::min(lo, best_height));
     } else {
-      // Too large for the search: hill climb over greedy orders, perturbing the best one.
+      // Too large for the branch and bound: hill climb over the best greedy order. The height is
+      // decided by the few buffers that reach it (the peak), so most moves take one of them and
+      // place it earlier in the order, where it finds a lower gap before the buffers that pushed
+      // it up; the rest swap nearby buffers anywhere. A run stops as soon as it passes the best
+      // height, so losing moves cost a fraction of a full pass; equal heights are accepted
+      // (plateau moves).
       std::mt19937_64 rng(options.seed);
       std::vector<int> sequence = best_order;
       const int n = items.count();
+      std::vector<int> position(n);
+      std::vector<int> top;
+      auto refresh = [&]() {
+        for (int k = 0; k < n; ++k) position[best_order[k]] = k;
+        top.clear();
+        for (int i = 0; i < n; ++i) {
+          if (best[i] + items.size[i] == best_height) top.push_back(i);
+        }
+      };
+      refresh();
       while (n > 1 && Clock::now() < deadline && best_height > items.load) {
         sequence = best_order;
-        const int moves = 1 + static_cast<int>(rng() % 8);
-        for (int m = 0; m < moves; ++m) {
-          const int a = static_cast<int>(rng() % n);
-          const int span = std::min(n - 1, 1 + static_cast<int>(rng() % 64));
-          const int b = std::min(n - 1, a + span);
-          std::swap(sequence[a], sequence[b]);
+        if (!top.empty() && rng() % 4 != 0) {
+          const int item = top[rng() % top.size()];
+          const int from = position[item];
+          if (from == 0) continue;
+          // Earlier by a random distance, short moves likelier (a random fraction, squared).
+          const double u = static_cast<double>(rng() % 1000000) / 1000000.0;
+          const int to = from - 1 - static_cast<int>(u * u * (from - 1));
+          std::rotate(sequence.begin() + to, sequence.begin() + from, sequence.begin() + from + 1);
+        } else {
+          const int moves = 1 + static_cast<int>(rng() % 8);
+          for (int m = 0; m < moves; ++m) {
+            const int a = static_cast<int>(rng() % n);
+            const int span = std::min(n - 1, 1 + static_cast<int>(rng() % 64));
+            const int b = std::min(n - 1, a + span);
+            std::swap(sequence[a], sequence[b]);
+          }
         }
         const int64_t height = placer.Run(sequence, offsets, best_height);
         if (height <= best_height) {
@@ -1104,6 +1136,7 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
           best_height = height;
           best = offsets;
           best_order = sequence;
+          refresh();
         }
       }
     }
@@ -1112,7 +1145,10 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
   plan.offsets = ToBufferOffsets(items, buffers.size(), best);
   plan.height = PlacementHeight(buffers, plan.offsets);
   plan.within_capacity = options.capacity == 0 || plan.height <= options.capacity;
-  plan.proven_optimal = plan.height == plan.load;
+  // With alignment > 1 the bound is on aligned sizes; only LOAD bounds the raw height.
+  plan.lower_bound = options.alignment == 1 ? std::max(plan.load, proven_bound) : plan.load;
+  plan.lower_bound = std::min(plan.lower_bound, plan.height);
+  plan.proven_optimal = plan.height <= plan.lower_bound;
   return plan;
 }
 

@@ -83,7 +83,10 @@ struct PlacementPlan {
   bool within_capacity = true;   // height <= capacity (always true without a capacity).
   std::string method;            // What produced the result, e.g. "greedy:size", "search".
   int64_t search_nodes = 0;      // Branch-and-bound nodes explored (search mode).
-  bool proven_optimal = false;   // height == load, or the search proved no lower height exists.
+  // The best lower bound on the height known: LOAD, raised in search mode (alignment 1) when the
+  // branch and bound proves that no placement fits under a target.
+  int64_t lower_bound = 0;
+  bool proven_optimal = false;  // height == lower_bound: no lower height exists.
 };
 
 // Places `buffers` according to `options`. Fails only for an invalid instance or options
