@@ -15,7 +15,7 @@
 //
 // Speed bars: BM_Greedy_resnet50 (1,042 buffers), BM_Greedy_Y1Prefix20k (the first 20,000
 // buffers of Y_1), BM_Greedy_Y_1 (62,185 buffers); one core. Growth: BM_GreedyGrowth_<family>/N
-// for N = 10^3 .. 10^6 generated buffers.
+// for N = 10^3 .. 10^6 generated buffers; BM_GreedyOrder_Y1Prefix20k/<order>: each order alone.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -195,6 +195,27 @@ const int kRegistered = [] {
       baseline->Unit(benchmark::kMillisecond);
       if (large) baseline->Iterations(1);  // Seconds each.
     }
+  }
+  // One greedy order alone on the 20k prefix of Y_1 (full pass, no early stop): where the
+  // portfolio's time goes.
+  for (policy::GreedyOrder order : policy::PlannerOptions().orders) {
+    benchmark::RegisterBenchmark(
+        (std::string("BM_GreedyOrder_Y1Prefix20k/") + policy::GreedyOrderName(order)).c_str(),
+        [order](benchmark::State& state) {
+          static const auto* buffers = [] {
+            auto* b = new std::vector<PlacementBuffer>(Load("idealloc/Y_1.csv"));
+            if (b->size() > 20000) b->resize(20000);
+            return b;
+          }();
+          if (buffers->empty()) return state.SkipWithError("instance not found");
+          std::vector<int64_t> offsets;
+          for (auto _ : state) {
+            offsets = policy::GreedyBestFit(*buffers, 1, order);
+            benchmark::DoNotOptimize(offsets.data());
+          }
+          Report(state, *buffers, offsets, 0);
+        })
+        ->Unit(benchmark::kMillisecond);
   }
   // Growth of greedy with the buffer count, on generated traces.
   for (const char* family : {"iopddl", "somas"}) {

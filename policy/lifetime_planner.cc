@@ -240,11 +240,21 @@ class BestFitPlacer {
   // returns the height. Stops early, returning a height above `limit`, as soon as the height
   // exceeds `limit` (the caller then discards `offsets`). `first_fit`: the lowest gap that holds
   // a buffer instead of the smallest.
+  // `fixed` (item, offset) pairs, if given, are occupied before the first item of `order` is
+  // placed and count toward the height.
   int64_t Run(const std::vector<int>& order, std::vector<int64_t>& offsets,
-              int64_t limit = std::numeric_limits<int64_t>::max(), bool first_fit = false) {
+              int64_t limit = std::numeric_limits<int64_t>::max(), bool first_fit = false,
+              const std::vector<std::pair<int, int64_t>>* fixed = nullptr) {
     tree_.Clear();
     offsets.assign(items_.count(), 0);
     int64_t height = 0;
+    if (fixed != nullptr) {
+      for (const auto& [i, offset] : *fixed) {
+        offsets[i] = offset;
+        height = std::max(height, offset + items_.size[i]);
+        tree_.Insert(items_.lo[i], items_.hi[i], offset, offset + items_.size[i]);
+      }
+    }
     for (int i : order) {
       lists_.clear();
       tree_.Query(items_.lo[i], items_.hi[i], lists_);
@@ -882,6 +892,127 @@ SearchResult Portfolio(std::vector<BranchAndBound>& solvers, const Items& items,
   return SearchResult::kLimit;
 }
 
+// Large-neighbourhood search for instances too large for the branch and bound. The height of a
+// placement is decided by the few buffers whose top reaches it, in a few peak windows of time.
+// Each round takes one such buffer, frees every buffer whose lifetime lies inside a time window
+// around it (a random margin on each side), keeps every other buffer where it is (those live in
+// the window become fixed obstacles) and re-places the freed buffers by best fit in one of the
+// greedy orders or in their current bottom-up order with the peak buffer moved earlier. A round
+// costs O(k log k) in the k buffers live in the window plus an O(n) scan, not a best-fit pass over
+// the instance. A result is kept when the height drops, or stays and fewer
+// buffers reach it (so the peaks are flattened one by one); the search stops at LOAD. Returns
+// true if it lowered `best_height`.
+bool PeakSearch(const Items& items, Clock::time_point deadline, uint64_t seed,
+                std::vector<int64_t>& best, int64_t& best_height) {
+  const int n = items.count();
+  std::mt19937_64 rng(seed);
+  const int64_t start_height = best_height;
+  std::vector<int> top;
+  auto collect_top = [&]() {
+    top.clear();
+    for (int i = 0; i < n; ++i) {
+      if (best[i] + items.size[i] == best_height) top.push_back(i);
+    }
+  };
+  collect_top();
+  std::vector<char> is_free(n, 0);
+  std::vector<int> free_items, obstacles, local_of(n, -1);
+  std::vector<int64_t> sub_offsets;
+  constexpr int kMaxFree = 16384;
+  int64_t rounds = 0;
+  while (best_height > items.load && !top.empty()) {
+    if ((++rounds & 7) == 0 && Clock::now() >= deadline) break;
+    const int peak = top[rng() % top.size()];
+    const int span = items.hi[peak] - items.lo[peak];
+    int margin = static_cast<int>(rng() % static_cast<uint64_t>(2 * span + 8));
+    int w_lo = 0, w_hi = 0;
+    free_items.clear();
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      w_lo = std::max(0, items.lo[peak] - margin);
+      w_hi = std::min(items.num_sections, items.hi[peak] + margin);
+      free_items.clear();
+      for (int i = 0; i < n; ++i) {
+        if (items.lo[i] >= w_lo && items.hi[i] <= w_hi) free_items.push_back(i);
+      }
+      if (static_cast<int>(free_items.size()) <= kMaxFree) break;
+      margin /= 4;
+    }
+    if (static_cast<int>(free_items.size()) > kMaxFree) continue;
+    const int hull_lo = w_lo, hull_hi = w_hi;
+    for (int i : free_items) is_free[i] = 1;
+    // The height outside the freed buffers, and how many of them reach the best height.
+    int64_t outside = 0;
+    int outside_top = 0;
+    obstacles.clear();
+    for (int i = 0; i < n; ++i) {
+      if (is_free[i]) continue;
+      const int64_t t = best[i] + items.size[i];
+      outside = std::max(outside, t);
+      outside_top += t == best_height;
+      if (items.lo[i] < hull_hi && items.hi[i] > hull_lo) obstacles.push_back(i);
+    }
+    // The sub-instance: freed buffers first (in input order, so ties keep their meaning), then
+    // obstacles; sections relative to the hull.
+    Items sub;
+    auto add = [&](int i) {
+      local_of[i] = sub.count();
+      sub.buffer.push_back(i);
+      sub.size.push_back(items.size[i]);
+      sub.start.push_back(items.start[i]);
+      sub.end.push_back(items.end[i]);
+      sub.lo.push_back(std::max(items.lo[i], hull_lo) - hull_lo);
+      sub.hi.push_back(std::min(items.hi[i], hull_hi) - hull_lo);
+    };
+    for (int i : free_items) add(i);
+    const int k = sub.count();
+    for (int i : obstacles) add(i);
+    sub.num_sections = hull_hi - hull_lo;
+    std::vector<std::pair<int, int64_t>> fixed;
+    fixed.reserve(obstacles.size());
+    for (int i : obstacles) fixed.push_back({local_of[i], best[i]});
+    // The order of the freed buffers: a greedy rule, or the current bottom-up order with the
+    // peak buffer moved earlier.
+    std::vector<int> order;
+    const int choice = static_cast<int>(rng() % 8);
+    bool first_fit = false;
+    if (choice < 6) {
+      const GreedyOrder rule = static_cast<GreedyOrder>(choice);
+      first_fit = rule == GreedyOrder::kSizeFirstFit;
+      for (int j : OrderItems(sub, rule)) {
+        if (j < k) order.push_back(j);
+      }
+    } else {
+      order.resize(k);
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int a, int b) { return best[sub.buffer[a]] < best[sub.buffer[b]]; });
+      const int from =
+          static_cast<int>(std::find(order.begin(), order.end(), local_of[peak]) - order.begin());
+      if (from > 0) {
+        const int to = static_cast<int>(rng() % static_cast<uint64_t>(from));
+        std::rotate(order.begin() + to, order.begin() + from, order.begin() + from + 1);
+      }
+    }
+    BestFitPlacer placer(sub);
+    const int64_t height = placer.Run(order, sub_offsets, best_height, first_fit, &fixed);
+    bool accept = false;
+    if (height <= best_height) {
+      int free_top = 0;
+      for (int j = 0; j < k; ++j) free_top += sub_offsets[j] + sub.size[j] == best_height;
+      const int64_t new_height = std::max(outside, height);
+      const int old_top = static_cast<int>(top.size());
+      accept = new_height < best_height || outside_top + free_top <= old_top;
+      if (accept) {
+        for (int j = 0; j < k; ++j) best[sub.buffer[j]] = sub_offsets[j];
+        best_height = new_height;
+        collect_top();
+      }
+    }
+    for (int i : free_items) is_free[i] = 0;
+  }
+  return best_height < start_height;
+}
+
 }  // namespace
 
 const char* GreedyOrderName(GreedyOrder order) {
@@ -1092,51 +1223,10 @@ absl::StatusOr<PlacementPlan> PlanPlacement(absl::Span<const PlacementBuffer> bu
       // down to a canonical one, so `lo` bounds every height (in aligned sizes).
       proven_bound = std::max(proven_bound, std::min(lo, best_height));
     } else {
-      // Too large for the branch and bound: hill climb over the best greedy order. The height is
-      // decided by the few buffers that reach it (the peak), so most moves take one of them and
-      // place it earlier in the order, where it finds a lower gap before the buffers that pushed
-      // it up; the rest swap nearby buffers anywhere. A run stops as soon as it passes the best
-      // height, so losing moves cost a fraction of a full pass; equal heights are accepted
-      // (plateau moves).
-      std::mt19937_64 rng(options.seed);
-      std::vector<int> sequence = best_order;
-      const int n = items.count();
-      std::vector<int> position(n);
-      std::vector<int> top;
-      auto refresh = [&]() {
-        for (int k = 0; k < n; ++k) position[best_order[k]] = k;
-        top.clear();
-        for (int i = 0; i < n; ++i) {
-          if (best[i] + items.size[i] == best_height) top.push_back(i);
-        }
-      };
-      refresh();
-      while (n > 1 && Clock::now() < deadline && best_height > items.load) {
-        sequence = best_order;
-        if (!top.empty() && rng() % 4 != 0) {
-          const int item = top[rng() % top.size()];
-          const int from = position[item];
-          if (from == 0) continue;
-          // Earlier by a random distance, short moves likelier (a random fraction, squared).
-          const double u = static_cast<double>(rng() % 1000000) / 1000000.0;
-          const int to = from - 1 - static_cast<int>(u * u * (from - 1));
-          std::rotate(sequence.begin() + to, sequence.begin() + from, sequence.begin() + from + 1);
-        } else {
-          const int moves = 1 + static_cast<int>(rng() % 8);
-          for (int m = 0; m < moves; ++m) {
-            const int a = static_cast<int>(rng() % n);
-            const int span = std::min(n - 1, 1 + static_cast<int>(rng() % 64));
-            const int b = std::min(n - 1, a + span);
-            std::swap(sequence[a], sequence[b]);
-          }
-        }
-        const int64_t height = placer.Run(sequence, offsets, best_height);
-        if (height <= best_height) {
-          if (height < best_height) plan.method = "search:hill-climb";
-          best_height = height;
-          best = offsets;
-          best_order = sequence;
-          refresh();
+      // Too large for the branch and bound: large-neighbourhood search around the peak.
+      if (items.count() > 1) {
+        if (PeakSearch(items, deadline, options.seed, best, best_height)) {
+          plan.method = "search:peak";
         }
       }
     }

@@ -195,44 +195,57 @@ std::vector<PlacementBuffer> PowerLaw(uint64_t seed, int n) {
 std::vector<PlacementBuffer> Somas(uint64_t seed, int n) {
   Rng rng(seed);
   Builder out;
-  const int inputs = std::max(1, n / 200);
-  int64_t t = 0;
-  std::vector<int64_t> channels = {64, 128, 256, 512, 1024, 2048};
-  for (int i = 0; i < inputs; ++i) out.Add(0, n + 2, Align(4 * 224 * 224 * 3, 512));
-  while (static_cast<int>(out.count()) < n) {
-    // One operator: an output shaped batch x channels x h x w (fp16/fp32), alive until its last
-    // consumer (the next operator, sometimes also one a few steps later), and a workspace.
-    const int64_t c = channels[rng.Below(static_cast<int64_t>(channels.size()))];
-    const int64_t hw = int64_t{1} << (2 * rng.Between(2, 6));
-    const int64_t bytes = Align(rng.Between(1, 2) * 2 * 32 * c * hw / 16, 512);
-    int64_t last_use = t + 1;
-    if (rng.Chance(0.3)) last_use = t + rng.Between(2, 12);
-    if (rng.Chance(0.02)) last_use = t + rng.Between(20, 200);
-    out.Add(t, last_use + 1, bytes);
-    if (rng.Chance(0.6) && static_cast<int>(out.count()) < n) {
-      out.Add(t, t + 1, Align(rng.Between(1, 64) * 1024, 512));  // Workspace.
-    }
-    ++t;
+  // A training step as SOMAS sees it: forward operators at steps 0..L-1, backward operators at
+  // steps L..2L-1 in reverse. Each forward output feeds the next operator and, for most
+  // operators, the matching backward operator (saved activation); each backward operator emits
+  // a gradient read by the next backward operator; workspaces live one step; the graph inputs and
+  // parameters live throughout. Sizes come from tensor shapes (batch 32, fp16/fp32, channels
+  // 64-2048, spatial 4x4 to 112x112) and are 512-aligned as SOMAS aligns them.
+  const int layers = std::max(1, n / 3);
+  const int64_t end = 2 * int64_t{layers} + 1;
+  const int inputs = std::max(1, n / 400);
+  for (int i = 0; i < inputs; ++i) out.Add(0, end, Align(4 * 1024 * rng.Between(16, 600), 512));
+  const std::vector<int64_t> channels = {64, 128, 256, 512, 1024, 2048};
+  auto shape_bytes = [&rng, &channels]() {
+    const int64_t c = channels[static_cast<size_t>(rng.Below(6))];
+    const int64_t side = int64_t{4} << rng.Below(5);  // 4 .. 64
+    return Align(32 * c * side * side * rng.Between(1, 2) / 8, 512);
+  };
+  for (int k = 0; k < layers && static_cast<int>(out.count()) < n; ++k) {
+    const int64_t back = 2 * int64_t{layers} - 1 - k;
+    const int64_t bytes = shape_bytes();
+    const int64_t last_use = rng.Chance(0.7) ? back : k + 1 + rng.Below(3);
+    out.Add(k, last_use + 1, bytes);  // Forward output.
+    if (rng.Chance(0.5)) out.Add(k, k + 1, Align(rng.Between(1, 256) * 1024, 512));  // Workspace.
+    out.Add(back, back + 2, rng.Chance(0.8) ? bytes : shape_bytes());                // Gradient.
+    if (rng.Chance(0.5)) out.Add(back, back + 1, Align(rng.Between(1, 256) * 1024, 512));
   }
-  return out.Take();
+  while (static_cast<int>(out.count()) < n) {  // More workspaces, up to n buffers.
+    const int64_t step = rng.Below(end - 1);
+    out.Add(step, step + 1, Align(rng.Between(1, 256) * 1024, 512));
+  }
+  std::vector<PlacementBuffer> buffers = out.Take();
+  buffers.resize(std::min<size_t>(buffers.size(), static_cast<size_t>(std::max(n, 1))));
+  return buffers;
 }
 
 std::vector<PlacementBuffer> Iopddl(uint64_t seed, int n) {
   Rng rng(seed);
   Builder out;
-  const int64_t horizon = std::max(8, n / 3);
-  const int peaks = 1 + static_cast<int>(rng.Below(3));
-  std::vector<int64_t> peak_at;
-  for (int p = 0; p < peaks; ++p) peak_at.push_back(rng.Below(horizon));
+  // A flat schedule with several moderate hot spots (no single dominating peak, so many windows
+  // come close to LOAD), heavy-tailed lifetimes and sizes spanning six orders of magnitude.
+  const int64_t horizon = std::max(8, n / 4);
+  const int spots = 4 + static_cast<int>(rng.Below(6));
+  std::vector<int64_t> spot_at;
+  for (int p = 0; p < spots; ++p) spot_at.push_back(rng.Below(horizon));
   for (int i = 0; i < n; ++i) {
     int64_t start = rng.Below(horizon);
-    // A third of the buffers cluster around a peak (the big fused region of a step).
-    if (rng.Chance(0.35)) {
-      const int64_t p = peak_at[static_cast<size_t>(rng.Below(peaks))];
-      start = std::max<int64_t>(0, p - rng.Below(std::max<int64_t>(2, horizon / 40)));
+    if (rng.Chance(0.2)) {
+      const int64_t p = spot_at[static_cast<size_t>(rng.Below(spots))];
+      start = std::min(horizon - 1, p + rng.Below(std::max<int64_t>(2, horizon / 16)));
     }
-    const int64_t length = 1 + static_cast<int64_t>(rng.LogNormal(1.0, 1.2));
-    const int64_t size = Align(static_cast<int64_t>(rng.LogNormal(11.0, 2.0)) + 1, 8);
+    const int64_t length = 1 + static_cast<int64_t>(rng.LogNormal(1.5, 1.3));
+    const int64_t size = Align(static_cast<int64_t>(rng.LogNormal(12.0, 1.8)) + 1, 8);
     out.Add(start, start + std::min(length, horizon), std::min<int64_t>(size, int64_t{1} << 32));
   }
   return out.Take();

@@ -19,11 +19,11 @@
 //                    gradient accumulators live throughout, short-lived gradient temporaries.
 //  weights_and_temps long-lived weights plus many one-to-three-step temporaries.
 //  power_law         Pareto-distributed sizes (heavy tail), random lifetimes.
-//  somas             a MindSpore SOMAS export: operator outputs (sizes 512-aligned, from tensor
-//                    shapes) live until their last consumer, per-operator workspaces live one
-//                    step, a few graph inputs live throughout.
+//  somas             a MindSpore SOMAS export of a training step: forward outputs (512-aligned
+//                    tensor shapes) live until the next operator or the matching backward one,
+//                    gradients two steps, workspaces one, graph inputs throughout.
 //  iopddl            an IOPDDL-style trace (Google's IOPDDL challenge): log-normal sizes and
-//                    lifetimes over a schedule with a few dense peak windows.
+//                    lifetimes over a flat schedule with several moderate hot spots.
 #ifndef ACCELMEM_POLICY_TESTING_TRACE_GENERATORS_H_
 #define ACCELMEM_POLICY_TESTING_TRACE_GENERATORS_H_
 
