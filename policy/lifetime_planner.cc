@@ -924,7 +924,10 @@ bool PeakSearch(const Items& items, Clock::time_point deadline, uint64_t seed,
     if ((++rounds & 7) == 0 && Clock::now() >= deadline) break;
     const int peak = top[rng() % top.size()];
     const int span = items.hi[peak] - items.lo[peak];
-    int margin = static_cast<int>(rng() % static_cast<uint64_t>(2 * span + 8));
+    // Margins from a few sections to thousands (log-uniform): peaks under long-lived buffers
+    // need wide windows before those buffers can move; the free set is capped below.
+    int margin = static_cast<int>(rng() % static_cast<uint64_t>(2 * span + 8)) +
+                 ((1 << static_cast<int>(rng() % 14)) - 1);
     int w_lo = 0, w_hi = 0;
     free_items.clear();
     for (int attempt = 0; attempt < 4; ++attempt) {

@@ -3,22 +3,23 @@
 // aiming for a height (highest offset + size) close to LOAD, the lower bound.
 //
 // Two modes:
-//  - kGreedy: best-fit placement under several buffer orderings (size, area, lifetime, start),
-//    keeping the lowest. Each buffer goes into the smallest free address gap that stays free over
-//    its whole lifetime. The gaps come from a segment tree over time whose nodes keep the merged
-//    (coalesced) address intervals of the buffers stored there, so a query merges ~10 short
-//    sorted lists instead of scanning every overlapping buffer (the last merge only virtually,
-//    while scanning for the gap); the start order is an allocator sweep (O(n log n)) and runs
-//    first, then area, lifetime and size (the orders most likely to lose early go first), and an
-//    order stops as soon as it can no longer win. 20k buffers take ~60 ms and 62k ~0.3 s on one
-//    core, where a naive best-fit takes ~11 s for 62k.
-//  - kSearch: starts from the greedy result and spends the rest of `budget` improving it. A
-//    complete branch and bound over canonical placements (buffers placed bottom-up at the lowest
-//    offset they can take; section load bounds, dominance pruning and dynamic decomposition into
-//    independent time ranges, after MiniMalloc, ASPLOS 2023) runs three preorders concurrently,
-//    first to fit under the capacity, then under lower targets down to LOAD; it stops as soon as
-//    a placement reaches LOAD. Instances with more than 2M overlapping pairs get a randomized
-//    hill climb over greedy orders instead. Never returns a higher placement than greedy mode.
+//  - kGreedy: the lowest of several greedy placements, one per GreedyOrder: the textbook rules of
+//    TFLite, TFLite Micro and XLA with their exact tie-breaks, by area and by start, so greedy
+//    mode is never higher than any of them (policy/README.md). Each buffer goes into the smallest
+//    free address gap that stays free over its whole lifetime (first fit for kSizeFirstFit). The
+//    gaps come from a segment tree over time whose nodes keep the merged (coalesced) address
+//    intervals of the buffers stored there, so a query merges ~10 short sorted lists instead of
+//    scanning every overlapping buffer; the start order is an allocator sweep (O(n log n)) and
+//    runs first, and every order stops as soon as it can no longer win.
+//  - kSearch: starts from the greedy result and spends the rest of `budget` improving it. Up to
+//    4,000 buffers, a complete branch and bound over canonical placements (buffers placed
+//    bottom-up at the lowest offset they can take; section load bounds, dominance pruning and
+//    dynamic decomposition into independent time ranges, after MiniMalloc, ASPLOS 2023) runs
+//    several preorders concurrently, first to fit under the capacity, then under lower targets
+//    down to LOAD; targets it exhausts raise PlacementPlan::lower_bound, and it stops as soon as
+//    a placement reaches the bound. Larger instances (or more than 2M overlapping pairs) get a
+//    large-neighbourhood search that re-packs the buffers of time windows around the peak.
+//    Never returns a higher placement than greedy mode.
 //
 // Sizes are rounded up to the alignment internally, so offsets are always aligned. Buffers with
 // size 0 or an empty lifetime conflict with nothing and get offset 0. The planner is deterministic

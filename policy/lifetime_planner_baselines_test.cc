@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "policy/lifetime_planner.h"
 #include "policy/placement_checker.h"
@@ -107,6 +108,27 @@ TEST(GreedyVersusBaselinesTest, EachOrderIsItsTextbookRule) {
             << family.name << " seed " << seed << " " << GreedyOrderName(order);
       }
     }
+  }
+}
+
+// Search on instances above the branch and bound's size (the window search around the peak) keeps
+// every placement valid and never returns a higher one than greedy.
+TEST(GreedyVersusBaselinesTest, LargeInstanceSearchIsValidAndNeverWorse) {
+  for (const std::string name : {"training", "iopddl", "somas"}) {
+    const std::vector<PlacementBuffer> buffers =
+        policy_testing::FindTraceFamily(name).generate(7, 6000);
+    auto greedy = PlanPlacement(buffers);
+    ASSERT_TRUE(greedy.ok()) << greedy.status();
+    PlannerOptions options;
+    options.mode = PlannerMode::kSearch;
+    options.budget = absl::Seconds(3);
+    auto search = PlanPlacement(buffers, options);
+    ASSERT_TRUE(search.ok()) << search.status();
+    EXPECT_TRUE(CheckPlacement(buffers, search->offsets).ok()) << name;
+    EXPECT_EQ(FindOverlap(buffers, search->offsets), "") << name;
+    EXPECT_LE(search->height, greedy->height) << name;
+    EXPECT_GE(search->height, search->lower_bound) << name;
+    EXPECT_EQ(search->lower_bound, search->load) << name;  // Nothing is proven above 4,000.
   }
 }
 

@@ -288,8 +288,8 @@ TEST(PlanPlacementTest, FlagsResultsAboveCapacity) {
   EXPECT_TRUE(PlanPlacement(buffers, options)->within_capacity);
 }
 
-// Search reaches the true optimum (found by enumeration) on small random instances, and greedy
-// never beats it.
+// Search reaches the true optimum (found by enumeration) on small random instances and proves it
+// (lower_bound), and greedy never beats it.
 TEST(PlanPlacementTest, SearchFindsTheOptimumOnSmallInstances) {
   std::mt19937_64 rng(11);
   int improved = 0;
@@ -302,9 +302,15 @@ TEST(PlanPlacementTest, SearchFindsTheOptimumOnSmallInstances) {
     ASSERT_TRUE(CheckPlacement(buffers, search->offsets).ok()) << "round " << round;
     EXPECT_EQ(search->height, optimum) << "round " << round;
     EXPECT_GE(greedy->height, optimum) << "round " << round;
+    // Search proves the optimum: the targets below it are exhausted, so the bound reaches it.
+    EXPECT_EQ(search->lower_bound, optimum) << "round " << round;
+    EXPECT_TRUE(search->proven_optimal) << "round " << round;
+    EXPECT_LE(greedy->lower_bound, optimum) << "round " << round;
     if (greedy->height > optimum) ++improved;
+    if (optimum > search->load) ++above_load;
   }
-  EXPECT_GT(improved, 0);  // The instances include some where greedy is not optimal.
+  EXPECT_GT(improved, 0);    // The instances include some where greedy is not optimal,
+  EXPECT_GT(above_load, 0);  // and some whose optimum is above LOAD.
 }
 
 // Every preorder, run as the portfolio of 3 and of 4 threads (with the re-ranked one), finds
