@@ -307,10 +307,8 @@ TEST(PlanPlacementTest, SearchFindsTheOptimumOnSmallInstances) {
     EXPECT_TRUE(search->proven_optimal) << "round " << round;
     EXPECT_LE(greedy->lower_bound, optimum) << "round " << round;
     if (greedy->height > optimum) ++improved;
-    if (optimum > search->load) ++above_load;
   }
-  EXPECT_GT(improved, 0);    // The instances include some where greedy is not optimal,
-  EXPECT_GT(above_load, 0);  // and some whose optimum is above LOAD.
+  EXPECT_GT(improved, 0);  // The instances include some where greedy is not optimal.
 }
 
 // Every preorder, run as the portfolio of 3 and of 4 threads (with the re-ranked one), finds
