@@ -3,22 +3,23 @@
 // aiming for a height (highest offset + size) close to LOAD, the lower bound.
 //
 // Two modes:
-//  - kGreedy: best-fit placement under several buffer orderings (size, area, lifetime, start),
-//    keeping the lowest. Each buffer goes into the smallest free address gap that stays free over
-//    its whole lifetime. The gaps come from a segment tree over time whose nodes keep the merged
-//    (coalesced) address intervals of the buffers stored there, so a query merges ~10 short
-//    sorted lists instead of scanning every overlapping buffer (the last merge only virtually,
-//    while scanning for the gap); the start order is an allocator sweep (O(n log n)) and runs
-//    first, then area, lifetime and size (the orders most likely to lose early go first), and an
-//    order stops as soon as it can no longer win. 20k buffers take ~60 ms and 62k ~0.3 s on one
-//    core, where a naive best-fit takes ~11 s for 62k.
-//  - kSearch: starts from the greedy result and spends the rest of `budget` improving it. A
-//    complete branch and bound over canonical placements (buffers placed bottom-up at the lowest
-//    offset they can take; section load bounds, dominance pruning and dynamic decomposition into
-//    independent time ranges, after MiniMalloc, ASPLOS 2023) runs three preorders concurrently,
-//    first to fit under the capacity, then under lower targets down to LOAD; it stops as soon as
-//    a placement reaches LOAD. Instances with more than 2M overlapping pairs get a randomized
-//    hill climb over greedy orders instead. Never returns a higher placement than greedy mode.
+//  - kGreedy: the lowest of several greedy placements, one per GreedyOrder: the textbook rules of
+//    TFLite, TFLite Micro and XLA with their exact tie-breaks, by area and by start, so greedy
+//    mode is never higher than any of them (policy/README.md). Each buffer goes into the smallest
+//    free address gap that stays free over its whole lifetime (first fit for kSizeFirstFit). The
+//    gaps come from a segment tree over time whose nodes keep the merged (coalesced) address
+//    intervals of the buffers stored there, so a query merges ~10 short sorted lists instead of
+//    scanning every overlapping buffer; the start order is an allocator sweep (O(n log n)) and
+//    runs first, and every order stops as soon as it can no longer win.
+//  - kSearch: starts from the greedy result and spends the rest of `budget` improving it. Up to
+//    4,000 buffers, a complete branch and bound over canonical placements (buffers placed
+//    bottom-up at the lowest offset they can take; section load bounds, dominance pruning and
+//    dynamic decomposition into independent time ranges, after MiniMalloc, ASPLOS 2023) runs
+//    several preorders concurrently, first to fit under the capacity, then under lower targets
+//    down to LOAD; targets it exhausts raise PlacementPlan::lower_bound, and it stops as soon as
+//    a placement reaches the bound. Larger instances (or more than 2M overlapping pairs) get a
+//    large-neighbourhood search that re-packs the buffers of time windows around the peak.
+//    Never returns a higher placement than greedy mode.
 //
 // Sizes are rounded up to the alignment internally, so offsets are always aligned. Buffers with
 // size 0 or an empty lifetime conflict with nothing and get offset 0. The planner is deterministic
@@ -40,13 +41,20 @@ namespace policy {
 
 enum class PlannerMode { kGreedy, kSearch };
 
-// Orders in which greedy best-fit considers buffers. Ties break by the next keys listed, then by
-// input index, so every order is deterministic.
+// Orders in which greedy places buffers. Every order except kSizeFirstFit uses best fit (the
+// smallest free gap that holds the buffer over its whole lifetime, the lowest such gap on ties,
+// else the top of the buffers it overlaps); kSizeFirstFit takes the lowest gap that holds it.
+// Ties break by the keys listed, then by input index, so every order is deterministic. The
+// orders are the textbook rules of production compilers, with their exact tie-breaks, so that
+// greedy mode is never worse than any of them (policy/testing:reference_placers checks this).
 enum class GreedyOrder {
-  kSize,      // Larger size first, then longer lifetime, then earlier start.
-  kArea,      // Larger size * lifetime first, then larger size.
-  kLifetime,  // Longer lifetime first, then larger size.
-  kStart,     // Earlier start first, then larger size (the offline equivalent of an allocator).
+  kSize,      // Larger size, then longer lifetime (XLA's GlobalDecreasingSizeBestFit, kSpatial).
+  kArea,      // Larger size * lifetime, then larger size.
+  kLifetime,  // Longer lifetime, then larger size (XLA's kTemporal).
+  kStart,     // Earlier start, then larger size, then longer lifetime (an allocator's order).
+  kWholeThenSize,  // TFLite's arena planner: buffers live over the whole trace first (by index),
+                   // then larger size, then earlier start.
+  kSizeFirstFit,   // Larger size, first fit (TFLite Micro's GreedyMemoryPlanner).
 };
 
 const char* GreedyOrderName(GreedyOrder order);
@@ -56,8 +64,9 @@ struct PlannerOptions {
   int64_t alignment = 1;  // Offsets are multiples of this (>= 1).
   int64_t capacity = 0;   // 0: unbounded. Search first tries to fit under it; never an error.
   absl::Duration budget = absl::Seconds(1);  // Search mode: wall-clock budget after greedy.
-  std::vector<GreedyOrder> orders = {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
-                                     GreedyOrder::kStart};
+  std::vector<GreedyOrder> orders = {GreedyOrder::kSize,          GreedyOrder::kArea,
+                                     GreedyOrder::kLifetime,      GreedyOrder::kStart,
+                                     GreedyOrder::kWholeThenSize, GreedyOrder::kSizeFirstFit};
   uint64_t seed = 1;  // Search mode: seed of the hill climb's perturbations.
   // Search mode threads. The branch and bound has four preorders (three static ones after
   // MiniMalloc, and one re-ranked at each decomposition). 0 (default): one thread per preorder,
@@ -75,7 +84,10 @@ struct PlacementPlan {
   bool within_capacity = true;   // height <= capacity (always true without a capacity).
   std::string method;            // What produced the result, e.g. "greedy:size", "search".
   int64_t search_nodes = 0;      // Branch-and-bound nodes explored (search mode).
-  bool proven_optimal = false;   // height == load, or the search proved no lower height exists.
+  // The best lower bound on the height known: LOAD, raised in search mode (alignment 1) when the
+  // branch and bound proves that no placement fits under a target.
+  int64_t lower_bound = 0;
+  bool proven_optimal = false;  // height == lower_bound: no lower height exists.
 };
 
 // Places `buffers` according to `options`. Fails only for an invalid instance or options

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -81,21 +82,32 @@ std::vector<PlacementBuffer> LoadInstance(const std::string& path) {
 // Reference best fit: orders buffers with the documented keys, then scans every placed buffer.
 std::vector<int64_t> NaiveBestFit(const std::vector<PlacementBuffer>& buffers, GreedyOrder order) {
   std::vector<int> idx;
+  int64_t first = std::numeric_limits<int64_t>::max();
+  int64_t last = std::numeric_limits<int64_t>::min();
   for (size_t i = 0; i < buffers.size(); ++i) {
-    if (buffers[i].size > 0 && buffers[i].start < buffers[i].end) idx.push_back(i);
+    if (buffers[i].size > 0 && buffers[i].start < buffers[i].end) {
+      idx.push_back(i);
+      first = std::min(first, buffers[i].start);
+      last = std::max(last, buffers[i].end);
+    }
   }
   auto key = [&](int i) -> std::tuple<int64_t, int64_t, int64_t> {
     const PlacementBuffer& b = buffers[i];
     const int64_t len = b.end - b.start;
     switch (order) {
       case GreedyOrder::kSize:
-        return {-b.size, -len, b.start};
+        return {-b.size, -len, 0};
       case GreedyOrder::kArea:
-        return {-b.size * len, -b.size, b.start};
+        return {-b.size * len, -b.size, 0};
       case GreedyOrder::kLifetime:
-        return {-len, -b.size, b.start};
+        return {-len, -b.size, 0};
       case GreedyOrder::kStart:
         return {b.start, -b.size, -len};
+      case GreedyOrder::kWholeThenSize:
+        if (b.start == first && b.end == last) return {0, 0, 0};
+        return {1, -b.size, b.start};
+      case GreedyOrder::kSizeFirstFit:
+        return {-b.size, 0, 0};
     }
     return {};
   };
@@ -115,6 +127,7 @@ std::vector<int64_t> NaiveBestFit(const std::vector<PlacementBuffer>& buffers, G
       if (lo - covered >= buffers[i].size && lo - covered < best_gap) {
         best_gap = lo - covered;
         best = covered;
+        if (order == GreedyOrder::kSizeFirstFit) break;
       }
       covered = std::max(covered, hi);
     }
@@ -124,14 +137,13 @@ std::vector<int64_t> NaiveBestFit(const std::vector<PlacementBuffer>& buffers, G
   return offsets;
 }
 
-// Every greedy order (the segment-tree path and the start-order sweep) places exactly like the
-// reference best fit.
+// Every greedy order (the segment-tree path, first fit and the start-order sweep) places exactly
+// like the reference best fit (first fit for kSizeFirstFit).
 TEST(GreedyBestFitTest, MatchesReferenceBestFit) {
   std::mt19937_64 rng(3);
   for (int round = 0; round < 2000; ++round) {
     std::vector<PlacementBuffer> buffers = RandomInstance(rng, round % 10 == 0 ? 120 : 30, 64);
-    for (GreedyOrder order :
-         {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime, GreedyOrder::kStart}) {
+    for (GreedyOrder order : PlannerOptions().orders) {
       ASSERT_EQ(GreedyBestFit(buffers, 1, order), NaiveBestFit(buffers, order))
           << "round " << round << " order " << GreedyOrderName(order);
     }
@@ -139,8 +151,7 @@ TEST(GreedyBestFitTest, MatchesReferenceBestFit) {
   for (const std::string file : {"minimalloc/K.1048576.csv", "idealloc/G_1.csv"}) {
     const std::vector<PlacementBuffer> buffers =
         LoadInstance("third_party/placement_instances/" + file);
-    for (GreedyOrder order :
-         {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime, GreedyOrder::kStart}) {
+    for (GreedyOrder order : PlannerOptions().orders) {
       EXPECT_EQ(GreedyBestFit(buffers, 1, order), NaiveBestFit(buffers, order))
           << file << " " << GreedyOrderName(order);
     }
@@ -152,8 +163,7 @@ TEST(GreedyBestFitTest, MatchesReferenceBestFit) {
 // for speed, and orders that can no longer win stop early).
 TEST(PlanPlacementTest, GreedyKeepsTheFirstListedLowestOrder) {
   std::mt19937_64 rng(11);
-  std::vector<GreedyOrder> orders = {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime,
-                                     GreedyOrder::kStart};
+  std::vector<GreedyOrder> orders = PlannerOptions().orders;
   for (int round = 0; round < 400; ++round) {
     const std::vector<PlacementBuffer> buffers = RandomInstance(rng, 60, 64);
     std::shuffle(orders.begin(), orders.end(), rng);
@@ -234,6 +244,37 @@ TEST(PlanPlacementTest, RejectsInvalidInput) {
   EXPECT_FALSE(PlanPlacement({B("a", 0, 1, 8)}, options).ok());
 }
 
+// Instances whose sizes or lifetimes overflow int64 are errors naming the buffer, in both modes;
+// extreme but representable times plan normally (lifetime lengths and areas are exact).
+TEST(PlanPlacementTest, OverflowIsAnErrorNamingTheBuffer) {
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  const int64_t big = int64_t{1} << 60;
+  for (PlannerMode mode : {PlannerMode::kGreedy, PlannerMode::kSearch}) {
+    PlannerOptions options;
+    options.mode = mode;
+    options.budget = absl::Milliseconds(10);
+    auto sizes = PlanPlacement({B("a", 0, 2, big), B("b", 1, 3, big)}, options);
+    ASSERT_FALSE(sizes.ok());
+    EXPECT_THAT(sizes.status().message(), ::testing::HasSubstr("'b' (#1)"));
+    auto one = PlanPlacement({B("a", 0, 2, 8), B("huge", 1, 3, kMax)}, options);
+    ASSERT_FALSE(one.ok());
+    EXPECT_THAT(one.status().message(), ::testing::HasSubstr("'huge' (#1)"));
+    auto times = PlanPlacement({B("t", kMin, kMax, 8)}, options);
+    ASSERT_FALSE(times.ok());
+    EXPECT_THAT(times.status().message(), ::testing::HasSubstr("'t' (#0)"));
+    // Lifetimes of 2^62 and sizes of 2^58: areas of 2^120 still order exactly.
+    const int64_t far = int64_t{1} << 62;
+    const std::vector<PlacementBuffer> extreme = {B("p", -far, 0, int64_t{1} << 58),
+                                                  B("q", -far, 1, (int64_t{1} << 58) - 1),
+                                                  B("r", -1, far, 3), B("s", kMin, -far, 5)};
+    auto plan = PlanPlacement(extreme, options);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(CheckPlacement(extreme, plan->offsets).ok());
+    EXPECT_EQ(plan->height, plan->load);
+  }
+}
+
 // A result above the capacity is returned and flagged, not dropped.
 TEST(PlanPlacementTest, FlagsResultsAboveCapacity) {
   std::vector<PlacementBuffer> buffers = {B("a", 0, 4, 8), B("b", 0, 4, 8)};
@@ -247,8 +288,8 @@ TEST(PlanPlacementTest, FlagsResultsAboveCapacity) {
   EXPECT_TRUE(PlanPlacement(buffers, options)->within_capacity);
 }
 
-// Search reaches the true optimum (found by enumeration) on small random instances, and greedy
-// never beats it.
+// Search reaches the true optimum (found by enumeration) on small random instances and proves it
+// (lower_bound), and greedy never beats it.
 TEST(PlanPlacementTest, SearchFindsTheOptimumOnSmallInstances) {
   std::mt19937_64 rng(11);
   int improved = 0;
@@ -261,6 +302,10 @@ TEST(PlanPlacementTest, SearchFindsTheOptimumOnSmallInstances) {
     ASSERT_TRUE(CheckPlacement(buffers, search->offsets).ok()) << "round " << round;
     EXPECT_EQ(search->height, optimum) << "round " << round;
     EXPECT_GE(greedy->height, optimum) << "round " << round;
+    // Search proves the optimum: the targets below it are exhausted, so the bound reaches it.
+    EXPECT_EQ(search->lower_bound, optimum) << "round " << round;
+    EXPECT_TRUE(search->proven_optimal) << "round " << round;
+    EXPECT_LE(greedy->lower_bound, optimum) << "round " << round;
     if (greedy->height > optimum) ++improved;
   }
   EXPECT_GT(improved, 0);  // The instances include some where greedy is not optimal.
@@ -346,8 +391,7 @@ TEST(PlanPlacementTest, EveryPublicInstancePassesTheChecker) {
     EXPECT_TRUE(CheckPlacement(buffers, greedy->offsets).ok());
     EXPECT_GE(greedy->height, greedy->load);
     EXPECT_EQ(greedy->height, PlacementHeight(buffers, greedy->offsets));
-    for (GreedyOrder order :
-         {GreedyOrder::kSize, GreedyOrder::kArea, GreedyOrder::kLifetime, GreedyOrder::kStart}) {
+    for (GreedyOrder order : PlannerOptions().orders) {
       const std::vector<int64_t> offsets = GreedyBestFit(buffers, 1, order);
       EXPECT_TRUE(CheckPlacement(buffers, offsets).ok()) << GreedyOrderName(order);
       EXPECT_LE(greedy->height, PlacementHeight(buffers, offsets)) << GreedyOrderName(order);

@@ -1,6 +1,7 @@
 #include "policy/placement_checker.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <utility>
 #include <vector>
@@ -58,10 +59,20 @@ absl::Status ValidateInstance(absl::Span<const PlacementBuffer> buffers,
       return absl::InvalidArgumentError(absl::StrCat(Describe(buffers, i), " has size ", b.size,
                                                      ", above the limit ", kMaxPlacementBytes));
     }
-    total += RoundUp(b.size, limits.alignment);
-    if (total > kMaxPlacementBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the sizes of the buffers add up to more than ", kMaxPlacementBytes, " bytes"));
+    // Planners compare lifetimes by length: end - start must be an int64_t.
+    int64_t length = 0;
+    if (__builtin_sub_overflow(b.end, b.start, &length)) {
+      return absl::InvalidArgumentError(absl::StrCat(Describe(buffers, i), " lives [", b.start,
+                                                     ", ", b.end,
+                                                     "), a lifetime too long for int64"));
+    }
+    // Checked even though every term is <= kMaxPlacementBytes: the sum is what bounds every
+    // offset and height a planner can produce.
+    if (__builtin_add_overflow(total, RoundUp(b.size, limits.alignment), &total) ||
+        total > kMaxPlacementBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("the sizes of the buffers up to ",
+                                                     Describe(buffers, i), " add up to more than ",
+                                                     kMaxPlacementBytes, " bytes"));
     }
   }
   return absl::OkStatus();
@@ -171,7 +182,10 @@ int64_t PlacementHeight(absl::Span<const PlacementBuffer> buffers,
   for (size_t i = 0; i < buffers.size() && i < offsets.size(); ++i) {
     const PlacementBuffer& b = buffers[i];
     if (b.size == 0 || b.start >= b.end) continue;
-    height = std::max(height, offsets[i] + b.size);
+    // Offsets here are unchecked: an end past int64 saturates instead of wrapping.
+    int64_t end = 0;
+    if (__builtin_add_overflow(offsets[i], b.size, &end)) end = std::numeric_limits<int64_t>::max();
+    height = std::max(height, end);
   }
   return height;
 }

@@ -1,6 +1,7 @@
 #include "policy/placement_checker.h"
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -117,6 +118,35 @@ TEST(ValidateInstanceTest, RejectsMalformedInstances) {
   EXPECT_FALSE(ValidateInstance({B("a", 0, 5, 8)}, {1, -1}).ok());
   EXPECT_FALSE(
       ValidateInstance({B("a", 0, 5, kMaxPlacementBytes), B("b", 0, 5, kMaxPlacementBytes)}).ok());
+}
+
+// Sizes, their sum and lifetime lengths that would overflow int64 are errors naming the buffer,
+// never a wrap: 2^62 + 2^62 + 2^62 + 2^62 wraps to 0 in int64.
+TEST(ValidateInstanceTest, OverflowIsAnErrorNamingTheBuffer) {
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_THAT(ValidateInstance({B("a", 0, 5, kMax)}).message(), HasSubstr("'a' (#0) has size"));
+  const int64_t quarter = int64_t{1} << 60;
+  EXPECT_THAT(ValidateInstance({B("a", 0, 5, quarter), B("b", 0, 5, quarter)}).message(),
+              HasSubstr("up to buffer 'b' (#1) add up to more than"));
+  // Alignment rounding counts: two buffers of 2^59 + 1 rounded to 2^59 * 2 each.
+  EXPECT_THAT(
+      ValidateInstance({B("x", 0, 1, (quarter >> 1) + 1), B("y", 0, 1, 1)}, {quarter >> 1, 0})
+          .message(),
+      HasSubstr("up to buffer 'y' (#1)"));
+  EXPECT_THAT(ValidateInstance({B("ok", 0, 1, 8), B("long", kMin, kMax, 8)}).message(),
+              AllOf(HasSubstr("'long' (#1)"), HasSubstr("too long")));
+  EXPECT_THAT(ValidateInstance({B("long", -1, kMax, 8)}).message(), HasSubstr("'long' (#0)"));
+  EXPECT_TRUE(ValidateInstance({B("edge", 0, kMax, 8), B("neg", kMin, -1, 8)}).ok());
+  // The checker rejects the same instances before looking at offsets.
+  EXPECT_THAT(CheckPlacement({B("long", kMin, kMax, 8)}, {0}).message(), HasSubstr("'long'"));
+}
+
+// An offset whose end would pass int64 saturates the height instead of wrapping negative.
+TEST(PlacementHeightTest, SaturatesInsteadOfWrapping) {
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(PlacementHeight({B("a", 0, 5, 8)}, {kMax - 3}), kMax);
+  EXPECT_THAT(CheckPlacement({B("a", 0, 5, 8)}, {kMax - 3}).message(), HasSubstr("'a' (#0)"));
 }
 
 // LOAD is the largest total size live at one step, with half-open lifetimes.

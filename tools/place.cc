@@ -178,6 +178,15 @@ int main(int argc, char** argv) {
     if (!out) return Fail(args.output + ": error: cannot write file");
   }
   PrintSummary(args.instance, buffers->size(), plan->height, load);
+  if (plan->lower_bound > load) {
+    // Search proved that nothing fits under a target above LOAD.
+    std::cerr << absl::StrFormat("lower bound %d (proven by search), height/bound %.6f%s\n",
+                                 plan->lower_bound,
+                                 static_cast<double>(plan->height) / plan->lower_bound,
+                                 plan->proven_optimal ? ", optimal" : "");
+  } else if (plan->proven_optimal) {
+    std::cerr << "height reaches LOAD: optimal\n";
+  }
   std::cerr << absl::StrFormat("method %s, %.1f ms%s\n", plan->method, ms,
                                plan->search_nodes > 0
                                    ? absl::StrFormat(", %d search nodes", plan->search_nodes)
