@@ -34,7 +34,7 @@ struct PipelineConfig {
 };
 
 // Every backend x {with, without memory-reuse} x every placement strategy. The sequential
-// strategy without memory-reuse is left out: the seed's placement does not apply the carry
+// strategy without memory-reuse is left out: the sequential placement does not apply the carry
 // fix-ups (passes/README.md), so init-memref,allocate-memory-addr alone is not a safe pipeline;
 // `with_unsafe_sequential` adds it (the soak's --with_unsafe_sequential, to measure it).
 std::vector<PipelineConfig> AllPipelineConfigs(bool with_unsafe_sequential = false);
