@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "tools/file_io.h"
 
 namespace accelmem {
 namespace tools {
@@ -190,12 +191,8 @@ std::string FormatPlacementCsv(absl::Span<const policy::PlacementBuffer> instanc
 }
 
 absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": error: cannot read file"));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": error: cannot read file"));
-  return ss.str();
+  // "PATH: error: cannot read file: WHY"; a directory is an error, not an empty file.
+  return ReadFileOrStdin(path);
 }
 
 }  // namespace tools

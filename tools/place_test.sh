@@ -66,6 +66,7 @@ expect 1 "inv.csv:3: error: buffer 'b': lower 5 is greater than upper 1" -- "$PL
 printf 'id,start,end,size\n' >"$TMP/hdr.csv"
 expect 1 "hdr.csv:1: error: header has no column 'lower'" -- "$PLACE" "$TMP/hdr.csv"
 expect 1 "missing.csv: error: cannot read file" -- "$PLACE" "$TMP/missing.csv"
+expect 1 "error: cannot read file: it is a directory" -- "$PLACE" "$TMP"
 expect 1 "unknown option '--frobnicate'" -- "$PLACE" --frobnicate "$TMP/inv.csv"
 expect 1 "--mode must be greedy or search" -- "$PLACE" --mode=fast "$TMP/inv.csv"
 expect 1 "--budget-ms needs an integer >= 0" -- "$PLACE" --budget-ms=-1 "$TMP/inv.csv"
