@@ -18,6 +18,7 @@
 #include "passes/verify_memory_plan.h"
 #include "policy/lifetime_planner.h"
 #include "policy/memory_allocator_policy.h"
+#include "policy/placement_checker.h"
 
 namespace accelmem {
 namespace passes {
@@ -161,11 +162,29 @@ bool PlanByLifetime(const std::vector<MemRefPtr>& refs, const std::vector<RootIn
     plan = policy::PlanPlacement(buffers, po);
   }
   if (!plan.ok()) return false;
+  std::vector<int64_t> offsets = plan->offsets;
+  // An already planned function keeps its plan while it is valid and no higher than the new one:
+  // running the pass again must not move buffers (a time-budgeted search may end elsewhere).
+  std::vector<int64_t> old(placed.size());
+  bool all_planned = !placed.empty();
+  for (size_t i = 0; i < placed.size() && all_planned; ++i) {
+    all_planned = placed[i]->addr() >= start;
+    if (all_planned) old[i] = placed[i]->addr() - start;
+  }
+  if (all_planned) {
+    policy::PlacementLimits limits;
+    limits.alignment = po.alignment;
+    if (ShiftedInPlacePairs(buffers, old).empty() &&
+        policy::CheckPlacement(buffers, old, limits).ok() &&
+        policy::PlacementHeight(buffers, old) <= policy::PlacementHeight(buffers, offsets)) {
+      offsets = std::move(old);
+    }
+  }
   int64_t high = start;   // aligned
   int64_t water = start;  // unaligned: the last byte in use, plus one
   for (size_t i = 0; i < placed.size(); ++i) {
-    std::optional<int64_t> a = ir::CheckedAdd(start, plan->offsets[i]);
-    if (!a || plan->offsets[i] < 0 || Align(pol, *a, space) != a) return false;
+    std::optional<int64_t> a = ir::CheckedAdd(start, offsets[i]);
+    if (!a || offsets[i] < 0 || Align(pol, *a, space) != a) return false;
     (*addr)[placed[i]] = *a;
     std::optional<int64_t> end = AlignedEnd(pol, *a, buffers[i].size, space);
     if (!end) return false;
