@@ -2,6 +2,7 @@
 //
 //   bazel run //passes/testing:pipeline_soak -- --programs=100000 --seed=1
 //   bazel run //passes/testing:pipeline_soak -- --seconds=600 --configs=ascend910b
+//   bazel run //passes/testing:pipeline_soak -- --check="$PWD/case.tile"   # one file, all configs
 //
 // For each program (seeds seed, seed+1, ...) and each pipeline configuration whose name contains
 // --configs, it runs pipeline_check's CheckProgram. It prints, per configuration, how many
@@ -10,7 +11,9 @@
 // and the shrunk reproducer. Exit status 1 if anything failed.
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,6 +33,8 @@ ABSL_FLAG(int, over_capacity_percent, 3, "programs with an over-capacity tile or
 ABSL_FLAG(bool, shrink, true, "shrink the reproducers");
 ABSL_FLAG(bool, with_unsafe_sequential, false,
           "also run init-memref,allocate-memory-addr with the sequential placement");
+ABSL_FLAG(std::string, check, "",
+          "check this tile file (unplanned input) under the configurations instead of generating");
 ABSL_FLAG(bool, dump, false, "print each generated program (to look at a seed)");
 ABSL_FLAG(int64_t, report_every, 500, "print the counts every N programs too (0: only at the end)");
 ABSL_FLAG(bool, slices_of_views, true, "generate slices and reshapes of views");
@@ -56,6 +61,19 @@ int main(int argc, char** argv) {
   for (const PipelineConfig& c :
        pt::AllPipelineConfigs(absl::GetFlag(FLAGS_with_unsafe_sequential))) {
     if (absl::StrContains(c.Name(), absl::GetFlag(FLAGS_configs))) configs.push_back(c);
+  }
+  if (!absl::GetFlag(FLAGS_check).empty()) {
+    std::ifstream in(absl::GetFlag(FLAGS_check));
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bool failed = false;
+    for (const PipelineConfig& c : configs) {
+      const CheckResult r = pt::CheckProgram(text, c);
+      std::cout << c.Name() << ": " << (r.failures.empty() ? "ok" : "FAIL") << "\n";
+      for (const CheckFailure& f : r.failures)
+        std::cout << "  " << f.kind << ": " << f.detail << "\n";
+      failed = failed || !r.failures.empty();
+    }
+    return failed ? 1 : 0;
   }
   pt::GeneratorOptions gen;
   gen.over_capacity_percent = absl::GetFlag(FLAGS_over_capacity_percent);
