@@ -163,8 +163,9 @@ bool PlanByLifetime(const std::vector<MemRefPtr>& refs, const std::vector<RootIn
   }
   if (!plan.ok()) return false;
   std::vector<int64_t> offsets = plan->offsets;
-  // An already planned function keeps its plan while it is valid and no higher than the new one:
-  // running the pass again must not move buffers (a time-budgeted search may end elsewhere).
+  // An already planned function keeps its plan while it is valid: running the pass again must not
+  // move buffers (a time-budgeted search ends wherever the clock stops it). To re-plan, reset the
+  // addresses to -1 first.
   std::vector<int64_t> old(placed.size());
   bool all_planned = !placed.empty();
   for (size_t i = 0; i < placed.size() && all_planned; ++i) {
@@ -175,8 +176,7 @@ bool PlanByLifetime(const std::vector<MemRefPtr>& refs, const std::vector<RootIn
     policy::PlacementLimits limits;
     limits.alignment = po.alignment;
     if (ShiftedInPlacePairs(buffers, old).empty() &&
-        policy::CheckPlacement(buffers, old, limits).ok() &&
-        policy::PlacementHeight(buffers, old) <= policy::PlacementHeight(buffers, offsets)) {
+        policy::CheckPlacement(buffers, old, limits).ok()) {
       offsets = std::move(old);
     }
   }
