@@ -2,10 +2,10 @@
 // BackendConfig that selects one, and a registry of backends by name.
 //
 // A Backend gives (1) the allocator policy (CreateMemoryAllocatorPolicy(), the default policy
-// unless overridden, as in the seed's MyBackend example), (2) the capacity of each memory space
+// unless a backend overrides it with its own policy), (2) the capacity of each memory space
 // (GetMemSize(), 0 = unknown, so the capacity check is skipped) and (3) the byte size of a tile
-// (TileBytes(): the contract's ceil(prod(shape) * bits / 8) unless the backend pads, as Ascend
-// pads Acc rows, study §1.3).
+// (TileBytes(): ceil(prod(shape) * bits / 8) unless the backend pads, as Ascend pads the row
+// count of Acc tiles).
 //
 // BackendConfig is a process-global selection (like upstream's): the passes use the configured
 // backend's policy, sizes and capacities, and fall back to the default policy, default sizes and
@@ -72,7 +72,7 @@ class Backend {
 
 using BackendPtr = std::shared_ptr<const Backend>;
 
-// The Acc (L0C) byte size with row padding (study §1.3): for rank >= 2, the row count (the
+// The Acc (L0C) byte size with row padding: for rank >= 2, the row count (the
 // penultimate dimension) is rounded up to `m_alignment`, then bytes = ceil(M_pad * N *
 // prod(batch dims) * bits / 8). Rank < 2 tiles are not padded. nullopt for a dynamic shape.
 std::optional<int64_t> PaddedAccTileBytes(const ir::TileType& tile, int64_t m_alignment);

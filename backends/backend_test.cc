@@ -16,7 +16,8 @@ using ir::DType;
 using ir::MemorySpace;
 using policy::MemoryAllocatorPolicyPtr;
 
-// The seed's MyCustomPolicy: plans every space including DDR, 256-byte alignment, reversed ids.
+// A custom policy as a downstream backend would write one: plans every space including DDR,
+// 256-byte alignment, reversed ids.
 class MyCustomPolicy final : public policy::MemoryAllocatorPolicy {
  public:
   bool ShouldAllocate(MemorySpace) const override { return true; }
@@ -29,7 +30,7 @@ class MyCustomPolicy final : public policy::MemoryAllocatorPolicy {
   }
 };
 
-// The seed's MyBackend: overrides only CreateMemoryAllocatorPolicy.
+// A custom backend that overrides only CreateMemoryAllocatorPolicy.
 class MyBackend : public Backend {
  public:
   std::string Name() const override { return "my"; }
@@ -65,8 +66,8 @@ TEST(BackendConfigTest, SetAndReset) {
   EXPECT_FALSE(BackendConfig::IsConfigured());
 }
 
-// A custom backend's policy (the seed's MyBackend) is what the passes get while it is configured,
-// and ScopedBackend restores the previous selection.
+// A custom backend's policy (the custom backend above) is what the passes get while it is
+// configured, and ScopedBackend restores the previous selection.
 TEST(BackendConfigTest, CustomBackendOverridesPolicy) {
   BackendConfig::Reset();
   {

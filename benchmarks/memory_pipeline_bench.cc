@@ -1,12 +1,12 @@
 // The memory pipeline (init-memref, memory-reuse, allocate-memory-addr) on generated programs of
 // 1k, 10k and 100k tiles, against the baseline without memory-reuse (one slot per tile, the
-// seed's pipeline minus sharing). Counters per run: tiles, the Vec footprint (high-water mark
+// pipeline minus sharing). Counters per run: tiles, the Vec footprint (high-water mark
 // of the planned addresses), LOAD (the largest total bytes live at once, a lower bound on any
 // plan) and footprint / LOAD. Parsing is outside the timed region.
 //
 // The *_Greedy rows run allocate-memory-addr with the lifetime planner (PlacementStrategy::kGreedy)
 // after memory-reuse, and the *_GreedyNoReuse rows with the planner alone; their footprint
-// counters per space compare with the Default rows (reuse + the seed's sequential placement).
+// counters per space compare with the Default rows (reuse + sequential placement).
 //
 // The programs (passes/pipeline_corpus.h) mix straight-line element-wise chains over three tile
 // sizes (512, 1024, 2048 bytes), row slices, a value kept live across blocks, and every 8th block a

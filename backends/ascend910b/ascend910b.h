@@ -1,13 +1,14 @@
 // The Ascend 910B (A2/A3) backend (1 die, 24 AIC + 48 AIV clusters): capacities, Acc row
 // padding and its allocator policy.
 //
-// Capacities in bytes (pypto src/backend/common/soc.cpp Create910BSoC at e2d0f78a, study §3.1):
+// Capacities in bytes (the SoC descriptor of the upstream PyPTO compiler,
+// src/backend/common/soc.cpp, Create910BSoC):
 // Vec 188416 (184 KiB safe of 192 KiB physical: PTO-ISA corrupts the top ~8 KiB, pypto #1804 and
 // pto-isa#170), Mat 524288, Left 65536, Right 65536, Acc 131072 (128 KiB), Bias 1024 (since pypto
 // #2306); DDR unknown (0, unchecked).
-// Acc tiles pad their row count (study §1.3) to 32 for INT32 accumulators, else 16 (pypto
-// backend_910b_handler.h GetL0cMAlignment).
-// Linking this target registers the backend as "ascend910b" in BackendRegistry::Global().
+// Acc tiles pad their row count (the penultimate dimension) to 32 for INT32 accumulators, else 16
+// (pypto backend_910b_handler.h GetL0cMAlignment). Linking this target registers the backend as
+// "ascend910b" in BackendRegistry::Global().
 #ifndef ACCELMEM_BACKENDS_ASCEND910B_ASCEND910B_H_
 #define ACCELMEM_BACKENDS_ASCEND910B_ASCEND910B_H_
 

@@ -1,13 +1,14 @@
 // The Ascend 950 (A5) backend (2 dies x 18 mix clusters of 1 AIC + 2 AIV): capacities, Acc row
 // padding and its allocator policy.
 //
-// Capacities in bytes (pypto src/backend/common/soc.cpp Create950SoC at e2d0f78a, study §3.1):
+// Capacities in bytes (the SoC descriptor of the upstream PyPTO compiler,
+// src/backend/common/soc.cpp, Create950SoC):
 // Vec 245760 (240 KiB safe of 248 KiB physical, pypto #1804), Mat 524288, Left 65536, Right 65536,
 // Acc 262144 (256 KiB), Bias 4096; DDR unknown (0, unchecked). (LeftScale/RightScale are not
 // memory spaces of accelmem's IR.)
-// Acc tiles pad their row count (study §1.3) to 16 for every dtype (pypto backend_handler.h
-// GetL0FractalAlignment).
-// Linking this target registers the backend as "ascend950" in BackendRegistry::Global().
+// Acc tiles pad their row count (the penultimate dimension) to 16 for every dtype (pypto
+// backend_handler.h GetL0FractalAlignment). Linking this target registers the backend as
+// "ascend950" in BackendRegistry::Global().
 #ifndef ACCELMEM_BACKENDS_ASCEND950_ASCEND950_H_
 #define ACCELMEM_BACKENDS_ASCEND950_ASCEND950_H_
 
