@@ -22,6 +22,13 @@ std::vector<StmtPtr> BodyStmts(const StmtPtr& body) {
   return {body};
 }
 
+const YieldStmt* FinalYield(const StmtPtr& body) {
+  if (body == nullptr) return nullptr;
+  const SeqStmts* seq = AsSeq(body.get());
+  if (seq == nullptr) return AsYield(body.get());
+  return seq->stmts.empty() ? nullptr : AsYield(seq->stmts.back().get());
+}
+
 namespace {
 void Flatten(const std::vector<StmtPtr>& in, std::vector<StmtPtr>* out) {
   for (const StmtPtr& s : in) {

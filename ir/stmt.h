@@ -118,6 +118,8 @@ const ReturnStmt* AsReturn(const Stmt* s);
 
 // The statements of a body: a SeqStmts' children, or the statement itself.
 std::vector<StmtPtr> BodyStmts(const StmtPtr& body);
+// The yield that ends a loop body or branch, or null when the body does not end with one.
+const YieldStmt* FinalYield(const StmtPtr& body);
 // A SeqStmts of `stmts` with nested SeqStmts spliced in.
 StmtPtr FlattenSeq(const std::vector<StmtPtr>& stmts, SourceLoc loc = {});
 

@@ -247,11 +247,6 @@ class FunctionVerifier {
     view_frames_[&v] = std::move(frame);
   }
 
-  static const YieldStmt* LastYield(const StmtPtr& body) {
-    std::vector<StmtPtr> stmts = BodyStmts(body);
-    return stmts.empty() ? nullptr : AsYield(stmts.back().get());
-  }
-
   void CheckMemoryBehavior(const Var& v, const Call& c, const OpDef& def) {
     const MemRef* out = MemRefOf(*v.type).get();
     if (out == nullptr || AsTile(v.type) == nullptr) return;
@@ -458,8 +453,8 @@ class FunctionVerifier {
         }
         VerifyScoped(i.then_body, &i.return_vars, {});
         if (i.else_body != nullptr) VerifyScoped(i.else_body, &i.return_vars, {});
-        const YieldStmt* ty = LastYield(i.then_body);
-        const YieldStmt* ey = LastYield(i.else_body);
+        const YieldStmt* ty = FinalYield(i.then_body);
+        const YieldStmt* ey = FinalYield(i.else_body);
         for (size_t k = 0; k < i.return_vars.size(); ++k) {
           CheckVarType(*i.return_vars[k]);
           Define(i.return_vars[k]);

@@ -28,6 +28,16 @@ using ir::MemRefPtr;
 using ir::StmtPtr;
 using ir::VarPtr;
 
+using FrameMap = absl::flat_hash_map<const ir::Var*, ir::ViewFrame>;
+
+// The frame of `v` (a view's source): the one recorded for it, else its own shape at `offset`.
+std::optional<ir::ViewFrame> FrameOf(const FrameMap& frames, const ir::Var& v,
+                                     const ir::TileType& tile, int64_t offset) {
+  auto it = frames.find(&v);
+  if (it != frames.end()) return it->second;
+  return ir::OwnFrame(tile, offset);
+}
+
 class Assigner {
  public:
   explicit Assigner(const ir::Function& f) : fn_(f) {}
@@ -120,12 +130,7 @@ class Assigner {
       return Error(absl::StrCat("value '", v.name, "' of shape ", ir::ShapeToString(tile->shape),
                                 ": its byte size overflows a 64-bit integer"));
     }
-    std::optional<ir::ViewFrame> source;
-    if (auto it = frames_.find(src_var); it != frames_.end()) {
-      source = it->second;
-    } else {
-      source = ir::OwnFrame(*src_tile, src->offset());
-    }
+    std::optional<ir::ViewFrame> source = FrameOf(frames_, *src_var, *src_tile, src->offset());
     if (!source) {
       return Error(absl::StrCat("value '", v.name, "': its source '", src_var->name,
                                 "' has a non-static shape"));
@@ -166,11 +171,6 @@ class Assigner {
     return Fresh(v);
   }
 
-  static const ir::YieldStmt* LastYield(const StmtPtr& body) {
-    std::vector<StmtPtr> stmts = ir::BodyStmts(body);
-    return stmts.empty() ? nullptr : ir::AsYield(stmts.back().get());
-  }
-
   absl::Status Stmt(const StmtPtr& s) {
     if (s == nullptr) return absl::OkStatus();
     switch (s->kind) {
@@ -206,8 +206,8 @@ class Assigner {
         const auto* i = static_cast<const ir::IfStmt*>(s.get());
         if (absl::Status st = Stmt(i->then_body); !st.ok()) return st;
         if (absl::Status st = Stmt(i->else_body); !st.ok()) return st;
-        const ir::YieldStmt* ty = LastYield(i->then_body);
-        const ir::YieldStmt* ey = LastYield(i->else_body);
+        const ir::YieldStmt* ty = ir::FinalYield(i->then_body);
+        const ir::YieldStmt* ey = ir::FinalYield(i->else_body);
         for (size_t k = 0; k < i->return_vars.size(); ++k) {
           const ir::Expr* from =
               ty != nullptr && k < ty->values.size() ? ty->values[k].get() : nullptr;
@@ -231,7 +231,7 @@ class Assigner {
 
   const ir::Function& fn_;
   absl::flat_hash_map<const ir::Var*, MemRefPtr> map_;
-  absl::flat_hash_map<const ir::Var*, ir::ViewFrame> frames_;  // of views and their sharers
+  FrameMap frames_;  // of views and their sharers
   std::vector<MemRefPtr> roots_;
   std::map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
 };
@@ -286,12 +286,7 @@ class StridedCarryCopies {
       const ir::TileType* src_tile = src != nullptr ? ir::AsTile(src->type) : nullptr;
       const ir::TileType* tile = ir::AsTile(a->var->type);
       if (src_tile == nullptr || tile == nullptr) return;
-      std::optional<ir::ViewFrame> source;
-      if (auto it = frames_.find(src); it != frames_.end()) {
-        source = it->second;
-      } else {
-        source = ir::OwnFrame(*src_tile, 0);
-      }
+      std::optional<ir::ViewFrame> source = FrameOf(frames_, *src, *src_tile, 0);
       if (!source) return;
       absl::StatusOr<ir::ViewFrame> frame = ir::ApplyView(*source, src_tile->dtype, *call, *tile);
       std::optional<std::vector<int64_t>> dims = ir::StaticDims(tile->shape);
@@ -320,12 +315,12 @@ class StridedCarryCopies {
 
   // Appends `body` with a copy of every strided value its final yield gives.
   StmtPtr CopyYielded(internal::Rewriter& rw, const StmtPtr& body) {
-    std::vector<StmtPtr> stmts = ir::BodyStmts(body);
-    const ir::YieldStmt* y = stmts.empty() ? nullptr : ir::AsYield(stmts.back().get());
+    const ir::YieldStmt* y = ir::FinalYield(body);
     if (y == nullptr || std::none_of(y->values.begin(), y->values.end(),
                                      [this](const ir::ExprPtr& e) { return Strided(e); })) {
       return body;
     }
+    std::vector<StmtPtr> stmts = ir::BodyStmts(body);
     std::vector<StmtPtr> out(stmts.begin(), stmts.end() - 1);
     std::vector<ir::ExprPtr> values = y->values;
     for (ir::ExprPtr& v : values) {
@@ -362,7 +357,7 @@ class StridedCarryCopies {
   }
 
   absl::flat_hash_set<std::string> names_;
-  absl::flat_hash_map<const ir::Var*, ir::ViewFrame> frames_;
+  FrameMap frames_;
   absl::flat_hash_set<const ir::Var*> strided_;
 };
 
