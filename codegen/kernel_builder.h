@@ -33,7 +33,7 @@
 //     returns additions or -1. Safe from several threads at once.
 //   * deactivate `i64 (ctx, begin, end)`: deactivates the cell of a pointer/bitmasked/dynamic
 //     SNode at f(i) (for dynamic: f gives the container index), first everything sparse below it
-//     (no leak, upstream hazard 11); returns the number of cells that were active and got
+//     (no leak; upstream leaks them); returns the number of cells that were active and got
 //     deactivated (dense: cells reached; dynamic: lists reached). Recycled cells become reusable
 //     after rt->CollectGarbage() (the host's automatic collection does not see kernels).
 //   * append     `i64 (ctx, begin, end)`: appends i*scale+offset to the dynamic list holding the

@@ -1,7 +1,7 @@
 // File: gc/gc_cuda.h
 //
 // The CUDA GC driver: one collection of a device-resident NodeManager as upstream launches it
-// (codegen_cuda.cpp, taichi-sparse-runtime.md §5): phase 0 "gather_list" on a grid of 64-thread
+// (codegen_cuda.cpp): phase 0 "gather_list" on a grid of 64-thread
 // blocks, phase 1 "reinit_lists" on one thread, phase 2 "zero_fill" on the same grid; the kernel
 // boundaries are the grid-wide barriers. A one-thread "prepare" launch first grows the GC scratch
 // (bitmap, bucket table) from the NodeManager's own device pool.

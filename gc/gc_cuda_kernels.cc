@@ -3,11 +3,11 @@
 // //backends/cuda:ptx_codegen. Freestanding C++17 (sparse_runtime/arch.h), extern "C" names so the
 // host driver finds them without demangling.
 //
-// The GC kernels are upstream's three-kernel collection (codegen_cuda.cpp, taichi-sparse-runtime.md
-// §5): phase 0 and 2 on a grid of blocks, phase 1 on one thread; the kernel boundaries are the
-// grid-wide barriers. The accelmem_cuda_nm_* kernels build and inspect a NodeManager that lives in
-// device memory (its RuntimeMemory draws from one preallocated, zero-filled device pool), so that
-// the collector can be tested and measured on its own, without the rest of the runtime.
+// The GC kernels are upstream's three-kernel collection (codegen_cuda.cpp): phase 0 and 2 on a grid
+// of blocks, phase 1 on one thread; the kernel boundaries are the grid-wide barriers. The
+// accelmem_cuda_nm_* kernels build and inspect a NodeManager that lives in device memory (its
+// RuntimeMemory draws from one preallocated, zero-filled device pool), so that the collector can be
+// tested and measured on its own, without the rest of the runtime.
 #include "gc/gc_scratch.h"
 #include "gc/phase0_compact_free_list.h"
 #include "gc/phase1_swap_lists.h"

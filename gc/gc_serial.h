@@ -1,6 +1,6 @@
 // File: gc/gc_serial.h
 //
-// The serial GC of one NodeManager (upstream gc_serial, taichi-sparse-runtime.md §5.2), run on the
+// The serial GC of one NodeManager (upstream gc_serial), run on the
 // calling thread: the three phases with one worker. Equivalent in effect to upstream: afterwards
 // every recycled cell is zero and on the free list after the free list's unused entries,
 // free_list_used == 0, the recycled list is empty and data_list.size() is unchanged.

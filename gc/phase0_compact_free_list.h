@@ -1,6 +1,6 @@
 // File: gc/phase0_compact_free_list.h
 //
-// GC phase 0 (upstream gc_parallel_0, "gather_list"; taichi-sparse-runtime.md §5.3): run by every
+// GC phase 0 (upstream gc_parallel_0, "gather_list"): run by every
 // worker of a grid (or of a CPU pool), no synchronization inside.
 //
 //  1. Compaction: moves the unused tail [U, S) of the free list (S = size, U = free_list_used) to

@@ -24,7 +24,7 @@ void SetFreeList(TestHeap* heap, int32_t size, int32_t used) {
   heap->nm.free_list_used = used;
 }
 
-// Upstream's parallel result (taichi-sparse-runtime.md §5.3): a shift when 2U > S, otherwise the
+// Upstream's parallel result (upstream runtime.cpp): a shift when 2U > S, otherwise the
 // tail [S-U, S) moved into the hole [0, U) and [U, S-U) left in place. One worker: always the
 // order-preserving shift of upstream gc_serial.
 std::vector<int32_t> Expected(int32_t size, int32_t used, int32_t workers = 2) {
@@ -62,13 +62,13 @@ void ExpectCompacts(int32_t size, int32_t used) {
   }
 }
 
-// The seed's first figure: src [6, 8), dst [0, 2) do not overlap; the tail is shifted.
+// Compaction without overlap: src [6, 8), dst [0, 2) are disjoint; the tail is shifted.
 TEST(Phase0Test, SeedFigureNoOverlap) {
   ExpectCompacts(8, 6);
   EXPECT_EQ(Expected(8, 6), (std::vector<int32_t>{106, 107}));
 }
 
-// The seed's second figure: src [3, 8) and dst [0, 5) overlap (3 and 4 are in both); only
+// Compaction with overlap: src [3, 8) and dst [0, 5) overlap (3 and 4 are in both); only
 // [5, 8) moves into [0, 3), giving the rotated order [f5, f6, f7, f3, f4], in any worker order.
 TEST(Phase0Test, SeedFigureOverlap) {
   ExpectCompacts(8, 3);

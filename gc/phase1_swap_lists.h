@@ -1,6 +1,6 @@
 // File: gc/phase1_swap_lists.h
 //
-// GC phase 1 (upstream gc_parallel_1, "reinit_lists"; taichi-sparse-runtime.md §5.3): the
+// GC phase 1 (upstream gc_parallel_1, "reinit_lists"): the
 // single-threaded bookkeeping between phase 0 and phase 2. It runs on exactly one thread, after
 // every phase-0 worker finished and before any phase-2 worker starts (two barriers, or three
 // kernel launches on a GPU), so nothing here needs atomics for correctness.

@@ -1,6 +1,6 @@
 // File: gc/phase2_refill_and_zero.h
 //
-// GC phase 2 (upstream gc_parallel_2, "zero_fill"; taichi-sparse-runtime.md §5.3): every worker
+// GC phase 2 (upstream gc_parallel_2, "zero_fill"): every worker
 // (a GPU block, or a CPU pool worker with one lane) takes recycled cells, lane 0 writes each index
 // to the free-list slot phase 1 reserved for it, and the worker's lanes zero the cell memory
 // together. Exactly element_size bytes per cell are zeroed (#427), nothing else is written.

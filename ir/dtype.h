@@ -1,4 +1,4 @@
-// Element data types of the tile IR (contract §1): names, bit widths, parsing.
+// Element data types of the tile IR: names, bit widths, parsing.
 //
 // Why: every byte-size computation (tile sizes, slice offsets, memory planning) starts from
 // the bit width of the element type, and the text format spells dtypes as bare words.

@@ -1,4 +1,4 @@
-// A function of the tile IR: name, kind (contract §1), parameters, return types and body.
+// A function of the tile IR: name, kind, parameters, return types and body.
 //
 // Why the kind matters: AllocateMemoryAddr skips Orchestration functions, and the reserve
 // space of `system.reserve_buffer` is Mat in AIC functions and Vec otherwise.

@@ -1,4 +1,4 @@
-// Memory spaces of the accelerator (contract §1): DDR plus the on-chip buffers.
+// Memory spaces of the accelerator: DDR plus the on-chip buffers.
 //
 // Why: the memory passes plan addresses per space, and the text spells spaces as bare words.
 #ifndef ACCELMEM_IR_MEMORY_SPACE_H_

@@ -1,5 +1,5 @@
 // The op registry: every op the IR knows, with its arity, keyword arguments, result-type rule
-// and memory behaviour (contract §2).
+// and memory behaviour.
 //
 // Why: the parser rejects unknown ops and wrong arities, the verifier checks each value's
 // declared type against its op's rule, and the memory passes ask an op whether its result is a
@@ -62,7 +62,7 @@ class OpRegistry {
 
   // The process-wide registry, pre-filled with the builtin ops.
   static OpRegistry& Global();
-  // Adds every op of the contract's §2.
+  // Adds every op of the tile IR (docs/tile_ir.md).
   static void RegisterBuiltins(OpRegistry* registry);
 
   // AlreadyExists if the name is taken, InvalidArgument if the definition is inconsistent.

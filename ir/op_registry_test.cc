@@ -10,7 +10,7 @@ VarPtr TileVar(std::vector<int64_t> shape, DType d, MemorySpace s) {
   return MakeVar("t", MakeTile(StaticShape(shape), d, s));
 }
 
-// Every op of the contract's §2 is registered.
+// Every op of the tile IR is registered.
 TEST(OpRegistryTest, ContractOpsRegistered) {
   const OpRegistry& r = OpRegistry::Global();
   for (const char* op : {"tile.slice", "tile.reshape", "tile.matmul_acc", "tile.recip",

@@ -1,4 +1,4 @@
-// The parser: the text of the contract (shared/reference/tile-ir-text.md) -> IR.
+// The parser: tile-IR text (grammar in docs/tile_ir.md) -> IR.
 //
 // It resolves names as it goes: a use must follow its definition in an enclosing scope (loop
 // and branch bodies are scopes; loop and `if` results are defined after them), every name is

@@ -1,6 +1,7 @@
 // libFuzzer target for the parser: any input must either fail with a `fuzz.tile:L:C: error:`
 // diagnostic or parse into a program whose printed text parses back to a structurally equal
-// program and prints to the same bytes (the contract's §4). The verifier must not crash either.
+// program and prints to the same bytes (the printer's canonical form). The verifier must not crash
+// either.
 //
 // `bazel run --config=fuzz //ir:parser_fuzzer` fuzzes it (docs/fuzzing.md); the same entry point
 // runs under gcc in //ir:parser_fuzzer_regression_test.

@@ -1,4 +1,4 @@
-// The printer: IR -> the canonical text of the contract (shared/reference/tile-ir-text.md).
+// The printer: IR -> the canonical tile-IR text (grammar in docs/tile_ir.md).
 //
 // Canonical form: 4-space indentation, `@function(type=T)` only for non-Opaque functions, one
 // blank line between functions, lists `[a, b]`, keywords `key=value`, integers in decimal,

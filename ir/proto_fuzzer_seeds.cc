@@ -1,4 +1,4 @@
-// Writes the seed corpus of //ir:proto_fuzzer: each input .tile file parsed and serialized as an
+// Writes the initial corpus of //ir:proto_fuzzer: each input .tile file parsed and serialized as an
 // accelmem.ir.pb.Program message (the form `tile_opt --emit=proto` writes).
 //
 //   proto_fuzzer_seeds OUT_DIR IN.tile...    # writes OUT_DIR/<basename>.pb

@@ -1,4 +1,4 @@
-// Statements of the tile IR (contract §1): assignment, evaluation, sequences, `for` loops with
+// Statements of the tile IR: assignment, evaluation, sequences, `for` loops with
 // carried values, `if` with results, `yield` and `return`.
 //
 // Immutable nodes shared by pointer (StmtPtr). Bodies of functions, loops and branches are

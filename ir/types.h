@@ -1,4 +1,4 @@
-// Types of tile-IR values (contract §1): Tile, Tensor, Scalar, Index, MemRefType.
+// Types of tile-IR values: Tile, Tensor, Scalar, Index, MemRefType.
 //
 // A TileType lives in an on-chip memory space and, once InitMemRef has run, holds the MemRef
 // it occupies. A TensorType lives in DDR and never holds a MemRef. A MemRefType is the type of

@@ -1,9 +1,10 @@
 // DefaultMemoryAllocatorPolicy: the policy the passes use when no backend is configured, and
 // the one Backend::CreateMemoryAllocatorPolicy() returns unless a backend overrides it.
 //
-// The seed's (and upstream C1's) behaviour: skip DDR (its addresses are managed outside the
+// The upstream compiler's default behaviour: skip DDR (its addresses are managed outside the
 // core), align every on-chip address up to 32 bytes, order the roots of a space by their numeric
-// id ascending (definition order), so plans are deterministic and match the seed's examples.
+// id ascending (definition order), so plans are deterministic and match the
+// upstream pass's documented examples.
 #ifndef ACCELMEM_POLICY_DEFAULT_MEMORY_ALLOCATOR_POLICY_H_
 #define ACCELMEM_POLICY_DEFAULT_MEMORY_ALLOCATOR_POLICY_H_
 

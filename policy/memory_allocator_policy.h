@@ -1,4 +1,4 @@
-// MemoryAllocatorPolicy: the three decisions allocate-memory-addr delegates (seed, study §2.4).
+// MemoryAllocatorPolicy: the three decisions allocate-memory-addr delegates.
 //
 // Which memory spaces get addresses (ShouldAllocate), how an address is aligned in a space
 // (AlignAddress) and in which order the roots of a space are laid out (OrderMemRefs). The pass
@@ -28,7 +28,7 @@ class MemoryAllocatorPolicy {
   // AlignAddress(AlignAddress(a)) == AlignAddress(a).
   virtual uint64_t AlignAddress(uint64_t addr, ir::MemorySpace space) const = 0;
   // Reorders `refs` (the roots of one space) into placement order; must be deterministic.
-  // (A reference parameter, as in the seed's interface, so existing policies port unchanged.)
+  // (A reference parameter, as in the upstream interface, so existing policies port unchanged.)
   virtual void OrderMemRefs(std::vector<ir::MemRefPtr>& refs) const = 0;  // NOLINT
 };
 

@@ -22,7 +22,7 @@
 //     warp-representative variant (one lane per distinct lock address runs the task, the others
 //     wait at a warp barrier); on the CPU both are the same mutex path.
 //
-// Upstream-compatible semantics (taichi-sparse-runtime.md §6). Differences: the CPU spinlock spins
+// Upstream-compatible semantics (upstream runtime.cpp). Differences: the CPU spinlock spins
 // on a plain load with a pause hint before retrying the exchange (test-and-test-and-set), and the
 // CUDA path targets sm_70+ only (independent thread scheduling; no pre-Volta lane serialization).
 #ifndef ACCELMEM_SPARSE_RUNTIME_ARCH_H_

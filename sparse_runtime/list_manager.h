@@ -1,10 +1,10 @@
 // File: sparse_runtime/list_manager.h
 //
 // ListManager: an unbounded array of fixed-size elements stored in lazily allocated chunks of a
-// power-of-two number of elements (upstream runtime.cpp ListManager, taichi-sparse-runtime.md
-// §3.1). Index -> address is O(1): chunks[i >> log2] + element_size * (i & mask). Chunks are
-// allocated on first touch under double-checked locking and published with an atomic release store;
-// element reservation is one atomic add. `clear()` is lazy (chunks and contents are kept).
+// power-of-two number of elements (upstream runtime.cpp ListManager). Index -> address is O(1):
+// chunks[i >> log2] + element_size * (i & mask). Chunks are allocated on first touch under
+// double-checked locking and published with an atomic release store; element reservation is one
+// atomic add. `clear()` is lazy (chunks and contents are kept).
 //
 // Differences from upstream (all deliberate):
 //   * The chunk table is allocated from the runtime memory at init with `max_num_chunks` entries

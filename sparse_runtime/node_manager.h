@@ -1,7 +1,7 @@
 // File: sparse_runtime/node_manager.h
 //
 // NodeManager: the per-SNode cell allocator of the sparse runtime (upstream runtime.cpp
-// NodeManager, taichi-sparse-runtime.md §3.2). Cells live in `data_list`; reusable cells are named
+// NodeManager). Cells live in `data_list`; reusable cells are named
 // by i32 indices on `free_list`; deactivated cells go to `recycled_list` and become reusable only
 // after a garbage collection zero-fills them and moves them to the free list. Every cell handed out
 // is all-zero (fresh pool memory or GC-zeroed).

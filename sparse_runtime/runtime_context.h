@@ -1,7 +1,7 @@
 // File: sparse_runtime/runtime_context.h
 //
 // RuntimeContext: the runtime state of one materialized SNode tree (the analogue of upstream's
-// LLVMRuntime, taichi-sparse-runtime.md §4): the memory pool (RuntimeMemory, with
+// LLVMRuntime): the memory pool (RuntimeMemory, with
 // allocate_aligned and the error code/message host code reads), the zero-filled root buffer, one
 // NodeManager and one ambient element per sparse SNode (pointer, dynamic).
 //

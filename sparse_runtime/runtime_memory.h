@@ -4,8 +4,7 @@
 // NodeManager, SNode functions, runtime context). It is the part of upstream's LLVMRuntime that the
 // allocators need, split out so that they do not depend on the whole runtime context.
 //
-// Memory comes from one of two sources (upstream `allocate_aligned`, taichi-sparse-runtime.md
-// §4.2):
+// Memory comes from one of two sources (upstream `allocate_aligned`):
 //   * a host callback (CPU): `host_allocate(host_pool, size, alignment)` must return zero-filled
 //     memory or null; the host pool owns every byte and releases all of it when the runtime is
 //     destroyed (fixing upstream #5777);

@@ -11,7 +11,7 @@
 //   absl::Status status = tree.Finalize();   // validation + layout
 //
 // Builder calls never fail on the spot (they chain); problems are recorded and Finalize() reports
-// all of them. Rules (taichi-sparse-runtime.md §1.1, plus ours):
+// all of them. Rules (upstream runtime.cpp, plus ours):
 //   * shapes and chunk sizes are positive; each call names 1..12 distinct axes in [0, 12) with one
 //     size per axis;
 //   * a `dynamic` has exactly one axis, not used by any ancestor, and is terminal: only `place`

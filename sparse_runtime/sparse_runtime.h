@@ -19,18 +19,18 @@
 // (SNode::index_axes); coordinate a in [0, extent(a)). For dynamic SNodes, Append / Length and
 // Deactivate take the *container* index (the parent's index, without the dynamic axis).
 //
-// Semantics (taichi-sparse-runtime.md §2, with the upstream bugs of §9 fixed):
+// Semantics (those of Taichi's runtime, with its known bugs fixed):
 //   * Write activates every sparse level of the path; Activate(S) also activates S's ancestors
-//     (upstream writes into the shared ambient element instead, hazard 5).
+//     (upstream writes into the shared ambient element instead).
 //   * Reads of inactive cells return 0, including deactivated bitmasked cells.
 //   * Deactivate(S) first deactivates every active sparse cell below S's cell (upstream leaks the
-//     inner cells, hazard 11); for pointer/dynamic the cells are recycled and become reusable,
+//     inner cells); for pointer/dynamic the cells are recycled and become reusable,
 //     zeroed, after garbage collection (FIFO reuse as upstream), which the runtime runs itself
 //     after each deactivating batch (SparseRuntimeOptions::auto_collect) or on CollectGarbage.
 //   * Append past a dynamic's declared size is an OutOfRange error; allocator exhaustion is
 //     ResourceExhausted; coordinates outside the index space are OutOfRange.
 //   * StructFor / ParallelStructFor visit every active cell of S (for a place: of its parent)
-//     exactly once, for any shape (ceiling splits; upstream skips cells, §4.4).
+//     exactly once, for any shape (ceiling splits; upstream skips cells on uneven shapes).
 //   * Destroying the runtime returns every byte (all memory comes from one HostMemoryPool).
 //
 // Errors: every call returns its own status. An error the runtime records while a call runs

@@ -1,7 +1,7 @@
 // File: sparse_runtime/struct_meta.h
 //
 // StructMeta: the common prefix of every SNode kind's meta struct (upstream runtime.cpp
-// StructMeta, taichi-sparse-runtime.md §1.3). Every X_* function takes `(Ptr meta, Ptr node, ...)`
+// StructMeta). Every X_* function takes `(Ptr meta, Ptr node, ...)`
 // where `meta` points at a kind-specific meta struct whose first member is a StructMeta, and
 // `node` is the container. Kind metas are standard-layout structs with `StructMeta base` first, so
 // a kind meta pointer is a valid StructMeta pointer.

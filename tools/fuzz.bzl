@@ -17,7 +17,7 @@ makes
     the entry point once per file given, so `bazel build //...` builds it with gcc too.
   - `name_regression_test`: a cc_test (any compiler) that runs the entry point on every corpus
     file, then on `mutations` deterministic mutants of them.
-  - `name_lib`: the entry point as an alwayslink library; `name_corpus`: the seed files.
+  - `name_lib`: the entry point as an alwayslink library; `name_corpus`: the initial corpus files.
 """
 
 load("//tools:copts.bzl", "DEFAULT_COPTS")

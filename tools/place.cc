@@ -1,5 +1,6 @@
 // place: static buffer placement from the command line, on instances in the CSV format of
-// ../shared/data/placement/README.md, so results compare with other tools on the same files.
+// the MiniMalloc and idealloc benchmark sets (see third_party/placement_instances), so results
+// compare with other tools on the same files.
 //
 //   place [--mode=greedy|search] [--budget-ms=N] [--capacity=B] [--alignment=A]
 //         [--search-threads=N] [-o OUT] INSTANCE.csv

@@ -1,5 +1,6 @@
 // CSV reading and writing for static placement instances and placements, the formats of
-// ../shared/data/placement/README.md, so results compare with other tools on the same files.
+// the MiniMalloc and idealloc benchmark sets (see third_party/placement_instances), so results
+// compare with other tools on the same files.
 //
 //  - Instance: header `id,lower,upper,size` (columns in any order; extra columns such as
 //    MiniMalloc's `alignment` are ignored), one buffer per line, half-open lifetime

@@ -3,7 +3,7 @@
 #
 #   run_fuzzer.sh BINARY NAME SEED... -- DEFAULT_FLAG... -- [USER_FLAG...] [INPUT...]
 #
-# Without INPUT files: copies the seeds into $ACCELMEM_FUZZ_DIR/NAME/corpus (default
+# Without INPUT files: copies the initial corpus into $ACCELMEM_FUZZ_DIR/NAME/corpus (default
 # /tmp/accelmem_fuzz/NAME; new seeds are added, the corpus grows across runs) and fuzzes it,
 # writing reproducers to $ACCELMEM_FUZZ_DIR/NAME/artifacts/. With INPUT files or directories
 # (relative to where `bazel run` was called): runs just those, to reproduce a finding.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# End-to-end checks of tile_opt: the seed's two examples give exactly the seed's "after" allocs,
+# End-to-end checks of tile_opt: the upstream pass's two examples give exactly their "after" allocs,
 # flags, exit statuses (0 ok, 1 error, 2 bad flags) and error formats.
 set -u
 TILE_OPT="$1"
@@ -12,7 +12,7 @@ check() {  # check NAME CONDITION...
 tmp="${TEST_TMPDIR:-/tmp}/tile_opt_test.$$"
 mkdir -p "$tmp"
 
-# Seed example 1 through allocate-memory-addr alone: the seed's "before" -> its "after".
+# Upstream example 1 through allocate-memory-addr alone: its "before" -> its "after".
 "$TILE_OPT" --passes=allocate-memory-addr "$EX/seed_vec_before.tile" > "$tmp/a.txt"
 check "seed1 exit 0" test $? -eq 0
 check "seed1 mem_vec_0 at 0" grep -qx '    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)' "$tmp/a.txt"
@@ -90,7 +90,7 @@ check "unknown pass exit 2" test $? -eq 2
 check "unknown backend exit 2" test $? -eq 2
 
 # --planner: two tiles with disjoint lifetimes and no memory-reuse. Sequential gives them separate
-# slots (the seed's), greedy and search let them share address 0; all pass verify_memory_plan.
+# slots (as upstream), greedy and search let them share address 0; all pass verify_memory_plan.
 printf 'def f(x: Tensor[[16, 16], FP32]) -> Tensor[[16, 16], FP32]:\n    a: Tile[[16, 16], FP32, Vec] = tile.load(x, [0, 0], [16, 16])\n    s1: Tensor[[16, 16], FP32] = tile.store(a, [0, 0], x)\n    b: Tile[[16, 16], FP32, Vec] = tile.load(x, [0, 0], [16, 16])\n    s2: Tensor[[16, 16], FP32] = tile.store(b, [0, 0], s1)\n    return s2\n' > "$tmp/two.tile"
 "$TILE_OPT" --passes=init-memref,allocate-memory-addr --verify-memory-plan "$tmp/two.tile" > "$tmp/p0.txt"
 check "planner default exit 0" test $? -eq 0

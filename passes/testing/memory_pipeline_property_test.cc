@@ -1,7 +1,7 @@
 // Generated programs through every configuration of the memory pipeline (backends none,
 // ascend910b, ascend950; with and without memory-reuse; every placement strategy): the pipeline
 // accepts them, the plan_simulator oracle finds nothing in the plans, printing is a fixed point
-// and a planned program comes back unchanged from a second run. A failure prints the seed, the
+// and a planned program comes back unchanged from a second run. A failure prints its seed, the
 // configuration and the program shrunk to a small passes/testdata case.
 #include <cstdint>
 #include <set>
@@ -22,7 +22,7 @@ constexpr int kProgramsPerConfig = 150;
 constexpr int kShrinkCalls = 200;
 
 // Failure signatures already shrunk and printed by this process (shrinking is the slow part, and
-// one reproducer per signature is enough; the seeds list names every failing program).
+// one reproducer per signature is enough; the list of seeds names every failing program).
 std::set<std::string>& Shrunk() {
   static std::set<std::string>* s = new std::set<std::string>();
   return *s;

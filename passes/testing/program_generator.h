@@ -35,7 +35,7 @@ namespace accelmem {
 namespace passes_testing {
 
 // SplitMix64 (public domain, Steele, Lea and Flood, "Fast splittable pseudorandom number
-// generators", OOPSLA 2014): a tiny generator whose output is fixed by the seed alone.
+// generators", OOPSLA 2014): a tiny generator whose output is fixed by its seed alone.
 class SplitMix64 {
  public:
   explicit SplitMix64(uint64_t seed) : state_(seed) {}
