@@ -1,6 +1,7 @@
 // The examples of the docs are real: every ```tile block of the Markdown files given as arguments
-// parses, verifies and round-trips through the printer, and every ```tile-error block fails with
-// the message its last line states.
+// parses, verifies and round-trips through the printer, every ```tile-error block fails with the
+// message its last line states, and every block that says it is the memory passes' output of an
+// earlier block is exactly that.
 //
 // Fences (the first word is the language a Markdown viewer highlights; the rest is ours):
 //   ```tile               canonical text: printing the parsed program (comments kept) gives the
@@ -10,11 +11,18 @@
 //   ```tile-error         must fail to parse or verify. Its last line is `# expect: TEXT`; the
 //                         error message (`<input>:line:col: error: ...`, lines counted inside
 //                         the block) must contain TEXT.
+// Attributes after `tile` (any order, besides `non-canonical`):
+//   id=NAME               names the block for a later `from=`.
+//   from=NAME passes=P    the block is what the memory passes P (`tile_opt --passes=P`, `default`
+//   [planner=S]           for all three; S: sequential, greedy, search) make of block NAME of
+//                         the same document: printed without comments, both are the same text.
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -24,6 +32,9 @@
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "ir/verifier.h"
+#include "passes/allocate_memory_addr.h"
+#include "passes/memory_pipeline.h"
+#include "passes/pass_manager.h"
 
 namespace accelmem {
 namespace {
@@ -37,6 +48,7 @@ struct Block {
   int line = 0;  // of the opening fence
   Kind kind = Kind::kCanonical;
   std::string text;
+  std::string id, from, passes, planner;
 };
 
 std::string ReadFile(const std::string& path) {
@@ -68,12 +80,25 @@ std::vector<Block> ExtractBlocks(const std::string& file, const std::string& tex
     Block b;
     b.file = file;
     b.line = static_cast<int>(i) + 1;
-    if (words[0] == "tile-error") {
-      b.kind = Kind::kError;
-    } else if (words.size() > 1 && words[1] == "non-canonical") {
-      b.kind = Kind::kNonCanonical;
-    } else if (words.size() > 1) {
-      ADD_FAILURE() << file << ":" << b.line << ": unknown fence attribute '" << words[1] << "'";
+    if (words[0] == "tile-error") b.kind = Kind::kError;
+    for (size_t w = 1; w < words.size(); ++w) {
+      absl::string_view a = words[w];
+      if (a == "non-canonical" && b.kind != Kind::kError) {
+        b.kind = Kind::kNonCanonical;
+      } else if (absl::ConsumePrefix(&a, "id=")) {
+        b.id = std::string(a);
+      } else if (absl::ConsumePrefix(&a, "from=")) {
+        b.from = std::string(a);
+      } else if (absl::ConsumePrefix(&a, "passes=")) {
+        b.passes = std::string(a);
+      } else if (absl::ConsumePrefix(&a, "planner=")) {
+        b.planner = std::string(a);
+      } else {
+        ADD_FAILURE() << file << ":" << b.line << ": unknown fence attribute '" << a << "'";
+      }
+    }
+    if (b.from.empty() != b.passes.empty() || (!b.planner.empty() && b.from.empty())) {
+      ADD_FAILURE() << file << ":" << b.line << ": from= and passes= (and planner=) go together";
     }
     size_t j = i + 1;
     for (; j < lines.size() && !absl::StartsWith(lines[j], "```"); ++j) {
@@ -120,6 +145,26 @@ void CheckError(const Block& b) {
       << "error: " << p.status().message() << "\nexpected it to contain: " << last;
 }
 
+// The memory passes `to.passes` run on `from` give `to`'s program, printed the same.
+void CheckPipeline(const Block& from, const Block& to) {
+  auto input = ir::ParseAndVerifyProgram(from.text, "<input>");
+  ASSERT_TRUE(input.ok()) << input.status();
+  passes::MemoryPipelineOptions options;
+  if (!to.planner.empty()) {
+    ASSERT_TRUE(passes::ParsePlacementStrategy(to.planner, &options.allocate.strategy))
+        << "unknown planner '" << to.planner << "'";
+  }
+  passes::PassManager pm;
+  absl::Status added = passes::AddPasses(to.passes, &pm, options);
+  ASSERT_TRUE(added.ok()) << added;
+  auto result = pm.Run(*input);
+  ASSERT_TRUE(result.ok()) << result.status();
+  auto expected = ir::ParseAndVerifyProgram(to.text, "<expected>");
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_EQ(ir::PrintProgram(*result->program), ir::PrintProgram(**expected))
+      << "--passes=" << to.passes << " on the block with id=" << from.id << " gives the text above";
+}
+
 // Every tile fence of every given document passes its check.
 TEST(DocExamplesTest, EveryTileBlockPassesItsCheck) {
   ASSERT_FALSE(g_files.empty()) << "pass the Markdown files as arguments";
@@ -128,12 +173,26 @@ TEST(DocExamplesTest, EveryTileBlockPassesItsCheck) {
     ASSERT_FALSE(text.empty()) << file;
     std::vector<Block> blocks = ExtractBlocks(file, text);
     EXPECT_FALSE(blocks.empty()) << file << " has no ```tile block";
+    absl::flat_hash_map<std::string, const Block*> by_id;
+    for (const Block& b : blocks) {
+      if (!b.id.empty() && !by_id.emplace(b.id, &b).second) {
+        ADD_FAILURE() << file << ":" << b.line << ": id=" << b.id << " given twice";
+      }
+    }
     for (const Block& b : blocks) {
       SCOPED_TRACE(absl::StrCat(b.file, ":", b.line));
       if (b.kind == Kind::kError) {
         CheckError(b);
       } else {
         CheckValid(b);
+      }
+      if (!b.from.empty()) {
+        auto it = by_id.find(b.from);
+        if (it == by_id.end()) {
+          ADD_FAILURE() << "no block with id=" << b.from << " in " << file;
+        } else {
+          CheckPipeline(*it->second, b);
+        }
       }
     }
   }
