@@ -1,11 +1,19 @@
-// snode_bench: the sparse runtime's SNode operations against plain baselines.
+// snode_bench: the sparse runtime's SNode operations against upstream's algorithms and plain
+// baselines.
 //
-//   * Pointer activation (cells recycled and collected between rounds, so every activation takes
-//     a free-list cell, as in steady state), activation of already-active cells, and lookup in
-//     sequential and random order — the runtime functions kernels call (Pointer_activate /
-//     Pointer_lookup_element), plus the host API's Write for its per-call overhead.
-//   * Dynamic append (Dynamic_allocate + store) against std::vector::push_back on one thread,
-//     and two threads appending to one list against a std::mutex-guarded vector.
+//   * Upstream pairs: for pointer activation (after a GC / already active), deactivation (LIFO /
+//     random), lookup and is_active (sequential / random), dense lookup, bitmasked activation and
+//     lookup, and dynamic append on one thread, a `BM_Upstream_<op>` row runs the re-implemented
+//     upstream function (//benchmarks/baselines:upstream, out of line, the meta read from memory)
+//     on the same number of cells in the same order, right before accelmem's `BM_<op>` row; for
+//     the lookups a `BM_UpstreamInlined_<op>` row adds upstream's inlined form (the meta's
+//     constants known at compile time, as in a generated kernel). Both rows of a pair time only
+//     the operation (thread CPU time, reported as manual time; re-activation and GC between
+//     rounds are untimed) and accelmem's row reports `vs_upstream` (and `vs_upstream_inlined`) =
+//     upstream's time per operation / accelmem's (see benchmarks/baselines/paired_timing.h).
+//   * The host API's Write for its per-call overhead.
+//   * Dynamic append from 1 and 2 threads (wall time) against std::vector::push_back and a
+//     std::mutex-guarded vector.
 //   * Pointer activation from ParallelStructFor workers, with and without the per-worker
 //     NodeCaches, on 1 and 2 threads.
 //   * Struct-for visit rate (StructFor / ParallelStructFor over a fully active
@@ -13,97 +21,501 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <numeric>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "benchmarks/baselines/paired_timing.h"
+#include "benchmarks/baselines/upstream_node_manager.h"
+#include "benchmarks/baselines/upstream_snodes.h"
+#include "sparse_runtime/host_memory_pool.h"
 #include "sparse_runtime/sparse_runtime.h"
 
 namespace {
 
 using namespace accelmem::sparse_runtime;  // NOLINT: benchmark brevity
+using accelmem::baselines::PairedRow;
+using accelmem::baselines::UpstreamAllocator;
+using accelmem::baselines::UpstreamDynamicMeta;
+using accelmem::baselines::UpstreamDynamicNode;
+using accelmem::baselines::UpstreamNodeManager;
+using accelmem::baselines::UpstreamRuntime;
+using accelmem::baselines::UpstreamRuntimeContext;
 
 constexpr int32_t kCells = 1 << 20;
 
-// root.pointer(i, 2^20).place<int32>("x"): one NodeManager cell (8 B) per active pointer cell.
-struct PointerTree {
-  PointerTree() {
-    tree.root().pointer(Axis(0), kCells).place<int32_t>("x");
+// 0, 1, ..., n - 1, shuffled when `random` (the same order for both rows of a pair).
+std::vector<int32_t> Order(int32_t n, bool random) {
+  std::vector<int32_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  if (random) std::shuffle(order.begin(), order.end(), std::mt19937(7));
+  return order;
+}
+
+std::string Key(const char* op, benchmark::State& state) {
+  return std::string(op) + "/" + std::to_string(state.range(0));
+}
+
+// Ends a baseline row: items processed, and its time per item remembered under `key`.
+void FinishBaseline(benchmark::State& state, PairedRow& row, const std::string& key,
+                    int64_t items) {
+  row.RecordBaseline(key, static_cast<double>(items));
+  state.SetItemsProcessed(state.iterations() * items);
+}
+
+// Ends accelmem's row: items processed, vs_upstream and (where it ran) vs_upstream_inlined.
+void FinishOurs(benchmark::State& state, PairedRow& row, const std::string& key, int64_t items) {
+  row.ReportAgainst(key, static_cast<double>(items));
+  row.ReportAgainst(key + "#inlined", static_cast<double>(items), "vs_upstream_inlined");
+  state.SetItemsProcessed(state.iterations() * items);
+}
+
+int64_t sink = 0;  // results of the lookup loops
+
+// ---------------------------------------------------------------------------------------------
+// accelmem: one SNode under the root of its own tree.
+struct Tree {
+  template <typename Build>
+  explicit Tree(Build&& build) {
+    build(tree.root());
     if (!tree.Finalize().ok()) std::abort();
     rt = std::move(SparseRuntime::Create(tree)).value();
-    ptr = tree.FindPlace("x")->parent();
-    meta = rt->meta(*ptr);
-    node = rt->context()->root + ptr->offset_in_parent_cell();
   }
-  void DeactivateAllAndCollect() {
-    for (int32_t i = 0; i < kCells; ++i) Pointer_deactivate(meta, node, i);
-    if (!rt->CollectGarbage().ok()) std::abort();
+  // Binds meta/node to the parent of the place `name`.
+  void Bind(const char* name) {
+    snode = tree.FindPlace(name)->parent();
+    meta = rt->meta(*snode);
+    node = rt->context()->root + snode->offset_in_parent_cell();
   }
   SNodeTree tree;
   std::unique_ptr<SparseRuntime> rt;
-  const SNode* ptr;
-  Ptr meta;
-  Ptr node;
+  const SNode* snode = nullptr;
+  Ptr meta = nullptr;
+  Ptr node = nullptr;
 };
+
+// root.pointer(i, 2^20).place<int32>("x"): one NodeManager cell (8 B) per active pointer cell.
+struct PointerTree : Tree {
+  PointerTree() : Tree([](SNode& root) { root.pointer(Axis(0), kCells).place<int32_t>("x"); }) {
+    Bind("x");
+  }
+  void ActivateAll() {
+    for (int32_t i = 0; i < kCells; ++i) Pointer_activate(meta, node, i);
+  }
+  void Collect() {
+    if (!rt->CollectGarbage().ok()) std::abort();
+  }
+  void DeactivateAllAndCollect() {
+    for (int32_t i = 0; i < kCells; ++i) Pointer_deactivate(meta, node, i);
+    Collect();
+  }
+};
+
+// upstream: one SNode (id 0) with its container, allocator and ambient element, all memory from a
+// HostMemoryPool as accelmem's runtime uses (same page size and huge-page advice).
+struct UpstreamTree {
+  UpstreamTree(uint64_t element_size, int64_t n, uint64_t container_bytes,
+               uint64_t allocator_node_bytes) {
+    if (allocator_node_bytes > 0) {
+      UpstreamAllocator allocator{&HostMemoryPool::AllocateCallback, &pool};
+      nm = std::make_unique<UpstreamNodeManager>(
+          allocator_node_bytes, UpstreamNodeManager::kRuntimeChunkNumElements, allocator);
+      rt->node_allocators[0] = nm.get();
+    }
+    rt->ambient_elements[0] = static_cast<Ptr>(pool.Allocate(64, 64));
+    context.runtime = rt.get();
+    meta.base.snode_id = 0;
+    meta.base.element_size = element_size;
+    meta.base.max_num_elements = n;
+    meta.base.context = &context;
+    node = static_cast<Ptr>(pool.Allocate(container_bytes, 4096));  // fresh: zero
+    if (node == nullptr || rt->ambient_elements[0] == nullptr) std::abort();
+  }
+  Ptr m() { return reinterpret_cast<Ptr>(&meta); }
+  HostMemoryPool pool;
+  std::unique_ptr<UpstreamNodeManager> nm;
+  std::unique_ptr<UpstreamRuntime> rt = std::make_unique<UpstreamRuntime>();
+  UpstreamRuntimeContext context;
+  UpstreamDynamicMeta meta;  // meta.base for the kinds other than dynamic
+  Ptr node = nullptr;
+};
+
+struct UpstreamPointerTree : UpstreamTree {
+  UpstreamPointerTree()
+      : UpstreamTree(8, kCells, accelmem::baselines::UpstreamPointerContainerBytes(kCells), 8) {}
+  void ActivateAll() {
+    for (int32_t i = 0; i < kCells; ++i)
+      accelmem::baselines::UpstreamPointer_activate(m(), node, i);
+  }
+  void DeactivateAllAndCollect() {
+    for (int32_t i = 0; i < kCells; ++i) {
+      accelmem::baselines::UpstreamPointer_deactivate(m(), node, i);
+    }
+    nm->gc_serial();
+  }
+};
+using UpstreamInlinedPointer = accelmem::baselines::UpstreamInlinedPointer<kCells>;
+
+// ---------------------------------------------------------------------------------------------
+// Pointer activation of cells that are all inactive, each taking a cell from the allocator's free
+// list (everything deactivated and collected, untimed, between rounds).
+void BM_Upstream_Pointer_Activate_AfterGc(benchmark::State& state) {
+  UpstreamPointerTree t;
+  t.ActivateAll();
+  t.DeactivateAllAndCollect();
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] { t.ActivateAll(); });
+    t.DeactivateAllAndCollect();
+  }
+  FinishBaseline(state, row, "Pointer_Activate_AfterGc", kCells);
+}
 
 void BM_Pointer_Activate_AfterGc(benchmark::State& state) {
   PointerTree t;
-  for (int32_t i = 0; i < kCells; ++i) Pointer_activate(t.meta, t.node, i);
+  t.ActivateAll();
   t.DeactivateAllAndCollect();
+  PairedRow row(state);
   for (auto _ : state) {
-    for (int32_t i = 0; i < kCells; ++i) Pointer_activate(t.meta, t.node, i);
-    state.PauseTiming();
+    row.Time([&] { t.ActivateAll(); });
     t.DeactivateAllAndCollect();
-    state.ResumeTiming();
   }
-  state.SetItemsProcessed(state.iterations() * kCells);
+  FinishOurs(state, row, "Pointer_Activate_AfterGc", kCells);
+}
+
+// Activation of cells that are all active already (a test of the slot and nothing else).
+void BM_Upstream_Pointer_Activate_AlreadyActive(benchmark::State& state) {
+  UpstreamPointerTree t;
+  t.ActivateAll();
+  PairedRow row(state);
+  for (auto _ : state) row.Time([&] { t.ActivateAll(); });
+  FinishBaseline(state, row, "Pointer_Activate_AlreadyActive", kCells);
+}
+
+void BM_UpstreamInlined_Pointer_Activate_AlreadyActive(benchmark::State& state) {
+  UpstreamPointerTree t;
+  t.ActivateAll();
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      for (int32_t i = 0; i < kCells; ++i) UpstreamInlinedPointer::activate(t.node, i, t.nm.get());
+    });
+  }
+  FinishBaseline(state, row, "Pointer_Activate_AlreadyActive#inlined", kCells);
 }
 
 void BM_Pointer_Activate_AlreadyActive(benchmark::State& state) {
   PointerTree t;
-  for (int32_t i = 0; i < kCells; ++i) Pointer_activate(t.meta, t.node, i);
+  t.ActivateAll();
+  PairedRow row(state);
+  for (auto _ : state) row.Time([&] { t.ActivateAll(); });
+  FinishOurs(state, row, "Pointer_Activate_AlreadyActive", kCells);
+}
+
+// Deactivation of every cell, in reverse activation order (/random:0) or a random order; the
+// cells are re-activated and collected, untimed, between rounds.
+void BM_Upstream_Pointer_Deactivate(benchmark::State& state) {
+  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
+  UpstreamPointerTree t;
+  PairedRow row(state);
   for (auto _ : state) {
-    for (int32_t i = 0; i < kCells; ++i) Pointer_activate(t.meta, t.node, i);
+    t.ActivateAll();
+    row.Time([&] {
+      for (int32_t i : order) accelmem::baselines::UpstreamPointer_deactivate(t.m(), t.node, i);
+    });
+    t.nm->gc_serial();
   }
-  state.SetItemsProcessed(state.iterations() * kCells);
+  FinishBaseline(state, row, Key("Pointer_Deactivate", state), kCells);
 }
 
 void BM_Pointer_Deactivate(benchmark::State& state) {
-  const bool random = state.range(0) != 0;
+  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
   PointerTree t;
-  std::vector<int32_t> order(kCells);
-  std::iota(order.rbegin(), order.rend(), 0);
-  if (random) std::shuffle(order.begin(), order.end(), std::mt19937(7));
+  PairedRow row(state);
   for (auto _ : state) {
-    state.PauseTiming();
-    for (int32_t i = 0; i < kCells; ++i) Pointer_activate(t.meta, t.node, i);
-    state.ResumeTiming();
-    for (int32_t i : order) Pointer_deactivate(t.meta, t.node, i);
-    state.PauseTiming();
-    if (!t.rt->CollectGarbage().ok()) std::abort();
-    state.ResumeTiming();
+    t.ActivateAll();
+    row.Time([&] {
+      for (int32_t i : order) Pointer_deactivate(t.meta, t.node, i);
+    });
+    t.Collect();
   }
-  state.SetItemsProcessed(state.iterations() * kCells);
+  FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
+}
+
+// Lookup of every (active) cell and a load of its value, sequential or random order.
+void BM_Upstream_Pointer_Lookup(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamPointerTree t;
+  t.ActivateAll();
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum += *reinterpret_cast<int32_t*>(
+            accelmem::baselines::UpstreamPointer_lookup_element(t.m(), t.node, i));
+      }
+      sink += sum;
+    });
+  }
+  FinishBaseline(state, row, Key("Pointer_Lookup", state), kCells);
+}
+
+void BM_UpstreamInlined_Pointer_Lookup(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamPointerTree t;
+  t.ActivateAll();
+  Ptr ambient = t.rt->ambient_elements[0];
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum +=
+            *reinterpret_cast<int32_t*>(UpstreamInlinedPointer::lookup_element(t.node, i, ambient));
+      }
+      sink += sum;
+    });
+  }
+  FinishBaseline(state, row, Key("Pointer_Lookup", state) + "#inlined", kCells);
 }
 
 void BM_Pointer_Lookup(benchmark::State& state) {
-  const bool random = state.range(0) != 0;
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
   PointerTree t;
-  for (int32_t i = 0; i < kCells; ++i) Pointer_activate(t.meta, t.node, i);
-  std::vector<int32_t> order(kCells);
-  std::iota(order.begin(), order.end(), 0);
-  if (random) std::shuffle(order.begin(), order.end(), std::mt19937(7));
-  int64_t sum = 0;
+  t.ActivateAll();
+  PairedRow row(state);
   for (auto _ : state) {
-    for (int32_t i : order)
-      sum += *reinterpret_cast<int32_t*>(Pointer_lookup_element(t.meta, t.node, i));
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum += *reinterpret_cast<int32_t*>(Pointer_lookup_element(t.meta, t.node, i));
+      }
+      sink += sum;
+    });
   }
-  benchmark::DoNotOptimize(sum);
-  state.SetItemsProcessed(state.iterations() * kCells);
+  FinishOurs(state, row, Key("Pointer_Lookup", state), kCells);
+}
+
+// is_active of every (active) cell, sequential or random order.
+void BM_Upstream_Pointer_IsActive(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamPointerTree t;
+  t.ActivateAll();
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t n = 0;
+      for (int32_t i : order) n += accelmem::baselines::UpstreamPointer_is_active(t.m(), t.node, i);
+      sink += n;
+    });
+  }
+  FinishBaseline(state, row, Key("Pointer_IsActive", state), kCells);
+}
+
+void BM_UpstreamInlined_Pointer_IsActive(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamPointerTree t;
+  t.ActivateAll();
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t n = 0;
+      for (int32_t i : order) n += UpstreamInlinedPointer::is_active(t.node, i);
+      sink += n;
+    });
+  }
+  FinishBaseline(state, row, Key("Pointer_IsActive", state) + "#inlined", kCells);
+}
+
+void BM_Pointer_IsActive(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  PointerTree t;
+  t.ActivateAll();
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t n = 0;
+      for (int32_t i : order) n += Pointer_is_active(t.meta, t.node, i);
+      sink += n;
+    });
+  }
+  FinishOurs(state, row, Key("Pointer_IsActive", state), kCells);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dense lookup: root.dense(i, 2^20).place<int32>, every cell looked up and loaded.
+void BM_Upstream_Dense_Lookup(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamTree t(4, kCells, 4 * uint64_t{kCells}, 0);
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum += *reinterpret_cast<int32_t*>(
+            accelmem::baselines::UpstreamDense_lookup_element(t.m(), t.node, i));
+      }
+      sink += sum;
+    });
+  }
+  FinishBaseline(state, row, Key("Dense_Lookup", state), kCells);
+}
+
+void BM_UpstreamInlined_Dense_Lookup(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamTree t(4, kCells, 4 * uint64_t{kCells}, 0);
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum += *reinterpret_cast<int32_t*>(
+            accelmem::baselines::UpstreamInlinedDense<4>::lookup_element(t.node, i));
+      }
+      sink += sum;
+    });
+  }
+  FinishBaseline(state, row, Key("Dense_Lookup", state) + "#inlined", kCells);
+}
+
+void BM_Dense_Lookup(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  Tree t([](SNode& root) { root.dense(Axis(0), kCells).place<int32_t>("d"); });
+  t.Bind("d");
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum += *reinterpret_cast<int32_t*>(Dense_lookup_element(t.meta, t.node, i));
+      }
+      sink += sum;
+    });
+  }
+  FinishOurs(state, row, Key("Dense_Lookup", state), kCells);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bitmasked: root.bitmasked(i, 2^20).place<int32>. Activation of every cell from all inactive
+// (the mask cleared, untimed, between rounds), and lookup of every active cell, sequential or
+// random order.
+using UpstreamInlinedBitmasked = accelmem::baselines::UpstreamInlinedBitmasked<4, kCells>;
+
+struct UpstreamBitmaskedTree : UpstreamTree {
+  UpstreamBitmaskedTree()
+      : UpstreamTree(4, kCells, accelmem::baselines::UpstreamBitmaskedContainerBytes(4, kCells),
+                     0) {}
+  void Clear() { std::memset(node + 4 * uint64_t{kCells}, 0, kCells / 8); }
+};
+
+struct BitmaskedTree : Tree {
+  BitmaskedTree() : Tree([](SNode& root) { root.bitmasked(Axis(0), kCells).place<int32_t>("b"); }) {
+    Bind("b");
+  }
+  void Clear() {
+    for (int32_t i = 0; i < kCells; ++i) Bitmasked_deactivate(meta, node, i);
+  }
+};
+
+void BM_Upstream_Bitmasked_Activate(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamBitmaskedTree t;
+  PairedRow row(state);
+  for (auto _ : state) {
+    t.Clear();
+    row.Time([&] {
+      for (int32_t i : order) accelmem::baselines::UpstreamBitmasked_activate(t.m(), t.node, i);
+    });
+  }
+  FinishBaseline(state, row, Key("Bitmasked_Activate", state), kCells);
+}
+
+void BM_UpstreamInlined_Bitmasked_Activate(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamBitmaskedTree t;
+  PairedRow row(state);
+  for (auto _ : state) {
+    t.Clear();
+    row.Time([&] {
+      for (int32_t i : order) UpstreamInlinedBitmasked::activate(t.node, i);
+    });
+  }
+  FinishBaseline(state, row, Key("Bitmasked_Activate", state) + "#inlined", kCells);
+}
+
+void BM_Bitmasked_Activate(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  BitmaskedTree t;
+  PairedRow row(state);
+  for (auto _ : state) {
+    t.Clear();
+    row.Time([&] {
+      for (int32_t i : order) Bitmasked_activate(t.meta, t.node, i);
+    });
+  }
+  FinishOurs(state, row, Key("Bitmasked_Activate", state), kCells);
+}
+
+void BM_Upstream_Bitmasked_Lookup(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamBitmaskedTree t;
+  for (int32_t i = 0; i < kCells; ++i)
+    accelmem::baselines::UpstreamBitmasked_activate(t.m(), t.node, i);
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum += *reinterpret_cast<int32_t*>(
+            accelmem::baselines::UpstreamBitmasked_lookup_element(t.m(), t.node, i));
+      }
+      sink += sum;
+    });
+  }
+  FinishBaseline(state, row, Key("Bitmasked_Lookup", state), kCells);
+}
+
+void BM_UpstreamInlined_Bitmasked_Lookup(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamBitmaskedTree t;
+  for (int32_t i = 0; i < kCells; ++i) UpstreamInlinedBitmasked::activate(t.node, i);
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum += *reinterpret_cast<int32_t*>(UpstreamInlinedBitmasked::lookup_element(t.node, i));
+      }
+      sink += sum;
+    });
+  }
+  FinishBaseline(state, row, Key("Bitmasked_Lookup", state) + "#inlined", kCells);
+}
+
+void BM_Bitmasked_Lookup(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  BitmaskedTree t;
+  for (int32_t i = 0; i < kCells; ++i) Bitmasked_activate(t.meta, t.node, i);
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum += *reinterpret_cast<int32_t*>(Bitmasked_lookup_element(t.meta, t.node, i));
+      }
+      sink += sum;
+    });
+  }
+  FinishOurs(state, row, Key("Bitmasked_Lookup", state), kCells);
 }
 
 // The host API on the same tree: index checks, shared lock, walk, activation, store; 1 or 2
@@ -142,24 +554,64 @@ void BM_DenseArray_Lookup(benchmark::State& state) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Dynamic append: root.dynamic(i, 2^22, chunk 4096).place<int32>.
+// Dynamic append: root.dynamic(i, 2^22, chunk 4096).place<int32>; 2^20 appends from empty (the
+// list deactivated and collected, untimed, between rounds).
 constexpr int32_t kAppends = 1 << 20;
+constexpr int32_t kDynamicChunk = 4096;
 
-struct DynamicTree {
-  DynamicTree() {
-    tree.root().dynamic(Axis(0), 4 * kAppends, 4096).place<int32_t>("d");
-    if (!tree.Finalize().ok()) std::abort();
-    rt = std::move(SparseRuntime::Create(tree)).value();
-    dyn = tree.FindPlace("d")->parent();
-    meta = rt->meta(*dyn);
-    node = rt->context()->root + dyn->offset_in_parent_cell();
+struct DynamicTree : Tree {
+  DynamicTree()
+      : Tree([](SNode& root) {
+          root.dynamic(Axis(0), 4 * kAppends, kDynamicChunk).place<int32_t>("d");
+        }) {
+    Bind("d");
   }
-  SNodeTree tree;
-  std::unique_ptr<SparseRuntime> rt;
-  const SNode* dyn;
-  Ptr meta;
-  Ptr node;
 };
+
+struct UpstreamDynamicTree : UpstreamTree {
+  UpstreamDynamicTree()
+      : UpstreamTree(4, 4 * kAppends, sizeof(UpstreamDynamicNode),
+                     accelmem::baselines::UpstreamDynamicChunkBytes(4, kDynamicChunk)) {
+    meta.chunk_size = kDynamicChunk;
+  }
+  void Clear() {
+    accelmem::baselines::UpstreamDynamic_deactivate(m(), node);
+    nm->gc_serial();
+  }
+};
+
+void BM_Upstream_Dynamic_Append(benchmark::State& state) {
+  UpstreamDynamicTree t;
+  PairedRow row(state);
+  for (auto _ : state) {
+    t.Clear();
+    row.Time([&] {
+      for (int32_t k = 0; k < kAppends; ++k)
+        accelmem::baselines::UpstreamDynamic_append(t.m(), t.node, k);
+    });
+  }
+  if (accelmem::baselines::UpstreamDynamic_get_num_elements(t.m(), t.node) != kAppends) {
+    state.SkipWithError("wrong length");
+  }
+  FinishBaseline(state, row, "Dynamic_Append", kAppends);
+}
+
+void BM_Dynamic_Append(benchmark::State& state) {
+  DynamicTree t;
+  PairedRow row(state);
+  for (auto _ : state) {
+    Dynamic_deactivate(t.meta, t.node);
+    if (!t.rt->CollectGarbage().ok()) std::abort();
+    row.Time([&] {
+      for (int32_t k = 0; k < kAppends; ++k) {
+        int32_t len;
+        *reinterpret_cast<int32_t*>(Dynamic_allocate(t.meta, t.node, &len)) = k;
+      }
+    });
+  }
+  if (Dynamic_get_num_elements(t.meta, t.node) != kAppends) state.SkipWithError("wrong length");
+  FinishOurs(state, row, "Dynamic_Append", kAppends);
+}
 
 template <typename Fn>
 void RunThreads(int threads, Fn&& fn) {
@@ -169,7 +621,8 @@ void RunThreads(int threads, Fn&& fn) {
   for (auto& th : pool) th.join();
 }
 
-void BM_Dynamic_Append(benchmark::State& state) {
+// 1 or 2 threads appending to one list (wall time), next to the std::vector rows.
+void BM_Dynamic_AppendThreads(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   DynamicTree t;
   auto round = [&] {
@@ -214,7 +667,6 @@ void BM_StdVector_PushBack(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kAppends);
 }
 
-// ---------------------------------------------------------------------------------------------
 // Struct-for over a fully active pointer(1024).dense(1024) of f32.
 struct StructForTree {
   explicit StructForTree(int threads) {
@@ -311,10 +763,40 @@ void BM_DenseLoop_Visit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kCells);
 }
 
-BENCHMARK(BM_Pointer_Activate_AfterGc)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Pointer_Activate_AlreadyActive)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Pointer_Deactivate)->ArgName("random")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Pointer_Lookup)->ArgName("random")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+// Upstream pairs: manual time (thread CPU time of the operation only), baseline rows first.
+void Paired(benchmark::internal::Benchmark* b) {
+  b->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+void PairedOrder(benchmark::internal::Benchmark* b) {
+  b->ArgName("random")->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_Upstream_Pointer_Activate_AfterGc)->Apply(Paired);
+BENCHMARK(BM_Pointer_Activate_AfterGc)->Apply(Paired);
+BENCHMARK(BM_Upstream_Pointer_Activate_AlreadyActive)->Apply(Paired);
+BENCHMARK(BM_UpstreamInlined_Pointer_Activate_AlreadyActive)->Apply(Paired);
+BENCHMARK(BM_Pointer_Activate_AlreadyActive)->Apply(Paired);
+BENCHMARK(BM_Upstream_Pointer_Deactivate)->Apply(PairedOrder);
+BENCHMARK(BM_Pointer_Deactivate)->Apply(PairedOrder);
+BENCHMARK(BM_Upstream_Pointer_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_UpstreamInlined_Pointer_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_Pointer_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_Upstream_Pointer_IsActive)->Apply(PairedOrder);
+BENCHMARK(BM_UpstreamInlined_Pointer_IsActive)->Apply(PairedOrder);
+BENCHMARK(BM_Pointer_IsActive)->Apply(PairedOrder);
+BENCHMARK(BM_Upstream_Dense_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_UpstreamInlined_Dense_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_Dense_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_Upstream_Bitmasked_Activate)->Apply(PairedOrder);
+BENCHMARK(BM_UpstreamInlined_Bitmasked_Activate)->Apply(PairedOrder);
+BENCHMARK(BM_Bitmasked_Activate)->Apply(PairedOrder);
+BENCHMARK(BM_Upstream_Bitmasked_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_UpstreamInlined_Bitmasked_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_Bitmasked_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_Upstream_Dynamic_Append)->Apply(Paired);
+BENCHMARK(BM_Dynamic_Append)->Apply(Paired);
+
+// Plain baselines and the rows without an upstream pair.
 BENCHMARK(BM_DenseArray_Lookup)->ArgName("random")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HostApi_Write)
     ->ArgName("threads")
@@ -322,7 +804,7 @@ BENCHMARK(BM_HostApi_Write)
     ->Arg(2)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_Dynamic_Append)
+BENCHMARK(BM_Dynamic_AppendThreads)
     ->ArgName("threads")
     ->Arg(1)
     ->Arg(2)
