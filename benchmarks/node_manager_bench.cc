@@ -9,10 +9,22 @@
 // the cycle is timed (manual time); for the NodeManager the GC that makes the recycled cells
 // reusable runs untimed between cycles: the runtime's own, gc::gc_serial (what SparseRuntime runs
 // with one GC worker; it hands cells out again in address order and zeroes long runs with
-// streaming stores; //benchmarks:gc_bench times it). BM_NodeManager_GcSerial times the manager's
-// reference GC (NodeManager::gc_serial, upstream's recycle order) against one memset. Arguments:
-// /order (0 = LIFO, 1 = random) /threads /touch (1 = write 8 bytes into every cell after allocating
-// it, as a user would).
+// streaming stores; //benchmarks:gc_bench times it). The GcSerial rows time the serial GCs of
+// 2^20 recycled cells (upstream's, the manager's reference NodeManager::gc_serial and the
+// runtime's gc::gc_serial), BM_Memset_Limit one memset of the same bytes. Arguments: /random
+// (0 = LIFO, 1 = random) /threads /touch (1 = write 8 bytes into every cell after allocating it, as
+// a user would).
+//
+// Upstream baseline (//benchmarks/baselines:upstream, the algorithms of Taichi's LLVM runtime):
+// `BM_Upstream_Cycle` runs the same cycles through upstream's NodeManager (per-cell allocate; per-
+// cell recycle that finds the cell's index by scanning the data list's chunks; upstream's
+// gc_serial untimed between cycles, recycling order), on chunks from the same kind of pool. It is
+// registered before the NodeManager rows; each of them reports `vs_upstream` = upstream's CPU time
+// per cell / its own, for the same arguments (CPU time, since wall time on this shared VM says
+// little; see benchmarks/baselines/paired_timing.h). `BM_Upstream_Ptr2Index` / `BM_NodeManager_
+// Ptr2Index` time the address -> index step alone (2^20 cells, sequential or random order), and
+// `BM_Upstream_GcSerial` pairs with the GC rows below; these pairs report thread CPU time as
+// manual time.
 //
 // NodeManager variants: `Plain` is the runtime's allocate()/recycle() (one atomic each, as
 // upstream); `Batch64` uses allocate_cells()/recycle_cells() in batches of 64 (one atomic per
@@ -35,10 +47,13 @@
 #include <ctime>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "benchmarks/baselines/paired_timing.h"
+#include "benchmarks/baselines/upstream_node_manager.h"
 #include "gc/gc_serial.h"
 #include "sparse_runtime/host_memory_pool.h"
 #include "sparse_runtime/node_cache.h"
@@ -49,6 +64,10 @@ extern "C" void __libc_free(void* ptr);
 
 namespace {
 
+using accelmem::baselines::BaselineSecondsPerItem;
+using accelmem::baselines::PairedRow;
+using accelmem::baselines::UpstreamAllocator;
+using accelmem::baselines::UpstreamNodeManager;
 using accelmem::sparse_runtime::HostMemoryPool;
 using accelmem::sparse_runtime::NodeCache;
 using accelmem::sparse_runtime::NodeManager;
@@ -174,8 +193,9 @@ inline void ReleaseGathered(const HugeArray<void*>& ptrs, const HugeArray<int32_
 
 // Times cycle(thread) on `threads` threads: one untimed warm-up, then one timed run per
 // iteration, with between() untimed after the warm-up and after every run; then the counters.
+// Returns the threads' CPU seconds per cell.
 template <typename Cycle, typename Between>
-void TimeCycles(benchmark::State& state, int threads, Cycle& cycle, Between&& between) {
+double TimeCycles(benchmark::State& state, int threads, Cycle& cycle, Between&& between) {
   TimeParallel(threads, cycle);  // warm-up: chunks, page faults
   between();
   double cpu_seconds = 0;
@@ -184,6 +204,13 @@ void TimeCycles(benchmark::State& state, int threads, Cycle& cycle, Between&& be
     between();
   }
   SetCellCounters(state, cpu_seconds);
+  return cpu_seconds / (static_cast<double>(state.iterations()) * kCells);
+}
+
+// The key of a cycle row's arguments (random/threads/touch), for the upstream pairing.
+std::string CycleKey(benchmark::State& state) {
+  return "Cycle/" + std::to_string(state.range(0)) + "/" + std::to_string(state.range(1)) + "/" +
+         std::to_string(state.range(2));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -348,33 +375,148 @@ void BM_NodeManager(benchmark::State& state) {
   auto collect = [&] {
     if (!accelmem::gc::gc_serial(&nm, &scratch)) state.SkipWithError(manager->memory.error_message);
   };
-  TimeCycles(state, threads, cycle, collect);
+  const double cpu_per_cell = TimeCycles(state, threads, cycle, collect);
   if (nm.data_list.size() != kCells) state.SkipWithError("cells were not reused");
   state.counters["meta_B_per_cell"] = manager->MetaBytesPerCell();
+  auto upstream = BaselineSecondsPerItem().find(CycleKey(state));
+  if (upstream != BaselineSecondsPerItem().end() && cpu_per_cell > 0) {
+    state.counters["vs_upstream"] = upstream->second / cpu_per_cell;
+  }
 }
 
-// Serial GC of 2^20 recycled 64 B cells (recycled LIFO or in random order).
-void BM_NodeManager_GcSerial(benchmark::State& state) {
+// Upstream's NodeManager, the same cycles: per-cell allocate and recycle (the linear chunk scan),
+// upstream's gc_serial (recycling order) untimed between cycles.
+struct UpstreamManager {
+  UpstreamManager()
+      : nm(kCellBytes, UpstreamNodeManager::kRuntimeChunkNumElements,
+           UpstreamAllocator{&HostMemoryPool::AllocateCallback, &pool}) {}
+  HostMemoryPool pool;
+  UpstreamNodeManager nm;
+};
+
+void BM_Upstream_Cycle(benchmark::State& state) {
+  const bool random = state.range(0) != 0;
+  const int threads = static_cast<int>(state.range(1));
+  const bool touch = state.range(2) != 0;
+  Work work(threads, random);
+  auto manager = std::make_unique<UpstreamManager>();
+  UpstreamNodeManager& nm = manager->nm;
+  auto cycle = [&](int t) {
+    HugeArray<void*>& ptrs = *work.ptrs[t];
+    const HugeArray<int32_t>& order = *work.order[t];
+    const int64_t n = static_cast<int64_t>(ptrs.size());
+    for (int64_t k = 0; k < n; ++k) {
+      ptrs[k] = nm.allocate();
+      if (touch) Touch(ptrs[k], k);
+    }
+    ReleaseGathered(ptrs, order, [&](void** batch) {
+      for (int j = 0; j < 64; ++j) nm.recycle(batch[j]);
+    });
+  };
+  const double cpu_per_cell = TimeCycles(state, threads, cycle, [&] { nm.gc_serial(); });
+  if (nm.data_list->size() != kCells) state.SkipWithError("cells were not reused");
+  BaselineSecondsPerItem()[CycleKey(state)] = cpu_per_cell;
+}
+
+// ptr2index alone: the index of each of 2^20 allocated cells, sequential or random order.
+template <typename Locate>
+void TimePtr2Index(benchmark::State& state, std::vector<void*> cells, Locate&& locate,
+                   bool baseline) {
+  if (state.range(0) != 0) std::shuffle(cells.begin(), cells.end(), std::mt19937_64(42));
+  PairedRow row(state);
+  int64_t sum = 0;
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t s = 0;
+      for (void* p : cells) s += locate(p);
+      sum += s;
+    });
+  }
+  benchmark::DoNotOptimize(sum);
+  const std::string key = "Ptr2Index/" + std::to_string(state.range(0));
+  if (baseline) {
+    row.RecordBaseline(key, kCells);
+  } else {
+    row.ReportAgainst(key, kCells);
+  }
+  state.SetItemsProcessed(state.iterations() * kCells);
+}
+
+void BM_Upstream_Ptr2Index(benchmark::State& state) {
+  auto manager = std::make_unique<UpstreamManager>();
+  std::vector<void*> cells(kCells);
+  for (void*& p : cells) p = manager->nm.allocate();
+  TimePtr2Index(
+      state, std::move(cells), [&](void* p) { return manager->nm.locate(p); }, true);
+}
+
+void BM_NodeManager_Ptr2Index(benchmark::State& state) {
+  auto manager = std::make_unique<Manager>();
+  std::vector<void*> cells(kCells);
+  for (void*& p : cells) p = manager->nm.allocate();
+  TimePtr2Index(
+      state, std::move(cells), [&](void* p) { return manager->nm.locate(p); }, false);
+}
+
+// Serial GC of 2^20 recycled 64 B cells (recycled LIFO or in random order); the recycling is
+// untimed. BM_Upstream_GcSerial is upstream's gc_serial; BM_NodeManager_GcSerial the manager's
+// reference GC (upstream's algorithm in accelmem's NodeManager), BM_Runtime_GcSerial the GC the
+// runtime runs (gc::gc_serial); both report vs_upstream.
+template <typename M, typename Allocate, typename Recycle, typename Collect>
+void TimeGcSerial(benchmark::State& state, M& nm, Allocate&& allocate, Recycle&& recycle,
+                  Collect&& collect, bool baseline) {
   const bool random = state.range(0) != 0;
   Work work(1, random);
-  auto manager = std::make_unique<Manager>();
-  NodeManager& nm = manager->nm;
   HugeArray<void*>& ptrs = *work.ptrs[0];
   const HugeArray<int32_t>& order = *work.order[0];
   auto fill = [&] {
-    for (int64_t k = 0; k < kCells; ++k) ptrs[k] = nm.allocate();
-    for (int64_t k = 0; k < kCells; ++k) nm.recycle(static_cast<uint8_t*>(ptrs[order[k]]));
+    for (int64_t k = 0; k < kCells; ++k) ptrs[k] = allocate();
+    for (int64_t k = 0; k < kCells; ++k) recycle(ptrs[order[k]]);
   };
   fill();
-  nm.gc_serial();
+  collect();
+  PairedRow row(state);
   for (auto _ : state) {
-    state.PauseTiming();
     fill();
-    state.ResumeTiming();
-    nm.gc_serial();
+    row.Time(collect);
+  }
+  const std::string key = "GcSerial/" + std::to_string(state.range(0));
+  if (baseline) {
+    row.RecordBaseline(key, kCells);
+  } else {
+    row.ReportAgainst(key, kCells);
   }
   state.SetItemsProcessed(state.iterations() * kCells);
   state.SetBytesProcessed(state.iterations() * kCells * static_cast<int64_t>(kCellBytes));
+}
+
+void BM_Upstream_GcSerial(benchmark::State& state) {
+  auto manager = std::make_unique<UpstreamManager>();
+  UpstreamNodeManager& nm = manager->nm;
+  TimeGcSerial(
+      state, nm, [&] { return static_cast<void*>(nm.allocate()); }, [&](void* p) { nm.recycle(p); },
+      [&] { nm.gc_serial(); }, true);
+}
+
+void BM_NodeManager_GcSerial(benchmark::State& state) {
+  auto manager = std::make_unique<Manager>();
+  NodeManager& nm = manager->nm;
+  TimeGcSerial(
+      state, nm, [&] { return static_cast<void*>(nm.allocate()); },
+      [&](void* p) { nm.recycle(static_cast<uint8_t*>(p)); }, [&] { nm.gc_serial(); }, false);
+}
+
+void BM_Runtime_GcSerial(benchmark::State& state) {
+  auto manager = std::make_unique<Manager>();
+  NodeManager& nm = manager->nm;
+  accelmem::gc::GcScratch scratch{};
+  TimeGcSerial(
+      state, nm, [&] { return static_cast<void*>(nm.allocate()); },
+      [&](void* p) { nm.recycle(static_cast<uint8_t*>(p)); },
+      [&] {
+        if (!accelmem::gc::gc_serial(&nm, &scratch)) std::abort();
+      },
+      false);
 }
 
 // The limit for the GC rows: one memset of the same bytes.
@@ -403,14 +545,19 @@ BENCHMARK_TEMPLATE(BM_Malloc, Mimalloc)->Name("BM_Mimalloc_Cycle")->Apply(CycleA
 BENCHMARK_TEMPLATE(BM_Malloc, Jemalloc)->Name("BM_Jemalloc_Cycle")->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_Malloc, Tcmalloc)->Name("BM_Tcmalloc_Cycle")->Apply(CycleArgs);
 BENCHMARK(BM_Harness_Cycle)->Apply(CycleArgs);
+// Upstream before the NodeManager rows, which report vs_upstream against it.
+BENCHMARK(BM_Upstream_Cycle)->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_NodeManager, Api::kPlain)->Name("BM_NodeManager_Plain")->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_NodeManager, Api::kBatch64)->Name("BM_NodeManager_Batch64")->Apply(CycleArgs);
 BENCHMARK_TEMPLATE(BM_NodeManager, Api::kCached)->Name("BM_NodeManager_Cached")->Apply(CycleArgs);
-BENCHMARK(BM_NodeManager_GcSerial)
-    ->ArgName("random")
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond);
+void PairedOrder(benchmark::internal::Benchmark* b) {
+  b->ArgName("random")->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+BENCHMARK(BM_Upstream_Ptr2Index)->Apply(PairedOrder);
+BENCHMARK(BM_NodeManager_Ptr2Index)->Apply(PairedOrder);
+BENCHMARK(BM_Upstream_GcSerial)->Apply(PairedOrder);
+BENCHMARK(BM_NodeManager_GcSerial)->Apply(PairedOrder);
+BENCHMARK(BM_Runtime_GcSerial)->Apply(PairedOrder);
 BENCHMARK(BM_Memset_Limit)->Unit(benchmark::kMillisecond);
 
 }  // namespace
