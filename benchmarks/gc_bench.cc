@@ -1,10 +1,13 @@
-// gc_bench: what garbage collection of recycled sparse-runtime cells costs (issue 6).
+// gc_bench: what garbage collection of recycled sparse-runtime cells costs, against one memset
+// and against upstream's serial GC.
 //
 // Each configuration is N recycled cells of `cell_bytes` scattered over a NodeManager of 2N cells
 // (a random half recycled, in random order), N = 10^4 .. 10^6, cells of 16, 64, 256, 4096 bytes
 // (at most 1 GiB of recycled bytes). Rows per configuration, all on the same memory:
 //   ZeroCells_OneMemsetLimit           the limit: one memset of N * cell_bytes bytes
 //   ZeroCells_MemsetPerCellRandomOrder baseline: one memset per cell, in recycling order
+//   Gc_UpstreamSerial                  baseline: upstream's gc_serial (//benchmarks/baselines:
+//                                      upstream) on the same cells, recycled in the same order
 //   Gc_SerialAutoOrder                 gc/gc_serial in its default order (the runtime's GC)
 //   Gc_SerialSorted                    gc/gc_serial, address order (bitmap), one thread
 //   Gc_SerialRecycleOrder              gc/gc_serial in upstream's order (no sorting), one thread
@@ -16,7 +19,11 @@
 // its contents). Single-threaded rows report CPU time, the parallel rows wall time. Counters:
 // items_per_second = cells/s, bytes_per_second = zeroed bytes/s, and vs_memset = this row's
 // bandwidth / the memset limit row's bandwidth for the same bytes (the limit row runs first in each
-// configuration; if it is filtered out, a memset timed at set-up).
+// configuration; if it is filtered out, a memset timed at set-up), and vs_upstream = the
+// Gc_UpstreamSerial row's time per collection / this row's (CPU time of one thread for the
+// upstream row, this row's own time measure; missing if the upstream row was filtered out). The
+// upstream manager is a second NodeManager of the same cells (2N from the same pool, faulted in),
+// whose recycled list holds the same N indices in the same order.
 //
 // Without arguments the CPU suite takes well under a minute.
 #include <algorithm>
@@ -32,6 +39,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "benchmarks/baselines/upstream_node_manager.h"
 #include "gc/gc_cpu_parallel.h"
 #include "gc/gc_scratch.h"
 #include "gc/gc_serial.h"
@@ -41,6 +49,8 @@
 
 namespace {
 
+using accelmem::baselines::UpstreamAllocator;
+using accelmem::baselines::UpstreamNodeManager;
 using accelmem::gc::CpuParallelGc;
 using accelmem::gc::GcScratch;
 using accelmem::sparse_runtime::HostMemoryPool;
@@ -82,6 +92,26 @@ struct Fixture {
     nm.recycled_list.resize(static_cast<int32_t>(cells));
   }
 
+  // Upstream's NodeManager over 2N cells of the same size from the same pool (built on first
+  // use): the same indices recycled in the same order.
+  UpstreamNodeManager& Upstream() {
+    if (upstream == nullptr) {
+      upstream = std::make_unique<UpstreamNodeManager>(
+          nm.element_size, UpstreamNodeManager::kRuntimeChunkNumElements,
+          UpstreamAllocator{&HostMemoryPool::AllocateCallback, &pool});
+      for (int64_t k = 0; k < 2 * cells; ++k) {
+        std::memset(upstream->allocate(), 1, upstream->element_size);  // fault in
+      }
+      for (int32_t index : recycled) upstream->recycled_list->push_back(index);
+    }
+    return *upstream;
+  }
+  void ResetUpstream() {
+    upstream->free_list->resize(0);
+    upstream->free_list_used = 0;
+    upstream->recycled_list->resize(static_cast<int32_t>(cells));
+  }
+
   double MeasureMemset() {
     double best = 1e30;
     for (int k = 0; k < 5; ++k) {
@@ -106,6 +136,9 @@ struct Fixture {
   double memset_bytes_per_second = 0;
   // Measured by the limit row (CPU time), used by the rows after it.
   double limit_bytes_per_second = 0;
+  std::unique_ptr<UpstreamNodeManager> upstream;
+  // CPU seconds per collection of the upstream row (0: it did not run).
+  double upstream_seconds = 0;
 };
 
 Fixture& GetFixture(int64_t cells, int64_t cell_bytes) {
@@ -131,6 +164,11 @@ void SetCounters(benchmark::State& state, const Fixture& f) {
       f.limit_bytes_per_second > 0 ? f.limit_bytes_per_second : f.memset_bytes_per_second;
   state.counters["vs_memset"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * bytes / limit, benchmark::Counter::kIsRate);
+  // Seconds upstream's GC needs for as many collections, as a rate: = upstream time / our time.
+  if (f.upstream_seconds > 0) {
+    state.counters["vs_upstream"] = benchmark::Counter(
+        static_cast<double>(state.iterations()) * f.upstream_seconds, benchmark::Counter::kIsRate);
+  }
   state.counters["workers"] = 1;
 }
 
@@ -160,6 +198,23 @@ void BM_ZeroCells_MemsetPerCellRandomOrder(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   SetCounters(state, f);
+}
+
+// Baseline: upstream's gc_serial (recycling order, one memset per cell, one atomic push per index).
+void BM_Gc_UpstreamSerial(benchmark::State& state) {
+  Fixture& f = GetFixture(state.range(0), state.range(1));
+  UpstreamNodeManager& upstream = f.Upstream();
+  const double start = ThreadCpuSeconds();
+  for (auto _ : state) {
+    f.ResetUpstream();
+    upstream.gc_serial();
+    benchmark::ClobberMemory();
+  }
+  const double seconds = ThreadCpuSeconds() - start;
+  f.upstream_seconds = seconds / static_cast<double>(state.iterations());
+  if (upstream.free_list->size() != f.cells) state.SkipWithError("upstream GC lost cells");
+  SetCounters(state, f);
+  state.counters.erase("vs_upstream");
 }
 
 void SerialGc(benchmark::State& state, int32_t order) {
@@ -239,6 +294,7 @@ struct Registrar {
         };
         add("BM_ZeroCells_OneMemsetLimit", BM_ZeroCells_OneMemsetLimit);
         add("BM_ZeroCells_MemsetPerCellRandomOrder", BM_ZeroCells_MemsetPerCellRandomOrder);
+        add("BM_Gc_UpstreamSerial", BM_Gc_UpstreamSerial);
         add("BM_Gc_SerialAutoOrder", BM_Gc_SerialAutoOrder);
         add("BM_Gc_SerialSorted", BM_Gc_SerialSorted);
         add("BM_Gc_SerialRecycleOrder", BM_Gc_SerialRecycleOrder);
