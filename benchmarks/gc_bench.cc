@@ -6,8 +6,8 @@
 // (at most 1 GiB of recycled bytes). Rows per configuration, all on the same memory:
 //   ZeroCells_OneMemsetLimit           the limit: one memset of N * cell_bytes bytes
 //   ZeroCells_MemsetPerCellRandomOrder baseline: one memset per cell, in recycling order
-//   Gc_UpstreamSerial                  baseline: upstream's gc_serial (//benchmarks/baselines:
-//                                      upstream) on the same cells, recycled in the same order
+//   Gc_UpstreamSerial                  baseline: upstream's gc_serial (//benchmarks/baselines)
+//                                      on the same cells, recycled in the same order
 //   Gc_SerialAutoOrder                 gc/gc_serial in its default order (the runtime's GC)
 //   Gc_SerialSorted                    gc/gc_serial, address order (bitmap), one thread
 //   Gc_SerialRecycleOrder              gc/gc_serial in upstream's order (no sorting), one thread

@@ -15,7 +15,7 @@
 // (0 = LIFO, 1 = random) /threads /touch (1 = write 8 bytes into every cell after allocating it, as
 // a user would).
 //
-// Upstream baseline (//benchmarks/baselines:upstream, the algorithms of Taichi's LLVM runtime):
+// Upstream baseline (//benchmarks/baselines, the algorithms of Taichi's LLVM runtime):
 // `BM_Upstream_Cycle` runs the same cycles through upstream's NodeManager (per-cell allocate; per-
 // cell recycle that finds the cell's index by scanning the data list's chunks; upstream's
 // gc_serial untimed between cycles, recycling order), on chunks from the same kind of pool. It is

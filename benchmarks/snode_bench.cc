@@ -4,7 +4,7 @@
 //   * Upstream pairs: for pointer activation (after a GC / already active), deactivation (LIFO /
 //     random), lookup and is_active (sequential / random), dense lookup, bitmasked activation and
 //     lookup, and dynamic append on one thread, a `BM_Upstream_<op>` row runs the re-implemented
-//     upstream function (//benchmarks/baselines:upstream, out of line, the meta read from memory)
+//     upstream function (//benchmarks/baselines, out of line, the meta read from memory)
 //     on the same number of cells in the same order, right before accelmem's `BM_<op>` row; for
 //     the lookups a `BM_UpstreamInlined_<op>` row adds upstream's inlined form (the meta's
 //     constants known at compile time, as in a generated kernel). Both rows of a pair time only
