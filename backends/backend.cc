@@ -80,24 +80,31 @@ ScopedBackend::ScopedBackend(BackendPtr backend) : previous_(BackendConfig::Get(
 
 ScopedBackend::~ScopedBackend() { BackendConfig::Set(std::move(previous_)); }
 
-policy::MemoryAllocatorPolicyPtr CreateActivePolicy() {
-  BackendPtr backend = BackendConfig::Get();
+policy::MemoryAllocatorPolicyPtr CreatePolicy(const Backend* backend) {
   policy::MemoryAllocatorPolicyPtr p;
   if (backend != nullptr) p = backend->CreateMemoryAllocatorPolicy();
   if (p == nullptr) p = std::make_unique<policy::DefaultMemoryAllocatorPolicy>();
   return p;
 }
 
-std::optional<int64_t> ActiveTileBytes(const ir::TileType& tile) {
-  BackendPtr backend = BackendConfig::Get();
+std::optional<int64_t> TileBytes(const Backend* backend, const ir::TileType& tile) {
   if (backend != nullptr) return backend->TileBytes(tile);
   return ir::StaticTileBytes(tile.shape, tile.dtype);
 }
 
-int64_t ActiveMemSize(ir::MemorySpace space) {
-  BackendPtr backend = BackendConfig::Get();
+int64_t MemSize(const Backend* backend, ir::MemorySpace space) {
   return backend != nullptr ? backend->GetMemSize(space) : 0;
 }
+
+policy::MemoryAllocatorPolicyPtr CreateActivePolicy() {
+  return CreatePolicy(BackendConfig::Get().get());
+}
+
+std::optional<int64_t> ActiveTileBytes(const ir::TileType& tile) {
+  return TileBytes(BackendConfig::Get().get(), tile);
+}
+
+int64_t ActiveMemSize(ir::MemorySpace space) { return MemSize(BackendConfig::Get().get(), space); }
 
 struct BackendRegistry::Impl {
   mutable std::mutex mu;

@@ -7,10 +7,11 @@
 // (TileBytes(): ceil(prod(shape) * bits / 8) unless the backend pads, as Ascend pads the row
 // count of Acc tiles).
 //
-// BackendConfig is a process-global selection (like upstream's): the passes use the configured
-// backend's policy, sizes and capacities, and fall back to the default policy, default sizes and
-// no capacity check when none is configured. Tests set and reset it (ScopedBackend). It is guarded
-// by a mutex, but configuring it while passes run on other threads changes what they see.
+// BackendConfig is a process-global selection (like upstream's) for tools: the passes take their
+// backend as a constructor option (null: the default policy, default sizes, no capacity check)
+// and never read it; the pipeline builder (passes/memory_pipeline.h) fills that option from
+// BackendConfig when asked to, and checkers such as verify_memory_plan default to it. Tests set
+// and reset it (ScopedBackend). It is guarded by a mutex.
 #ifndef ACCELMEM_BACKENDS_BACKEND_H_
 #define ACCELMEM_BACKENDS_BACKEND_H_
 
@@ -102,7 +103,15 @@ class ScopedBackend {
   BackendPtr previous_;
 };
 
-// The policy the passes use: the configured backend's, else the default policy.
+// What a pass given `backend` (may be null: none) uses: its policy, else the default policy;
+// its tile sizes, else ir::StaticTileBytes; its capacities, else 0 (unchecked). The passes take
+// the backend as an option and call these; they never read BackendConfig.
+policy::MemoryAllocatorPolicyPtr CreatePolicy(const Backend* backend);
+std::optional<int64_t> TileBytes(const Backend* backend, const ir::TileType& tile);
+int64_t MemSize(const Backend* backend, ir::MemorySpace space);
+
+// The same for the configured backend (BackendConfig), for tools and checkers that follow the
+// process-wide selection.
 policy::MemoryAllocatorPolicyPtr CreateActivePolicy();
 // Byte size of a tile under the configured backend (ir::StaticTileBytes when none).
 std::optional<int64_t> ActiveTileBytes(const ir::TileType& tile);

@@ -28,8 +28,16 @@
 namespace accelmem {
 namespace {
 
-passes::MemoryPipelineOptions Strategy(passes::PlacementStrategy s) {
+// The benchmarks plan for no backend (default policy, sizes, no capacity check), given to the
+// passes explicitly.
+passes::MemoryPipelineOptions NoBackend() {
   passes::MemoryPipelineOptions o;
+  o.backend = nullptr;
+  return o;
+}
+
+passes::MemoryPipelineOptions Strategy(passes::PlacementStrategy s) {
+  passes::MemoryPipelineOptions o = NoBackend();
   o.allocate.strategy = s;
   return o;
 }
@@ -45,9 +53,9 @@ void SpaceCounters(benchmark::State& state, const passes::MemoryPlanReport& repo
 
 // Runs the pipeline `spec` on `text` (only the passes are timed), proves the output plan safe and
 // sets the per-space counters. nullopt after SkipWithError.
-std::optional<passes::MemoryPlanReport> RunText(benchmark::State& state, const std::string& text,
-                                                const char* spec = "default",
-                                                const passes::MemoryPipelineOptions& options = {}) {
+std::optional<passes::MemoryPlanReport> RunText(
+    benchmark::State& state, const std::string& text, const char* spec = "default",
+    const passes::MemoryPipelineOptions& options = NoBackend()) {
   backends::BackendConfig::Reset();
   absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(text);
   if (!program.ok()) {
@@ -90,7 +98,7 @@ std::optional<passes::MemoryPlanReport> RunText(benchmark::State& state, const s
 
 // The block programs of range(0) tiles, with the Vec space's counters.
 void Run(benchmark::State& state, const char* passes,
-         const passes::MemoryPipelineOptions& options = {}) {
+         const passes::MemoryPipelineOptions& options = NoBackend()) {
   std::optional<passes::MemoryPlanReport> report =
       RunText(state, passes::BlockProgram(static_cast<int>(state.range(0))), passes, options);
   if (!report.has_value()) return;
@@ -152,7 +160,7 @@ void BM_VerifyMemoryPlan_Default(benchmark::State& state) {
   absl::StatusOr<ir::ProgramPtr> program =
       ir::ParseProgram(passes::BlockProgram(static_cast<int>(state.range(0))));
   passes::PassManager pm;
-  (void)passes::AddPasses("default", &pm);
+  (void)passes::AddPasses("default", &pm, NoBackend());
   absl::StatusOr<passes::ProgramResult> r = pm.Run(*program);
   if (!r.ok()) {
     state.SkipWithError("pipeline failed");
@@ -224,7 +232,7 @@ void BM_MemoryPipeline_ManyFunctions(benchmark::State& state) {
       ParsedOrSkip(state, passes::ManyFunctionsProgram(static_cast<int>(state.range(0))));
   if (program == nullptr) return;
   passes::PassManager pm;  // verifier on
-  (void)passes::AddPasses("default", &pm);
+  (void)passes::AddPasses("default", &pm, NoBackend());
   for (auto _ : state) {
     absl::StatusOr<passes::ProgramResult> r = pm.Run(program);
     if (!r.ok()) {
@@ -265,7 +273,7 @@ void RunAllocate(benchmark::State& state, const std::string& text) {
   passes::PassManagerOptions opts;
   opts.verify = false;
   passes::PassManager pm(opts);
-  (void)passes::AddPasses("init-memref,allocate-memory-addr", &pm);
+  (void)passes::AddPasses("init-memref,allocate-memory-addr", &pm, NoBackend());
   for (auto _ : state) {
     absl::StatusOr<passes::ProgramResult> r = pm.Run(program);
     if (!r.ok()) {

@@ -1,12 +1,16 @@
 #include "ir/mutator.h"
 
+#include <cstddef>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace accelmem {
 namespace ir {
 
 void IRMutator::ResetMaps() {
   var_remap_.clear();
+  replaced_.clear();
   memref_remap_.clear();
   view_memo_.clear();
 }
@@ -164,21 +168,40 @@ ExprPtr IRMutator::MutateExpr(const ExprPtr& e) {
 }
 
 ExprPtr IRMutator::MutateVarUse(const VarPtr& v) {
+  if (var_remap_.empty()) return v;
   auto it = var_remap_.find(v.get());
   return it == var_remap_.end() ? v : it->second;
 }
 
 ExprPtr IRMutator::MutateCall(const CallPtr& c) {
+  // The hot path of every pass: nothing is allocated until an argument changes.
   std::vector<ExprPtr> args;
-  bool changed = MutateExprs(c->args, &args);
-  Kwargs kwargs;
-  kwargs.reserve(c->kwargs.size());
-  for (const auto& kv : c->kwargs) {
-    kwargs.emplace_back(kv.first, MutateExpr(kv.second));
-    changed |= kwargs.back().second != kv.second;
+  bool changed = false;
+  for (size_t i = 0; i < c->args.size(); ++i) {
+    ExprPtr a = MutateExpr(c->args[i]);
+    if (!changed && a == c->args[i]) continue;
+    if (!changed) {
+      args.reserve(c->args.size());
+      args.assign(c->args.begin(), c->args.begin() + static_cast<std::ptrdiff_t>(i));
+      changed = true;
+    }
+    args.push_back(std::move(a));
   }
-  if (!changed) return c;
-  return MakeCall(c->op, std::move(args), std::move(kwargs), c->loc);
+  Kwargs kwargs;
+  bool kw_changed = false;
+  for (size_t i = 0; i < c->kwargs.size(); ++i) {
+    ExprPtr v = MutateExpr(c->kwargs[i].second);
+    if (!kw_changed && v == c->kwargs[i].second) continue;
+    if (!kw_changed) {
+      kwargs.reserve(c->kwargs.size());
+      kwargs.assign(c->kwargs.begin(), c->kwargs.begin() + static_cast<std::ptrdiff_t>(i));
+      kw_changed = true;
+    }
+    kwargs.emplace_back(c->kwargs[i].first, std::move(v));
+  }
+  if (!changed && !kw_changed) return c;
+  return MakeCall(c->op, changed ? std::move(args) : c->args,
+                  kw_changed ? std::move(kwargs) : c->kwargs, c->loc);
 }
 
 ExprPtr IRMutator::MutateList(const std::shared_ptr<const ListExpr>& l) {
@@ -187,15 +210,25 @@ ExprPtr IRMutator::MutateList(const std::shared_ptr<const ListExpr>& l) {
   return MakeList(std::move(items));
 }
 
+void IRMutator::RemapVar(const VarPtr& from, VarPtr to) {
+  auto [it, inserted] = var_remap_.insert_or_assign(from.get(), std::move(to));
+  (void)it;
+  if (inserted) replaced_.push_back(from);
+}
+
 VarPtr IRMutator::MutateVarDef(const VarPtr& v) {
+  if (v == nullptr) return v;
   auto it = var_remap_.find(v.get());
   if (it != var_remap_.end()) return it->second;
-  TypePtr t = MutateType(v->type);
-  if (t == v->type) return v;
+  TypePtr t = MutateDefType(*v);
+  if (t == nullptr || t == v->type) return v;
   VarPtr fresh = MakeVar(v->name, std::move(t), v->loc);
-  var_remap_[v.get()] = fresh;
+  var_remap_.emplace(v.get(), fresh);
+  replaced_.push_back(v);
   return fresh;
 }
+
+TypePtr IRMutator::MutateDefType(const Var& v) { return MutateType(v.type); }
 
 TypePtr IRMutator::MutateType(const TypePtr& t) {
   if (const TileType* tile = AsTile(t)) {
@@ -243,6 +276,13 @@ bool IRMutator::MutateExprs(const std::vector<ExprPtr>& in, std::vector<ExprPtr>
     changed |= out->back() != e;
   }
   return changed;
+}
+
+std::string FreshName(const std::string& base, absl::flat_hash_set<std::string>* used) {
+  std::string name = base;
+  for (int i = 1; used->contains(name); ++i) name = absl::StrCat(base, "_", i);
+  used->insert(name);
+  return name;
 }
 
 FunctionPtr RemapMemRefs(const FunctionPtr& f,

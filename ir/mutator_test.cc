@@ -1,10 +1,16 @@
 #include "ir/mutator.h"
 
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/structural_equal.h"
 #include "ir/verifier.h"
+#include "ir/visitor.h"
 
 namespace accelmem {
 namespace ir {
@@ -125,6 +131,95 @@ TEST(MutatorTest, RetypedDefinitionReachesUses) {
   with_alloc.insert(with_alloc.end(), stmts.begin(), stmts.end());
   FunctionPtr h = g->WithBody(FlattenSeq(with_alloc));
   EXPECT_TRUE(VerifyFunction(*h).ok()) << VerifyFunction(*h);
+}
+
+constexpr char kLoop[] = R"(def f(x: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 32, 0)
+    a: Tile[[8], FP32, memref=mem_vec_0] = tile.load(x, [0], [8])
+    for i, (c,) in range(0, 2, 1, init=(a,)) -> (o: Tile[[8], FP32, memref=mem_vec_0],):
+        n: Tile[[8], FP32, memref=mem_vec_0] = tile.add(c, a)
+        yield (n,)
+    r: Tensor[[8], FP32] = tile.store(o, [0], x)
+    return r
+)";
+
+// Retyping definitions by value (MutateDefType) reaches every definition (loop carries and
+// results too), every use, and the tile.alloc arguments of the retyped root.
+TEST(MutatorTest, RetypeByValueUpdatesDefsUsesAndAlloc) {
+  FunctionPtr f = ParseFn(kLoop);
+  MemRefPtr planned = MemRef::MakeRoot("mem_vec_0", MemorySpace::kVec, 64, 32, 0);
+  struct Plan : IRMutator {
+    explicit Plan(MemRefPtr m) : m(std::move(m)) {}
+    TypePtr MutateDefType(const Var& v) override {
+      if (const TileType* t = AsTile(v.type)) return t->memref ? t->WithMemRef(m) : v.type;
+      if (AsMemRefType(v.type) != nullptr) return MakeMemRefType(m);
+      return v.type;
+    }
+    MemRefPtr m;
+  } plan(planned);
+  FunctionPtr g = plan.MutateFunction(f);
+  ASSERT_NE(g, f);
+  const std::string text = PrintFunction(*g);
+  EXPECT_TRUE(absl::StrContains(text, "tile.alloc(Vec, 64, 32, 0)")) << text;
+  // Every use refers to a defined, retyped value: the output parses and verifies.
+  EXPECT_TRUE(ParseAndVerifyProgram(text).ok()) << ParseAndVerifyProgram(text).status();
+}
+
+// With nothing to change the function object itself comes back.
+TEST(MutatorTest, NoChangeKeepsFunctionObject) {
+  FunctionPtr f = ParseFn(kLoop);
+  IRMutator m;
+  EXPECT_EQ(m.MutateFunction(f), f);
+}
+
+// A Var a pass makes, retypes through MutateVarDef and drops stays alive as long as the mutator:
+// the value maps are keyed by address, and a freed Var's address could be reused by the next new
+// Var, which would then be mistaken for the dropped one (and replaced by its retyped copy).
+TEST(MutatorTest, KeepsReplacedVarsAlive) {
+  FunctionPtr f = ParseFn(kLoop);
+  MemRefPtr planned = MemRef::MakeRoot("mem_vec_0", MemorySpace::kVec, 64, 32, 0);
+  struct Temps : IRMutator {
+    TypePtr MutateDefType(const Var& v) override {
+      if (AsMemRefType(v.type) != nullptr) return MakeMemRefType(m);
+      const TileType* t = AsTile(v.type);
+      return t != nullptr && t->memref != nullptr ? t->WithMemRef(m) : v.type;
+    }
+    StmtPtr MutateYield(const std::shared_ptr<const YieldStmt>& s) override {
+      for (int k = 0; k < 8; ++k) {
+        VarPtr tmp = MakeVar("tmp", AsVarPtr(s->values[0])->type);
+        VarPtr retyped = MutateVarDef(tmp);  // replaced: tmp must outlive this scope
+        EXPECT_NE(retyped, tmp);
+        temps.push_back(tmp);
+      }
+      return IRMutator::MutateYield(s);
+    }
+    MemRefPtr m;
+    std::vector<std::weak_ptr<const Var>> temps;
+  } pass;
+  pass.m = planned;
+  FunctionPtr g = pass.MutateFunction(f);
+  ASSERT_EQ(pass.temps.size(), 8u);
+  for (const auto& t : pass.temps) EXPECT_FALSE(t.expired());
+  // Distinct temporaries stay distinct (no two share an address while the mutator lives).
+  for (size_t i = 0; i < pass.temps.size(); ++i) {
+    for (size_t j = i + 1; j < pass.temps.size(); ++j) {
+      EXPECT_NE(pass.temps[i].lock(), pass.temps[j].lock());
+    }
+  }
+  EXPECT_TRUE(VerifyFunction(*g).ok()) << VerifyFunction(*g);
+}
+
+// FreshName avoids every name a function defines (params, values, loop variables, carries,
+// results) and every name it handed out before.
+TEST(MutatorTest, FreshNames) {
+  FunctionPtr f = ParseFn(kLoop);
+  absl::flat_hash_set<std::string> names = DefinedNames(*f);
+  for (const char* n : {"x", "mem_vec_0", "a", "i", "c", "n", "o", "r"}) {
+    EXPECT_TRUE(names.contains(n)) << n;
+  }
+  EXPECT_EQ(FreshName("n", &names), "n_1");
+  EXPECT_EQ(FreshName("n", &names), "n_2");
+  EXPECT_EQ(FreshName("z", &names), "z");
 }
 
 }  // namespace

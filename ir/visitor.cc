@@ -47,7 +47,7 @@ void IRVisitor::VisitFor(const ForStmt& s) {
   VisitExpr(*s.stop);
   VisitExpr(*s.step);
   for (const ExprPtr& e : s.inits) VisitExpr(*e);
-  VisitVarDef(*s.loop_var);
+  if (s.loop_var != nullptr) VisitVarDef(*s.loop_var);
   for (const VarPtr& v : s.iter_args) VisitVarDef(*v);
   VisitStmt(*s.body);
   for (const VarPtr& v : s.return_vars) VisitVarDef(*v);
@@ -88,6 +88,33 @@ void IRVisitor::VisitCall(const Call& c) {
 
 void IRVisitor::VisitList(const ListExpr& l) {
   for (const ExprPtr& e : l.items) VisitExpr(*e);
+}
+
+namespace {
+class DefCollector final : public IRVisitor {
+ public:
+  explicit DefCollector(const std::function<void(const Var&)>& fn) : fn_(fn) {}
+  void VisitVarDef(const Var& v) override { fn_(v); }
+  // Only definitions matter: statements that define nothing are skipped.
+  void VisitAssign(const AssignStmt& s) override { fn_(*s.var); }
+  void VisitEval(const EvalStmt&) override {}
+  void VisitYield(const YieldStmt&) override {}
+  void VisitReturn(const ReturnStmt&) override {}
+
+ private:
+  const std::function<void(const Var&)>& fn_;
+};
+}  // namespace
+
+void ForEachDef(const Function& f, const std::function<void(const Var&)>& fn) {
+  DefCollector c(fn);
+  c.VisitFunction(f);
+}
+
+absl::flat_hash_set<std::string> DefinedNames(const Function& f) {
+  absl::flat_hash_set<std::string> names;
+  ForEachDef(f, [&names](const Var& v) { names.insert(v.name); });
+  return names;
 }
 
 }  // namespace ir

@@ -5,9 +5,17 @@
 // VisitVarUse, so analyses such as lifetimes need no bookkeeping of their own. Order: a
 // statement's uses before its definitions; a loop's bounds and inits, then its loop variable
 // and carried values, its body, then its results.
+//
+// An analysis that needs more than defs and uses (statement numbers, loop nesting) overrides the
+// per-kind hooks (VisitAssign, VisitFor, ...) and walks the children it wants with VisitExpr and
+// VisitStmt (VisitStmt takes a statement, never null: check an absent else branch first).
 #ifndef ACCELMEM_IR_VISITOR_H_
 #define ACCELMEM_IR_VISITOR_H_
 
+#include <functional>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
 #include "ir/expr.h"
 #include "ir/function.h"
 #include "ir/program.h"
@@ -39,6 +47,13 @@ class IRVisitor {
   virtual void VisitList(const ListExpr& l);
   virtual void VisitLiteral(const Expr& e) {}  // int, float, string, space, dtype
 };
+
+// Calls `fn` on every Var the function defines, in VisitVarDef order: params first, then the
+// body (assigned values; a loop's variable, carried values, body, results; an if's branches,
+// then its results).
+void ForEachDef(const Function& f, const std::function<void(const Var&)>& fn);
+// Every name defined in the function (to make fresh names with FreshName, ir/mutator.h).
+absl::flat_hash_set<std::string> DefinedNames(const Function& f);
 
 }  // namespace ir
 }  // namespace accelmem

@@ -13,9 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
 #include "ir/checked_math.h"
-#include "passes/internal/rewrite.h"
+#include "ir/mutator.h"
+#include "ir/visitor.h"
+#include "passes/liveness.h"
 #include "passes/memory_reuse.h"
-#include "passes/verify_memory_plan.h"
 #include "policy/lifetime_planner.h"
 #include "policy/memory_allocator_policy.h"
 #include "policy/placement_checker.h"
@@ -37,18 +38,67 @@ const ir::Call* ReserveCall(const ir::Stmt& s) {
   return c != nullptr && c->op == "system.reserve_buffer" ? c : nullptr;
 }
 
-void CollectReserves(const StmtPtr& s, std::vector<const ir::Call*>* out) {
-  if (s == nullptr) return;
-  if (const ir::Call* c = ReserveCall(*s)) out->push_back(c);
-  if (const ir::SeqStmts* seq = ir::AsSeq(s.get())) {
-    for (const StmtPtr& c : seq->stmts) CollectReserves(c, out);
-  } else if (const ir::ForStmt* f = ir::AsFor(s.get())) {
-    CollectReserves(f->body, out);
-  } else if (const ir::IfStmt* i = ir::AsIf(s.get())) {
-    CollectReserves(i->then_body, out);
-    CollectReserves(i->else_body, out);
+// The reserve calls of a function in statement order.
+class ReserveCollector final : public ir::IRVisitor {
+ public:
+  void VisitAssign(const ir::AssignStmt& s) override { Note(s); }
+  void VisitEval(const ir::EvalStmt& s) override { Note(s); }
+  void VisitYield(const ir::YieldStmt&) override {}
+  void VisitReturn(const ir::ReturnStmt&) override {}
+  std::vector<const ir::Call*> reserves;
+
+ private:
+  void Note(const ir::Stmt& s) {
+    if (const ir::Call* c = ReserveCall(s)) reserves.push_back(c);
   }
-}
+};
+
+// Plans addresses (roots remapped to their addressed copies, see ir/mutator.h) and writes each
+// reserve call's resolved base.
+class AddressWriter final : public ir::IRMutator {
+ public:
+  explicit AddressWriter(const absl::flat_hash_map<const ir::Call*, int64_t>& resolved)
+      : resolved_(resolved) {}
+
+  StmtPtr MutateAssign(const std::shared_ptr<const ir::AssignStmt>& s) override {
+    ir::ExprPtr call = WithBase(*s);
+    if (call == nullptr) return IRMutator::MutateAssign(s);
+    return std::make_shared<ir::AssignStmt>(MutateVarDef(s->var), call, s->loc);
+  }
+
+  StmtPtr MutateEval(const std::shared_ptr<const ir::EvalStmt>& s) override {
+    ir::ExprPtr call = WithBase(*s);
+    if (call == nullptr) return IRMutator::MutateEval(s);
+    return std::make_shared<ir::EvalStmt>(call, s->loc);
+  }
+
+ private:
+  // The reserve call of `s` with `base=` set to its resolved base; null when `s` is no reserve
+  // call or already says so.
+  ir::ExprPtr WithBase(const ir::Stmt& s) const {
+    const ir::Call* c = ReserveCall(s);
+    if (c == nullptr) return nullptr;
+    const int64_t base = resolved_.at(c);
+    const ir::ExprPtr* kw = c->FindKwarg("base");
+    if (kw != nullptr && ir::AsInt(kw->get()) != nullptr && ir::AsInt(kw->get())->value == base) {
+      return nullptr;
+    }
+    ir::Kwargs kwargs;
+    bool set = false;
+    for (const auto& [key, value] : c->kwargs) {
+      if (key == "base") {
+        kwargs.emplace_back(key, ir::MakeInt(base));
+        set = true;
+      } else {
+        kwargs.emplace_back(key, value);
+      }
+    }
+    if (!set) kwargs.emplace_back("base", ir::MakeInt(base));
+    return ir::MakeCall(c->op, c->args, std::move(kwargs), c->loc);
+  }
+
+  const absl::flat_hash_map<const ir::Call*, int64_t>& resolved_;
+};
 
 std::string StringKwarg(const ir::Call& c, absl::string_view key) {
   const ir::ExprPtr* kw = c.FindKwarg(key);
@@ -240,18 +290,23 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   // if yields write their carried root in place (an implicit yield copy keeps the yielded value
   // and the carried root live together). Where either fails, memory-reuse's carry fix-ups run
   // first (unplanned functions only; memory-reuse's own output needs none).
-  const ir::FunctionPtr function =
-      options_.strategy != PlacementStrategy::kSequential &&
-              (CountImplicitYieldCopies(*input) > 0 || !CheckRootsConflictFree(*input).ok())
-          ? ApplyCarryFixups(input).function
-          : input;
+  const bool planner = options_.strategy != PlacementStrategy::kSequential;
+  policy::MemoryAllocatorPolicyPtr policy = backends::CreatePolicy(options_.backend.get());
+  std::optional<Liveness> liveness;
+  if (planner) liveness.emplace(*input);
+  ir::FunctionPtr function = input;
+  if (planner &&
+      (!liveness->copies.empty() || !CheckRootsConflictFree(*input, *liveness, *policy).ok())) {
+    function = ApplyCarryFixups(input).function;
+    if (function != input) liveness.emplace(*function);
+  }
   const std::string& fname = function->name;
-  policy::MemoryAllocatorPolicyPtr policy = backends::CreateActivePolicy();
 
   // 1. Reserve buffers.
   const ir::MemorySpace reserve_space = ReserveSpace(function->type);
-  std::vector<const ir::Call*> reserves;
-  CollectReserves(function->body, &reserves);
+  ReserveCollector collector;
+  collector.VisitFunction(*function);
+  const std::vector<const ir::Call*>& reserves = collector.reserves;
   // Resolved ranges so far, disjoint, by begin: each new range is checked against its two
   // neighbours, so n reserves cost O(n log n).
   std::map<int64_t, int64_t> ranges;
@@ -309,7 +364,7 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
     RootInfo& info = infos[it->second];
     info.slot = std::max(info.slot, m->end_offset());
   };
-  internal::ForEachDef(*function, [&](const VarPtr& v) { note(ir::MemRefOf(*v->type)); });
+  ir::ForEachDef(*function, [&](const ir::Var& v) { note(ir::MemRefOf(*v.type)); });
 
   std::map<int, std::vector<MemRefPtr>> by_space;
   for (const RootInfo& info : infos) {
@@ -317,8 +372,8 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   }
   if (!reserves.empty()) by_space[static_cast<int>(reserve_space)];  // capacity check too
   absl::flat_hash_map<const MemRef*, std::pair<int64_t, int64_t>> life;
-  if (options_.strategy != PlacementStrategy::kSequential) {
-    for (const RootLifetime& l : ComputeRootLifetimes(*function)) {
+  if (planner) {
+    for (const RootLifetime& l : ComputeRootLifetimes(*liveness)) {
       life[l.root] = {l.start, l.end};
     }
   }
@@ -353,8 +408,8 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
         cursor = planned_end;
       }
     }
-    const int64_t limit = backends::ActiveMemSize(space);
-    if (backends::BackendConfig::IsConfigured() && limit != 0 && cursor > limit) {
+    const int64_t limit = backends::MemSize(options_.backend.get(), space);
+    if (limit != 0 && cursor > limit) {
       std::string msg = absl::StrCat(ir::MemorySpaceName(space), " buffer usage (", cursor,
                                      " bytes) exceeds platform limit (", limit, " bytes)");
       if (start > 0) {
@@ -367,73 +422,11 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   }
 
   // 3. Rewrite: new roots, views on them, alloc statements, reserve bases.
-  absl::flat_hash_map<const MemRef*, MemRefPtr> remap;
-  std::map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views;
-  auto map_memref = [&](const MemRefPtr& m) -> MemRefPtr {
-    auto it = addr.find(m->root());
-    if (it == addr.end() || it->second == m->root()->addr()) return m;
-    auto done = remap.find(m.get());
-    if (done != remap.end()) return done->second;
-    auto root_it = remap.find(m->root());
-    if (root_it == remap.end()) {
-      root_it = remap.emplace(m->root(), m->root()->WithAddr(it->second)).first;
-    }
-    MemRefPtr out = root_it->second;
-    if (m->is_view()) {
-      auto key = std::make_tuple(m->root(), m->offset(), m->size());
-      auto v = views.find(key);
-      if (v == views.end()) {
-        v = views.emplace(key, MemRef::MakeView(out, m->offset(), m->size())).first;
-      }
-      out = v->second;
-    }
-    remap.emplace(m.get(), out);
-    return out;
-  };
-  internal::Rewriter::RetypeFn retype = [&](const ir::Var& v) -> ir::TypePtr {
-    if (const ir::TileType* t = ir::AsTile(v.type)) {
-      if (t->memref == nullptr) return nullptr;
-      MemRefPtr m = map_memref(t->memref);
-      return m == t->memref ? nullptr : t->WithMemRef(m);
-    }
-    if (const ir::MemRefType* mt = ir::AsMemRefType(v.type)) {
-      if (mt->memref == nullptr) return nullptr;
-      MemRefPtr m = map_memref(mt->memref);
-      return m == mt->memref ? nullptr : ir::MakeMemRefType(m);
-    }
-    return nullptr;
-  };
-  internal::Rewriter::StmtHook hook = [&](internal::Rewriter& rw, const StmtPtr& s,
-                                          std::vector<StmtPtr>* out) {
-    const ir::Call* c = ReserveCall(*s);
-    if (c == nullptr) return false;
-    const int64_t base = resolved.at(c);
-    const ir::ExprPtr* kw = c->FindKwarg("base");
-    if (kw != nullptr && ir::AsInt(kw->get()) != nullptr && ir::AsInt(kw->get())->value == base) {
-      return false;
-    }
-    ir::Kwargs kwargs;
-    bool set = false;
-    for (const auto& [key, value] : c->kwargs) {
-      if (key == "base") {
-        kwargs.emplace_back(key, ir::MakeInt(base));
-        set = true;
-      } else {
-        kwargs.emplace_back(key, value);
-      }
-    }
-    if (!set) kwargs.emplace_back("base", ir::MakeInt(base));
-    ir::ExprPtr call = ir::MakeCall(c->op, c->args, std::move(kwargs), c->loc);
-    if (const ir::AssignStmt* a = ir::AsAssign(s.get())) {
-      out->push_back(std::make_shared<ir::AssignStmt>(rw.Def(a->var), call, s->loc));
-    } else {
-      out->push_back(std::make_shared<ir::EvalStmt>(call, s->loc));
-    }
-    rw.MarkChanged();
-    return true;
-  };
-  internal::Rewriter rw(retype, hook);
-  ir::FunctionPtr out = rw.RewriteFunction(function);
+  AddressWriter writer(resolved);
+  for (const auto& [root, a] : addr) {
+    if (a != root->addr()) writer.RemapMemRef(root, root->WithAddr(a));
+  }
+  ir::FunctionPtr out = writer.MutateFunction(function);
   return FunctionResult{out, out != input};
 }
 

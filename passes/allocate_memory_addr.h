@@ -1,8 +1,8 @@
 // allocate-memory-addr (the seed pass): gives every root MemRef of a planned memory space an
 // address, in place (contract §3).
 //
-// Per function (Orchestration functions are skipped), with the configured backend's allocator
-// policy (the default policy without one):
+// Per function (Orchestration functions are skipped), with the allocator policy of the backend
+// in the options (the default policy without one):
 // 1. Reserve buffers: every `system.reserve_buffer(name=, size=, base=)` in statement order takes
 //    [base, align(base + size)) of the function's reserve space (Mat in AIC functions, Vec
 //    otherwise); base=-1 or no base (AUTO) takes the next free address after the previous ones.
@@ -14,7 +14,7 @@
 //    are placed one after another from the start address, next = AlignAddress(start + slot).
 // 3. Each root's address is written into its `tile.alloc` and into every type that holds the
 //    root or one of its views (a view's address is its root's plus its offset).
-// 4. With a backend configured, a space whose aligned high-water mark exceeds the backend's
+// 4. With a backend in the options, a space whose aligned high-water mark exceeds the backend's
 //    capacity is an error: "in function 'F': Vec buffer usage (N bytes) exceeds platform limit
 //    (L bytes)", plus ". The first R bytes of that space are reserved by system.reserve_buffer,
 //    so tiles are allocated above them" when reserve buffers pushed the tiles up.
@@ -26,12 +26,12 @@
 //   fix-ups run (ApplyCarryFixups: fresh roots for such carried values with a tile.move of the
 //   init, yielded values merged into the carried root or moved into it); memory-reuse's own
 //   output needs none. So init-memref -> allocate-memory-addr is safe without memory-reuse.
-//   Then, per space, each root gets its lifetime from verify_memory_plan's model
-//   (ComputeRootLifetimes: first def to last use, views with their root, loop extension, yield
-//   copies), and policy::PlanPlacement (that mode, the policy's alignment, `budget` for search)
-//   places the slots above the same start address, so roots whose lifetimes are disjoint share
-//   addresses without memory-reuse. The pass also computes the sequential placement and keeps the
-//   planner's only when its aligned high-water mark is not higher (and every address passes the
+//   Then, per space, each root gets its lifetime from passes/liveness.h, the model memory-reuse
+//   uses too (ComputeRootLifetimes: first def to last use, views with their root, loop extension,
+//   yield copies), and policy::PlanPlacement (that mode, the policy's alignment, `budget` for
+//   search) places the slots above the same start address, so roots whose lifetimes are disjoint
+//   share addresses without memory-reuse. The pass also computes the sequential placement and keeps
+//   the planner's only when its aligned high-water mark is not higher (and every address passes the
 //   policy's alignment), so a planner strategy never uses more memory than the seed's.
 // The pass is idempotent: on an already planned function it computes the same addresses and
 // reports no change (under kSearch only when the search ends within its budget; a budget cut
@@ -42,9 +42,11 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "backends/backend.h"
 #include "ir/memory_space.h"
 #include "passes/pass.h"
 
@@ -59,6 +61,9 @@ const char* PlacementStrategyName(PlacementStrategy s);
 bool ParsePlacementStrategy(absl::string_view name, PlacementStrategy* out);
 
 struct AllocateMemoryAddrOptions {
+  // The target: its allocator policy (order, alignment, spaces planned) and capacities. Null:
+  // the default policy and no capacity check.
+  backends::BackendPtr backend;
   PlacementStrategy strategy = PlacementStrategy::kSequential;
   absl::Duration budget = absl::Milliseconds(100);  // kSearch: per space and function
 };
@@ -66,8 +71,8 @@ struct AllocateMemoryAddrOptions {
 class AllocateMemoryAddrPass final : public Pass {
  public:
   static constexpr const char* kName = "allocate-memory-addr";
-  AllocateMemoryAddrPass() = default;
-  explicit AllocateMemoryAddrPass(const AllocateMemoryAddrOptions& options) : options_(options) {}
+  explicit AllocateMemoryAddrPass(AllocateMemoryAddrOptions options = {})
+      : options_(std::move(options)) {}
   std::string Name() const override { return kName; }
   absl::StatusOr<FunctionResult> RunOnFunction(const ir::FunctionPtr& function) const override;
 

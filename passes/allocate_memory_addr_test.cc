@@ -123,6 +123,29 @@ TEST(AllocateMemoryAddrTest, CustomBackendPolicyOverridesDefault) {
   EXPECT_FALSE(VerifyMemoryPlan(*testing::ParseOrDie(*out), opts).ok());
 }
 
+// The pass plans with the backend it is given (policy and capacity), whatever backend is
+// configured globally.
+TEST(AllocateMemoryAddrTest, UsesItsOwnBackendNotTheConfiguredOne) {
+  ir::ProgramPtr p = testing::ParseOrDie(R"(@function(type=AIV)
+def f(x: Tensor[[512, 512], FP32]) -> Tensor[[512, 512], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 1048576, 0)
+    a: Tile[[512, 512], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [512, 512])
+    r: Tensor[[512, 512], FP32] = tile.store(a, [0, 0], x)
+    return r
+)");
+  {
+    // 1 MiB of Vec exceeds the 910B capacity, but the pass is given no backend.
+    backends::ScopedBackend configured(backends::MakeAscend910bBackend());
+    EXPECT_TRUE(AllocateMemoryAddrPass().RunOnFunction(p->functions[0]).ok());
+  }
+  backends::BackendConfig::Reset();
+  AllocateMemoryAddrOptions with;
+  with.backend = backends::MakeAscend910bBackend();
+  absl::StatusOr<FunctionResult> r = AllocateMemoryAddrPass(with).RunOnFunction(p->functions[0]);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "exceeds platform limit")) << r.status();
+}
+
 // The pass reports its kebab-case name and the reserve space follows the function type.
 TEST(AllocateMemoryAddrTest, NameAndReserveSpace) {
   EXPECT_EQ(CreateAllocateMemoryAddrPass()->Name(), "allocate-memory-addr");

@@ -15,9 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
 #include "ir/checked_math.h"
+#include "ir/mutator.h"
 #include "ir/op_registry.h"
 #include "ir/view_layout.h"
-#include "passes/internal/rewrite.h"
+#include "ir/visitor.h"
 
 namespace accelmem {
 namespace passes {
@@ -38,15 +39,16 @@ std::optional<ir::ViewFrame> FrameOf(const FrameMap& frames, const ir::Var& v,
   return ir::OwnFrame(tile, offset);
 }
 
-class Assigner {
+class Assigner final : public ir::IRVisitor {
  public:
-  explicit Assigner(const ir::Function& f) : fn_(f) {}
+  Assigner(const ir::Function& f, const backends::Backend* backend) : fn_(f), backend_(backend) {}
 
   absl::Status Run() {
     for (const VarPtr& p : fn_.params) {
       if (absl::Status s = Fresh(*p); !s.ok()) return s;
     }
-    return Stmt(fn_.body);
+    if (fn_.body != nullptr) VisitStmt(*fn_.body);
+    return status_;
   }
 
   const absl::flat_hash_map<const ir::Var*, MemRefPtr>& map() const { return map_; }
@@ -70,7 +72,7 @@ class Assigner {
                                 ir::ShapeToString(tile->shape),
                                 "; init-memref needs static shapes"));
     }
-    std::optional<int64_t> bytes = backends::ActiveTileBytes(*tile);
+    std::optional<int64_t> bytes = backends::TileBytes(backend_, *tile);
     if (!bytes) {
       return Error(absl::StrCat("value '", v.name, "' of shape ", ir::ShapeToString(tile->shape),
                                 " ", ir::DTypeName(tile->dtype),
@@ -171,65 +173,59 @@ class Assigner {
     return Fresh(v);
   }
 
-  absl::Status Stmt(const StmtPtr& s) {
-    if (s == nullptr) return absl::OkStatus();
-    switch (s->kind) {
-      case ir::StmtKind::kAssign:
-        return Assign(*static_cast<const ir::AssignStmt*>(s.get()));
-      case ir::StmtKind::kSeq:
-        for (const StmtPtr& c : static_cast<const ir::SeqStmts*>(s.get())->stmts) {
-          if (absl::Status st = Stmt(c); !st.ok()) return st;
-        }
-        return absl::OkStatus();
-      case ir::StmtKind::kFor: {
-        const auto* f = static_cast<const ir::ForStmt*>(s.get());
-        for (size_t k = 0; k < f->iter_args.size(); ++k) {
-          MemRefPtr m = k < f->inits.size() ? Of(f->inits[k]) : nullptr;
-          if (m != nullptr) {
-            Share(*f->iter_args[k], f->inits[k].get(), m);
-          } else if (absl::Status st = Fresh(*f->iter_args[k]); !st.ok()) {
-            return st;
-          }
-        }
-        if (absl::Status st = Stmt(f->body); !st.ok()) return st;
-        for (size_t k = 0; k < f->return_vars.size(); ++k) {
-          MemRefPtr m = k < f->iter_args.size() ? Of(f->iter_args[k]) : nullptr;
-          if (m != nullptr) {
-            Share(*f->return_vars[k], f->iter_args[k].get(), m);
-          } else if (absl::Status st = Fresh(*f->return_vars[k]); !st.ok()) {
-            return st;
-          }
-        }
-        return absl::OkStatus();
+  // The walk stops at the first error (every hook returns at once after it).
+  void VisitAssign(const ir::AssignStmt& a) override {
+    if (status_.ok()) status_ = Assign(a);
+  }
+
+  void VisitFor(const ir::ForStmt& f) override {
+    for (size_t k = 0; k < f.iter_args.size() && status_.ok(); ++k) {
+      MemRefPtr m = k < f.inits.size() ? Of(f.inits[k]) : nullptr;
+      if (m != nullptr) {
+        Share(*f.iter_args[k], f.inits[k].get(), m);
+      } else {
+        status_ = Fresh(*f.iter_args[k]);
       }
-      case ir::StmtKind::kIf: {
-        const auto* i = static_cast<const ir::IfStmt*>(s.get());
-        if (absl::Status st = Stmt(i->then_body); !st.ok()) return st;
-        if (absl::Status st = Stmt(i->else_body); !st.ok()) return st;
-        const ir::YieldStmt* ty = ir::FinalYield(i->then_body);
-        const ir::YieldStmt* ey = ir::FinalYield(i->else_body);
-        for (size_t k = 0; k < i->return_vars.size(); ++k) {
-          const ir::Expr* from =
-              ty != nullptr && k < ty->values.size() ? ty->values[k].get() : nullptr;
-          MemRefPtr m = from != nullptr ? Of(ty->values[k]) : nullptr;
-          if (m == nullptr && ey != nullptr && k < ey->values.size()) {
-            from = ey->values[k].get();
-            m = Of(ey->values[k]);
-          }
-          if (m != nullptr) {
-            Share(*i->return_vars[k], from, m);
-          } else if (absl::Status st = Fresh(*i->return_vars[k]); !st.ok()) {
-            return st;
-          }
-        }
-        return absl::OkStatus();
+    }
+    if (status_.ok() && f.body != nullptr) VisitStmt(*f.body);
+    for (size_t k = 0; k < f.return_vars.size() && status_.ok(); ++k) {
+      MemRefPtr m = k < f.iter_args.size() ? Of(f.iter_args[k]) : nullptr;
+      if (m != nullptr) {
+        Share(*f.return_vars[k], f.iter_args[k].get(), m);
+      } else {
+        status_ = Fresh(*f.return_vars[k]);
       }
-      default:
-        return absl::OkStatus();
     }
   }
 
+  void VisitIf(const ir::IfStmt& i) override {
+    if (status_.ok() && i.then_body != nullptr) VisitStmt(*i.then_body);
+    if (status_.ok() && i.else_body != nullptr) VisitStmt(*i.else_body);
+    const ir::YieldStmt* ty = ir::FinalYield(i.then_body);
+    const ir::YieldStmt* ey = ir::FinalYield(i.else_body);
+    for (size_t k = 0; k < i.return_vars.size() && status_.ok(); ++k) {
+      const ir::Expr* from = ty != nullptr && k < ty->values.size() ? ty->values[k].get() : nullptr;
+      MemRefPtr m = from != nullptr ? Of(ty->values[k]) : nullptr;
+      if (m == nullptr && ey != nullptr && k < ey->values.size()) {
+        from = ey->values[k].get();
+        m = Of(ey->values[k]);
+      }
+      if (m != nullptr) {
+        Share(*i.return_vars[k], from, m);
+      } else {
+        status_ = Fresh(*i.return_vars[k]);
+      }
+    }
+  }
+
+  // Nothing else defines a tile.
+  void VisitEval(const ir::EvalStmt&) override {}
+  void VisitYield(const ir::YieldStmt&) override {}
+  void VisitReturn(const ir::ReturnStmt&) override {}
+
   const ir::Function& fn_;
+  const backends::Backend* backend_;
+  absl::Status status_;
   absl::flat_hash_map<const ir::Var*, MemRefPtr> map_;
   FrameMap frames_;  // of views and their sharers
   std::vector<MemRefPtr> roots_;
@@ -254,47 +250,75 @@ bool IsRootName(absl::string_view name) {
 // a value copied into that MemRef on another iteration or branch would lie there contiguously,
 // and the carried value would have no single layout. Such a view is copied (tile.move) into a
 // tile of its own first: before the loop for an init, before the yield for a branch result.
-class StridedCarryCopies {
+class StridedCarryCopies final : public ir::IRMutator {
  public:
-  explicit StridedCarryCopies(const ir::Function& f) : names_(internal::DefinedNames(f)) {
-    Walk(f.body);
+  explicit StridedCarryCopies(const ir::Function& f) : names_(ir::DefinedNames(f)) {
+    StridedViews finder(&frames_, &strided_);
+    finder.VisitFunction(f);
   }
 
   ir::FunctionPtr Apply(const ir::FunctionPtr& f) {
     if (strided_.empty()) return f;
-    internal::Rewriter rw(nullptr, [this](internal::Rewriter& r, const StmtPtr& s,
-                                          std::vector<StmtPtr>* out) { return Hook(r, s, out); });
-    return rw.RewriteFunction(f);
+    return MutateFunction(f);
+  }
+
+  StmtPtr MutateFor(const std::shared_ptr<const ir::ForStmt>& f) override {
+    if (std::none_of(f->inits.begin(), f->inits.end(),
+                     [this](const ir::ExprPtr& e) { return Strided(e); })) {
+      return IRMutator::MutateFor(f);
+    }
+    std::vector<StmtPtr> out;
+    std::vector<ir::ExprPtr> inits = f->inits;
+    for (ir::ExprPtr& e : inits) {
+      if (Strided(e)) e = Copy(e, &out);
+    }
+    out.push_back(IRMutator::MutateFor(
+        std::make_shared<ir::ForStmt>(f->loop_var, f->start, f->stop, f->step, f->iter_args,
+                                      std::move(inits), f->body, f->return_vars, f->loc)));
+    return std::make_shared<ir::SeqStmts>(std::move(out), f->loc);
+  }
+
+  StmtPtr MutateIf(const std::shared_ptr<const ir::IfStmt>& i) override {
+    if (i->return_vars.empty()) return IRMutator::MutateIf(i);
+    StmtPtr then_body = CopyYielded(i->then_body);
+    StmtPtr else_body = CopyYielded(i->else_body);
+    if (then_body == i->then_body && else_body == i->else_body) return IRMutator::MutateIf(i);
+    return IRMutator::MutateIf(
+        std::make_shared<ir::IfStmt>(i->cond, then_body, else_body, i->return_vars, i->loc));
   }
 
  private:
-  // Frames of view results, by shape only (offsets do not decide contiguity).
-  void Walk(const StmtPtr& s) {
-    if (s == nullptr) return;
-    if (const ir::SeqStmts* seq = ir::AsSeq(s.get())) {
-      for (const StmtPtr& c : seq->stmts) Walk(c);
-    } else if (const ir::ForStmt* f = ir::AsFor(s.get())) {
-      Walk(f->body);
-    } else if (const ir::IfStmt* i = ir::AsIf(s.get())) {
-      Walk(i->then_body);
-      Walk(i->else_body);
-    } else if (const ir::AssignStmt* a = ir::AsAssign(s.get())) {
-      const ir::Call* call = ir::AsCall(a->value.get());
+  // Frames of view results, by shape only (offsets do not decide contiguity); the strided ones.
+  class StridedViews final : public ir::IRVisitor {
+   public:
+    StridedViews(FrameMap* frames, absl::flat_hash_set<const ir::Var*>* strided)
+        : frames_(frames), strided_(strided) {}
+
+    void VisitAssign(const ir::AssignStmt& a) override {
+      const ir::Call* call = ir::AsCall(a.value.get());
       const ir::OpDef* def = call != nullptr ? ir::OpRegistry::Global().Find(call->op) : nullptr;
       if (def == nullptr || def->memory != ir::MemoryBehavior::kView || call->args.empty()) return;
       const ir::Var* src = ir::AsVar(call->args[0].get());
       const ir::TileType* src_tile = src != nullptr ? ir::AsTile(src->type) : nullptr;
-      const ir::TileType* tile = ir::AsTile(a->var->type);
+      const ir::TileType* tile = ir::AsTile(a.var->type);
       if (src_tile == nullptr || tile == nullptr) return;
-      std::optional<ir::ViewFrame> source = FrameOf(frames_, *src, *src_tile, 0);
+      std::optional<ir::ViewFrame> source = FrameOf(*frames_, *src, *src_tile, 0);
       if (!source) return;
       absl::StatusOr<ir::ViewFrame> frame = ir::ApplyView(*source, src_tile->dtype, *call, *tile);
       std::optional<std::vector<int64_t>> dims = ir::StaticDims(tile->shape);
       if (!frame.ok() || !dims) return;
-      if (!ir::IsContiguous(*frame, *dims)) strided_.insert(a->var.get());
-      frames_[a->var.get()] = *std::move(frame);
+      if (!ir::IsContiguous(*frame, *dims)) strided_->insert(a.var.get());
+      (*frames_)[a.var.get()] = *std::move(frame);
     }
-  }
+    // Only assignments define views.
+    void VisitEval(const ir::EvalStmt&) override {}
+    void VisitYield(const ir::YieldStmt&) override {}
+    void VisitReturn(const ir::ReturnStmt&) override {}
+
+   private:
+    FrameMap* frames_;
+    absl::flat_hash_set<const ir::Var*>* strided_;
+  };
 
   bool Strided(const ir::ExprPtr& e) const {
     const ir::Var* v = ir::AsVar(e.get());
@@ -302,19 +326,18 @@ class StridedCarryCopies {
   }
 
   // `name_mv: T = tile.move(value, Space)` appended to `out`; returns the new value.
-  ir::ExprPtr Copy(internal::Rewriter& rw, const ir::ExprPtr& value, std::vector<StmtPtr>* out) {
+  ir::ExprPtr Copy(const ir::ExprPtr& value, std::vector<StmtPtr>* out) {
     const ir::Var* v = ir::AsVar(value.get());
     const ir::TileType* t = ir::AsTile(v->type);
-    ir::VarPtr mv = ir::MakeVar(internal::FreshName(absl::StrCat(v->name, "_mv"), &names_),
+    ir::VarPtr mv = ir::MakeVar(ir::FreshName(absl::StrCat(v->name, "_mv"), &names_),
                                 ir::MakeTile(t->shape, t->dtype, t->space));
     out->push_back(std::make_shared<ir::AssignStmt>(
-        mv, ir::MakeCall("tile.move", {rw.RewriteExpr(value), ir::MakeSpace(t->space)})));
-    rw.MarkChanged();
+        mv, ir::MakeCall("tile.move", {MutateExpr(value), ir::MakeSpace(t->space)})));
     return mv;
   }
 
-  // Appends `body` with a copy of every strided value its final yield gives.
-  StmtPtr CopyYielded(internal::Rewriter& rw, const StmtPtr& body) {
+  // `body` with a copy of every strided value its final yield gives.
+  StmtPtr CopyYielded(const StmtPtr& body) {
     const ir::YieldStmt* y = ir::FinalYield(body);
     if (y == nullptr || std::none_of(y->values.begin(), y->values.end(),
                                      [this](const ir::ExprPtr& e) { return Strided(e); })) {
@@ -324,41 +347,30 @@ class StridedCarryCopies {
     std::vector<StmtPtr> out(stmts.begin(), stmts.end() - 1);
     std::vector<ir::ExprPtr> values = y->values;
     for (ir::ExprPtr& v : values) {
-      if (Strided(v)) v = Copy(rw, v, &out);
+      if (Strided(v)) v = Copy(v, &out);
     }
     out.push_back(std::make_shared<ir::YieldStmt>(std::move(values), y->loc));
     return std::make_shared<ir::SeqStmts>(std::move(out), body->loc);
   }
 
-  bool Hook(internal::Rewriter& rw, const StmtPtr& s, std::vector<StmtPtr>* out) {
-    if (const ir::ForStmt* f = ir::AsFor(s.get())) {
-      if (std::none_of(f->inits.begin(), f->inits.end(),
-                       [this](const ir::ExprPtr& e) { return Strided(e); })) {
-        return false;
-      }
-      std::vector<ir::ExprPtr> inits = f->inits;
-      for (ir::ExprPtr& e : inits) {
-        if (Strided(e)) e = Copy(rw, e, out);
-      }
-      auto copy =
-          std::make_shared<ir::ForStmt>(f->loop_var, f->start, f->stop, f->step, f->iter_args,
-                                        std::move(inits), f->body, f->return_vars, s->loc);
-      rw.RewriteStmt(copy, out);
-      return true;
-    }
-    const ir::IfStmt* i = ir::AsIf(s.get());
-    if (i == nullptr || i->return_vars.empty()) return false;
-    StmtPtr then_body = CopyYielded(rw, i->then_body);
-    StmtPtr else_body = CopyYielded(rw, i->else_body);
-    if (then_body == i->then_body && else_body == i->else_body) return false;
-    rw.RewriteStmt(
-        std::make_shared<ir::IfStmt>(i->cond, then_body, else_body, i->return_vars, s->loc), out);
-    return true;
-  }
-
   absl::flat_hash_set<std::string> names_;
   FrameMap frames_;
   absl::flat_hash_set<const ir::Var*> strided_;
+};
+
+// Gives every tile value the MemRef the Assigner chose.
+class GiveMemRefs final : public ir::IRMutator {
+ public:
+  explicit GiveMemRefs(const absl::flat_hash_map<const ir::Var*, MemRefPtr>& map) : map_(map) {}
+  ir::TypePtr MutateDefType(const ir::Var& v) override {
+    const ir::TileType* t = ir::AsTile(v.type);
+    if (t == nullptr) return v.type;
+    auto it = map_.find(&v);
+    return it == map_.end() ? v.type : t->WithMemRef(it->second);
+  }
+
+ private:
+  const absl::flat_hash_map<const ir::Var*, MemRefPtr>& map_;
 };
 
 }  // namespace
@@ -368,21 +380,21 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
   bool any_tile = false;
   const ir::Var* without = nullptr;
   const ir::Var* with = nullptr;
-  internal::ForEachDef(*function, [&](const VarPtr& v) {
-    const ir::TileType* t = ir::AsTile(v->type);
+  ir::ForEachDef(*function, [&](const ir::Var& v) {
+    const ir::TileType* t = ir::AsTile(v.type);
     if (t == nullptr) return;
     any_tile = true;
     if (t->memref != nullptr) {
-      if (with == nullptr) with = v.get();
+      if (with == nullptr) with = &v;
     } else if (without == nullptr) {
-      without = v.get();
+      without = &v;
     }
   });
   if (!any_tile || without == nullptr) return FunctionResult{function, false};
   // The input's own names must not take the names of the allocations about to be created.
   const ir::Var* reserved = nullptr;
-  internal::ForEachDef(*function, [&](const VarPtr& v) {
-    if (reserved == nullptr && IsRootName(v->name)) reserved = v.get();
+  ir::ForEachDef(*function, [&](const ir::Var& v) {
+    if (reserved == nullptr && IsRootName(v.name)) reserved = &v;
   });
   if (reserved != nullptr) {
     std::string where;
@@ -402,17 +414,9 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
                      without->name, "' has none; run init-memref on IR without MemRefs"));
   }
   const ir::FunctionPtr input = StridedCarryCopies(*function).Apply(function);
-  Assigner assigner(*input);
+  Assigner assigner(*input, options_.backend.get());
   if (absl::Status s = assigner.Run(); !s.ok()) return s;
-  const auto& map = assigner.map();
-  internal::Rewriter rw([&map](const ir::Var& v) -> ir::TypePtr {
-    const ir::TileType* t = ir::AsTile(v.type);
-    if (t == nullptr) return nullptr;
-    auto it = map.find(&v);
-    if (it == map.end()) return nullptr;
-    return t->WithMemRef(it->second);
-  });
-  ir::FunctionPtr out = rw.RewriteFunction(input);
+  ir::FunctionPtr out = GiveMemRefs(assigner.map()).MutateFunction(input);
   std::vector<StmtPtr> body;
   for (const MemRefPtr& root : assigner.roots()) body.push_back(ir::MakeAllocStmt(root));
   for (const StmtPtr& s : ir::BodyStmts(out->body)) body.push_back(s);
@@ -422,7 +426,9 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
       true};
 }
 
-PassPtr CreateInitMemRefPass() { return std::make_unique<InitMemRefPass>(); }
+PassPtr CreateInitMemRefPass(const InitMemRefOptions& options) {
+  return std::make_unique<InitMemRefPass>(options);
+}
 
 }  // namespace passes
 }  // namespace accelmem

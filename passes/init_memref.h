@@ -3,9 +3,9 @@
 //
 // Rules, per function (every function type):
 // - A root MemRef is named mem_<space>_<id> with ids counting from 0 in definition order, tile
-//   parameters first. Its size is the tile's bytes under the configured backend (Acc rows padded
-//   on Ascend), the contract's ceil(prod(shape) * bits / 8) without one. Only values that get a
-//   fresh root consume an id, so ids are dense.
+//   parameters first. Its size is the tile's bytes under the backend of the options (Acc rows
+//   padded on Ascend), the contract's ceil(prod(shape) * bits / 8) without one. Only values that
+//   get a fresh root consume an id, so ids are dense.
 // - A view op's result (tile.slice, tile.reshape) lives in its source's root: a slice at the
 //   row-major byte offset of its origin in the parent shape (plus the parent's own offset), a
 //   reshape at its source's offset. A view covering the whole root is the root itself.
@@ -20,20 +20,31 @@
 #define ACCELMEM_PASSES_INIT_MEMREF_H_
 
 #include <string>
+#include <utility>
 
+#include "backends/backend.h"
 #include "passes/pass.h"
 
 namespace accelmem {
 namespace passes {
 
+struct InitMemRefOptions {
+  // Whose tile sizes to use (Acc rows padded on Ascend); null: ir::StaticTileBytes.
+  backends::BackendPtr backend;
+};
+
 class InitMemRefPass final : public Pass {
  public:
   static constexpr const char* kName = "init-memref";
+  explicit InitMemRefPass(InitMemRefOptions options = {}) : options_(std::move(options)) {}
   std::string Name() const override { return kName; }
   absl::StatusOr<FunctionResult> RunOnFunction(const ir::FunctionPtr& function) const override;
+
+ private:
+  InitMemRefOptions options_;
 };
 
-PassPtr CreateInitMemRefPass();
+PassPtr CreateInitMemRefPass(const InitMemRefOptions& options = {});
 
 }  // namespace passes
 }  // namespace accelmem

@@ -6,6 +6,7 @@
 #include "backends/ascend910b/ascend910b.h"
 #include "backends/backend.h"
 #include "gtest/gtest.h"
+#include "ir/printer.h"
 #include "passes/test_util.h"
 
 namespace accelmem {
@@ -74,6 +75,31 @@ TEST(InitMemRefTest, BackendPadsAccRows) {
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_TRUE(absl::StrContains(*out, "mem_acc_2: MemRefType = tile.alloc(Acc, -1, 2048, 2)"))
       << *out;
+}
+
+// The pass sizes tiles by the backend it is given, whatever backend is configured globally.
+TEST(InitMemRefTest, UsesItsOwnBackendNotTheConfiguredOne) {
+  ir::ProgramPtr p = testing::ParseOrDie(
+      R"(def h(a: Tensor[[17, 16], INT8], b: Tensor[[16, 16], INT8]) -> Tensor[[17, 16], INT8]:
+    l: Tile[[17, 16], INT8, Left] = tile.load(a, [0, 0], [17, 16], space=Left)
+    r: Tile[[16, 16], INT8, Right] = tile.load(b, [0, 0], [16, 16], space=Right)
+    c: Tile[[17, 16], INT32, Acc] = tile.matmul(l, r)
+    return a
+)");
+  auto run = [&](InitMemRefOptions options) {
+    absl::StatusOr<FunctionResult> r = InitMemRefPass(options).RunOnFunction(p->functions[0]);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? ir::PrintFunction(*r->function) : std::string();
+  };
+  {
+    backends::ScopedBackend configured(backends::MakeAscend910bBackend());
+    // No backend given: unpadded (17 * 16 * 4 bytes), though 910B is configured.
+    EXPECT_TRUE(absl::StrContains(run({}), "tile.alloc(Acc, -1, 1088, 2)"));
+  }
+  backends::BackendConfig::Reset();
+  InitMemRefOptions with;
+  with.backend = backends::MakeAscend910bBackend();
+  EXPECT_TRUE(absl::StrContains(run(with), "tile.alloc(Acc, -1, 2048, 2)"));  // rows padded
 }
 
 // A function whose tiles already have MemRefs, or that has no tiles, is left unchanged.

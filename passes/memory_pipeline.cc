@@ -17,17 +17,31 @@ std::vector<std::string> MemoryPassNames() {
   return {InitMemRefPass::kName, MemoryReusePass::kName, AllocateMemoryAddrPass::kName};
 }
 
+backends::BackendPtr PipelineBackend(const MemoryPipelineOptions& options) {
+  return options.backend.has_value() ? *options.backend : backends::BackendConfig::Get();
+}
+
 absl::StatusOr<PassPtr> CreateMemoryPass(absl::string_view name,
                                          const MemoryPipelineOptions& options) {
-  if (name == InitMemRefPass::kName) return CreateInitMemRefPass();
+  if (name == InitMemRefPass::kName) {
+    InitMemRefOptions o;
+    o.backend = PipelineBackend(options);
+    return CreateInitMemRefPass(o);
+  }
   if (name == MemoryReusePass::kName) return CreateMemoryReusePass();
-  if (name == AllocateMemoryAddrPass::kName) return CreateAllocateMemoryAddrPass(options.allocate);
+  if (name == AllocateMemoryAddrPass::kName) {
+    AllocateMemoryAddrOptions o = options.allocate;
+    o.backend = PipelineBackend(options);
+    return CreateAllocateMemoryAddrPass(o);
+  }
   return absl::NotFoundError(absl::StrCat(
       "unknown pass '", name, "' (known: ", absl::StrJoin(MemoryPassNames(), ", "), ")"));
 }
 
 absl::Status AddPasses(absl::string_view spec, PassManager* pm,
-                       const MemoryPipelineOptions& options) {
+                       const MemoryPipelineOptions& given) {
+  MemoryPipelineOptions options = given;
+  options.backend = PipelineBackend(given);  // read the configuration once for all passes
   if (spec == "default") spec = kDefaultPipeline;
   for (absl::string_view name : absl::StrSplit(spec, ',', absl::SkipWhitespace())) {
     absl::StatusOr<PassPtr> pass = CreateMemoryPass(absl::StripAsciiWhitespace(name), options);

@@ -5,12 +5,14 @@
 #define ACCELMEM_PASSES_MEMORY_PIPELINE_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "backends/backend.h"
 #include "ir/program.h"
 #include "passes/allocate_memory_addr.h"
 #include "passes/pass.h"
@@ -26,8 +28,16 @@ inline constexpr const char* kDefaultPipeline = "init-memref,memory-reuse,alloca
 std::vector<std::string> MemoryPassNames();
 // Options of the passes built by name (default: the seed's behaviour).
 struct MemoryPipelineOptions {
-  AllocateMemoryAddrOptions allocate;  // placement strategy of allocate-memory-addr
+  // The target every pass is built for (tile sizes, allocator policy, capacities). Unset: the
+  // configured backend (BackendConfig), read once when the passes are built; this is the
+  // convenience path of the tools and tests, the passes themselves never read BackendConfig.
+  // Set: exactly this backend, null for none.
+  std::optional<backends::BackendPtr> backend;
+  // Placement strategy and budget of allocate-memory-addr (its `backend` is taken from above).
+  AllocateMemoryAddrOptions allocate;
 };
+// The backend `options` builds passes for (see MemoryPipelineOptions::backend).
+backends::BackendPtr PipelineBackend(const MemoryPipelineOptions& options);
 
 // NotFound "unknown pass 'x' (known: ...)".
 absl::StatusOr<PassPtr> CreateMemoryPass(absl::string_view name,

@@ -1,8 +1,10 @@
 #include "passes/memory_reuse.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -10,8 +12,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "ir/mutator.h"
 #include "ir/op_registry.h"
-#include "passes/internal/rewrite.h"
+#include "ir/visitor.h"
+#include "passes/liveness.h"
 
 namespace accelmem {
 namespace passes {
@@ -21,200 +25,6 @@ using ir::MemRef;
 using ir::MemRefPtr;
 using ir::StmtPtr;
 using ir::VarPtr;
-
-// ---------------------------------------------------------------------------------------------
-// Lifetime analysis.
-
-struct Life {
-  VarPtr var;
-  MemRefPtr memref;
-  int64_t start = 0;
-  int64_t end = 0;
-  int64_t last = -1;
-  size_t depth = 0;
-  std::vector<int> extend;
-  int parent = -1;       // the value this one took its MemRef from (init-memref's sharing rules)
-  bool carried = false;  // an iter-arg or an if result
-};
-
-struct LoopInfo {
-  const ir::ForStmt* stmt;
-  int64_t entry;
-  const ir::YieldStmt* yield;
-  int64_t yield_at;
-};
-
-struct IfInfo {
-  const ir::IfStmt* stmt;
-  int64_t entry;
-  const ir::YieldStmt* then_yield;
-  const ir::YieldStmt* else_yield;
-  int64_t then_yield_at;
-  int64_t else_yield_at;
-};
-
-class Lifetimes {
- public:
-  explicit Lifetimes(const ir::Function& f) {
-    for (const VarPtr& p : f.params) Def(p, 1, -1, false);
-    n_ = 1;
-    Stmt(f.body);
-    for (Life& v : values) {
-      v.end = v.last >= 0 ? std::max(3 * v.last + 1, v.start + 1) : v.start + 1;
-      for (int l : v.extend) v.end = std::max(v.end, 3 * loop_end_[l] + 2);
-    }
-  }
-
-  int IndexOf(const ir::Expr* e) const {
-    const ir::Var* v = e ? ir::AsVar(e) : nullptr;
-    if (v == nullptr) return -1;
-    auto it = index.find(v);
-    return it == index.end() ? -1 : it->second;
-  }
-
-  std::vector<Life> values;
-  absl::flat_hash_map<const ir::Var*, int> index;
-  std::vector<LoopInfo> loops;  // post-order (inner loops first)
-  std::vector<IfInfo> ifs;      // post-order
-  // Loops and ifs together in post-order: (true, index into loops) or (false, index into ifs).
-  std::vector<std::pair<bool, size_t>> constructs;
-
- private:
-  void Def(const VarPtr& v, int64_t start, int parent, bool carried) {
-    const ir::TileType* t = ir::AsTile(v->type);
-    if (t == nullptr) return;
-    Life l;
-    l.var = v;
-    l.memref = t->memref;
-    l.start = start;
-    l.depth = loops_.size();
-    l.parent = parent;
-    l.carried = carried;
-    index[v.get()] = static_cast<int>(values.size());
-    values.push_back(std::move(l));
-  }
-
-  void Read(const ir::Expr* e, int64_t t) {
-    if (e == nullptr) return;
-    if (const ir::Var* v = ir::AsVar(e)) {
-      auto it = index.find(v);
-      if (it == index.end()) return;
-      Life& l = values[it->second];
-      l.last = std::max(l.last, t);
-      if (loops_.size() > l.depth && (l.extend.empty() || l.extend.back() != loops_[l.depth])) {
-        l.extend.push_back(loops_[l.depth]);
-      }
-    } else if (const ir::ListExpr* list = ir::AsList(e)) {
-      for (const auto& x : list->items) Read(x.get(), t);
-    } else if (const ir::Call* c = ir::AsCall(e)) {
-      for (const auto& x : c->args) Read(x.get(), t);
-      for (const auto& kv : c->kwargs) Read(kv.second.get(), t);
-    }
-  }
-
-  void Stmt(const StmtPtr& s) {
-    if (s == nullptr) return;
-    switch (s->kind) {
-      case ir::StmtKind::kSeq:
-        for (const StmtPtr& c : static_cast<const ir::SeqStmts*>(s.get())->stmts) Stmt(c);
-        return;
-      case ir::StmtKind::kAssign: {
-        const auto* a = static_cast<const ir::AssignStmt*>(s.get());
-        const int64_t t = n_++;
-        Read(a->value.get(), t);
-        const ir::Call* call = ir::AsCall(a->value.get());
-        const ir::OpDef* def = call ? ir::OpRegistry::Global().Find(call->op) : nullptr;
-        bool safe = def == nullptr || def->IsInplaceSafe(*call);
-        int parent = -1;
-        if (def != nullptr && def->IsView() && !call->args.empty()) {
-          parent = IndexOf(call->args[0].get());
-        } else if (def != nullptr && def->memory == ir::MemoryBehavior::kWritesInto &&
-                   def->writes_into_arg < static_cast<int>(call->args.size())) {
-          parent = IndexOf(call->args[def->writes_into_arg].get());
-        }
-        Def(a->var, 3 * t + (safe ? 1 : 0), parent, false);
-        return;
-      }
-      case ir::StmtKind::kEval:
-        Read(static_cast<const ir::EvalStmt*>(s.get())->expr.get(), n_++);
-        return;
-      case ir::StmtKind::kReturn: {
-        const int64_t t = n_++;
-        for (const auto& v : static_cast<const ir::ReturnStmt*>(s.get())->values) {
-          Read(v.get(), t);
-        }
-        return;
-      }
-      case ir::StmtKind::kYield: {
-        const int64_t t = n_++;
-        for (const auto& v : static_cast<const ir::YieldStmt*>(s.get())->values) {
-          Read(v.get(), t);
-        }
-        last_yield_ = static_cast<const ir::YieldStmt*>(s.get());
-        last_yield_at_ = t;
-        return;
-      }
-      case ir::StmtKind::kFor: {
-        const auto* f = static_cast<const ir::ForStmt*>(s.get());
-        const int64_t t = n_++;
-        Read(f->start.get(), t);
-        Read(f->stop.get(), t);
-        Read(f->step.get(), t);
-        for (const auto& i : f->inits) Read(i.get(), t);
-        const int id = static_cast<int>(loop_end_.size());
-        loop_end_.push_back(t);
-        loops_.push_back(id);
-        std::vector<int> iters;
-        for (size_t k = 0; k < f->iter_args.size(); ++k) {
-          Def(f->iter_args[k], 3 * t + 1, k < f->inits.size() ? IndexOf(f->inits[k].get()) : -1,
-              true);
-          iters.push_back(IndexOf(f->iter_args[k].get()));
-        }
-        last_yield_ = nullptr;
-        Stmt(f->body);
-        const ir::YieldStmt* y = last_yield_;
-        loops_.pop_back();
-        loop_end_[id] = n_ - 1;
-        constructs.emplace_back(true, loops.size());
-        loops.push_back({f, t, y, last_yield_at_});
-        const int64_t x = n_++;
-        for (size_t k = 0; k < f->return_vars.size(); ++k) {
-          Def(f->return_vars[k], 3 * x + 1, k < iters.size() ? iters[k] : -1, false);
-        }
-        return;
-      }
-      case ir::StmtKind::kIf: {
-        const auto* i = static_cast<const ir::IfStmt*>(s.get());
-        const int64_t t = n_++;
-        Read(i->cond.get(), t);
-        last_yield_ = nullptr;
-        Stmt(i->then_body);
-        const ir::YieldStmt* ty = last_yield_;
-        const int64_t ty_at = last_yield_at_;
-        last_yield_ = nullptr;
-        Stmt(i->else_body);
-        const ir::YieldStmt* ey = last_yield_;
-        constructs.emplace_back(false, ifs.size());
-        ifs.push_back({i, t, ty, ey, ty_at, last_yield_at_});
-        const int64_t x = n_++;
-        for (size_t k = 0; k < i->return_vars.size(); ++k) {
-          int parent = ty != nullptr && k < ty->values.size() ? IndexOf(ty->values[k].get()) : -1;
-          if (parent < 0 && ey != nullptr && k < ey->values.size()) {
-            parent = IndexOf(ey->values[k].get());
-          }
-          Def(i->return_vars[k], 3 * x + 1, parent, true);
-        }
-        return;
-      }
-    }
-  }
-
-  std::vector<int> loops_;
-  std::vector<int64_t> loop_end_;
-  int64_t n_ = 0;
-  const ir::YieldStmt* last_yield_ = nullptr;
-  int64_t last_yield_at_ = 0;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
@@ -289,11 +99,12 @@ class MemRefMapper {
   std::map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
 };
 
+// `v`'s type with its MemRef mapped (the type itself when the mapper keeps it).
 ir::TypePtr RetypeTile(const ir::Var& v, MemRefMapper& mapper) {
   const ir::TileType* t = ir::AsTile(v.type);
-  if (t == nullptr || t->memref == nullptr) return nullptr;
+  if (t == nullptr || t->memref == nullptr) return v.type;
   MemRefPtr m = mapper.Map(t->memref);
-  return m == t->memref ? nullptr : t->WithMemRef(m);
+  return m == t->memref ? v.type : t->WithMemRef(m);
 }
 
 ir::StmtPtr MoveStmt(const VarPtr& dst, const ir::ExprPtr& src, ir::MemorySpace space) {
@@ -318,7 +129,7 @@ struct SplitPlan {
 // Preorder interval [tin, tout) of every value in the forest of MemRef sources (Life::parent):
 // the family of a carried value (itself and every value that took its MemRef from it, directly
 // or not) is exactly the values whose tin lies in its interval. Parents precede children.
-void SourceForestOrder(const Lifetimes& lt, std::vector<int>* tin, std::vector<int>* tout) {
+void SourceForestOrder(const Liveness& lt, std::vector<int>* tin, std::vector<int>* tout) {
   const int n = static_cast<int>(lt.values.size());
   std::vector<std::vector<int>> children(n);
   for (int i = 0; i < n; ++i) {
@@ -346,7 +157,7 @@ void SourceForestOrder(const Lifetimes& lt, std::vector<int>* tin, std::vector<i
   }
 }
 
-SplitPlan PlanSplits(const Lifetimes& lt, int64_t* next_id) {
+SplitPlan PlanSplits(const Liveness& lt, int64_t* next_id) {
   SplitPlan plan;
   std::vector<int> tin, tout;
   SourceForestOrder(lt, &tin, &tout);
@@ -387,7 +198,7 @@ SplitPlan PlanSplits(const Lifetimes& lt, int64_t* next_id) {
     plan.fresh[carried] = MemRef::MakeRoot(MemRef::RootName(old->space(), id), old->space(),
                                            MemRef::kUnplanned, old->size(), id);
   };
-  for (const LoopInfo& loop : lt.loops) {
+  for (const LoopLife& loop : lt.loops) {
     for (size_t k = 0; k < loop.stmt->iter_args.size(); ++k) {
       const int acc = lt.IndexOf(loop.stmt->iter_args[k].get());
       if (acc < 0 || lt.values[acc].parent < 0) continue;
@@ -397,7 +208,7 @@ SplitPlan PlanSplits(const Lifetimes& lt, int64_t* next_id) {
       }
     }
   }
-  for (const IfInfo& info : lt.ifs) {
+  for (const IfLife& info : lt.ifs) {
     for (const VarPtr& r : info.stmt->return_vars) {
       const int ri = lt.IndexOf(r.get());
       if (ri < 0 || lt.values[ri].parent < 0) continue;
@@ -407,7 +218,7 @@ SplitPlan PlanSplits(const Lifetimes& lt, int64_t* next_id) {
   return plan;
 }
 
-ir::FunctionPtr ApplySplits(const ir::FunctionPtr& fn, const Lifetimes& lt, const SplitPlan& plan,
+ir::FunctionPtr ApplySplits(const ir::FunctionPtr& fn, const Liveness& lt, const SplitPlan& plan,
                             absl::flat_hash_set<std::string>* names) {
   // Each value's nearest split ancestor (one forward pass: parents precede children), and the
   // fresh root if the value still lives in that ancestor's old root.
@@ -421,49 +232,65 @@ ir::FunctionPtr ApplySplits(const ir::FunctionPtr& fn, const Lifetimes& lt, cons
     const MemRefPtr& m = lt.values[i].memref;
     const int a = split_of[i];
     if (m != nullptr && a >= 0 && lt.values[a].memref->root() == m->root()) {
-      new_root[lt.values[i].var.get()] = plan.fresh.at(a);
+      new_root[lt.values[i].var] = plan.fresh.at(a);
     }
   }
-  std::map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views;
-  auto on_root = [&views](const MemRefPtr& root, const MemRef& like) -> MemRefPtr {
-    if (like.offset() == 0 && like.size() == root->size()) return root;
-    auto key = std::make_tuple(root.get(), like.offset(), like.size());
-    auto it = views.find(key);
-    if (it == views.end())
-      it = views.emplace(key, MemRef::MakeView(root, like.offset(), like.size())).first;
-    return it->second;
-  };
-  internal::Rewriter::RetypeFn retype = [&](const ir::Var& v) -> ir::TypePtr {
-    auto it = new_root.find(&v);
-    if (it == new_root.end()) return nullptr;
-    const ir::TileType* t = ir::AsTile(v.type);
-    return t->WithMemRef(on_root(it->second, *t->memref));
-  };
-  internal::Rewriter::StmtHook hook = [&](internal::Rewriter& rw, const StmtPtr& s,
-                                          std::vector<StmtPtr>* out) {
-    const ir::ForStmt* f = ir::AsFor(s.get());
-    if (f == nullptr) return false;
-    auto it = plan.init_moves.find(f);
-    if (it == plan.init_moves.end()) return false;
-    std::vector<ir::ExprPtr> inits = f->inits;
-    for (size_t k : it->second) {
-      const int acc = lt.IndexOf(f->iter_args[k].get());
-      const ir::TileType* t = ir::AsTile(f->iter_args[k]->type);
-      const ir::Var* init = ir::AsVar(inits[k].get());
-      VarPtr mv =
-          MoveVar(internal::FreshName(absl::StrCat(init ? init->name : "init", "_mv"), names), *t,
-                  on_root(plan.fresh.at(acc), *t->memref));
-      out->push_back(MoveStmt(rw.Def(mv), rw.RewriteExpr(inits[k]), t->space));
-      inits[k] = mv;
+  // Values moved to a fresh root are retyped; a loop with init moves gets them just before it.
+  class Splitter final : public ir::IRMutator {
+   public:
+    Splitter(const Liveness& lt, const SplitPlan& plan,
+             const absl::flat_hash_map<const ir::Var*, MemRefPtr>& new_root,
+             absl::flat_hash_set<std::string>* names)
+        : lt_(lt), plan_(plan), new_root_(new_root), names_(names) {}
+
+    ir::TypePtr MutateDefType(const ir::Var& v) override {
+      auto it = new_root_.find(&v);
+      if (it == new_root_.end()) return v.type;
+      const ir::TileType* t = ir::AsTile(v.type);
+      return t->WithMemRef(OnRoot(it->second, *t->memref));
     }
-    auto copy = std::make_shared<ir::ForStmt>(f->loop_var, f->start, f->stop, f->step, f->iter_args,
-                                              std::move(inits), f->body, f->return_vars, s->loc);
-    rw.RewriteStmt(copy, out);
-    rw.MarkChanged();
-    return true;
+
+    StmtPtr MutateFor(const std::shared_ptr<const ir::ForStmt>& f) override {
+      auto it = plan_.init_moves.find(f.get());
+      if (it == plan_.init_moves.end()) return IRMutator::MutateFor(f);
+      std::vector<StmtPtr> out;
+      std::vector<ir::ExprPtr> inits = f->inits;
+      for (size_t k : it->second) {
+        const int acc = lt_.IndexOf(f->iter_args[k].get());
+        const ir::TileType* t = ir::AsTile(f->iter_args[k]->type);
+        const ir::Var* init = ir::AsVar(inits[k].get());
+        VarPtr mv = MoveVar(ir::FreshName(absl::StrCat(init ? init->name : "init", "_mv"), names_),
+                            *t, OnRoot(plan_.fresh.at(acc), *t->memref));
+        ir::ExprPtr src = MutateExpr(inits[k]);
+        out.push_back(MoveStmt(MutateVarDef(mv), src, t->space));
+        inits[k] = mv;
+      }
+      out.push_back(IRMutator::MutateFor(
+          std::make_shared<ir::ForStmt>(f->loop_var, f->start, f->stop, f->step, f->iter_args,
+                                        std::move(inits), f->body, f->return_vars, f->loc)));
+      return std::make_shared<ir::SeqStmts>(std::move(out), f->loc);
+    }
+
+   private:
+    // `like`'s place on `root`: the root itself when it covers it, else one view per
+    // (offset, size).
+    MemRefPtr OnRoot(const MemRefPtr& root, const MemRef& like) {
+      if (like.offset() == 0 && like.size() == root->size()) return root;
+      auto key = std::make_tuple(root.get(), like.offset(), like.size());
+      auto it = views_.find(key);
+      if (it == views_.end()) {
+        it = views_.emplace(key, MemRef::MakeView(root, like.offset(), like.size())).first;
+      }
+      return it->second;
+    }
+
+    const Liveness& lt_;
+    const SplitPlan& plan_;
+    const absl::flat_hash_map<const ir::Var*, MemRefPtr>& new_root_;
+    absl::flat_hash_set<std::string>* names_;
+    std::map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
   };
-  internal::Rewriter rw(retype, hook);
-  return rw.RewriteFunction(fn);
+  return Splitter(lt, plan, new_root, names).MutateFunction(fn);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -471,9 +298,9 @@ ir::FunctionPtr ApplySplits(const ir::FunctionPtr& fn, const Lifetimes& lt, cons
 
 class RootSets {
  public:
-  explicit RootSets(const Lifetimes& lt) {
+  explicit RootSets(const Liveness& lt) {
     for (size_t i = 0; i < lt.values.size(); ++i) {
-      const Life& v = lt.values[i];
+      const ValueLife& v = lt.values[i];
       if (v.memref == nullptr) continue;
       const MemRef* r = v.memref->root();
       if (!parent_.contains(r)) {
@@ -532,7 +359,7 @@ struct YieldMove {
 
 // Returns the rewritten function when moves were inserted (the caller re-analyses it). When the
 // carries only merged groups, nothing is rewritten: the merged sets go to Pack in `*merged`.
-ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Lifetimes& lt, bool* changed,
+ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Liveness& lt, bool* changed,
                              absl::flat_hash_set<std::string>* names, int64_t* next_id,
                              std::unique_ptr<RootSets>* merged) {
   RootSets sets(lt);
@@ -560,14 +387,14 @@ ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Lifetimes& lt, boo
   // inner branches write into the buffers it considers.
   for (const auto& [is_loop, index] : lt.constructs) {
     if (is_loop) {
-      const LoopInfo& loop = lt.loops[index];
+      const LoopLife& loop = lt.loops[index];
       for (size_t k = 0; k < loop.stmt->iter_args.size(); ++k) {
         const ir::TileType* t = ir::AsTile(loop.stmt->iter_args[k]->type);
         if (t != nullptr) handle(loop.yield, loop.yield_at, k, t->memref);
       }
       continue;
     }
-    const IfInfo& info = lt.ifs[index];
+    const IfLife& info = lt.ifs[index];
     for (size_t k = 0; k < info.stmt->return_vars.size(); ++k) {
       const ir::TileType* t = ir::AsTile(info.stmt->return_vars[k]->type);
       if (t == nullptr) continue;
@@ -584,7 +411,7 @@ ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Lifetimes& lt, boo
 
   // Merged roots are as large as their largest member root.
   absl::flat_hash_map<const MemRef*, int64_t> size;
-  for (const Life& v : lt.values) {
+  for (const ValueLife& v : lt.values) {
     if (v.memref == nullptr) continue;
     int64_t& s = size[sets.Find(v.memref->root())];
     s = std::max({s, v.memref->root()->size(), v.memref->end_offset()});
@@ -604,51 +431,64 @@ ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Lifetimes& lt, boo
     }
     return it->second;
   });
-  internal::Rewriter::RetypeFn retype = [&](const ir::Var& v) { return RetypeTile(v, mapper); };
-  internal::Rewriter::StmtHook hook = [&](internal::Rewriter& rw, const StmtPtr& s,
-                                          std::vector<StmtPtr>* out) {
-    const ir::YieldStmt* y = ir::AsYield(s.get());
-    if (y == nullptr) return false;
-    auto it = moves.find(y);
-    if (it == moves.end()) return false;
-    std::vector<ir::ExprPtr> values;
-    for (const ir::ExprPtr& v : y->values) values.push_back(rw.RewriteExpr(v));
-    // The moves act as one parallel copy: a source living in a buffer that another move of this
-    // yield overwrites is first copied into a fresh buffer of its own.
-    for (const YieldMove& m : it->second) {
-      const ir::Var* src = ir::AsVar(y->values[m.k].get());
-      const MemRefPtr& sm = ir::AsTile(src->type)->memref;
-      bool clobbered = false;
-      for (const YieldMove& other : it->second) {
-        clobbered |= other.k != m.k && sets.Find(other.target->root()) == sets.Find(sm->root());
+  // Retypes values onto the merged roots and puts the moves before their yields.
+  class Carrier final : public ir::IRMutator {
+   public:
+    Carrier(const absl::flat_hash_map<const ir::YieldStmt*, std::vector<YieldMove>>& moves,
+            RootSets& sets, MemRefMapper& mapper, int64_t* next_id,
+            absl::flat_hash_set<std::string>* names)
+        : moves_(moves), sets_(sets), mapper_(mapper), next_id_(next_id), names_(names) {}
+
+    ir::TypePtr MutateDefType(const ir::Var& v) override { return RetypeTile(v, mapper_); }
+
+    StmtPtr MutateYield(const std::shared_ptr<const ir::YieldStmt>& y) override {
+      auto it = moves_.find(y.get());
+      if (it == moves_.end()) return IRMutator::MutateYield(y);
+      std::vector<StmtPtr> out;
+      std::vector<ir::ExprPtr> values;
+      for (const ir::ExprPtr& v : y->values) values.push_back(MutateExpr(v));
+      // The moves act as one parallel copy: a source living in a buffer that another move of
+      // this yield overwrites is first copied into a fresh buffer of its own.
+      for (const YieldMove& m : it->second) {
+        const ir::Var* src = ir::AsVar(y->values[m.k].get());
+        const MemRefPtr& sm = ir::AsTile(src->type)->memref;
+        bool clobbered = false;
+        for (const YieldMove& other : it->second) {
+          clobbered |= other.k != m.k && sets_.Find(other.target->root()) == sets_.Find(sm->root());
+        }
+        // A move into another part of its own source's buffer that overlaps the source would be
+        // an overlapping copy, which tile.move (not in-place safe) may not do.
+        clobbered |= sets_.Find(m.target->root()) == sets_.Find(sm->root()) &&
+                     m.target->offset() < sm->end_offset() && sm->offset() < m.target->end_offset();
+        if (!clobbered) continue;
+        const int64_t id = (*next_id_)++;
+        MemRefPtr tmp_root = MemRef::MakeRoot(MemRef::RootName(sm->space(), id), sm->space(),
+                                              MemRef::kUnplanned, sm->size(), id);
+        VarPtr tmp = MutateVarDef(MoveVar(ir::FreshName(absl::StrCat(src->name, "_tmp"), names_),
+                                          *ir::AsTile(src->type), tmp_root));
+        out.push_back(MoveStmt(tmp, values[m.k], sm->space()));
+        values[m.k] = tmp;
       }
-      // A move into another part of its own source's buffer that overlaps the source would be
-      // an overlapping copy, which tile.move (not in-place safe) may not do.
-      clobbered |= sets.Find(m.target->root()) == sets.Find(sm->root()) &&
-                   m.target->offset() < sm->end_offset() && sm->offset() < m.target->end_offset();
-      if (!clobbered) continue;
-      const int64_t id = (*next_id)++;
-      MemRefPtr tmp_root = MemRef::MakeRoot(MemRef::RootName(sm->space(), id), sm->space(),
-                                            MemRef::kUnplanned, sm->size(), id);
-      VarPtr tmp = rw.Def(MoveVar(internal::FreshName(absl::StrCat(src->name, "_tmp"), names),
-                                  *ir::AsTile(src->type), tmp_root));
-      out->push_back(MoveStmt(tmp, values[m.k], sm->space()));
-      values[m.k] = tmp;
+      for (const YieldMove& m : it->second) {
+        const ir::Var* src = ir::AsVar(y->values[m.k].get());
+        const ir::TileType* t = ir::AsTile(src->type);
+        VarPtr mv = MutateVarDef(
+            MoveVar(ir::FreshName(absl::StrCat(src->name, "_mv"), names_), *t, m.target));
+        out.push_back(MoveStmt(mv, values[m.k], m.target->space()));
+        values[m.k] = mv;
+      }
+      out.push_back(std::make_shared<ir::YieldStmt>(std::move(values), y->loc));
+      return std::make_shared<ir::SeqStmts>(std::move(out), y->loc);
     }
-    for (const YieldMove& m : it->second) {
-      const ir::Var* src = ir::AsVar(y->values[m.k].get());
-      const ir::TileType* t = ir::AsTile(src->type);
-      VarPtr mv =
-          rw.Def(MoveVar(internal::FreshName(absl::StrCat(src->name, "_mv"), names), *t, m.target));
-      out->push_back(MoveStmt(mv, values[m.k], m.target->space()));
-      values[m.k] = mv;
-    }
-    out->push_back(std::make_shared<ir::YieldStmt>(std::move(values), s->loc));
-    rw.MarkChanged();
-    return true;
+
+   private:
+    const absl::flat_hash_map<const ir::YieldStmt*, std::vector<YieldMove>>& moves_;
+    RootSets& sets_;
+    MemRefMapper& mapper_;
+    int64_t* next_id_;
+    absl::flat_hash_set<std::string>* names_;
   };
-  internal::Rewriter rw(retype, hook);
-  return rw.RewriteFunction(fn);
+  return Carrier(moves, sets, mapper, next_id, names).MutateFunction(fn);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -682,12 +522,12 @@ class IntervalSet {
 // `sets` (may be null): groups already merged by the carry step; a group is then a set of roots.
 // `share` false: every group keeps a buffer of its own (only the carry step's merges are
 // materialized; see ApplyCarryFixups).
-ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Lifetimes& lt, RootSets* sets, bool share,
+ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Liveness& lt, RootSets* sets, bool share,
                      bool* changed) {
   auto key = [sets](const MemRef* r) { return sets != nullptr ? sets->Find(r) : r; };
   std::vector<Group> groups;
   absl::flat_hash_map<const MemRef*, size_t> index;
-  for (const Life& v : lt.values) {
+  for (const ValueLife& v : lt.values) {
     if (v.memref == nullptr) continue;
     const MemRef* r = key(v.memref->root());
     auto it = index.find(r);
@@ -758,14 +598,21 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Lifetimes& lt, RootSets* s
     const MemRefPtr& nr = buffer_root[it->second];
     return nr.get() == r ? nullptr : nr;
   });
-  internal::Rewriter rw([&](const ir::Var& v) { return RetypeTile(v, mapper); });
-  ir::FunctionPtr out = rw.RewriteFunction(fn);
+  class Retyper final : public ir::IRMutator {
+   public:
+    explicit Retyper(MemRefMapper& mapper) : mapper_(mapper) {}
+    ir::TypePtr MutateDefType(const ir::Var& v) override { return RetypeTile(v, mapper_); }
+
+   private:
+    MemRefMapper& mapper_;
+  };
+  ir::FunctionPtr out = Retyper(mapper).MutateFunction(fn);
 
   // Rebuild the allocs: one per root still referenced, in id order.
   std::map<std::pair<int64_t, std::string>, MemRefPtr> used;
-  internal::ForEachDef(*out, [&](const VarPtr& v) {
-    if (ir::AsTile(v->type) == nullptr) return;
-    const MemRefPtr& m = ir::MemRefOf(*v->type);
+  ir::ForEachDef(*out, [&](const ir::Var& v) {
+    if (ir::AsTile(v.type) == nullptr) return;
+    const MemRefPtr& m = ir::MemRefOf(*v.type);
     if (m != nullptr) used.emplace(std::make_pair(m->id(), m->name()), m->root_ptr());
   });
   std::vector<StmtPtr> allocs;
@@ -804,8 +651,8 @@ FunctionResult Reuse(const ir::FunctionPtr& function, bool share) {
   if (function->type == ir::FunctionType::kOrchestration) return FunctionResult{function, false};
   bool any = false, planned = false;
   int64_t max_id = -1;
-  internal::ForEachDef(*function, [&](const VarPtr& v) {
-    const MemRefPtr& m = ir::MemRefOf(*v->type);
+  ir::ForEachDef(*function, [&](const ir::Var& v) {
+    const MemRefPtr& m = ir::MemRefOf(*v.type);
     if (m == nullptr) return;
     any = true;
     planned |= m->is_planned();
@@ -815,21 +662,21 @@ FunctionResult Reuse(const ir::FunctionPtr& function, bool share) {
 
   bool changed = false;
   ir::FunctionPtr fn = function;
-  absl::flat_hash_set<std::string> names = internal::DefinedNames(*fn);
+  absl::flat_hash_set<std::string> names = ir::DefinedNames(*fn);
   int64_t next_id = max_id + 1;
   // Each step re-analyses only if the previous one inserted statements.
-  auto lt = std::make_unique<Lifetimes>(*fn);
+  auto lt = std::make_unique<Liveness>(*fn);
   SplitPlan plan = PlanSplits(*lt, &next_id);
   if (!plan.fresh.empty()) {
     fn = ApplySplits(fn, *lt, plan, &names);
     changed = true;
-    lt = std::make_unique<Lifetimes>(*fn);
+    lt = std::make_unique<Liveness>(*fn);
   }
   std::unique_ptr<RootSets> merged;
   ir::FunctionPtr carried = ApplyCarries(fn, *lt, &changed, &names, &next_id, &merged);
   if (carried != fn) {
     fn = carried;
-    lt = std::make_unique<Lifetimes>(*fn);
+    lt = std::make_unique<Liveness>(*fn);
   }
   fn = Pack(fn, *lt, merged.get(), share, &changed);
   if (!changed) return FunctionResult{function, false};

@@ -2,13 +2,10 @@
 // space, so fewer and smaller allocs remain (contract §3). Runs after init-memref, before
 // allocate-memory-addr; Orchestration functions and already planned functions are left alone.
 //
-// Lifetimes. Statements are numbered in order (loops and ifs take one number on entry and one on
-// exit); statement t reads its operands at time 3t and writes its result at 3t+1, or at 3t when
-// its op is not in-place safe (tile.recip, tile.rsqrt, tile.move, widening tile.cast,
-// tile.transpose: their result may not share a buffer with an operand even if that operand dies
-// there). A value lives from its write to its last read; one defined outside a loop and read
-// inside lives to the loop's end (all nesting levels); branch-local values end in their branch.
-// A root's group is every value whose MemRef lies in it (views move with their root).
+// Lifetimes: passes/liveness.h (statements read at 3t and write at 3t+1, or at 3t when the op is
+// not in-place safe; values read inside a loop they were defined outside of live to its end;
+// branch-local values end in their branch). A root's group is every value whose MemRef lies in
+// it (views move with their root).
 //
 // Steps.
 // 1. Carries. A loop iter-arg shares its init's buffer and an `if` result its then-yield's

@@ -10,6 +10,7 @@
 #include "backends/backend.h"
 #include "ir/checked_math.h"
 #include "ir/op_registry.h"
+#include "ir/visitor.h"
 #include "passes/pass.h"
 #include "policy/placement_checker.h"
 
@@ -35,14 +36,16 @@ struct Copy {
   int64_t stmt;
 };
 
-class Analyzer {
+// The checker's own walk (it shares no lifetime code with the passes: a planner bug repeated in
+// a shared model would prove itself right).
+class Analyzer final : public ir::IRVisitor {
  public:
   explicit Analyzer(const ir::Function& f) : fn_(f) {}
 
   void Run() {
     for (const ir::VarPtr& p : fn_.params) Def(*p, 1);
     n_ = 1;
-    Stmt(fn_.body);
+    if (fn_.body != nullptr) VisitStmt(*fn_.body);
   }
 
   int Find(int i) {
@@ -55,31 +58,95 @@ class Analyzer {
   std::vector<Copy> copies_;
   int64_t n_ = 0;
 
+  void VisitVarUse(const ir::Var& v) override {
+    auto it = index_.find(&v);
+    if (it == index_.end()) return;
+    Value& val = values_[it->second];
+    val.last = std::max(val.last, reading_at_);
+    if (loops_.size() > val.depth &&
+        (val.extend.empty() || val.extend.back() != loops_[val.depth])) {
+      val.extend.push_back(loops_[val.depth]);
+    }
+  }
+
+  void VisitAssign(const ir::AssignStmt& a) override {
+    const int64_t t = Number();
+    VisitExpr(*a.value);
+    bool safe = true;
+    const ir::Call* call = ir::AsCall(a.value.get());
+    const ir::OpDef* def = call ? ir::OpRegistry::Global().Find(call->op) : nullptr;
+    if (def != nullptr) safe = def->IsInplaceSafe(*call);
+    Def(*a.var, 3 * t + (safe ? 1 : 0));
+    if (def != nullptr && def->IsView() && !call->args.empty()) {
+      const ir::Var* src = ir::AsVar(call->args[0].get());
+      auto d = index_.find(a.var.get());
+      auto si = src ? index_.find(src) : index_.end();
+      if (d != index_.end() && si != index_.end()) {
+        values_[Find(d->second)].parent = Find(si->second);
+      }
+    }
+  }
+
+  void VisitEval(const ir::EvalStmt& s) override {
+    Number();
+    VisitExpr(*s.expr);
+  }
+
+  void VisitReturn(const ir::ReturnStmt& s) override {
+    Number();
+    for (const auto& v : s.values) VisitExpr(*v);
+  }
+
+  void VisitYield(const ir::YieldStmt& s) override {
+    last_yield_stmt_ = Number();
+    for (const auto& v : s.values) VisitExpr(*v);
+    last_yield_ = &s;
+  }
+
+  void VisitFor(const ir::ForStmt& f) override {
+    const int64_t t = Number();
+    VisitExpr(*f.start);
+    VisitExpr(*f.stop);
+    VisitExpr(*f.step);
+    for (const auto& i : f.inits) VisitExpr(*i);
+    const int id = static_cast<int>(loop_end_.size());
+    loop_end_.push_back(t);
+    loops_.push_back(id);
+    for (const auto& v : f.iter_args) Def(*v, 3 * t + 1);
+    last_yield_ = nullptr;
+    if (f.body != nullptr) VisitStmt(*f.body);
+    loops_.pop_back();
+    loop_end_[id] = n_ - 1;
+    Copies(f.iter_args, last_yield_, last_yield_stmt_);
+    const int64_t x = n_++;
+    for (const auto& v : f.return_vars) Def(*v, 3 * x + 1);
+  }
+
+  void VisitIf(const ir::IfStmt& i) override {
+    Number();
+    VisitExpr(*i.cond);
+    last_yield_ = nullptr;
+    if (i.then_body != nullptr) VisitStmt(*i.then_body);
+    Copies(i.return_vars, last_yield_, last_yield_stmt_);
+    last_yield_ = nullptr;
+    if (i.else_body != nullptr) VisitStmt(*i.else_body);
+    Copies(i.return_vars, last_yield_, last_yield_stmt_);
+    const int64_t x = n_++;
+    for (const auto& v : i.return_vars) Def(*v, 3 * x + 1);
+  }
+
  private:
+  // The next statement number; the statement's reads happen at it.
+  int64_t Number() {
+    reading_at_ = n_++;
+    return reading_at_;
+  }
+
   void Def(const ir::Var& v, int64_t start) {
     if (ir::AsTile(v.type) == nullptr) return;
     const int i = static_cast<int>(values_.size());
     values_.push_back({&v, start, -1, loops_.size(), {}, i});
     index_[&v] = i;
-  }
-
-  void Read(const ir::Expr* e, int64_t t) {
-    if (e == nullptr) return;
-    if (const ir::Var* v = ir::AsVar(e)) {
-      auto it = index_.find(v);
-      if (it == index_.end()) return;
-      Value& val = values_[it->second];
-      val.last = std::max(val.last, t);
-      if (loops_.size() > val.depth &&
-          (val.extend.empty() || val.extend.back() != loops_[val.depth])) {
-        val.extend.push_back(loops_[val.depth]);
-      }
-    } else if (const ir::ListExpr* l = ir::AsList(e)) {
-      for (const auto& x : l->items) Read(x.get(), t);
-    } else if (const ir::Call* c = ir::AsCall(e)) {
-      for (const auto& x : c->args) Read(x.get(), t);
-      for (const auto& kv : c->kwargs) Read(kv.second.get(), t);
-    }
   }
 
   const ir::MemRef* MemRefOfExpr(const ir::ExprPtr& e) {
@@ -100,91 +167,25 @@ class Analyzer {
     }
   }
 
-  void Stmt(const StmtPtr& s) {
-    if (s == nullptr) return;
-    switch (s->kind) {
-      case ir::StmtKind::kSeq:
-        for (const StmtPtr& c : static_cast<const ir::SeqStmts*>(s.get())->stmts) Stmt(c);
-        return;
-      case ir::StmtKind::kAssign: {
-        const auto* a = static_cast<const ir::AssignStmt*>(s.get());
-        const int64_t t = n_++;
-        Read(a->value.get(), t);
-        bool safe = true;
-        const ir::Call* call = ir::AsCall(a->value.get());
-        const ir::OpDef* def = call ? ir::OpRegistry::Global().Find(call->op) : nullptr;
-        if (def != nullptr) safe = def->IsInplaceSafe(*call);
-        Def(*a->var, 3 * t + (safe ? 1 : 0));
-        if (def != nullptr && def->IsView() && !call->args.empty()) {
-          const ir::Var* src = ir::AsVar(call->args[0].get());
-          auto d = index_.find(a->var.get());
-          auto si = src ? index_.find(src) : index_.end();
-          if (d != index_.end() && si != index_.end()) {
-            values_[Find(d->second)].parent = Find(si->second);
-          }
-        }
-        return;
-      }
-      case ir::StmtKind::kEval:
-        Read(static_cast<const ir::EvalStmt*>(s.get())->expr.get(), n_++);
-        return;
-      case ir::StmtKind::kReturn: {
-        const int64_t t = n_++;
-        for (const auto& v : static_cast<const ir::ReturnStmt*>(s.get())->values) {
-          Read(v.get(), t);
-        }
-        return;
-      }
-      case ir::StmtKind::kYield: {
-        const int64_t t = n_++;
-        for (const auto& v : static_cast<const ir::YieldStmt*>(s.get())->values) {
-          Read(v.get(), t);
-        }
-        last_yield_ = static_cast<const ir::YieldStmt*>(s.get());
-        last_yield_stmt_ = t;
-        return;
-      }
-      case ir::StmtKind::kFor: {
-        const auto* f = static_cast<const ir::ForStmt*>(s.get());
-        const int64_t t = n_++;
-        Read(f->start.get(), t);
-        Read(f->stop.get(), t);
-        Read(f->step.get(), t);
-        for (const auto& i : f->inits) Read(i.get(), t);
-        const int id = static_cast<int>(loop_end_.size());
-        loop_end_.push_back(t);
-        loops_.push_back(id);
-        for (const auto& v : f->iter_args) Def(*v, 3 * t + 1);
-        last_yield_ = nullptr;
-        Stmt(f->body);
-        loops_.pop_back();
-        loop_end_[id] = n_ - 1;
-        Copies(f->iter_args, last_yield_, last_yield_stmt_);
-        const int64_t x = n_++;
-        for (const auto& v : f->return_vars) Def(*v, 3 * x + 1);
-        return;
-      }
-      case ir::StmtKind::kIf: {
-        const auto* i = static_cast<const ir::IfStmt*>(s.get());
-        Read(i->cond.get(), n_++);
-        last_yield_ = nullptr;
-        Stmt(i->then_body);
-        Copies(i->return_vars, last_yield_, last_yield_stmt_);
-        last_yield_ = nullptr;
-        Stmt(i->else_body);
-        Copies(i->return_vars, last_yield_, last_yield_stmt_);
-        const int64_t x = n_++;
-        for (const auto& v : i->return_vars) Def(*v, 3 * x + 1);
-        return;
-      }
-    }
-  }
-
   const ir::Function& fn_;
   absl::flat_hash_map<const ir::Var*, int> index_;
   std::vector<int> loops_;
+  int64_t reading_at_ = 0;
   const ir::YieldStmt* last_yield_ = nullptr;
   int64_t last_yield_stmt_ = 0;
+};
+
+// Every MemRef the function's definitions hold, in definition order (for the alignment check).
+class DefinedMemRefs final : public ir::IRVisitor {
+ public:
+  void VisitVarDef(const ir::Var& v) override {
+    if (const ir::MemRefPtr& m = ir::MemRefOf(*v.type)) memrefs.push_back(m.get());
+  }
+  void VisitAssign(const ir::AssignStmt& s) override { VisitVarDef(*s.var); }
+  void VisitEval(const ir::EvalStmt&) override {}
+  void VisitYield(const ir::YieldStmt&) override {}
+  void VisitReturn(const ir::ReturnStmt&) override {}
+  std::vector<const ir::MemRef*> memrefs;
 };
 
 // Reads of statement t happen at 3t, so a value read last at t is dead from 3t + 1 on; a value
@@ -196,99 +197,6 @@ int64_t ValueEnd(const Analyzer& an, const Value& v) {
 }
 
 }  // namespace
-
-std::vector<RootLifetime> ComputeRootLifetimes(const ir::Function& function) {
-  Analyzer an(function);
-  an.Run();
-  std::vector<RootLifetime> out;
-  absl::flat_hash_map<const ir::MemRef*, size_t> index;
-  auto add = [&](const ir::MemRef* root, int64_t start, int64_t end) {
-    auto it = index.find(root);
-    if (it == index.end()) {
-      index.emplace(root, out.size());
-      out.push_back({root, start, end});
-      return;
-    }
-    RootLifetime& r = out[it->second];
-    r.start = std::min(r.start, start);
-    r.end = std::max(r.end, end);
-  };
-  for (const Value& v : an.values_) {
-    const ir::TileType* tile = ir::AsTile(v.var->type);
-    if (tile->memref == nullptr) continue;
-    add(tile->memref->root(), v.start, ValueEnd(an, v));
-  }
-  for (const Copy& cp : an.copies_) add(cp.target->root(), 3 * cp.stmt, 3 * cp.stmt + 2);
-  return out;
-}
-
-int64_t CountImplicitYieldCopies(const ir::Function& function) {
-  Analyzer an(function);
-  an.Run();
-  return static_cast<int64_t>(an.copies_.size());
-}
-
-absl::Status CheckRootsConflictFree(const ir::Function& function) {
-  policy::MemoryAllocatorPolicyPtr pol = backends::CreateActivePolicy();
-  Analyzer an(function);
-  an.Run();
-  // Classes (a value and its views) with byte ranges relative to their root.
-  struct Class {
-    const ir::MemRef* root = nullptr;
-    std::string name;
-    int64_t start = INT64_MAX, end = 0, lo = INT64_MAX, hi = 0;
-  };
-  std::map<int, Class> classes;
-  absl::flat_hash_map<const ir::MemRef*, int64_t> slot;
-  std::vector<const ir::MemRef*> roots;  // first-seen order
-  auto note_root = [&](const ir::MemRef& m) {
-    auto [it, fresh] = slot.emplace(m.root(), 0);
-    if (fresh) roots.push_back(m.root());
-    it->second = std::max({it->second, m.root()->size(), m.end_offset()});
-  };
-  for (size_t i = 0; i < an.values_.size(); ++i) {
-    const Value& v = an.values_[i];
-    const ir::MemRefPtr& m = ir::AsTile(v.var->type)->memref;
-    if (m == nullptr || !pol->ShouldAllocate(m->space())) continue;
-    note_root(*m);
-    Class& c = classes[an.Find(static_cast<int>(i))];
-    if (c.root == nullptr) {
-      c.root = m->root();
-      c.name = an.values_[an.Find(static_cast<int>(i))].var->name;
-    }
-    c.start = std::min(c.start, v.start);
-    c.end = std::max(c.end, ValueEnd(an, v));
-    c.lo = std::min(c.lo, m->offset());
-    c.hi = std::max(c.hi, ir::SaturatingAdd(m->offset(), m->size()));
-  }
-  // Every root in a slot of its own: one instance per space.
-  absl::flat_hash_map<const ir::MemRef*, int64_t> base;
-  std::map<int, int64_t> next;
-  for (const ir::MemRef* r : roots) {
-    int64_t& n = next[static_cast<int>(r->space())];
-    base[r] = n;
-    n += slot[r];
-  }
-  std::map<int, std::pair<std::vector<policy::PlacementBuffer>, std::vector<int64_t>>> spaces;
-  for (const auto& [id, c] : classes) {
-    auto& [instance, offsets] = spaces[static_cast<int>(c.root->space())];
-    instance.push_back({absl::StrCat(c.name, " in ", c.root->name()), c.start, c.end, c.hi - c.lo});
-    offsets.push_back(ir::SaturatingAdd(base[c.root], c.lo));
-  }
-  for (const Copy& cp : an.copies_) {
-    auto it = base.find(cp.target->root());
-    if (it == base.end()) continue;
-    auto& [instance, offsets] = spaces[static_cast<int>(cp.target->space())];
-    instance.push_back({absl::StrCat(cp.name, " in ", cp.target->root()->name()), 3 * cp.stmt,
-                        3 * cp.stmt + 2, cp.target->size()});
-    offsets.push_back(ir::SaturatingAdd(it->second, cp.target->offset()));
-  }
-  for (const auto& [space, io] : spaces) {
-    absl::Status s = policy::CheckPlacement(io.first, io.second);
-    if (!s.ok()) return FunctionError(function.name, s.message());
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
                                                    const MemoryPlanOptions& options) {
@@ -419,28 +327,9 @@ absl::Status VerifyMemoryPlan(const ir::Function& function, const MemoryPlanOpti
                           opts.policy->AlignAddress(static_cast<uint64_t>(r->addr()), r->space()));
     }
   };
-  for (const ir::VarPtr& p : function.params) {
-    if (const ir::MemRefPtr& m = ir::MemRefOf(*p->type)) check_root(*m);
-  }
-  std::vector<StmtPtr> stack = {function.body};
-  while (!stack.empty()) {
-    StmtPtr s = stack.back();
-    stack.pop_back();
-    if (s == nullptr) continue;
-    if (const ir::AssignStmt* a = ir::AsAssign(s.get())) {
-      if (const ir::MemRefPtr& m = ir::MemRefOf(*a->var->type)) check_root(*m);
-    } else if (const ir::SeqStmts* seq = ir::AsSeq(s.get())) {
-      for (const StmtPtr& c : seq->stmts) stack.push_back(c);
-    } else if (const ir::ForStmt* f = ir::AsFor(s.get())) {
-      for (const auto& v : f->iter_args) {
-        if (const ir::MemRefPtr& m = ir::MemRefOf(*v->type)) check_root(*m);
-      }
-      stack.push_back(f->body);
-    } else if (const ir::IfStmt* i = ir::AsIf(s.get())) {
-      stack.push_back(i->then_body);
-      stack.push_back(i->else_body);
-    }
-  }
+  DefinedMemRefs defined;
+  defined.VisitFunction(function);
+  for (const ir::MemRef* m : defined.memrefs) check_root(*m);
   if (misaligned) return FunctionError(function.name, what);
 
   for (const SpaceUsage& u : report->spaces) {

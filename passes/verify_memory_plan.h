@@ -1,6 +1,7 @@
 // verify_memory_plan: an independent check that a planned function is safe to run.
 //
-// It recomputes lifetimes from the IR alone (not from the passes' analyses) and proves:
+// It recomputes lifetimes from the IR alone with a walk of its own (it shares no lifetime code
+// with the passes, whose model is passes/liveness.h; see passes/README.md) and proves:
 // - every tile value has a MemRef, and every root in a space the policy plans has an address
 //   that the policy's AlignAddress leaves unchanged;
 // - no two buffers whose lifetimes intersect overlap in address;
@@ -70,30 +71,6 @@ struct MemoryPlanReport {
 // tile value has no MemRef or a planned root has no address.
 absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
                                                    const MemoryPlanOptions& options = {});
-
-// The lifetime of one root MemRef under the model above: the hull [start, end) of every value
-// (and its views) held in it and of every implicit yield copy into it. Shared with
-// allocate-memory-addr's planner strategies so that the pass places by the very lifetimes this
-// checker proves; addresses are not needed.
-struct RootLifetime {
-  const ir::MemRef* root = nullptr;
-  int64_t start = 0, end = 0;
-};
-// One entry per root of a tile value or copy target, in first-definition order. Values without a
-// MemRef are skipped.
-std::vector<RootLifetime> ComputeRootLifetimes(const ir::Function& function);
-
-// OK when no two buffers that are live at once overlap inside one root MemRef (in the spaces the
-// active policy plans), i.e. when giving every root a slot of its own is safe whatever the
-// addresses; else InvalidArgument naming the first such pair. Addresses are ignored. After
-// memory-reuse this holds; after init-memref alone a carried value can conflict with a value
-// still live in its root, which allocate-memory-addr's planner strategies then fix first.
-absl::Status CheckRootsConflictFree(const ir::Function& function);
-
-// The number of implicit yield copies (loop or `if` yields whose value is not already in the
-// carried / result MemRef) under the model above. memory-reuse leaves none; init-memref leaves
-// one per loop whose body computes its next carried value.
-int64_t CountImplicitYieldCopies(const ir::Function& function);
 
 // OK, or InvalidArgument "in function 'F': ..." naming the violation. Orchestration functions
 // are not planned and always pass.

@@ -139,6 +139,9 @@ int main(int argc, char** argv) {
   if (absl::Status s = backends::BackendConfig::SetByName(backend); !s.ok()) {
     return Usage(std::string(s.message()));
   }
+  // The passes are given the chosen backend; the IR verifier and the memory-plan checker below
+  // follow the configuration.
+  pipeline_options.backend = backends::BackendConfig::Get();
   passes::PassManagerOptions opts;
   opts.verify = verify;
   std::string filename = "<stdin>";
