@@ -1,5 +1,5 @@
-// allocate-memory-addr (the seed pass): gives every root MemRef of a planned memory space an
-// address, in place (contract §3).
+// allocate-memory-addr (the upstream compiler's AllocateMemoryAddr): gives every root MemRef of a
+// planned memory space an address, in place.
 //
 // Per function (Orchestration functions are skipped), with the allocator policy of the backend
 // in the options (the default policy without one):
@@ -18,7 +18,7 @@
 //    capacity is an error: "in function 'F': Vec buffer usage (N bytes) exceeds platform limit
 //    (L bytes)", plus ". The first R bytes of that space are reserved by system.reserve_buffer,
 //    so tiles are allocated above them" when reserve buffers pushed the tiles up.
-// Placement strategy (AllocateMemoryAddrOptions; the default is the seed's, unchanged):
+// Placement strategy (AllocateMemoryAddrOptions; the default is upstream's, unchanged):
 // - kSequential: step 2 above.
 // - kGreedy / kSearch: first, on an unplanned function where a root holds two values that
 //   conflict (init-memref alone puts a loop's carried value in its init's root even when the
@@ -32,7 +32,7 @@
 //   search) places the slots above the same start address, so roots whose lifetimes are disjoint
 //   share addresses without memory-reuse. The pass also computes the sequential placement and keeps
 //   the planner's only when its aligned high-water mark is not higher (and every address passes the
-//   policy's alignment), so a planner strategy never uses more memory than the seed's.
+//   policy's alignment), so a planner strategy never uses more memory than upstream's.
 // The pass is idempotent: on an already planned function it computes the same addresses and
 // reports no change (under kSearch only when the search ends within its budget; a budget cut
 // makes the planner's result timing-dependent).

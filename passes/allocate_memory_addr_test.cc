@@ -40,7 +40,8 @@ def seed(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64
     return r
 )";
 
-// The seed's first example: two 16 KiB Vec roots go to 0 and 16384, in place in the allocs.
+// The upstream pass's first example: two 16 KiB Vec roots go to 0 and 16384, in place in the
+// allocs.
 TEST(AllocateMemoryAddrTest, SeedSequentialVec) {
   backends::BackendConfig::Reset();
   absl::StatusOr<std::string> out = RunToText(kSeedBefore, "allocate-memory-addr");
@@ -55,7 +56,7 @@ TEST(AllocateMemoryAddrTest, PlannedFunctionUnchanged) {
   EXPECT_FALSE(r->changed);
 }
 
-// The seed's MyCustomPolicy: 256-byte alignment, roots in descending id order.
+// The upstream documentation's MyCustomPolicy: 256-byte alignment, roots in descending id order.
 class MyCustomPolicy final : public policy::MemoryAllocatorPolicy {
  public:
   bool ShouldAllocate(ir::MemorySpace space) const override {
@@ -70,7 +71,7 @@ class MyCustomPolicy final : public policy::MemoryAllocatorPolicy {
   }
 };
 
-// The seed's MyBackend: overrides only CreateMemoryAllocatorPolicy.
+// The upstream documentation's MyBackend: overrides only CreateMemoryAllocatorPolicy.
 class MyBackend : public backends::Backend {
  public:
   std::string Name() const override { return "my"; }

@@ -1,5 +1,5 @@
 // init-memref: gives every tile value a MemRef and puts one `tile.alloc` per root at the top of
-// the body (contract §3).
+// the body.
 //
 // Rules, per function (every function type):
 // - A root MemRef is named mem_<space>_<id> with ids counting from 0 in definition order, tile

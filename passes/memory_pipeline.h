@@ -26,7 +26,7 @@ inline constexpr const char* kDefaultPipeline = "init-memref,memory-reuse,alloca
 
 // The known pass names, in pipeline order.
 std::vector<std::string> MemoryPassNames();
-// Options of the passes built by name (default: the seed's behaviour).
+// Options of the passes built by name (default: the upstream compiler's behaviour).
 struct MemoryPipelineOptions {
   // The target every pass is built for (tile sizes, allocator policy, capacities). Unset: the
   // configured backend (BackendConfig), read once when the passes are built; this is the

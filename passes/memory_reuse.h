@@ -1,5 +1,5 @@
 // memory-reuse: lets tile values whose lifetimes do not overlap share a root MemRef, per memory
-// space, so fewer and smaller allocs remain (contract §3). Runs after init-memref, before
+// space, so fewer and smaller allocs remain. Runs after init-memref, before
 // allocate-memory-addr; Orchestration functions and already planned functions are left alone.
 //
 // Lifetimes: passes/liveness.h (statements read at 3t and write at 3t+1, or at 3t when the op is

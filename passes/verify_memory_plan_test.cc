@@ -37,7 +37,8 @@ def f(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], 
   EXPECT_TRUE(absl::StrContains(s.message(), "overlap in address")) << s;
 }
 
-// The seed's plan is safe; so is reusing a buffer once its value is dead (touching lifetimes).
+// The upstream example's plan is safe; so is reusing a buffer once its value is dead (touching
+// lifetimes).
 TEST(VerifyMemoryPlanTest, AcceptsSeedAndTouchingReuse) {
   EXPECT_TRUE(Check(R"(@function(type=InCore)
 def f(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:

@@ -12,7 +12,7 @@
 //     --verify-memory-plan                                     also run verify_memory_plan at the
 //     end
 //     --planner=sequential|greedy|search                       allocate-memory-addr's placement
-//                                                              (default sequential, the seed's;
+//                                                              (default sequential, upstream's;
 //                                                              greedy/search do memory-reuse's
 //                                                              carry fix-ups where needed, so
 //                                                              memory-reuse is optional)

@@ -7,7 +7,7 @@
 // For each program (seeds seed, seed+1, ...) and each pipeline configuration whose name contains
 // --configs, it runs pipeline_check's CheckProgram. It prints, per configuration, how many
 // programs passed, failed and ended with a clean capacity error, then per failure signature how
-// often it happened, and for the first --show failures of each signature the seed, the config
+// often it happened, and for the first --show failures of each signature its seed, the config
 // and the shrunk reproducer. Exit status 1 if anything failed.
 #include <chrono>
 #include <cstdint>
