@@ -191,7 +191,7 @@ class KernelBuilder {
   // Verifies nothing; hands the module over (the builder is empty afterwards).
   KernelModule Finish();
 
-  struct Impl;  // private to kernel_builder.cc
+  struct Impl;  // private: codegen/internal/emitter.h
 
  private:
   explicit KernelBuilder(std::unique_ptr<Impl> impl);
