@@ -27,11 +27,6 @@ using internal::NeedDynamicPlace;
 using internal::NeedPlace;
 using internal::RangeOp;
 
-int64_t StructForExtent(const SNode& snode) {
-  const SNode& leaf = snode.type() == SNodeType::kPlace ? *snode.parent() : snode;
-  return leaf.path().size() < 2 ? 1 : leaf.path()[1]->num_cells_per_container();
-}
-
 namespace {
 
 constexpr const char kPrefix[] = "accelmem::sparse_runtime::";

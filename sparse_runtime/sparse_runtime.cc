@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "sparse_runtime/internal/snode_kinds.h"
 
 namespace accelmem {
 namespace sparse_runtime {
@@ -100,11 +101,6 @@ std::array<int32_t, kMaxAxes> CoordsByAxis(const SNode& snode, absl::Span<const 
   std::array<int32_t, kMaxAxes> coord{};
   for (size_t k = 0; k < index.size(); ++k) coord[snode.index_axes()[k]] = index[k];
   return coord;
-}
-
-// The struct-for range of a backend: the cells of the outermost level of the path.
-int64_t StructForExtent(const SNode& leaf) {
-  return leaf.path().size() < 2 ? 1 : leaf.path()[1]->num_cells_per_container();
 }
 
 }  // namespace
@@ -217,35 +213,14 @@ absl::Status SparseRuntime::Init() {
     base.max_num_elements = s.num_cells_per_container();
     base.context = &context_;
     base.offset_in_parent_cell = s.offset_in_parent_cell();
-    switch (s.type()) {
-      case SNodeType::kRoot:
-        base.lookup_element = &Root_lookup_element;
-        base.is_active = &Root_is_active;
-        base.get_num_elements = &Root_get_num_elements;
-        break;
-      case SNodeType::kDense:
-        base.lookup_element = &Dense_lookup_element;
-        base.is_active = &Dense_is_active;
-        base.get_num_elements = &Dense_get_num_elements;
-        break;
-      case SNodeType::kBitmasked:
-        base.lookup_element = &Bitmasked_lookup_element;
-        base.is_active = &Bitmasked_is_active;
-        base.get_num_elements = &Bitmasked_get_num_elements;
-        break;
-      case SNodeType::kPointer:
-        base.lookup_element = &Pointer_lookup_element;
-        base.is_active = &Pointer_is_active;
-        base.get_num_elements = &Pointer_get_num_elements;
-        break;
-      case SNodeType::kDynamic:
-        base.lookup_element = &Dynamic_lookup_element;
-        base.is_active = &Dynamic_is_active;
-        base.get_num_elements = &Dynamic_get_num_elements;
-        DynamicMeta_set_chunking(&m.dynamic, static_cast<i32>(s.chunk_size()), s.cell_alignment());
-        break;
-      case SNodeType::kPlace:
-        break;
+    internal::WithKind(s.type(), [&](auto kind) {
+      using Kind = decltype(kind);
+      base.lookup_element = Kind::kLookupElement;
+      base.is_active = Kind::kIsActive;
+      base.get_num_elements = Kind::kGetNumElements;
+    });
+    if (s.type() == SNodeType::kDynamic) {
+      DynamicMeta_set_chunking(&m.dynamic, static_cast<i32>(s.chunk_size()), s.cell_alignment());
     }
     if (HasAllocator(s.type()) &&
         !runtime_initialize_snode_allocator(&context_, id, s.allocator_node_size(),
@@ -325,53 +300,20 @@ void SparseRuntime::CellIndices(const SNode& snode, absl::Span<const int32_t> in
 }
 
 void SparseRuntime::ActivateOne(const SNode& s, Ptr container, int32_t i) {
-  Ptr m = meta(s);
-  switch (s.type()) {
-    case SNodeType::kBitmasked:
-      Bitmasked_activate(m, container, i);
-      break;
-    case SNodeType::kPointer:
-      Pointer_activate_cached(m, container, i, WorkerCache(s));
-      break;
-    case SNodeType::kDynamic:
-      Dynamic_activate(m, container, i);
-      break;
-    default:
-      break;
-  }
+  internal::WithKind(s.type(), [&](auto kind) {
+    using Kind = decltype(kind);
+    Kind::Activate(meta(s), container, i, Kind::kUsesNodeCache ? WorkerCache(s) : nullptr);
+  });
 }
 
 bool SparseRuntime::IsActiveOne(const SNode& s, Ptr container, int32_t i) {
-  Ptr m = meta(s);
-  switch (s.type()) {
-    case SNodeType::kBitmasked:
-      return Bitmasked_is_active(m, container, i);
-    case SNodeType::kPointer:
-      return Pointer_is_active(m, container, i);
-    case SNodeType::kDynamic:
-      return Dynamic_is_active(m, container, i);
-    default:
-      return true;
-  }
+  return internal::WithKind(
+      s.type(), [&](auto kind) { return decltype(kind)::IsActive(meta(s), container, i); });
 }
 
 Ptr SparseRuntime::LookupOne(const SNode& s, Ptr container, int32_t i) {
-  Ptr m = meta(s);
-  switch (s.type()) {
-    case SNodeType::kRoot:
-      return Root_lookup_element(m, container, i);
-    case SNodeType::kDense:
-      return Dense_lookup_element(m, container, i);
-    case SNodeType::kBitmasked:
-      return Bitmasked_lookup_element(m, container, i);
-    case SNodeType::kPointer:
-      return Pointer_lookup_element(m, container, i);
-    case SNodeType::kDynamic:
-      return Dynamic_lookup_element(m, container, i);
-    case SNodeType::kPlace:
-      break;
-  }
-  return container;
+  return internal::WithKind(
+      s.type(), [&](auto kind) { return decltype(kind)::Lookup(meta(s), container, i); });
 }
 
 int32_t SparseRuntime::NumElements(const SNode& s, Ptr container) {
@@ -447,20 +389,10 @@ absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_
 }
 
 void SparseRuntime::DeactivateOne(const SNode& s, Ptr container, int32_t i) {
-  Ptr m = meta(s);
-  switch (s.type()) {
-    case SNodeType::kBitmasked:
-      Bitmasked_deactivate(m, container, i);
-      break;
-    case SNodeType::kPointer:
-      Pointer_deactivate_cached(m, container, i, WorkerCache(s));
-      break;
-    case SNodeType::kDynamic:
-      Dynamic_deactivate(m, container);
-      break;
-    default:
-      break;
-  }
+  internal::WithKind(s.type(), [&](auto kind) {
+    using Kind = decltype(kind);
+    Kind::Deactivate(meta(s), container, i, Kind::kUsesNodeCache ? WorkerCache(s) : nullptr);
+  });
 }
 
 void SparseRuntime::DeactivateSubtree(const SNode& s, Ptr cell) {
@@ -787,58 +719,26 @@ void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const L
   int32_t index[kMaxAxes];
   const size_t num_indices = index_axes.size();
   const Ptr m = meta(leaf);
-  // Dynamic leaves: follow the chunk list instead of walking it from the head for every cell.
-  const DynamicMeta* dm = reinterpret_cast<const DynamicMeta*>(m);
-  Ptr chunk = nullptr;
-  int32_t in_chunk = 0;
-  if (leaf.type() == SNodeType::kDynamic) {
-    chunk = Dynamic_first_chunk(reinterpret_cast<DynamicNode*>(e.container));
-    for (int32_t c = lo / dm->chunk_size; c > 0 && chunk != nullptr; --c) {
-      chunk = Dynamic_next_chunk(chunk);
-    }
-    in_chunk = lo % dm->chunk_size;
-  }
-  for (int32_t i = lo; i < hi; ++i) {
-    Ptr cell = nullptr;
-    switch (leaf.type()) {
-      case SNodeType::kRoot:
-        cell = e.container;
-        break;
-      case SNodeType::kDense:
-        cell = Dense_lookup_element(m, e.container, i);
-        break;
-      case SNodeType::kBitmasked:
-        if (Bitmasked_is_active(m, e.container, i))
-          cell = Bitmasked_lookup_element(m, e.container, i);
-        break;
-      case SNodeType::kPointer:
-        cell = atomic_load_acquire(Pointer_slot(m, e.container, i));
-        break;
-      case SNodeType::kDynamic:
-        if (chunk == nullptr) return;  // the list was shortened meanwhile
-        cell = chunk + dm->chunk_header + dm->base.element_size * static_cast<uint64_t>(in_chunk);
-        if (++in_chunk == dm->chunk_size) {
-          in_chunk = 0;
-          chunk = Dynamic_next_chunk(chunk);
-        }
-        break;
-      case SNodeType::kPlace:
-        break;
-    }
-    if (cell != nullptr) {
-      for (size_t k = 0; k < num_indices; ++k) index[k] = coord[index_axes[k]];
-      fn(absl::Span<const int32_t>(index, num_indices), cell + value_offset);
-    }
-    for (int a = num_axes - 1; a >= 0; --a) {
-      const int axis = axes[a];
-      if (++digit[a] < shape[a]) {
-        ++coord[axis];
-        break;
+  internal::WithKind(leaf.type(), [&](auto kind) {
+    typename decltype(kind)::Cursor cursor(m, e.container, lo);
+    for (int32_t i = lo; i < hi; ++i) {
+      if (cursor.ended()) return;  // a dynamic list was shortened meanwhile
+      const Ptr cell = cursor.Next(i);
+      if (cell != nullptr) {
+        for (size_t k = 0; k < num_indices; ++k) index[k] = coord[index_axes[k]];
+        fn(absl::Span<const int32_t>(index, num_indices), cell + value_offset);
       }
-      digit[a] = 0;
-      coord[axis] = static_cast<int32_t>(e.base[axis] * shape[a]);
+      for (int a = num_axes - 1; a >= 0; --a) {
+        const int axis = axes[a];
+        if (++digit[a] < shape[a]) {
+          ++coord[axis];
+          break;
+        }
+        digit[a] = 0;
+        coord[axis] = static_cast<int32_t>(e.base[axis] * shape[a]);
+      }
     }
-  }
+  });
 }
 
 absl::Status SparseRuntime::StructFor(const SNode& snode, Visitor visit) {
