@@ -64,27 +64,28 @@ template <typename Fn>
 void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const ListElement& e,
                                int32_t lo, int32_t hi, const Fn& fn) {
   if (lo >= hi) return;
-  const std::vector<int>& index_axes = leaf.index_axes();
-  const std::vector<int>& axes = leaf.axes();
-  const int num_axes = static_cast<int>(axes.size());
-  // Odometer over the leaf's axes (row-major, last axis fastest): decomposed once, then
-  // incremented, so no division per cell.
-  int64_t digit[kMaxAxes];
-  int64_t shape[kMaxAxes];
-  int64_t l = lo;
-  for (int a = num_axes - 1; a >= 0; --a) {
-    shape[a] = leaf.shape(axes[a]);
-    digit[a] = l % shape[a];
-    l /= shape[a];
-  }
-  std::array<int32_t, kMaxAxes> coord = e.base;
-  for (int a = 0; a < num_axes; ++a) {
-    coord[axes[a]] = static_cast<int32_t>(e.base[axes[a]] * shape[a] + digit[a]);
-  }
-  int32_t index[kMaxAxes];
-  const size_t num_indices = index_axes.size();
   const Ptr m = meta(leaf);
+  // One loop per kind, its state local to it (nothing the visitor call could alias).
   internal::WithKind(leaf.type(), [&](auto kind) {
+    const std::vector<int>& index_axes = leaf.index_axes();
+    const std::vector<int>& axes = leaf.axes();
+    const int num_axes = static_cast<int>(axes.size());
+    // Odometer over the leaf's axes (row-major, last axis fastest): decomposed once, then
+    // incremented, so no division per cell.
+    int64_t digit[kMaxAxes];
+    int64_t shape[kMaxAxes];
+    int64_t l = lo;
+    for (int a = num_axes - 1; a >= 0; --a) {
+      shape[a] = leaf.shape(axes[a]);
+      digit[a] = l % shape[a];
+      l /= shape[a];
+    }
+    std::array<int32_t, kMaxAxes> coord = e.base;
+    for (int a = 0; a < num_axes; ++a) {
+      coord[axes[a]] = static_cast<int32_t>(e.base[axes[a]] * shape[a] + digit[a]);
+    }
+    int32_t index[kMaxAxes];
+    const size_t num_indices = index_axes.size();
     typename decltype(kind)::Cursor cursor(m, e.container, lo);
     for (int32_t i = lo; i < hi; ++i) {
       if (cursor.ended()) return;  // a dynamic list was shortened meanwhile

@@ -152,9 +152,11 @@ struct PlaceKind : AlwaysActive {
   using Cursor = IndexCursor<&Cell>;
 };
 
-// fn(KindTraits{}) for the traits of `type`; every call must return the same type.
+// fn(KindTraits{}) for the traits of `type`; every call must return the same type. Always
+// inlined, so that a caller dispatching on the same type twice gets one switch, as with
+// hand-written switches.
 template <typename Fn>
-auto WithKind(SNodeType type, Fn&& fn) -> decltype(fn(RootKind{})) {
+ACCELMEM_RT_INLINE auto WithKind(SNodeType type, Fn&& fn) -> decltype(fn(RootKind{})) {
   switch (type) {
     case SNodeType::kRoot:
       return fn(RootKind{});
