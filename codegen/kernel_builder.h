@@ -123,8 +123,9 @@ inline constexpr int kNumGcKernels = 5;
 std::string GcKernelName(absl::string_view prefix, GcKernel kind);
 
 // The range [0, extent) of a struct-for kernel over `snode`: the cells of the outermost level of
-// its path (1 for the root).
-int64_t StructForExtent(const sparse_runtime::SNode& snode);
+// its path (1 for the root). The one definition is the sparse runtime's (snode_tree.h), which its
+// host struct-for splits the same way.
+using sparse_runtime::StructForExtent;
 
 class KernelBuilder {
  public:
@@ -191,7 +192,7 @@ class KernelBuilder {
   // Verifies nothing; hands the module over (the builder is empty afterwards).
   KernelModule Finish();
 
-  struct Impl;  // private to kernel_builder.cc
+  struct Impl;  // private: codegen/internal/emitter.h
 
  private:
   explicit KernelBuilder(std::unique_ptr<Impl> impl);

@@ -18,17 +18,11 @@
 
 #include <vector>
 
+#include "codegen/kernel_context_abi.h"  // KernelContext
 #include "sparse_runtime/sparse_runtime.h"
 
 namespace accelmem {
 namespace codegen {
-
-struct KernelContext {
-  sparse_runtime::Ptr root;
-  sparse_runtime::RuntimeContext* runtime;
-  const sparse_runtime::Ptr* metas;
-  const sparse_runtime::Ptr* ambients;
-};
 
 // A KernelContext for one SparseRuntime, owning the per-SNode arrays. Not copyable (the context
 // points into it); the runtime must outlive it.

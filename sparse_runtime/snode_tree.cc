@@ -49,6 +49,11 @@ bool HasAllocator(SNodeType type) {
   return type == SNodeType::kPointer || type == SNodeType::kDynamic;
 }
 
+int64_t StructForExtent(const SNode& snode) {
+  const SNode& leaf = snode.type() == SNodeType::kPlace ? *snode.parent() : snode;
+  return leaf.path().size() < 2 ? 1 : leaf.path()[1]->num_cells_per_container();
+}
+
 int DataTypeSize(DataType dtype) {
   switch (dtype) {
     case DataType::kI8:

@@ -187,6 +187,10 @@ class SNodeTree {
   bool finalized_ = false;
 };
 
+// The range [0, extent) that a struct-for over `snode` splits: the cells of the outermost level of
+// its path (for a place, of its parent's path; 1 for the root).
+int64_t StructForExtent(const SNode& snode);
+
 template <>
 constexpr DataType DataTypeOf<int8_t>() {
   return DataType::kI8;

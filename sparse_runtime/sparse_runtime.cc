@@ -10,49 +10,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "sparse_runtime/internal/host_scopes.h"
+#include "sparse_runtime/internal/snode_kinds.h"
 
 namespace accelmem {
 namespace sparse_runtime {
-namespace {
+namespace internal {
 
-// The runtime whose shared lock this thread holds (re-entrant calls from visitors skip locking).
 thread_local const SparseRuntime* tls_locked_runtime = nullptr;
-// The runtime whose ParallelStructFor this thread is running a task of, and its worker index
-// (the worker's NodeCaches are used only for that runtime).
 thread_local const SparseRuntime* tls_worker_runtime = nullptr;
 thread_local int tls_worker = -1;
-
-// Marks the current thread as worker `worker` of `rt` for the scope (restoring the previous
-// marks: a visitor may run another runtime's struct-for inline).
-class WorkerScope {
- public:
-  WorkerScope(const SparseRuntime* rt, int worker)
-      : previous_runtime_(tls_worker_runtime), previous_worker_(tls_worker) {
-    tls_worker_runtime = rt;
-    tls_worker = worker;
-  }
-  ~WorkerScope() {
-    tls_worker_runtime = previous_runtime_;
-    tls_worker = previous_worker_;
-  }
-
- private:
-  const SparseRuntime* previous_runtime_;
-  int previous_worker_;
-};
-
-// Error routing (runtime_memory.h): the records this thread's runtime errors go to, one link per
-// host operation (or struct-for task) in progress on the thread, innermost first. An error
-// reported into a runtime's memory goes to the innermost link of that memory; a link with a null
-// record sends it to the shared slot (garbage collection, which holds the runtime exclusively).
-struct ErrorRoute {
-  const RuntimeMemory* memory;
-  RuntimeErrorRecord* record;
-  ErrorRoute* outer;
-};
 thread_local ErrorRoute* tls_error_route = nullptr;
 
-// RuntimeMemory::error_record of every SparseRuntime.
 RuntimeErrorRecord* RouteError(const RuntimeMemory* memory) {
   for (ErrorRoute* route = tls_error_route; route != nullptr; route = route->outer) {
     if (route->memory == memory) return route->record;
@@ -60,22 +29,6 @@ RuntimeErrorRecord* RouteError(const RuntimeMemory* memory) {
   return nullptr;
 }
 
-// Routes this thread's errors into `memory` to `record` for the scope.
-class RouteScope {
- public:
-  RouteScope(const RuntimeMemory* memory, RuntimeErrorRecord* record)
-      : route_{memory, record, tls_error_route} {
-    tls_error_route = &route_;
-  }
-  ~RouteScope() { tls_error_route = route_.outer; }
-  RouteScope(const RouteScope&) = delete;
-  RouteScope& operator=(const RouteScope&) = delete;
-
- private:
-  ErrorRoute route_;
-};
-
-// A recorded runtime error as a status.
 absl::Status ErrorStatus(i32 code, const char* message, absl::string_view what) {
   switch (code) {
     case kErrorOutOfChunks:
@@ -93,7 +46,16 @@ absl::Status ErrorStatus(i32 code, const char* message, absl::string_view what) 
   }
 }
 
-constexpr int32_t kListgenMaxCells = 1024;  // upstream taichi_listgen_max_element_size
+}  // namespace internal
+
+using internal::ErrorStatus;
+using internal::RouteError;
+using internal::RouteScope;
+using internal::tls_locked_runtime;
+using internal::tls_worker;
+using internal::tls_worker_runtime;
+
+namespace {
 
 // Coordinates by axis (the kernel backends' convention) of an index of `snode`.
 std::array<int32_t, kMaxAxes> CoordsByAxis(const SNode& snode, absl::Span<const int32_t> index) {
@@ -101,72 +63,6 @@ std::array<int32_t, kMaxAxes> CoordsByAxis(const SNode& snode, absl::Span<const 
   for (size_t k = 0; k < index.size(); ++k) coord[snode.index_axes()[k]] = index[k];
   return coord;
 }
-
-// The struct-for range of a backend: the cells of the outermost level of the path.
-int64_t StructForExtent(const SNode& leaf) {
-  return leaf.path().size() < 2 ? 1 : leaf.path()[1]->num_cells_per_container();
-}
-
-}  // namespace
-
-// Shared lock on gc_mu_, skipped when this thread already holds it for the same runtime.
-class SparseRuntime::SharedLock {
- public:
-  explicit SharedLock(SparseRuntime* rt) : rt_(rt), owns_(tls_locked_runtime != rt) {
-    if (owns_) {
-      shard_ = rt_->gc_mu_.LockShared();
-      previous_ = tls_locked_runtime;
-      tls_locked_runtime = rt_;
-    }
-  }
-  ~SharedLock() {
-    if (owns_) {
-      tls_locked_runtime = previous_;
-      rt_->gc_mu_.UnlockShared(shard_);
-    }
-  }
-
- private:
-  SparseRuntime* rt_;
-  bool owns_;
-  int shard_ = 0;
-  const SparseRuntime* previous_ = nullptr;
-};
-
-// The error record of one host operation: while it lives, runtime errors this thread reports into
-// the runtime's memory go to it (and those of the workers the operation launches, which route
-// theirs here with a RouteScope).
-class SparseRuntime::OpErrors {
- public:
-  explicit OpErrors(SparseRuntime* rt) : route_(&rt->context_.memory, &record_) {
-    record_.lock = 0;
-    record_.code = kRuntimeOk;
-    record_.message[0] = '\0';
-  }
-  OpErrors(const OpErrors&) = delete;
-  OpErrors& operator=(const OpErrors&) = delete;
-
-  RuntimeErrorRecord* record() { return &record_; }
-  bool failed() const { return error_record_code(&record_) != kRuntimeOk; }
-  // The recorded error as a status (Internal if none), cleared.
-  absl::Status Take(absl::string_view what) {
-    absl::Status status = ErrorStatus(error_record_code(&record_), record_.message, what);
-    error_record_reset(&record_);
-    return status;
-  }
-  void Clear() { error_record_reset(&record_); }
-  // `status`, or, if that is OK but an error was recorded, that error: none is lost.
-  absl::Status Finish(absl::Status status, const char* verb, const SNode& snode) {
-    if (status.ok() && failed()) return Take(absl::StrCat(verb, " ", snode.DebugPath()));
-    return status;
-  }
-
- private:
-  RuntimeErrorRecord record_;
-  RouteScope route_;
-};
-
-namespace {
 
 class ExclusiveLock {
  public:
@@ -217,35 +113,14 @@ absl::Status SparseRuntime::Init() {
     base.max_num_elements = s.num_cells_per_container();
     base.context = &context_;
     base.offset_in_parent_cell = s.offset_in_parent_cell();
-    switch (s.type()) {
-      case SNodeType::kRoot:
-        base.lookup_element = &Root_lookup_element;
-        base.is_active = &Root_is_active;
-        base.get_num_elements = &Root_get_num_elements;
-        break;
-      case SNodeType::kDense:
-        base.lookup_element = &Dense_lookup_element;
-        base.is_active = &Dense_is_active;
-        base.get_num_elements = &Dense_get_num_elements;
-        break;
-      case SNodeType::kBitmasked:
-        base.lookup_element = &Bitmasked_lookup_element;
-        base.is_active = &Bitmasked_is_active;
-        base.get_num_elements = &Bitmasked_get_num_elements;
-        break;
-      case SNodeType::kPointer:
-        base.lookup_element = &Pointer_lookup_element;
-        base.is_active = &Pointer_is_active;
-        base.get_num_elements = &Pointer_get_num_elements;
-        break;
-      case SNodeType::kDynamic:
-        base.lookup_element = &Dynamic_lookup_element;
-        base.is_active = &Dynamic_is_active;
-        base.get_num_elements = &Dynamic_get_num_elements;
-        DynamicMeta_set_chunking(&m.dynamic, static_cast<i32>(s.chunk_size()), s.cell_alignment());
-        break;
-      case SNodeType::kPlace:
-        break;
+    internal::WithKind(s.type(), [&](auto kind) {
+      using Kind = decltype(kind);
+      base.lookup_element = Kind::kLookupElement;
+      base.is_active = Kind::kIsActive;
+      base.get_num_elements = Kind::kGetNumElements;
+    });
+    if (s.type() == SNodeType::kDynamic) {
+      DynamicMeta_set_chunking(&m.dynamic, static_cast<i32>(s.chunk_size()), s.cell_alignment());
     }
     if (HasAllocator(s.type()) &&
         !runtime_initialize_snode_allocator(&context_, id, s.allocator_node_size(),
@@ -325,53 +200,20 @@ void SparseRuntime::CellIndices(const SNode& snode, absl::Span<const int32_t> in
 }
 
 void SparseRuntime::ActivateOne(const SNode& s, Ptr container, int32_t i) {
-  Ptr m = meta(s);
-  switch (s.type()) {
-    case SNodeType::kBitmasked:
-      Bitmasked_activate(m, container, i);
-      break;
-    case SNodeType::kPointer:
-      Pointer_activate_cached(m, container, i, WorkerCache(s));
-      break;
-    case SNodeType::kDynamic:
-      Dynamic_activate(m, container, i);
-      break;
-    default:
-      break;
-  }
+  internal::WithKind(s.type(), [&](auto kind) {
+    using Kind = decltype(kind);
+    Kind::Activate(meta(s), container, i, Kind::kUsesNodeCache ? WorkerCache(s) : nullptr);
+  });
 }
 
 bool SparseRuntime::IsActiveOne(const SNode& s, Ptr container, int32_t i) {
-  Ptr m = meta(s);
-  switch (s.type()) {
-    case SNodeType::kBitmasked:
-      return Bitmasked_is_active(m, container, i);
-    case SNodeType::kPointer:
-      return Pointer_is_active(m, container, i);
-    case SNodeType::kDynamic:
-      return Dynamic_is_active(m, container, i);
-    default:
-      return true;
-  }
+  return internal::WithKind(
+      s.type(), [&](auto kind) { return decltype(kind)::IsActive(meta(s), container, i); });
 }
 
 Ptr SparseRuntime::LookupOne(const SNode& s, Ptr container, int32_t i) {
-  Ptr m = meta(s);
-  switch (s.type()) {
-    case SNodeType::kRoot:
-      return Root_lookup_element(m, container, i);
-    case SNodeType::kDense:
-      return Dense_lookup_element(m, container, i);
-    case SNodeType::kBitmasked:
-      return Bitmasked_lookup_element(m, container, i);
-    case SNodeType::kPointer:
-      return Pointer_lookup_element(m, container, i);
-    case SNodeType::kDynamic:
-      return Dynamic_lookup_element(m, container, i);
-    case SNodeType::kPlace:
-      break;
-  }
-  return container;
+  return internal::WithKind(
+      s.type(), [&](auto kind) { return decltype(kind)::Lookup(meta(s), container, i); });
 }
 
 int32_t SparseRuntime::NumElements(const SNode& s, Ptr container) {
@@ -447,20 +289,10 @@ absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_
 }
 
 void SparseRuntime::DeactivateOne(const SNode& s, Ptr container, int32_t i) {
-  Ptr m = meta(s);
-  switch (s.type()) {
-    case SNodeType::kBitmasked:
-      Bitmasked_deactivate(m, container, i);
-      break;
-    case SNodeType::kPointer:
-      Pointer_deactivate_cached(m, container, i, WorkerCache(s));
-      break;
-    case SNodeType::kDynamic:
-      Dynamic_deactivate(m, container);
-      break;
-    default:
-      break;
-  }
+  internal::WithKind(s.type(), [&](auto kind) {
+    using Kind = decltype(kind);
+    Kind::Deactivate(meta(s), container, i, Kind::kUsesNodeCache ? WorkerCache(s) : nullptr);
+  });
 }
 
 void SparseRuntime::DeactivateSubtree(const SNode& s, Ptr cell) {
@@ -723,264 +555,10 @@ absl::StatusOr<int32_t> SparseRuntime::Length(const SNode& dynamic,
   return length;
 }
 
-void SparseRuntime::ListGenRec(const SNode& leaf, int depth, Ptr cell,
-                               const std::array<int32_t, kMaxAxes>& base,
-                               std::vector<ListElement>* out) {
-  const SNode& level = *leaf.path()[depth];
-  Ptr container = cell + level.offset_in_parent_cell();
-  const int32_t n = NumElements(level, container);
-  if (&level == &leaf) {
-    out->push_back({container, n, base});
-    return;
-  }
-  const Ptr ambient =
-      HasAllocator(level.type()) ? runtime_ambient_element(&context_, level.id()) : nullptr;
-  std::array<int32_t, kMaxAxes> refined;
-  for (int32_t i = 0; i < n; ++i) {
-    if (!IsActiveOne(level, container, i)) continue;
-    Ptr child_cell = LookupOne(level, container, i);
-    if (child_cell == ambient) continue;
-    refined = base;
-    int64_t l = i;
-    for (auto it = level.axes().rbegin(); it != level.axes().rend(); ++it) {
-      const int64_t shape = level.shape(*it);
-      refined[*it] = static_cast<int32_t>(base[*it] * shape + l % shape);
-      l /= shape;
-    }
-    ListGenRec(leaf, depth + 1, child_cell, refined, out);
-  }
-}
-
-std::vector<SparseRuntime::ListElement> SparseRuntime::ListGen(const SNode& leaf) {
-  std::vector<ListElement> out;
-  std::array<int32_t, kMaxAxes> base;
-  base.fill(0);
-  if (leaf.parent() == nullptr) {
-    out.push_back({context_.root, 1, base});
-    return out;
-  }
-  ListGenRec(leaf, 1, context_.root, base, &out);
-  return out;
-}
-
-template <typename Fn>
-void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const ListElement& e,
-                               int32_t lo, int32_t hi, const Fn& fn) {
-  if (lo >= hi) return;
-  const std::vector<int>& index_axes = leaf.index_axes();
-  const std::vector<int>& axes = leaf.axes();
-  const int num_axes = static_cast<int>(axes.size());
-  // Odometer over the leaf's axes (row-major, last axis fastest): decomposed once, then
-  // incremented, so no division per cell.
-  int64_t digit[kMaxAxes];
-  int64_t shape[kMaxAxes];
-  int64_t l = lo;
-  for (int a = num_axes - 1; a >= 0; --a) {
-    shape[a] = leaf.shape(axes[a]);
-    digit[a] = l % shape[a];
-    l /= shape[a];
-  }
-  std::array<int32_t, kMaxAxes> coord = e.base;
-  for (int a = 0; a < num_axes; ++a) {
-    coord[axes[a]] = static_cast<int32_t>(e.base[axes[a]] * shape[a] + digit[a]);
-  }
-  int32_t index[kMaxAxes];
-  const size_t num_indices = index_axes.size();
-  const Ptr m = meta(leaf);
-  // Dynamic leaves: follow the chunk list instead of walking it from the head for every cell.
-  const DynamicMeta* dm = reinterpret_cast<const DynamicMeta*>(m);
-  Ptr chunk = nullptr;
-  int32_t in_chunk = 0;
-  if (leaf.type() == SNodeType::kDynamic) {
-    chunk = Dynamic_first_chunk(reinterpret_cast<DynamicNode*>(e.container));
-    for (int32_t c = lo / dm->chunk_size; c > 0 && chunk != nullptr; --c) {
-      chunk = Dynamic_next_chunk(chunk);
-    }
-    in_chunk = lo % dm->chunk_size;
-  }
-  for (int32_t i = lo; i < hi; ++i) {
-    Ptr cell = nullptr;
-    switch (leaf.type()) {
-      case SNodeType::kRoot:
-        cell = e.container;
-        break;
-      case SNodeType::kDense:
-        cell = Dense_lookup_element(m, e.container, i);
-        break;
-      case SNodeType::kBitmasked:
-        if (Bitmasked_is_active(m, e.container, i))
-          cell = Bitmasked_lookup_element(m, e.container, i);
-        break;
-      case SNodeType::kPointer:
-        cell = atomic_load_acquire(Pointer_slot(m, e.container, i));
-        break;
-      case SNodeType::kDynamic:
-        if (chunk == nullptr) return;  // the list was shortened meanwhile
-        cell = chunk + dm->chunk_header + dm->base.element_size * static_cast<uint64_t>(in_chunk);
-        if (++in_chunk == dm->chunk_size) {
-          in_chunk = 0;
-          chunk = Dynamic_next_chunk(chunk);
-        }
-        break;
-      case SNodeType::kPlace:
-        break;
-    }
-    if (cell != nullptr) {
-      for (size_t k = 0; k < num_indices; ++k) index[k] = coord[index_axes[k]];
-      fn(absl::Span<const int32_t>(index, num_indices), cell + value_offset);
-    }
-    for (int a = num_axes - 1; a >= 0; --a) {
-      const int axis = axes[a];
-      if (++digit[a] < shape[a]) {
-        ++coord[axis];
-        break;
-      }
-      digit[a] = 0;
-      coord[axis] = static_cast<int32_t>(e.base[axis] * shape[a]);
-    }
-  }
-}
-
-absl::Status SparseRuntime::StructFor(const SNode& snode, Visitor visit) {
-  absl::Status status = StructForUnlocked(snode, visit);
-  if (!status.ok()) return status;
-  return MaybeAutoCollect();
-}
-
-absl::Status SparseRuntime::StructForUnlocked(const SNode& snode, Visitor visit) {
-  if (&snode != &tree_.snode(snode.id())) {
-    return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
-  }
-  const bool is_place = snode.type() == SNodeType::kPlace;
-  const SNode& leaf = is_place ? *snode.parent() : snode;
-  const uint64_t offset = is_place ? snode.offset_in_parent_cell() : 0;
-  SharedLock lock(this);
-  OpErrors errors(this);
-  if (backend_ != nullptr) {
-    return errors.Finish(backend_->StructFor(snode, 0, StructForExtent(leaf), visit),
-                         "struct-for over", snode);
-  }
-  for (const ListElement& e : ListGen(leaf)) {
-    VisitRange(leaf, offset, e, 0, e.num_cells, visit);
-  }
-  return errors.Finish(absl::OkStatus(), "struct-for over", snode);
-}
-
-ThreadPool* SparseRuntime::pool() {
-  std::lock_guard<std::mutex> guard(thread_pool_mu_);
-  if (thread_pool_ == nullptr) {
-    thread_pool_ = std::make_unique<ThreadPool>(options_.num_threads);
-    InitWorkerCaches(thread_pool_->num_threads());
-  }
-  return thread_pool_.get();
-}
-
-void SparseRuntime::InitWorkerCaches(int workers) {
-  if (!options_.worker_caches) return;
-  const int n = tree_.num_snodes();
-  caches_ = std::vector<NodeCache>(static_cast<size_t>(workers) * n);
-  for (int w = 0; w < workers; ++w) {
-    for (int id = 0; id < n; ++id) {
-      NodeCache& cache = caches_[static_cast<size_t>(w) * n + id];
-      std::memset(static_cast<void*>(&cache), 0, sizeof(cache));
-      if (tree_.snode(id).type() == SNodeType::kPointer) {
-        cache.init(runtime_node_manager(&context_, id));
-      }
-    }
-  }
-}
-
 NodeCache* SparseRuntime::WorkerCache(const SNode& s) {
   if (tls_worker_runtime != this || tls_worker < 0 || caches_.empty()) return nullptr;
   NodeCache* cache = &caches_[static_cast<size_t>(tls_worker) * tree_.num_snodes() + s.id()];
   return cache->manager != nullptr ? cache : nullptr;
-}
-
-bool SparseRuntime::FlushWorkerCaches() {
-  bool recycled = false;
-  for (NodeCache& cache : caches_) {
-    if (cache.manager == nullptr) continue;
-    if (cache.num_free > 0 || cache.num_recycled > 0) recycled = true;
-    cache.flush();
-  }
-  return recycled;
-}
-
-absl::Status SparseRuntime::ParallelStructFor(const SNode& snode, ParallelVisitor visit) {
-  absl::Status status = ParallelStructForUnlocked(snode, visit);
-  if (!status.ok()) return status;
-  return MaybeAutoCollect();
-}
-
-absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, ParallelVisitor visit) {
-  if (&snode != &tree_.snode(snode.id())) {
-    return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
-  }
-  const bool is_place = snode.type() == SNodeType::kPlace;
-  const SNode& leaf = is_place ? *snode.parent() : snode;
-  const uint64_t offset = is_place ? snode.offset_in_parent_cell() : 0;
-  ThreadPool* threads = pool();
-  SharedLock lock(this);
-  OpErrors errors(this);
-  RuntimeErrorRecord* const record = errors.record();
-  if (backend_ != nullptr) {
-    // Split the outermost level's cells (ceiling splits) over the pool; each task runs the
-    // backend's struct-for over its range.
-    const int64_t n = StructForExtent(leaf);
-    const int64_t parts = std::min<int64_t>(n, kListgenMaxCells);
-    std::mutex error_mu;
-    absl::Status error;
-    threads->ParallelFor(parts, [&](int64_t t, int worker) {
-      // The task's runtime errors are the struct-for's.
-      RouteScope route(&context_.memory, record);
-      const SparseRuntime* previous = tls_locked_runtime;
-      tls_locked_runtime = this;
-      absl::Status status = backend_->StructFor(
-          snode, n * t / parts, n * (t + 1) / parts,
-          [&](absl::Span<const int32_t> index, void* cell) { visit(index, cell, worker); });
-      tls_locked_runtime = previous;
-      if (!status.ok()) {
-        std::lock_guard<std::mutex> guard(error_mu);
-        if (error.ok()) error = status;
-      }
-    });
-    return errors.Finish(error, "parallel struct-for over", snode);
-  }
-  const std::vector<ListElement> list = ListGen(leaf);
-  // Split every container into ceil(n / 1024) parts (ceiling division: no cell is skipped).
-  struct Task {
-    int32_t element, lo, hi;
-  };
-  std::vector<Task> tasks;
-  for (size_t k = 0; k < list.size(); ++k) {
-    const int32_t n = list[k].num_cells;
-    const int32_t parts = (n + kListgenMaxCells - 1) / kListgenMaxCells;
-    for (int32_t p = 0; p < parts; ++p) {
-      const int32_t lo = static_cast<int32_t>(static_cast<int64_t>(n) * p / parts);
-      const int32_t hi = static_cast<int32_t>(static_cast<int64_t>(n) * (p + 1) / parts);
-      tasks.push_back({static_cast<int32_t>(k), lo, hi});
-    }
-  }
-  const bool nested = tls_worker_runtime == this;  // an inline struct-for inside a task
-  // One top-level parallel struct-for at a time uses (and then flushes) the worker caches.
-  std::unique_lock<std::mutex> caches_lock(caches_mu_, std::defer_lock);
-  if (!nested) caches_lock.lock();
-  threads->ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t t, int worker) {
-    // The task's runtime errors are the struct-for's.
-    RouteScope route(&context_.memory, record);
-    // Tasks run under the caller's shared lock: mark it so re-entrant calls do not re-lock.
-    const SparseRuntime* previous = tls_locked_runtime;
-    tls_locked_runtime = this;
-    WorkerScope scope(this, worker);
-    const Task& task = tasks[t];
-    VisitRange(leaf, offset, list[task.element], task.lo, task.hi,
-               [&](absl::Span<const int32_t> index, void* cell) { visit(index, cell, worker); });
-    tls_locked_runtime = previous;
-  });
-  // The workers are done: hand their cached cells back (the outermost struct-for only; an inline
-  // nested one leaves them to it). Recycled cells make the automatic collection run.
-  if (!nested && FlushWorkerCaches()) deactivated_since_gc_.store(true, std::memory_order_relaxed);
-  return errors.Finish(absl::OkStatus(), "parallel struct-for over", snode);
 }
 
 absl::Status SparseRuntime::CollectGarbage() {

@@ -1,0 +1,269 @@
+// The Emitter's shared helpers: function setup, context loads, loops, tree walks, deactivation
+// and value conversions (see emitter.h).
+#include "codegen/internal/emitter.h"
+
+#include <utility>
+
+namespace accelmem {
+namespace codegen {
+namespace internal {
+
+bool IsSigned(DataType t) {
+  return t == DataType::kI8 || t == DataType::kI16 || t == DataType::kI32 || t == DataType::kI64;
+}
+bool IsFloat(DataType t) { return t == DataType::kF32 || t == DataType::kF64; }
+
+llvm::Type* LlvmType(DataType t, llvm::LLVMContext& c) {
+  switch (t) {
+    case DataType::kI8:
+    case DataType::kU8:
+      return llvm::Type::getInt8Ty(c);
+    case DataType::kI16:
+    case DataType::kU16:
+      return llvm::Type::getInt16Ty(c);
+    case DataType::kI32:
+    case DataType::kU32:
+      return llvm::Type::getInt32Ty(c);
+    case DataType::kI64:
+    case DataType::kU64:
+      return llvm::Type::getInt64Ty(c);
+    case DataType::kF32:
+      return llvm::Type::getFloatTy(c);
+    case DataType::kF64:
+      return llvm::Type::getDoubleTy(c);
+  }
+  return nullptr;
+}
+
+const char* KindName(SNodeType t) {
+  switch (t) {
+    case SNodeType::kPointer:
+      return "Pointer";
+    case SNodeType::kBitmasked:
+      return "Bitmasked";
+    case SNodeType::kDynamic:
+      return "Dynamic";
+    default:
+      return "";
+  }
+}
+
+llvm::Function* Emitter::Begin(absl::string_view name, llvm::Type* ret,
+                               std::vector<llvm::Type*> params) {
+  auto* type = llvm::FunctionType::get(ret, params, false);
+  fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                               llvm::StringRef(name.data(), name.size()), impl_.module.get());
+  ctx_ = fn_->getArg(0);
+  fn_->addParamAttr(0, llvm::Attribute::NoAlias);
+  entry_ = Block("entry");
+  b_.SetInsertPoint(entry_);
+  impl_.entry_points.emplace_back(name);
+  return fn_;
+}
+
+llvm::Value* Emitter::CtxLoad(size_t field_offset, int id) {
+  llvm::MDNode* invariant = llvm::MDNode::get(c_, {});
+  llvm::Value* field =
+      b_.CreateBitCast(Gep(ctx_, static_cast<uint64_t>(field_offset)), I8P()->getPointerTo());
+  auto* value = b_.CreateLoad(I8P(), field);
+  value->setMetadata(llvm::LLVMContext::MD_invariant_load, invariant);
+  if (id < 0) return value;
+  llvm::Value* array = b_.CreateBitCast(value, I8P()->getPointerTo());
+  auto* element = b_.CreateLoad(I8P(), b_.CreateGEP(I8P(), array, b_.getInt64(id)));
+  element->setMetadata(llvm::LLVMContext::MD_invariant_load, invariant);
+  return element;
+}
+
+llvm::AllocaInst* Emitter::EntryAlloca(llvm::Type* t, uint64_t n) {
+  llvm::IRBuilder<> entry(entry_, entry_->begin());
+  return entry.CreateAlloca(t, n == 1 ? nullptr : entry.getInt64(n));
+}
+
+void Emitter::Loop(llvm::Value* lo, llvm::Value* hi,
+                   const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* header = Block("loop");
+  auto* inner = Block("body");
+  auto* latch = Block("latch");
+  auto* exit = Block("exit");
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+  i->addIncoming(lo, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, hi), inner, exit);
+  b_.SetInsertPoint(inner);
+  body(i, latch);
+  b_.CreateBr(latch);
+  b_.SetInsertPoint(latch);
+  i->addIncoming(b_.CreateAdd(i, b_.getInt64(1)), latch);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+}
+
+llvm::Value* Emitter::CellIndex(const SNode& level, const Coords& coord, int64_t* remaining) {
+  llvm::Value* l = b_.getInt64(0);
+  for (int axis : level.axes()) {
+    const int64_t shape = level.shape(axis);
+    remaining[axis] /= shape;
+    llvm::Value* part =
+        coord[axis] == nullptr ? static_cast<llvm::Value*>(b_.getInt64(0)) : coord[axis];
+    if (remaining[axis] != 1) part = b_.CreateSDiv(part, b_.getInt64(remaining[axis]));
+    part = b_.CreateSRem(part, b_.getInt64(shape));
+    l = b_.CreateAdd(b_.CreateMul(l, b_.getInt64(shape)), part);
+  }
+  return l;
+}
+
+llvm::Value* Emitter::WalkPath(const SNode& target, const SNode& index_node, int upto,
+                               const Coords& coord, Walk mode, llvm::BasicBlock* inactive,
+                               llvm::BasicBlock* fail,
+                               std::array<int64_t, kMaxAxes>* remaining_out) {
+  std::array<int64_t, kMaxAxes> remaining;
+  remaining.fill(1);
+  for (int axis : index_node.index_axes()) remaining[axis] = index_node.extent(axis);
+  const auto& path = target.path();
+  llvm::Value* cell = Root();
+  for (int p = 1; p <= upto; ++p) {
+    const SNode& level = *path[p];
+    llvm::Value* l = CellIndex(level, coord, remaining.data());
+    llvm::Value* container = Gep(cell, level.offset_in_parent_cell());
+    if (level.type() == SNodeType::kDense) {
+      cell = b_.CreateGEP(b_.getInt8Ty(), container,
+                          b_.CreateMul(l, b_.getInt64(static_cast<int64_t>(level.cell_size()))));
+      continue;
+    }
+    llvm::Value* l32 = b_.CreateTrunc(l, b_.getInt32Ty());
+    llvm::Value* meta = Meta(level);
+    if (mode == Walk::kActivate) {
+      Call3(level.type(), "_activate", b_.getVoidTy(), meta, container, l32);
+    } else {
+      llvm::Value* active = Call3(level.type(), "_is_active", b_.getInt1Ty(), meta, container, l32);
+      auto* on = Block("active");
+      b_.CreateCondBr(active, on, inactive);
+      b_.SetInsertPoint(on);
+    }
+    cell = Call3(level.type(), "_lookup_element", I8P(), meta, container, l32);
+    if (sparse_runtime::HasAllocator(level.type())) {
+      // The ambient element stands for an inactive cell (or a failed activation): never written.
+      auto* ok = Block("found");
+      b_.CreateCondBr(b_.CreateICmpEQ(cell, Ambient(level)),
+                      mode == Walk::kActivate ? fail : inactive, ok);
+      b_.SetInsertPoint(ok);
+    }
+  }
+  if (remaining_out != nullptr) *remaining_out = remaining;
+  return cell;
+}
+
+void Emitter::DeactivateSubtree(const SNode& s, llvm::Value* cell) {
+  for (const SNode* child_ptr : s.children()) {
+    const SNode& child = *child_ptr;
+    if (child.type() == SNodeType::kPlace) continue;
+    if (!sparse_runtime::IsSparse(child.type()) && !child.has_sparse_descendant()) continue;
+    llvm::Value* container = Gep(cell, child.offset_in_parent_cell());
+    if (child.type() == SNodeType::kDynamic) {
+      b_.CreateCall(Rt("Dynamic_deactivate", b_.getVoidTy(), {I8P(), I8P()}),
+                    {Meta(child), container});
+      continue;
+    }
+    Loop(b_.getInt64(0), b_.getInt64(child.num_cells_per_container()),
+         [&](llvm::Value* i, llvm::BasicBlock*) { DeactivateCell(child, container, i); });
+  }
+}
+
+void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::Value* l,
+                             llvm::Value* counter) {
+  if (target.type() == SNodeType::kDense) {
+    Increment(counter);
+    DeactivateSubtree(
+        target,
+        b_.CreateGEP(b_.getInt8Ty(), container,
+                     b_.CreateMul(l, b_.getInt64(static_cast<int64_t>(target.cell_size())))));
+    return;
+  }
+  if (target.type() == SNodeType::kDynamic) {
+    Increment(counter);
+    b_.CreateCall(Rt("Dynamic_deactivate", b_.getVoidTy(), {I8P(), I8P()}),
+                  {Meta(target), container});
+    return;
+  }
+  llvm::Value* l32 = b_.CreateTrunc(l, b_.getInt32Ty());
+  llvm::Value* meta = Meta(target);
+  auto* done = Block("deactivated");
+  auto* on = Block("deactivate");
+  llvm::Value* active = Call3(target.type(), "_is_active", b_.getInt1Ty(), meta, container, l32);
+  b_.CreateCondBr(active, on, done);
+  b_.SetInsertPoint(on);
+  if (target.has_sparse_descendant()) {
+    llvm::Value* inner = Call3(target.type(), "_lookup_element", I8P(), meta, container, l32);
+    auto* below = Block("below");
+    auto* self = Block("self");
+    if (sparse_runtime::HasAllocator(target.type())) {
+      b_.CreateCondBr(b_.CreateICmpEQ(inner, Ambient(target)), self, below);
+    } else {
+      b_.CreateBr(below);
+    }
+    b_.SetInsertPoint(below);
+    DeactivateSubtree(target, inner);
+    b_.CreateBr(self);
+    b_.SetInsertPoint(self);
+  }
+  Call3(target.type(), "_deactivate", b_.getVoidTy(), meta, container, l32);
+  Increment(counter);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+llvm::Value* Emitter::ToDouble(llvm::Value* v, DataType dt) {
+  if (dt == DataType::kF32) return b_.CreateFPExt(v, b_.getDoubleTy());
+  if (IsFloat(dt)) return v;
+  return IsSigned(dt) ? b_.CreateSIToFP(v, b_.getDoubleTy()) : b_.CreateUIToFP(v, b_.getDoubleTy());
+}
+
+llvm::Value* Emitter::FromDouble(llvm::Value* v, DataType dt) {
+  llvm::Type* t = LlvmType(dt, c_);
+  if (dt == DataType::kF32) return b_.CreateFPTrunc(v, t);
+  if (IsFloat(dt)) return v;
+  return IsSigned(dt) ? b_.CreateFPToSI(v, t) : b_.CreateFPToUI(v, t);
+}
+
+// Checks shared by every Add*: a fresh name of a builder that is not finished, an SNode of the
+// builder's tree.
+absl::Status CheckAdd(const KernelBuilder::Impl& impl, absl::string_view name, const SNode& snode) {
+  if (impl.module == nullptr) return absl::FailedPreconditionError("KernelBuilder finished");
+  const SNodeTree& tree = *impl.tree;
+  if (snode.id() < 0 || snode.id() >= tree.num_snodes() || &tree.snode(snode.id()) != &snode) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": not an SNode of the builder's tree"));
+  }
+  if (impl.module->getFunction(llvm::StringRef(name.data(), name.size())) != nullptr) {
+    return absl::AlreadyExistsError(absl::StrCat(name, ": defined twice"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NeedPlace(absl::string_view name, const SNode& s) {
+  if (s.type() != SNodeType::kPlace) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", s.DebugPath(), " is not a place"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NeedDeactivatable(absl::string_view name, const SNode& s) {
+  if (s.type() == SNodeType::kPlace || s.type() == SNodeType::kRoot) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", s.DebugPath(), " cannot be deactivated"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NeedDynamicPlace(absl::string_view name, const SNode& s) {
+  if (s.type() != SNodeType::kPlace || s.parent()->type() != SNodeType::kDynamic) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", s.DebugPath(), " is not a place under a dynamic SNode"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+}  // namespace codegen
+}  // namespace accelmem

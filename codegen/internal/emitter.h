@@ -1,0 +1,174 @@
+// File: codegen/internal/emitter.h
+//
+// Internal to //codegen:kernel_builder: the builder's state (KernelBuilder::Impl) and the Emitter
+// that writes kernels into its module. The Emitter's shared tree-walking helpers are in
+// emitter.cc; each kernel family in its own file beside it (range_kernels.cc, point_kernels.cc,
+// struct_for_kernels.cc, gc_kernels.cc, device_entries.cc).
+#ifndef ACCELMEM_CODEGEN_INTERNAL_EMITTER_H_
+#define ACCELMEM_CODEGEN_INTERNAL_EMITTER_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "codegen/kernel_builder.h"
+#include "codegen/kernel_context_abi.h"
+#include "llvm/IR/BasicBlock.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Type.h"
+
+namespace accelmem {
+namespace codegen {
+
+struct KernelBuilder::Impl {
+  const sparse_runtime::SNodeTree* tree = nullptr;
+  std::map<std::string, std::string> mangled;  // "Pointer_activate" -> mangled name
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<llvm::Module> module;
+  std::vector<std::string> entry_points;
+  // offsetof(RuntimeContext, node_managers) in the runtime module's layout; -1 if not found.
+  int64_t node_managers_offset = -1;
+  std::map<std::string, GcKernel> gc_kernels;  // GC kernels by name (for AddDeviceEntry)
+};
+
+namespace internal {
+
+using sparse_runtime::DataType;
+using sparse_runtime::kMaxAxes;
+using sparse_runtime::PointOp;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
+using sparse_runtime::SNodeType;
+
+// The runtime's GC function each GC kernel calls ("gc::" + name: see MangledName).
+const char* GcFunction(GcKernel kind);
+
+// The offset of the NodeManager** member of the runtime module's RuntimeContext (matched by type,
+// not position, so reordering the struct cannot silently break the GC kernels); -1 if absent.
+int64_t NodeManagersOffset(const llvm::Module& runtime);
+
+bool IsSigned(DataType t);
+bool IsFloat(DataType t);
+llvm::Type* LlvmType(DataType t, llvm::LLVMContext& c);
+// "Pointer" / "Bitmasked" / "Dynamic": the prefix of the kind's runtime functions.
+const char* KindName(SNodeType t);
+
+enum class RangeOp { kActivate, kWrite, kSum, kAtomicAdd, kDeactivate, kAppend };
+
+using Coords = std::array<llvm::Value*, kMaxAxes>;  // i64 per axis; null = 0
+
+// Emits kernels into the builder's module: shared helpers for walking the tree.
+class Emitter {
+ public:
+  explicit Emitter(KernelBuilder::Impl* impl) : impl_(*impl), c_(*impl->context), b_(c_) {}
+
+  absl::Status Range(absl::string_view name, RangeOp op, const SNode& target,
+                     const std::vector<CoordMap>& coords, double scale, double offset);
+  absl::Status Point(absl::string_view name, PointOp op, const SNode& target);
+  absl::Status StructFor(absl::string_view name, const SNode& target);
+  void Gc(absl::string_view name, GcKernel kind, const SNode& snode);
+
+ private:
+  enum class Walk { kActivate, kCheck };
+
+  llvm::Type* I8P() { return llvm::Type::getInt8PtrTy(c_); }
+  llvm::Type* I32P() { return llvm::Type::getInt32PtrTy(c_); }
+  llvm::Function* Begin(absl::string_view name, llvm::Type* ret, std::vector<llvm::Type*> params);
+  // A load of the i8* at ctx + field_offset (a member of KernelContext), or of element `id` of
+  // the array found there.
+  llvm::Value* CtxLoad(size_t field_offset, int id);
+  llvm::Value* Root() { return CtxLoad(offsetof(KernelContext, root), -1); }
+  llvm::Value* Runtime() { return CtxLoad(offsetof(KernelContext, runtime), -1); }
+  llvm::Value* Meta(const SNode& s) { return CtxLoad(offsetof(KernelContext, metas), s.id()); }
+  llvm::Value* Ambient(const SNode& s) {
+    return CtxLoad(offsetof(KernelContext, ambients), s.id());
+  }
+  llvm::FunctionCallee Rt(const std::string& fn, llvm::Type* ret, std::vector<llvm::Type*> params) {
+    const std::string& m = impl_.mangled.at(fn);
+    return impl_.module->getOrInsertFunction(m, llvm::FunctionType::get(ret, params, false));
+  }
+  llvm::Value* Call3(SNodeType kind, const char* op, llvm::Type* ret, llvm::Value* meta,
+                     llvm::Value* node, llvm::Value* i32) {
+    return b_.CreateCall(Rt(absl::StrCat(KindName(kind), op), ret, {I8P(), I8P(), b_.getInt32Ty()}),
+                         {meta, node, i32});
+  }
+  llvm::Value* Gep(llvm::Value* p, uint64_t offset) {
+    return offset == 0 ? p : b_.CreateGEP(b_.getInt8Ty(), p, b_.getInt64(offset));
+  }
+  llvm::BasicBlock* Block(const char* name) { return llvm::BasicBlock::Create(c_, name, fn_); }
+  llvm::AllocaInst* EntryAlloca(llvm::Type* t, uint64_t n = 1);
+  // for (i = lo; i < hi; ++i) body(i, cont): body may branch to cont; the builder is left in
+  // the exit block.
+  void Loop(llvm::Value* lo, llvm::Value* hi,
+            const std::function<void(llvm::Value* i, llvm::BasicBlock* cont)>& body);
+  // The cell index of `level` inside its container; `remaining` holds the extents still below,
+  // per axis, and is updated (SparseRuntime::CellIndices with static strides).
+  llvm::Value* CellIndex(const SNode& level, const Coords& coord, int64_t* remaining);
+  // Walks path[1..upto] of `target` (coordinates scaled by the extents of `index_node`),
+  // activating or checking each level. Inactive levels branch to `inactive`, activations that
+  // yield the ambient element to `fail`. Returns the cell of path[upto].
+  llvm::Value* WalkPath(const SNode& target, const SNode& index_node, int upto, const Coords& coord,
+                        Walk mode, llvm::BasicBlock* inactive, llvm::BasicBlock* fail,
+                        std::array<int64_t, kMaxAxes>* remaining_out);
+  // Deactivates everything sparse below `cell` of `s` (SparseRuntime::DeactivateSubtree).
+  void DeactivateSubtree(const SNode& s, llvm::Value* cell);
+  // Deactivates the cell `l` of `target` in `container` (its parent cell is active), subtree
+  // first; continues in the current block.
+  // `counter` (an i64 alloca, or null) counts the cells deactivated.
+  void DeactivateCell(const SNode& target, llvm::Value* container, llvm::Value* l,
+                      llvm::Value* counter = nullptr);
+  void Increment(llvm::Value* counter) {
+    if (counter == nullptr) return;
+    b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), counter), b_.getInt64(1)), counter);
+  }
+  // Struct-for recursion over path[depth] of `leaf`.
+  void Visit(const SNode& leaf, int depth, llvm::Value* cell, const Coords& coord,
+             uint64_t value_offset);
+  llvm::Value* ToDouble(llvm::Value* v, DataType dt);
+  llvm::Value* FromDouble(llvm::Value* v, DataType dt);
+
+  KernelBuilder::Impl& impl_;
+  llvm::LLVMContext& c_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  llvm::Value* ctx_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  // Struct-for state.
+  llvm::Value* sf_begin_ = nullptr;
+  llvm::Value* sf_end_ = nullptr;
+  llvm::Value* sf_visit_ = nullptr;
+  llvm::Value* sf_data_ = nullptr;
+  llvm::Value* sf_index_ = nullptr;
+  llvm::Value* sf_count_ = nullptr;
+};
+
+// Checks shared by every Add*: a fresh name of a builder that is not finished, an SNode of the
+// builder's tree.
+absl::Status CheckAdd(const KernelBuilder::Impl& impl, absl::string_view name, const SNode& snode);
+absl::Status NeedPlace(absl::string_view name, const SNode& s);
+absl::Status NeedDeactivatable(absl::string_view name, const SNode& s);
+absl::Status NeedDynamicPlace(absl::string_view name, const SNode& s);
+// The op-specific check of a range kernel: the AddRange* entry points differ only in it.
+absl::Status CheckRangeOp(absl::string_view name, RangeOp op, const SNode& s);
+
+// The device entry of GC kernel `k` (see AddDeviceEntry): worker and lane ids from the grid.
+void EmitGcDeviceEntry(llvm::Module& m, absl::string_view name, llvm::Function* k, GcKernel kind);
+// The device entry `name` around range, struct-for or point kernel `k` (see AddDeviceEntry).
+void EmitDeviceEntry(KernelBuilder::Impl& impl, absl::string_view name, llvm::Function* k);
+
+}  // namespace internal
+}  // namespace codegen
+}  // namespace accelmem
+
+#endif  // ACCELMEM_CODEGEN_INTERNAL_EMITTER_H_

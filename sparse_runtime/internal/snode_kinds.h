@@ -1,0 +1,181 @@
+// File: sparse_runtime/internal/snode_kinds.h
+//
+// The one mapping from an SNode kind to its runtime functions, for the host runtime: a traits
+// struct per kind and WithKind(type, fn), which calls fn with the traits of `type` (the only switch
+// over SNodeType the host runtime needs). Each traits struct has
+//   kLookupElement, kIsActive, kGetNumElements  the StructMeta function pointers (null: place);
+//   Activate / Deactivate(meta, node, i, cache)  no-ops for kinds whose cells are always active;
+//     pointer cells go through `cache` (a worker's NodeCache, or null) when kUsesNodeCache;
+//   IsActive / Lookup(meta, node, i)            one cell (a place: active, its own container);
+//   Cursor(meta, node, lo)                      a struct-for's walk over cells lo, lo+1, ... of one
+//     container: Next(i) is cell i when active, else null; ended() when a dynamic list turned
+//     out shorter than it was when the walk started.
+// Everything is static and inline, so a dispatch costs what a switch with direct calls did.
+#ifndef ACCELMEM_SPARSE_RUNTIME_INTERNAL_SNODE_KINDS_H_
+#define ACCELMEM_SPARSE_RUNTIME_INTERNAL_SNODE_KINDS_H_
+
+#include "sparse_runtime/arch.h"
+#include "sparse_runtime/node_cache.h"
+#include "sparse_runtime/snode_bitmasked.h"
+#include "sparse_runtime/snode_dense.h"
+#include "sparse_runtime/snode_dynamic.h"
+#include "sparse_runtime/snode_pointer.h"
+#include "sparse_runtime/snode_root.h"
+#include "sparse_runtime/snode_tree.h"
+#include "sparse_runtime/struct_meta.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+namespace internal {
+
+// Cells that are always active: (de)activation does nothing.
+struct AlwaysActive {
+  static constexpr bool kUsesNodeCache = false;
+  static void Activate(Ptr, Ptr, i32, NodeCache*) {}
+  static void Deactivate(Ptr, Ptr, i32, NodeCache*) {}
+  static bool IsActive(Ptr, Ptr, i32) { return true; }
+};
+
+// A cursor that needs no state beyond the container: every kind but dynamic.
+template <Ptr (*kCell)(Ptr meta, Ptr node, i32 i)>
+class IndexCursor {
+ public:
+  IndexCursor(Ptr meta, Ptr node, i32 /*lo*/) : meta_(meta), node_(node) {}
+  static constexpr bool ended() { return false; }
+  Ptr Next(i32 i) const { return kCell(meta_, node_, i); }
+
+ private:
+  Ptr meta_;
+  Ptr node_;
+};
+
+struct RootKind : AlwaysActive {
+  static constexpr LookupElementFn kLookupElement = &Root_lookup_element;
+  static constexpr IsActiveFn kIsActive = &Root_is_active;
+  static constexpr GetNumElementsFn kGetNumElements = &Root_get_num_elements;
+  static Ptr Lookup(Ptr meta, Ptr node, i32 i) { return Root_lookup_element(meta, node, i); }
+  static Ptr Cell(Ptr, Ptr node, i32) { return node; }
+  using Cursor = IndexCursor<&Cell>;
+};
+
+struct DenseKind : AlwaysActive {
+  static constexpr LookupElementFn kLookupElement = &Dense_lookup_element;
+  static constexpr IsActiveFn kIsActive = &Dense_is_active;
+  static constexpr GetNumElementsFn kGetNumElements = &Dense_get_num_elements;
+  static Ptr Lookup(Ptr meta, Ptr node, i32 i) { return Dense_lookup_element(meta, node, i); }
+  using Cursor = IndexCursor<&Dense_lookup_element>;
+};
+
+struct BitmaskedKind {
+  static constexpr LookupElementFn kLookupElement = &Bitmasked_lookup_element;
+  static constexpr IsActiveFn kIsActive = &Bitmasked_is_active;
+  static constexpr GetNumElementsFn kGetNumElements = &Bitmasked_get_num_elements;
+  static constexpr bool kUsesNodeCache = false;
+  static void Activate(Ptr meta, Ptr node, i32 i, NodeCache*) { Bitmasked_activate(meta, node, i); }
+  static void Deactivate(Ptr meta, Ptr node, i32 i, NodeCache*) {
+    Bitmasked_deactivate(meta, node, i);
+  }
+  static bool IsActive(Ptr meta, Ptr node, i32 i) { return Bitmasked_is_active(meta, node, i); }
+  static Ptr Lookup(Ptr meta, Ptr node, i32 i) { return Bitmasked_lookup_element(meta, node, i); }
+  static Ptr Cell(Ptr meta, Ptr node, i32 i) {
+    return Bitmasked_is_active(meta, node, i) ? Bitmasked_lookup_element(meta, node, i) : nullptr;
+  }
+  using Cursor = IndexCursor<&Cell>;
+};
+
+struct PointerKind {
+  static constexpr LookupElementFn kLookupElement = &Pointer_lookup_element;
+  static constexpr IsActiveFn kIsActive = &Pointer_is_active;
+  static constexpr GetNumElementsFn kGetNumElements = &Pointer_get_num_elements;
+  static constexpr bool kUsesNodeCache = true;
+  static void Activate(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
+    Pointer_activate_cached(meta, node, i, cache);
+  }
+  static void Deactivate(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
+    Pointer_deactivate_cached(meta, node, i, cache);
+  }
+  static bool IsActive(Ptr meta, Ptr node, i32 i) { return Pointer_is_active(meta, node, i); }
+  static Ptr Lookup(Ptr meta, Ptr node, i32 i) { return Pointer_lookup_element(meta, node, i); }
+  // The slot itself (null when inactive), not the ambient element an inactive lookup returns.
+  static Ptr Cell(Ptr meta, Ptr node, i32 i) {
+    return atomic_load_acquire(Pointer_slot(meta, node, i));
+  }
+  using Cursor = IndexCursor<&Cell>;
+};
+
+struct DynamicKind {
+  static constexpr LookupElementFn kLookupElement = &Dynamic_lookup_element;
+  static constexpr IsActiveFn kIsActive = &Dynamic_is_active;
+  static constexpr GetNumElementsFn kGetNumElements = &Dynamic_get_num_elements;
+  static constexpr bool kUsesNodeCache = false;
+  static void Activate(Ptr meta, Ptr node, i32 i, NodeCache*) { Dynamic_activate(meta, node, i); }
+  // The whole list: a dynamic SNode's cells are deactivated together.
+  static void Deactivate(Ptr meta, Ptr node, i32, NodeCache*) { Dynamic_deactivate(meta, node); }
+  static bool IsActive(Ptr meta, Ptr node, i32 i) { return Dynamic_is_active(meta, node, i); }
+  static Ptr Lookup(Ptr meta, Ptr node, i32 i) { return Dynamic_lookup_element(meta, node, i); }
+  // Follows the chunk list instead of walking it from the head for every cell.
+  class Cursor {
+   public:
+    Cursor(Ptr meta, Ptr node, i32 lo) : meta_(reinterpret_cast<const DynamicMeta*>(meta)) {
+      chunk_ = Dynamic_first_chunk(reinterpret_cast<DynamicNode*>(node));
+      for (i32 c = lo / meta_->chunk_size; c > 0 && chunk_ != nullptr; --c) {
+        chunk_ = Dynamic_next_chunk(chunk_);
+      }
+      in_chunk_ = lo % meta_->chunk_size;
+    }
+    bool ended() const { return chunk_ == nullptr; }
+    // Cells in order from `lo`, while !ended().
+    Ptr Next(i32) {
+      Ptr cell = chunk_ + meta_->chunk_header +
+                 meta_->base.element_size * static_cast<uint64_t>(in_chunk_);
+      if (++in_chunk_ == meta_->chunk_size) {
+        in_chunk_ = 0;
+        chunk_ = Dynamic_next_chunk(chunk_);
+      }
+      return cell;
+    }
+
+   private:
+    const DynamicMeta* meta_;
+    Ptr chunk_ = nullptr;
+    i32 in_chunk_ = 0;
+  };
+};
+
+// A place has no cells of its own: no meta functions; its "cell" is the container.
+struct PlaceKind : AlwaysActive {
+  static constexpr LookupElementFn kLookupElement = nullptr;
+  static constexpr IsActiveFn kIsActive = nullptr;
+  static constexpr GetNumElementsFn kGetNumElements = nullptr;
+  static Ptr Lookup(Ptr, Ptr node, i32) { return node; }
+  static Ptr Cell(Ptr, Ptr, i32) { return nullptr; }
+  using Cursor = IndexCursor<&Cell>;
+};
+
+// fn(KindTraits{}) for the traits of `type`; every call must return the same type. Always
+// inlined, so that a caller dispatching on the same type twice gets one switch, as with
+// hand-written switches.
+template <typename Fn>
+ACCELMEM_RT_INLINE auto WithKind(SNodeType type, Fn&& fn) -> decltype(fn(RootKind{})) {
+  switch (type) {
+    case SNodeType::kRoot:
+      return fn(RootKind{});
+    case SNodeType::kDense:
+      return fn(DenseKind{});
+    case SNodeType::kBitmasked:
+      return fn(BitmaskedKind{});
+    case SNodeType::kPointer:
+      return fn(PointerKind{});
+    case SNodeType::kDynamic:
+      return fn(DynamicKind{});
+    case SNodeType::kPlace:
+      break;
+  }
+  return fn(PlaceKind{});
+}
+
+}  // namespace internal
+}  // namespace sparse_runtime
+}  // namespace accelmem
+
+#endif  // ACCELMEM_SPARSE_RUNTIME_INTERNAL_SNODE_KINDS_H_
