@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "backends/ascend910b/ascend910b.h"
+#include "backends/ascend/ascend.h"
 #include "backends/backend.h"
 #include "gtest/gtest.h"
 #include "passes/test_util.h"

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "backends/ascend910b/ascend910b.h"
+#include "backends/ascend/ascend.h"
 #include "backends/backend.h"
 #include "gtest/gtest.h"
 #include "passes/test_util.h"
@@ -62,7 +62,7 @@ TEST(InitMemRefTest, DynamicShapeIsAnError) {
 
 // With the Ascend 910B backend an Acc tile's alloc pads its rows (17 -> 32 for INT32).
 TEST(InitMemRefTest, BackendPadsAccRows) {
-  backends::ScopedBackend scoped(backends::MakeAscend910bBackend());
+  backends::ScopedBackend scoped(backends::MakeAscendBackend(backends::Ascend910b()));
   constexpr char kIn[] =
       R"(def h(a: Tensor[[17, 16], INT8], b: Tensor[[16, 16], INT8]) -> Tensor[[17, 16], INT8]:
     l: Tile[[17, 16], INT8, Left] = tile.load(a, [0, 0], [17, 16], space=Left)
