@@ -38,7 +38,7 @@ int64_t BestFitPlacer::Run(const std::vector<int>& order, std::vector<int64_t>& 
   return height;
 }
 
-int64_t BestFitPlacer::BestGap(int64_t size, bool first_fit) {
+inline int64_t BestFitPlacer::BestGap(int64_t size, bool first_fit) {
   runs_.clear();
   for (const std::vector<Interval>* list : lists_) {
     runs_.push_back({list->data(), list->size(), -1});
@@ -106,8 +106,8 @@ int64_t BestFitPlacer::BestGap(int64_t size, bool first_fit) {
   return best >= 0 ? best : covered;
 }
 
-Interval* BestFitPlacer::MergeRuns(const Interval* a, const Interval* a_end, const Interval* b,
-                                   const Interval* b_end, Interval* out) {
+inline Interval* BestFitPlacer::MergeRuns(const Interval* a, const Interval* a_end,
+                                          const Interval* b, const Interval* b_end, Interval* out) {
   Interval cur;
   if (a != a_end && (b == b_end || a->begin <= b->begin)) {
     cur = *a++;

@@ -45,11 +45,13 @@ class BestFitPlacer {
   // half of the total, is copied at most once; coalescing shrinks the runs as they grow); the
   // last two are merged only virtually, while scanning their gaps, so the union of a query is
   // never written out.
-  int64_t BestGap(int64_t size, bool first_fit);
+  // BestGap() and MergeRuns() are defined in best_fit.cc, their only user; inline so that Run()
+  // inlines them.
+  inline int64_t BestGap(int64_t size, bool first_fit);
 
   // Merges two sorted, coalesced runs into `out` (room for both), coalescing; returns the end.
-  static Interval* MergeRuns(const Interval* a, const Interval* a_end, const Interval* b,
-                             const Interval* b_end, Interval* out);
+  static inline Interval* MergeRuns(const Interval* a, const Interval* a_end, const Interval* b,
+                                    const Interval* b_end, Interval* out);
 
   const Items& items_;
   OccupancyTree tree_;

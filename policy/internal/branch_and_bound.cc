@@ -92,7 +92,7 @@ SearchResult BranchAndBound::Solve(int64_t cap, int heuristic, int64_t node_limi
   return result;
 }
 
-void BranchAndBound::Rank(std::vector<int> members, const std::vector<int64_t>& total) {
+inline void BranchAndBound::Rank(std::vector<int> members, const std::vector<int64_t>& total) {
   const Items& items = *items_;
   auto width = [&](int i) { return items.end[i] - items.start[i]; };
   auto area = [&](int i) {
@@ -117,8 +117,8 @@ void BranchAndBound::Rank(std::vector<int> members, const std::vector<int64_t>& 
   for (size_t r = 0; r < members.size(); ++r) rank_[members[r]] = static_cast<int>(r);
 }
 
-SearchResult BranchAndBound::SplitAndSolve(const std::vector<int>& members, int lo, int hi,
-                                           int depth) {
+inline SearchResult BranchAndBound::SplitAndSolve(const std::vector<int>& members, int lo, int hi,
+                                                  int depth) {
   std::vector<int> cut_points;
   for (int k = lo; k + 1 < hi; ++k) {
     if (cuts_[k] == 0) cut_points.push_back(k + 1);
@@ -159,7 +159,7 @@ SearchResult BranchAndBound::SplitAndSolve(const std::vector<int>& members, int 
   return SearchResult::kFound;
 }
 
-bool BranchAndBound::OutOfBudget() {
+inline bool BranchAndBound::OutOfBudget() {
   if (nodes_left_ <= 0) return true;
   --nodes_left_;
   ++nodes_used_;
@@ -173,9 +173,10 @@ bool BranchAndBound::OutOfBudget() {
   return false;
 }
 
-SearchResult BranchAndBound::Search(const std::vector<int>& members, int lo, int hi,
-                                    int64_t last_offset, int last_rank, int depth,
-                                    const std::vector<Candidate>* parent, size_t trail_begin) {
+inline SearchResult BranchAndBound::Search(const std::vector<int>& members, int lo, int hi,
+                                           int64_t last_offset, int last_rank, int depth,
+                                           const std::vector<Candidate>* parent,
+                                           size_t trail_begin) {
   if (OutOfBudget()) return SearchResult::kLimit;
   const Items& items = *items_;
   std::vector<Candidate>& cands = candidates_[depth];
@@ -237,7 +238,7 @@ SearchResult BranchAndBound::Search(const std::vector<int>& members, int lo, int
   return SearchResult::kNotFound;
 }
 
-void BranchAndBound::Place(int i, int64_t offset) {
+inline void BranchAndBound::Place(int i, int64_t offset) {
   const Items& items = *items_;
   off_[i] = offset;
   solution_[i] = offset;
@@ -254,7 +255,7 @@ void BranchAndBound::Place(int i, int64_t offset) {
   }
 }
 
-void BranchAndBound::Unplace(int i, size_t floor_mark, size_t min_off_mark) {
+inline void BranchAndBound::Unplace(int i, size_t floor_mark, size_t min_off_mark) {
   const Items& items = *items_;
   while (trail_floor_.size() > floor_mark) {
     floor_[trail_floor_.back().first] = trail_floor_.back().second;
@@ -268,8 +269,8 @@ void BranchAndBound::Unplace(int i, size_t floor_mark, size_t min_off_mark) {
   off_[i] = -1;
 }
 
-bool BranchAndBound::Feasible(const std::vector<Candidate>& cands, int64_t last_offset,
-                              int64_t& min_height) {
+inline bool BranchAndBound::Feasible(const std::vector<Candidate>& cands, int64_t last_offset,
+                                     int64_t& min_height) {
   const Items& items = *items_;
   // next_unpainted_[s] is only valid when paint_epoch_[s] is the current epoch (lazy reset).
   ++epoch_;

@@ -44,6 +44,8 @@ class BranchAndBound {
   int64_t nodes_used() const { return nodes_used_; }
 
  private:
+  // The private methods are defined in branch_and_bound.cc, their only user; inline as they were
+  // when the class was defined in one file, so that the search loop inlines its helpers.
   struct Candidate {
     int64_t offset;
     int rank;
@@ -55,13 +57,13 @@ class BranchAndBound {
 
   // Static preorder of `members` under heuristic_: rank_[i] is i's position among them. `total`
   // gives each buffer's largest section total (of the buffers still to place).
-  void Rank(std::vector<int> members, const std::vector<int64_t>& total);
+  inline void Rank(std::vector<int> members, const std::vector<int64_t>& total);
 
   // Splits the unplaced `members` over sections [lo, hi) at boundaries no unplaced buffer
   // crosses, and solves every piece on its own; one infeasible piece makes the whole infeasible.
-  SearchResult SplitAndSolve(const std::vector<int>& members, int lo, int hi, int depth);
+  inline SearchResult SplitAndSolve(const std::vector<int>& members, int lo, int hi, int depth);
 
-  bool OutOfBudget();
+  inline bool OutOfBudget();
 
   // Depth-first search over the unplaced buffers of `members` (sections [lo, hi)). Buffers are
   // placed in non-decreasing (offset, rank) order, each at the lowest offset it can take.
@@ -69,20 +71,22 @@ class BranchAndBound {
   // `parent` (if not null) is the parent node's sorted candidate list; the child's list is then
   // derived from it in linear time: drop the buffer just placed, re-insert the buffers whose
   // lowest offset the placement raised (recorded in trail_min_off_ from `trail_begin` on).
-  SearchResult Search(const std::vector<int>& members, int lo, int hi, int64_t last_offset,
-                      int last_rank, int depth, const std::vector<Candidate>* parent = nullptr,
-                      size_t trail_begin = 0);
+  inline SearchResult Search(const std::vector<int>& members, int lo, int hi, int64_t last_offset,
+                             int last_rank, int depth,
+                             const std::vector<Candidate>* parent = nullptr,
+                             size_t trail_begin = 0);
 
-  void Place(int i, int64_t offset);
+  inline void Place(int i, int64_t offset);
 
-  void Unplace(int i, size_t floor_mark, size_t min_off_mark);
+  inline void Unplace(int i, size_t floor_mark, size_t min_off_mark);
 
   // Every section's unplaced buffers must still stack under the capacity, starting no lower than
   // the section's floor, the last placed offset (later placements never go lower) and the lowest
   // offset any of them can take. `cands` (the unplaced buffers, sorted by lowest offset) paints
   // each section with the lowest offset of its first buffer, skipping painted sections.
   // Also sets `min_height`, the lowest top any candidate can reach (when feasible).
-  bool Feasible(const std::vector<Candidate>& cands, int64_t last_offset, int64_t& min_height);
+  inline bool Feasible(const std::vector<Candidate>& cands, int64_t last_offset,
+                       int64_t& min_height);
 
   const Items* items_ = nullptr;
   bool prepared_ = false;

@@ -79,26 +79,7 @@ void OccupancyTree::Insert(int lo, int hi, int64_t begin, int64_t end) {
   }
 }
 
-void OccupancyTree::Query(int lo, int hi, std::vector<const std::vector<Interval>*>& out) const {
-  auto take = [&out](const std::vector<Interval>& list) {
-    if (!list.empty()) out.push_back(&list);
-  };
-  int level = 0;
-  for (int a = lo + leaves_, b = hi - 1 + leaves_; level <= block_level_;
-       a >>= 1, b >>= 1, ++level) {
-    take(cover_[a]);
-    if (b != a) take(cover_[b]);
-  }
-  for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1) {
-    if (a & 1) take(sub_[a++]);
-    if (b & 1) take(sub_[--b]);
-  }
-}
-
-constexpr uint8_t kCoverRead = 1;       // Some query reads cover_ of this node.
-static constexpr uint8_t kSubRead = 2;  // Some query reads sub_ of this node.
-
-void OccupancyTree::AddCanonical(int node, int level, int64_t begin, int64_t end) {
+inline void OccupancyTree::AddCanonical(int node, int level, int64_t begin, int64_t end) {
   if (read_[node] & kSubRead) Add(sub_[node], node, begin, end);
   if (level <= block_level_) {
     if (read_[node] & kCoverRead) Add(cover_[node], node, begin, end);
@@ -110,7 +91,7 @@ void OccupancyTree::AddCanonical(int node, int level, int64_t begin, int64_t end
   }
 }
 
-void OccupancyTree::Add(std::vector<Interval>& list, int node, int64_t begin, int64_t end) {
+inline void OccupancyTree::Add(std::vector<Interval>& list, int node, int64_t begin, int64_t end) {
   if (cover_[node].empty() && sub_[node].empty()) touched_.push_back(node);
   AddInterval(list, begin, end);
 }

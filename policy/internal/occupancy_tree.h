@@ -50,9 +50,10 @@ class OccupancyTree {
   static constexpr uint8_t kCoverRead = 1;  // Some query reads cover_ of this node.
   static constexpr uint8_t kSubRead = 2;    // Some query reads sub_ of this node.
 
-  void AddCanonical(int node, int level, int64_t begin, int64_t end);
+  // Defined in occupancy_tree.cc, their only user; inline so that Insert() inlines them.
+  inline void AddCanonical(int node, int level, int64_t begin, int64_t end);
 
-  void Add(std::vector<Interval>& list, int node, int64_t begin, int64_t end);
+  inline void Add(std::vector<Interval>& list, int node, int64_t begin, int64_t end);
 
   int leaves_ = 1;
   int levels_ = 0;
@@ -62,6 +63,24 @@ class OccupancyTree {
   std::vector<uint8_t> read_;  // kCoverRead | kSubRead per node.
   std::vector<int> touched_;
 };
+
+// Inline: best fit queries once per buffer placed.
+inline void OccupancyTree::Query(int lo, int hi,
+                                 std::vector<const std::vector<Interval>*>& out) const {
+  auto take = [&out](const std::vector<Interval>& list) {
+    if (!list.empty()) out.push_back(&list);
+  };
+  int level = 0;
+  for (int a = lo + leaves_, b = hi - 1 + leaves_; level <= block_level_;
+       a >>= 1, b >>= 1, ++level) {
+    take(cover_[a]);
+    if (b != a) take(cover_[b]);
+  }
+  for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1) {
+    if (a & 1) take(sub_[a++]);
+    if (b & 1) take(sub_[--b]);
+  }
+}
 
 }  // namespace internal
 }  // namespace policy
