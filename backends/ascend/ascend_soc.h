@@ -3,12 +3,13 @@
 // names its backends register under). //backends/ascend:ascend builds a backend from a row.
 //
 // The figures come from the SoC descriptors of the upstream PyPTO compiler
-// (src/backend/common/soc.cpp: Create910BSoC, Create950SoC) and its backend handlers:
+// (https://github.com/hw-native-sys/pypto, src/backend/common/soc.cpp: Create910BSoC,
+// Create950SoC) and its backend handlers:
 //
-// | SoC | Vec | Mat | Left | Right | Acc | Bias | Acc rows (INT32 / other) |
-// | 910B (A2/A3; 1 die, 24 AIC + 48 AIV) | 188416 | 524288 | 65536 | 65536 | 131072 | 1024 | 32 /
-// 16 | | 950 (A5; 2 dies x 18 clusters of 1 AIC + 2 AIV) | 245760 | 524288 | 65536 | 65536 | 262144
-// | 4096 | 16 / 16 |
+// - 910B (A2/A3; 1 die, 24 AIC + 48 AIV): Vec 188416, Mat 524288, Left 65536, Right 65536,
+//   Acc 131072, Bias 1024 bytes; Acc rows padded to 32 for INT32, 16 for other dtypes.
+// - 950 (A5; 2 dies x 18 clusters of 1 AIC + 2 AIV): Vec 245760, Mat 524288, Left 65536,
+//   Right 65536, Acc 262144, Bias 4096 bytes; Acc rows padded to 16 for every dtype.
 //
 // Vec is the safe part of the unified buffer: 8 KiB below the physical 192 KiB (910B) and 248 KiB
 // (950), whose top PTO-ISA kernels overwrite (pypto #1804, pto-isa #170). Bias on the 910B is
