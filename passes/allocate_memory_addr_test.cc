@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "backends/ascend910b/ascend910b.h"
+#include "backends/ascend/ascend.h"
 #include "backends/backend.h"
 #include "gtest/gtest.h"
 #include "passes/test_util.h"
@@ -136,12 +136,12 @@ def f(x: Tensor[[512, 512], FP32]) -> Tensor[[512, 512], FP32]:
 )");
   {
     // 1 MiB of Vec exceeds the 910B capacity, but the pass is given no backend.
-    backends::ScopedBackend configured(backends::MakeAscend910bBackend());
+    backends::ScopedBackend configured(backends::MakeAscendBackend(backends::Ascend910b()));
     EXPECT_TRUE(AllocateMemoryAddrPass().RunOnFunction(p->functions[0]).ok());
   }
   backends::BackendConfig::Reset();
   AllocateMemoryAddrOptions with;
-  with.backend = backends::MakeAscend910bBackend();
+  with.backend = backends::MakeAscendBackend(backends::Ascend910b());
   absl::StatusOr<FunctionResult> r = AllocateMemoryAddrPass(with).RunOnFunction(p->functions[0]);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(absl::StrContains(r.status().message(), "exceeds platform limit")) << r.status();

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "backends/ascend910b/ascend910b.h"
+#include "backends/ascend/ascend.h"
 #include "backends/backend.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
@@ -63,7 +63,7 @@ TEST(InitMemRefTest, DynamicShapeIsAnError) {
 
 // With the Ascend 910B backend an Acc tile's alloc pads its rows (17 -> 32 for INT32).
 TEST(InitMemRefTest, BackendPadsAccRows) {
-  backends::ScopedBackend scoped(backends::MakeAscend910bBackend());
+  backends::ScopedBackend scoped(backends::MakeAscendBackend(backends::Ascend910b()));
   constexpr char kIn[] =
       R"(def h(a: Tensor[[17, 16], INT8], b: Tensor[[16, 16], INT8]) -> Tensor[[17, 16], INT8]:
     l: Tile[[17, 16], INT8, Left] = tile.load(a, [0, 0], [17, 16], space=Left)
@@ -92,13 +92,13 @@ TEST(InitMemRefTest, UsesItsOwnBackendNotTheConfiguredOne) {
     return r.ok() ? ir::PrintFunction(*r->function) : std::string();
   };
   {
-    backends::ScopedBackend configured(backends::MakeAscend910bBackend());
+    backends::ScopedBackend configured(backends::MakeAscendBackend(backends::Ascend910b()));
     // No backend given: unpadded (17 * 16 * 4 bytes), though 910B is configured.
     EXPECT_TRUE(absl::StrContains(run({}), "tile.alloc(Acc, -1, 1088, 2)"));
   }
   backends::BackendConfig::Reset();
   InitMemRefOptions with;
-  with.backend = backends::MakeAscend910bBackend();
+  with.backend = backends::MakeAscendBackend(backends::Ascend910b());
   EXPECT_TRUE(absl::StrContains(run(with), "tile.alloc(Acc, -1, 2048, 2)"));  // rows padded
 }
 

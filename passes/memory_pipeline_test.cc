@@ -9,8 +9,7 @@
 #include "absl/random/distributions.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "backends/ascend910b/ascend910b.h"
-#include "backends/ascend950/ascend950.h"
+#include "backends/ascend/ascend.h"
 #include "backends/backend.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
@@ -244,10 +243,10 @@ TEST(MemoryPipelineTest, RandomProgramsPlanSafely) {
         backends::BackendConfig::Reset();
         break;
       case 1:
-        backends::BackendConfig::Set(backends::MakeAscend910bBackend());
+        backends::BackendConfig::Set(backends::MakeAscendBackend(backends::Ascend910b()));
         break;
       default:
-        backends::BackendConfig::Set(backends::MakeAscend950Backend());
+        backends::BackendConfig::Set(backends::MakeAscendBackend(backends::Ascend950()));
         break;
     }
     absl::StatusOr<ProgramResult> r = testing::RunOnText(text, "default");
@@ -280,7 +279,7 @@ TEST(MemoryPipelineTest, RandomProgramsPlannerStrategies) {
     if (seed % 2 == 0) {
       backends::BackendConfig::Reset();
     } else {
-      backends::BackendConfig::Set(backends::MakeAscend910bBackend());
+      backends::BackendConfig::Set(backends::MakeAscendBackend(backends::Ascend910b()));
     }
     absl::StatusOr<ProgramResult> base = testing::RunOnText(text, "default");
     ASSERT_TRUE(base.ok()) << "seed " << seed << ": " << base.status();

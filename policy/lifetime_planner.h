@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "policy/greedy_order.h"
 #include "policy/placement_checker.h"
 
 namespace accelmem {
@@ -41,23 +42,7 @@ namespace policy {
 
 enum class PlannerMode { kGreedy, kSearch };
 
-// Orders in which greedy places buffers. Every order except kSizeFirstFit uses best fit (the
-// smallest free gap that holds the buffer over its whole lifetime, the lowest such gap on ties,
-// else the top of the buffers it overlaps); kSizeFirstFit takes the lowest gap that holds it.
-// Ties break by the keys listed, then by input index, so every order is deterministic. The
-// orders are the textbook rules of production compilers, with their exact tie-breaks, so that
-// greedy mode is never worse than any of them (policy/testing:reference_placers checks this).
-enum class GreedyOrder {
-  kSize,      // Larger size, then longer lifetime (XLA's GlobalDecreasingSizeBestFit, kSpatial).
-  kArea,      // Larger size * lifetime, then larger size.
-  kLifetime,  // Longer lifetime, then larger size (XLA's kTemporal).
-  kStart,     // Earlier start, then larger size, then longer lifetime (an allocator's order).
-  kWholeThenSize,  // TFLite's arena planner: buffers live over the whole trace first (by index),
-                   // then larger size, then earlier start.
-  kSizeFirstFit,   // Larger size, first fit (TFLite Micro's GreedyMemoryPlanner).
-};
-
-const char* GreedyOrderName(GreedyOrder order);
+// GreedyOrder and GreedyOrderName() are declared in policy/greedy_order.h.
 
 struct PlannerOptions {
   PlannerMode mode = PlannerMode::kGreedy;

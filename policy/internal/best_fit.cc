@@ -1,0 +1,235 @@
+#include "policy/internal/best_fit.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+#include <set>
+#include <tuple>
+
+namespace accelmem {
+namespace policy {
+namespace internal {
+
+int64_t BestFitPlacer::Run(const std::vector<int>& order, std::vector<int64_t>& offsets,
+                           int64_t limit, bool first_fit,
+                           const std::vector<std::pair<int, int64_t>>* fixed) {
+  tree_.Clear();
+  offsets.assign(items_.count(), 0);
+  int64_t height = 0;
+  if (fixed != nullptr) {
+    for (const auto& [i, offset] : *fixed) {
+      offsets[i] = offset;
+      height = std::max(height, offset + items_.size[i]);
+      tree_.Insert(items_.lo[i], items_.hi[i], offset, offset + items_.size[i]);
+    }
+  }
+  for (int i : order) {
+    lists_.clear();
+    tree_.Query(items_.lo[i], items_.hi[i], lists_);
+    // Best fit: the smallest free gap that holds the buffer, lowest first; else the top.
+    const int64_t size = items_.size[i];
+    const int64_t offset = BestGap(size, first_fit);
+    offsets[i] = offset;
+    height = std::max(height, offset + size);
+    if (height > limit) return height;
+    tree_.Insert(items_.lo[i], items_.hi[i], offset, offset + size);
+  }
+  return height;
+}
+
+inline int64_t BestFitPlacer::BestGap(int64_t size, bool first_fit) {
+  runs_.clear();
+  for (const std::vector<Interval>* list : lists_) {
+    runs_.push_back({list->data(), list->size(), -1});
+  }
+  // Largest first, so the two smallest are at the back (few lists: insertion sort).
+  for (size_t k = 1; k < runs_.size(); ++k) {
+    const IntervalRun r = runs_[k];
+    size_t j = k;
+    for (; j > 0 && runs_[j - 1].size < r.size; --j) runs_[j] = runs_[j - 1];
+    runs_[j] = r;
+  }
+  free_scratch_.clear();
+  for (int k = 0; k < static_cast<int>(scratch_.size()); ++k) free_scratch_.push_back(k);
+  while (runs_.size() > 2) {
+    const IntervalRun x = runs_.back();
+    runs_.pop_back();
+    const IntervalRun y = runs_.back();
+    runs_.pop_back();
+    if (free_scratch_.empty()) {
+      free_scratch_.push_back(static_cast<int>(scratch_.size()));
+      scratch_.emplace_back();
+    }
+    const int owner = free_scratch_.back();
+    free_scratch_.pop_back();
+    std::vector<Interval>& out = scratch_[owner];
+    if (out.size() < x.size + y.size) out.resize(x.size + y.size);
+    const size_t merged = static_cast<size_t>(
+        MergeRuns(x.data, x.data + x.size, y.data, y.data + y.size, out.data()) - out.data());
+    if (x.owner >= 0) free_scratch_.push_back(x.owner);
+    if (y.owner >= 0) free_scratch_.push_back(y.owner);
+    const IntervalRun r{out.data(), merged, owner};
+    size_t j = runs_.size();
+    runs_.push_back(r);
+    for (; j > 0 && runs_[j - 1].size < r.size; --j) runs_[j] = runs_[j - 1];
+    runs_[j] = r;
+  }
+  const Interval* a = runs_.size() > 0 ? runs_[0].data : nullptr;
+  const Interval* a_end = runs_.size() > 0 ? a + runs_[0].size : nullptr;
+  const Interval* b = runs_.size() > 1 ? runs_[1].data : nullptr;
+  const Interval* b_end = runs_.size() > 1 ? b + runs_[1].size : nullptr;
+  int64_t best = -1;
+  int64_t best_gap = std::numeric_limits<int64_t>::max();
+  int64_t covered = 0;
+  auto visit = [&](const Interval& iv) {
+    if (iv.begin > covered) {
+      const int64_t gap = iv.begin - covered;
+      if (gap >= size && gap < best_gap) {
+        best_gap = gap;
+        best = covered;
+        if (gap == size || first_fit) return true;
+      }
+    }
+    covered = std::max(covered, iv.end);
+    return false;
+  };
+  while (a != a_end && b != b_end) {
+    if (visit(a->begin <= b->begin ? *a++ : *b++)) return best;
+  }
+  for (; a != a_end; ++a) {
+    if (visit(*a)) return best;
+  }
+  for (; b != b_end; ++b) {
+    if (visit(*b)) return best;
+  }
+  return best >= 0 ? best : covered;
+}
+
+inline Interval* BestFitPlacer::MergeRuns(const Interval* a, const Interval* a_end,
+                                          const Interval* b, const Interval* b_end, Interval* out) {
+  Interval cur;
+  if (a != a_end && (b == b_end || a->begin <= b->begin)) {
+    cur = *a++;
+  } else if (b != b_end) {
+    cur = *b++;
+  } else {
+    return out;
+  }
+  auto push = [&cur, &out](const Interval& iv) {
+    if (iv.begin <= cur.end) {
+      cur.end = std::max(cur.end, iv.end);
+    } else {
+      *out++ = cur;
+      cur = iv;
+    }
+  };
+  while (a != a_end && b != b_end) push(a->begin <= b->begin ? *a++ : *b++);
+  for (; a != a_end; ++a) push(*a);
+  for (; b != b_end; ++b) push(*b);
+  *out++ = cur;
+  return out;
+}
+
+int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
+                     std::vector<int64_t>& offsets, int64_t limit) {
+  offsets.assign(items.count(), 0);
+  std::map<int64_t, int64_t> live;             // Offset -> end address of live buffers.
+  std::set<std::pair<int64_t, int64_t>> gaps;  // (length, offset) of gaps between them.
+  using Expiry = std::pair<int64_t, int>;      // (end time, item).
+  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiry;
+  auto remove = [&](int j) {
+    auto it = live.find(offsets[j]);
+    const int64_t below = it == live.begin() ? 0 : std::prev(it)->second;
+    if (it->first > below) gaps.erase({it->first - below, below});
+    auto next = std::next(it);
+    if (next != live.end()) {
+      if (next->first > it->second) gaps.erase({next->first - it->second, it->second});
+      gaps.insert({next->first - below, below});
+    }
+    live.erase(it);
+  };
+  int64_t height = 0;
+  for (int i : order) {
+    while (!expiry.empty() && expiry.top().first <= items.start[i]) {
+      remove(expiry.top().second);
+      expiry.pop();
+    }
+    const int64_t size = items.size[i];
+    int64_t offset;
+    auto gap = gaps.lower_bound({size, std::numeric_limits<int64_t>::min()});
+    if (gap != gaps.end()) {
+      const auto [length, begin] = *gap;
+      gaps.erase(gap);
+      offset = begin;
+      if (length > size) gaps.insert({length - size, begin + size});
+    } else {
+      offset = live.empty() ? 0 : std::prev(live.end())->second;
+    }
+    live.emplace(offset, offset + size);
+    offsets[i] = offset;
+    expiry.push({items.end[i], i});
+    height = std::max(height, offset + size);
+    if (height > limit) return height;
+  }
+  return height;
+}
+
+std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
+  const int n = items.count();
+  // Keys compare ascending (larger-first keys negated), the index last: the permutation a stable
+  // sort would give. Sorted by value, not through an index array, for locality. k0 is 128 bits
+  // wide so that areas (size * lifetime, each below 2^63) compare exactly.
+  struct Key {
+    __int128 k0;
+    int64_t k1, k2;
+    int index;
+    bool operator<(const Key& o) const {
+      return std::tie(k0, k1, k2, index) < std::tie(o.k0, o.k1, o.k2, o.index);
+    }
+  };
+  int64_t first_start = std::numeric_limits<int64_t>::max();
+  int64_t last_end = std::numeric_limits<int64_t>::min();
+  for (int i = 0; i < n; ++i) {
+    first_start = std::min(first_start, items.start[i]);
+    last_end = std::max(last_end, items.end[i]);
+  }
+  std::vector<Key> key(n);
+  for (int i = 0; i < n; ++i) {
+    const int64_t size = items.size[i];
+    // ValidateInstance guarantees that end - start does not overflow.
+    const int64_t length = items.end[i] - items.start[i];
+    switch (order) {
+      case GreedyOrder::kSize:
+        key[i] = {-size, -length, 0, i};
+        break;
+      case GreedyOrder::kArea:
+        key[i] = {-static_cast<__int128>(size) * length, -size, 0, i};
+        break;
+      case GreedyOrder::kLifetime:
+        key[i] = {-length, -size, 0, i};
+        break;
+      case GreedyOrder::kStart:
+        key[i] = {items.start[i], -size, -length, i};
+        break;
+      case GreedyOrder::kWholeThenSize:
+        if (items.start[i] == first_start && items.end[i] == last_end) {
+          key[i] = {0, 0, 0, i};
+        } else {
+          key[i] = {1, -size, items.start[i], i};
+        }
+        break;
+      case GreedyOrder::kSizeFirstFit:
+        key[i] = {-size, 0, 0, i};
+        break;
+    }
+  }
+  std::sort(key.begin(), key.end());
+  std::vector<int> idx(n);
+  for (int i = 0; i < n; ++i) idx[i] = key[i].index;
+  return idx;
+}
+
+}  // namespace internal
+}  // namespace policy
+}  // namespace accelmem

@@ -1,0 +1,79 @@
+// Greedy placement: one best-fit pass over the items in a given order, the O(n log n) sweep for
+// the start order, and the item orders of every GreedyOrder.
+#ifndef ACCELMEM_POLICY_INTERNAL_BEST_FIT_H_
+#define ACCELMEM_POLICY_INTERNAL_BEST_FIT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "policy/greedy_order.h"
+#include "policy/internal/occupancy_tree.h"
+#include "policy/internal/placement_items.h"
+
+namespace accelmem {
+namespace policy {
+namespace internal {
+
+// A sorted, coalesced run of intervals; `owner` >= 0 if it lives in BestFitPlacer's scratch.
+struct IntervalRun {
+  const Interval* data;
+  size_t size;
+  int owner;
+};
+
+// Runs best-fit over items in a given order; reusable across orders of one instance.
+class BestFitPlacer {
+ public:
+  explicit BestFitPlacer(const Items& items) : items_(items), tree_(items) {}
+
+  // Places items in `order` (a permutation of item indices); fills `offsets` (per item) and
+  // returns the height. Stops early, returning a height above `limit`, as soon as the height
+  // exceeds `limit` (the caller then discards `offsets`). `first_fit`: the lowest gap that holds
+  // a buffer instead of the smallest.
+  // `fixed` (item, offset) pairs, if given, are occupied before the first item of `order` is
+  // placed and count toward the height.
+  int64_t Run(const std::vector<int>& order, std::vector<int64_t>& offsets,
+              int64_t limit = std::numeric_limits<int64_t>::max(), bool first_fit = false,
+              const std::vector<std::pair<int, int64_t>>* fixed = nullptr);
+
+ private:
+  // Best fit over the free gaps of the union of `lists_` (each sorted and coalesced). All lists
+  // but the last two are merged two smallest first (Huffman order: the largest list, often
+  // half of the total, is copied at most once; coalescing shrinks the runs as they grow); the
+  // last two are merged only virtually, while scanning their gaps, so the union of a query is
+  // never written out.
+  // BestGap() and MergeRuns() are defined in best_fit.cc, their only user; inline so that Run()
+  // inlines them.
+  inline int64_t BestGap(int64_t size, bool first_fit);
+
+  // Merges two sorted, coalesced runs into `out` (room for both), coalescing; returns the end.
+  static inline Interval* MergeRuns(const Interval* a, const Interval* a_end, const Interval* b,
+                                    const Interval* b_end, Interval* out);
+
+  const Items& items_;
+  OccupancyTree tree_;
+  std::vector<const std::vector<Interval>*> lists_;
+  std::vector<IntervalRun> runs_;  // BestGap(): runs still to merge, largest first.
+  std::vector<std::vector<Interval>> scratch_;
+  std::vector<int> free_scratch_;
+};
+
+// Best fit for orders sorted by start (kStart), as an allocator would do it: when a buffer starts,
+// every placed buffer that overlaps its lifetime is live at its start, so the free gaps are those
+// of one moment. A set of gaps keyed by (length, offset) answers best fit in O(log n); buffers
+// are freed when time passes their end. Same placements as BestFitPlacer, in O(n log n).
+int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
+                     std::vector<int64_t>& offsets,
+                     int64_t limit = std::numeric_limits<int64_t>::max());
+
+// The items in the order `order` places them: keys as listed for GreedyOrder, ties by index.
+std::vector<int> OrderItems(const Items& items, GreedyOrder order);
+
+}  // namespace internal
+}  // namespace policy
+}  // namespace accelmem
+
+#endif  // ACCELMEM_POLICY_INTERNAL_BEST_FIT_H_
