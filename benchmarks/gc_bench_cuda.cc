@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "gc/gc_cuda.h"
+#include "runtime/cuda/gc_cuda.h"
 
 namespace {
 

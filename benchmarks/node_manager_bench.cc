@@ -39,10 +39,10 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "gc/gc_serial.h"
+#include "gc/device/gc_serial.h"
+#include "sparse_runtime/device/node_cache.h"
+#include "sparse_runtime/device/node_manager.h"
 #include "sparse_runtime/host_memory_pool.h"
-#include "sparse_runtime/node_cache.h"
-#include "sparse_runtime/node_manager.h"
 
 extern "C" void* __libc_malloc(size_t size);
 extern "C" void __libc_free(void* ptr);

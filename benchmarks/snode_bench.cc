@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "sparse_runtime/sparse_runtime.h"
+#include "runtime/sparse_runtime.h"
 
 namespace {
 

@@ -66,7 +66,8 @@
 #include "absl/strings/string_view.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "sparse_runtime/sparse_runtime.h"
+#include "sparse_runtime/point_op.h"
+#include "sparse_runtime/snode_tree.h"
 
 namespace accelmem {
 namespace codegen {

@@ -23,8 +23,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "policy/lifetime_planner.h"
+#include "policy/place_csv.h"
 #include "policy/placement_checker.h"
-#include "tools/place_csv.h"
 
 namespace {
 

@@ -4,10 +4,10 @@
 // JIT-compiled kernels.
 #include <cstdint>
 
-#include "codegen/jit_backend.h"
 #include "gtest/gtest.h"
+#include "runtime/cpu/jit_backend.h"
+#include "runtime/sparse_runtime.h"
 #include "sparse_runtime/snode_tree.h"
-#include "sparse_runtime/sparse_runtime.h"
 
 namespace {
 

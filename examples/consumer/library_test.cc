@@ -8,8 +8,8 @@
 #include "ir/printer.h"
 #include "policy/lifetime_planner.h"
 #include "policy/placement_checker.h"
+#include "runtime/sparse_runtime.h"
 #include "sparse_runtime/snode_tree.h"
-#include "sparse_runtime/sparse_runtime.h"
 
 namespace {
 
