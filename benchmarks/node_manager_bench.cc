@@ -16,7 +16,7 @@
 //
 // NodeManager variants: `Plain` is the runtime's allocate()/recycle() (one atomic each, as
 // upstream); `Batch64` uses allocate_cells()/recycle_cells() in batches of 64 (one atomic per
-// batch); `Cached` is the per-cell API through one NodeCache per thread (//sparse_runtime:
+// batch); `Cached` is the per-cell API through one NodeCache per thread (//sparse_runtime/device:
 // node_cache: per-cell allocate()/recycle(ptr) with no shared atomic on the fast path, refills
 // and flushes of NodeCache::kBatch = 256 indices; each thread flushes its cache at the end of the
 // timed cycle, as a worker must before a GC). Counters: ns_per_cell (per allocate + release pair,

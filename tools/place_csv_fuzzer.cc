@@ -1,4 +1,4 @@
-// libFuzzer target for the placement CSV reader (tools/place_csv.h) and, on what it reads, the
+// libFuzzer target for the placement CSV reader (policy/place_csv.h) and, on what it reads, the
 // placement planner (policy/lifetime_planner.h) and checker (policy/placement_checker.h), as the
 // `place` tool uses them. Malformed CSV must give an error; a crash, hang, leak or sanitizer
 // report is a finding, and so is a planned placement that the checker rejects or that does not

@@ -1,7 +1,7 @@
-// A downstream test of the JIT path from another repository: @accelmem//codegen:jit_backend pulls
-// in the runtime bitcode (compiled by accelmem's clang genrules inside this workspace's external
-// repository and embedded), the kernel builder and the ORC JIT; the host API then runs through
-// JIT-compiled kernels.
+// A downstream test of the JIT path from another repository: @accelmem//runtime/cpu:jit_backend
+// pulls in the runtime bitcode (compiled by accelmem's clang genrules inside this workspace's
+// external repository and embedded), the kernel builder and the ORC JIT; the host API then runs
+// through JIT-compiled kernels.
 #include <cstdint>
 
 #include "gtest/gtest.h"
