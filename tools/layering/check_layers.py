@@ -176,7 +176,9 @@ def strip_comment(line):
 
 
 def check(root, table):
+    """The forbidden uses under `root`, and how many files were read."""
     errors = []
+    scanned = 0
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root)
         rel_dir = "" if rel_dir == "." else rel_dir
@@ -196,6 +198,7 @@ def check(root, table):
                 continue
             with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
                 text = f.read()
+            scanned += 1
             device_source = is_device_source(rel, table)
             for number, used_path, kind, spelled in uses_of(rel, text):
                 used = folder_of(used_path.rstrip("/"), table) if used_path != "/" else "/"
@@ -215,7 +218,7 @@ def check(root, table):
                     errors.append(
                         "%s:%d: device code may include only device headers (%s): %s" %
                         (rel, number, ", ".join(table.device), used_path))
-    return errors
+    return errors, scanned
 
 
 def main():
@@ -229,13 +232,17 @@ def main():
     except ValueError as e:
         print("error: %s" % e, file=sys.stderr)
         return 2
-    errors = check(args.root, table)
+    if not os.path.isfile(os.path.join(args.root, "WORKSPACE")):
+        print("error: %s is not the repository root (no WORKSPACE)" % args.root, file=sys.stderr)
+        return 2
+    errors, scanned = check(args.root, table)
     for error in errors:
         print(error)
     if errors:
         print("%d forbidden use(s); the allowed ones are in %s" % (len(errors), args.table))
         return 1
-    print("layering ok: every include and label of %s follows %s" % (args.root, args.table))
+    print("layering ok: the includes and labels of %d files under %s follow %s" %
+          (scanned, args.root, args.table))
     return 0
 
 
