@@ -40,12 +40,12 @@
 
 #include "benchmark/benchmark.h"
 #include "benchmarks/baselines/upstream_node_manager.h"
+#include "gc/device/gc_scratch.h"
+#include "gc/device/gc_serial.h"
 #include "gc/gc_cpu_parallel.h"
-#include "gc/gc_scratch.h"
-#include "gc/gc_serial.h"
+#include "sparse_runtime/device/node_manager.h"
+#include "sparse_runtime/device/runtime_memory.h"
 #include "sparse_runtime/host_memory_pool.h"
-#include "sparse_runtime/node_manager.h"
-#include "sparse_runtime/runtime_memory.h"
 
 namespace {
 

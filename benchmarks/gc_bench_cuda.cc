@@ -1,7 +1,8 @@
 // gc_bench's CUDA rows (linked into //benchmarks:gc_bench only with --config=gpu): the device GC
-// (//gc:gc_cuda: prepare, phase 0 on the grid, phase 1 on one thread, phase 2 on the grid) of N
-// recycled cells of `cell_bytes` scattered over a device NodeManager of 2N cells (a random half,
-// recycled in random order), against the limit: one cuMemsetD8 of the same N * cell_bytes bytes.
+// (//runtime/cuda:gc_cuda: prepare, phase 0 on the grid, phase 1 on one thread, phase 2 on the
+// grid) of N recycled cells of `cell_bytes` scattered over a device NodeManager of 2N cells (a
+// random half, recycled in random order), against the limit: one cuMemsetD8 of the same N *
+// cell_bytes bytes.
 //   BM_Gc_Cuda_OneMemsetLimit   the limit
 //   BM_Gc_Cuda_Collect          one collection (the four launches and the final synchronize)
 // Wall time of the launches only (manual time); between iterations the collected cells are
@@ -17,7 +18,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "gc/gc_cuda.h"
+#include "runtime/cuda/gc_cuda.h"
 
 namespace {
 

@@ -17,15 +17,15 @@
 #include <cstdlib>
 #include <memory>
 
-#include "backends/cpu/jit.h"
 #include "benchmark/benchmark.h"
-#include "codegen/jit_backend.h"
 #include "codegen/kernel_builder.h"
-#include "codegen/kernel_cache.h"
-#include "codegen/kernel_context.h"
-#include "sparse_runtime/runtime_bitcode.h"
+#include "runtime/cpu/jit.h"
+#include "runtime/cpu/jit_backend.h"
+#include "runtime/cpu/kernel_cache.h"
+#include "runtime/kernel_context.h"
+#include "runtime/runtime_bitcode.h"
+#include "runtime/sparse_runtime.h"
 #include "sparse_runtime/snode_tree.h"
-#include "sparse_runtime/sparse_runtime.h"
 
 namespace {
 

@@ -28,7 +28,7 @@
 //
 // NodeManager variants: `Plain` is the runtime's allocate()/recycle() (one atomic each, as
 // upstream); `Batch64` uses allocate_cells()/recycle_cells() in batches of 64 (one atomic per
-// batch); `Cached` is the per-cell API through one NodeCache per thread (//sparse_runtime:
+// batch); `Cached` is the per-cell API through one NodeCache per thread (//sparse_runtime/device:
 // node_cache: per-cell allocate()/recycle(ptr) with no shared atomic on the fast path, refills
 // and flushes of NodeCache::kBatch = 256 indices; each thread flushes its cache at the end of the
 // timed cycle, as a worker must before a GC). Counters: ns_per_cell (per allocate + release pair,
@@ -54,10 +54,10 @@
 #include "benchmark/benchmark.h"
 #include "benchmarks/baselines/paired_timing.h"
 #include "benchmarks/baselines/upstream_node_manager.h"
-#include "gc/gc_serial.h"
+#include "gc/device/gc_serial.h"
+#include "sparse_runtime/device/node_cache.h"
+#include "sparse_runtime/device/node_manager.h"
 #include "sparse_runtime/host_memory_pool.h"
-#include "sparse_runtime/node_cache.h"
-#include "sparse_runtime/node_manager.h"
 
 extern "C" void* __libc_malloc(size_t size);
 extern "C" void __libc_free(void* ptr);

@@ -34,8 +34,8 @@
 #include "benchmarks/baselines/paired_timing.h"
 #include "benchmarks/baselines/upstream_node_manager.h"
 #include "benchmarks/baselines/upstream_snodes.h"
+#include "runtime/sparse_runtime.h"
 #include "sparse_runtime/host_memory_pool.h"
-#include "sparse_runtime/sparse_runtime.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 // KernelBuilder: emits LLVM IR (llvm::IRBuilder) for kernels over one SNode tree shape, walking
 // the tree through the runtime's X_is_active / X_activate / X_lookup_element chain as Taichi's
 // LLVM codegen does. The runtime functions are declared by their C++-mangled names, found by
-// demangling the runtime bitcode module; the module is meant for //backends/cpu:jit (which links,
-// inlines and optimizes the runtime into it) or //backends/cuda:ptx_codegen (the same IR).
+// demangling the runtime bitcode module; the module is meant for //runtime/cpu:jit (which links,
+// inlines and optimizes the runtime into it) or //runtime/cuda:ptx_codegen (the same IR).
 //
 //   ASSIGN_OR_RETURN(auto kb, KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree));
 //   RETURN_IF_ERROR(kb->AddRangeWrite("fill", x, {{1, 0, 0}}, 2.0, 1.0));
@@ -66,7 +66,8 @@
 #include "absl/strings/string_view.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "sparse_runtime/sparse_runtime.h"
+#include "sparse_runtime/point_op.h"
+#include "sparse_runtime/snode_tree.h"
 
 namespace accelmem {
 namespace codegen {

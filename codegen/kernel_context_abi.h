@@ -13,8 +13,8 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "sparse_runtime/arch.h"
-#include "sparse_runtime/runtime_context.h"
+#include "sparse_runtime/device/arch.h"
+#include "sparse_runtime/device/runtime_context.h"
 
 namespace accelmem {
 namespace codegen {

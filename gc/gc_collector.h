@@ -22,10 +22,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "gc/device/gc_scratch.h"
 #include "gc/gc_cpu_parallel.h"
-#include "gc/gc_scratch.h"
-#include "sparse_runtime/node_manager.h"
-#include "sparse_runtime/runtime_memory.h"
+#include "sparse_runtime/device/node_manager.h"
+#include "sparse_runtime/device/runtime_memory.h"
 
 namespace accelmem {
 namespace gc {

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <string>
 
-#include "gc/gc_serial.h"
-#include "gc/phase0_compact_free_list.h"
-#include "gc/phase1_swap_lists.h"
-#include "gc/phase2_refill_and_zero.h"
-#include "sparse_runtime/runtime_memory.h"
+#include "gc/device/gc_serial.h"
+#include "gc/device/phase0_compact_free_list.h"
+#include "gc/device/phase1_swap_lists.h"
+#include "gc/device/phase2_refill_and_zero.h"
+#include "sparse_runtime/device/runtime_memory.h"
 
 namespace accelmem {
 namespace gc {

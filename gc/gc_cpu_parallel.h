@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "gc/gc_scratch.h"
-#include "sparse_runtime/node_manager.h"
+#include "gc/device/gc_scratch.h"
+#include "sparse_runtime/device/node_manager.h"
 
 namespace accelmem {
 namespace gc {

@@ -5,8 +5,8 @@
 #include <random>
 #include <vector>
 
-#include "gc/gc_scratch.h"
-#include "gc/gc_serial.h"
+#include "gc/device/gc_scratch.h"
+#include "gc/device/gc_serial.h"
 #include "gc/gc_test_util.h"
 #include "gtest/gtest.h"
 

@@ -12,11 +12,11 @@
 #include <random>
 #include <vector>
 
-#include "gc/gc_scratch.h"
+#include "gc/device/gc_scratch.h"
 #include "gtest/gtest.h"
+#include "sparse_runtime/device/node_manager.h"
+#include "sparse_runtime/device/runtime_memory.h"
 #include "sparse_runtime/host_memory_pool.h"
-#include "sparse_runtime/node_manager.h"
-#include "sparse_runtime/runtime_memory.h"
 
 namespace accelmem {
 namespace gc {

@@ -10,10 +10,10 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "policy/lifetime_planner.h"
+#include "policy/place_csv.h"
 #include "policy/placement_checker.h"
 #include "policy/testing/reference_placers.h"
 #include "policy/testing/trace_generators.h"
-#include "tools/place_csv.h"
 
 namespace accelmem {
 namespace policy {

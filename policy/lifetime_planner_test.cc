@@ -13,8 +13,8 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "policy/place_csv.h"
 #include "policy/placement_checker.h"
-#include "tools/place_csv.h"
 
 namespace accelmem {
 namespace policy {

@@ -16,7 +16,7 @@
 #include <mutex>
 #include <vector>
 
-#include "sparse_runtime/runtime_memory.h"
+#include "sparse_runtime/device/runtime_memory.h"
 
 namespace accelmem {
 namespace sparse_runtime {

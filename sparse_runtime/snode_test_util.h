@@ -8,9 +8,9 @@
 #include <cstring>
 
 #include "gtest/gtest.h"
+#include "sparse_runtime/device/runtime_context.h"
+#include "sparse_runtime/device/struct_meta.h"
 #include "sparse_runtime/host_memory_pool.h"
-#include "sparse_runtime/runtime_context.h"
-#include "sparse_runtime/struct_meta.h"
 
 namespace accelmem {
 namespace sparse_runtime {

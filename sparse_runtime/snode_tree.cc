@@ -8,9 +8,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "sparse_runtime/snode_bitmasked.h"
-#include "sparse_runtime/snode_dynamic.h"
-#include "sparse_runtime/snode_pointer.h"
+#include "sparse_runtime/device/snode_bitmasked.h"
+#include "sparse_runtime/device/snode_dynamic.h"
+#include "sparse_runtime/device/snode_pointer.h"
 
 namespace accelmem {
 namespace sparse_runtime {

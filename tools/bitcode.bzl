@@ -1,40 +1,21 @@
-"""`runtime_bitcode`: compiles freestanding C++ sources to one LLVM bitcode module per architecture.
+"""`runtime_bitcode`: compiles device libraries to one LLVM bitcode module per architecture.
 
-Modelled on IREE's `iree_bitcode_library`: one genrule per source runs `@llvm//:clang` (a label,
-never a PATH lookup) with `-ffreestanding -nostdinc -emit-llvm`, then `@llvm//:llvm-link` joins the
-per-file modules into `<name>.bc`. The same sources are also built natively by `cc_library`
-targets, so the CPU tests exercise the code that becomes bitcode.
+Modelled on IREE's `iree_bitcode_library`: one action per source runs `@llvm//:clang` (a label,
+never a PATH lookup) with the freestanding flags of //tools:device_code.bzl and `-emit-llvm`, then
+`@llvm//:llvm-link` joins the per-file modules into `out`. The sources are those of the
+`device_cc_library` targets in `deps` and their device deps, which are also built natively, so the
+CPU tests exercise the code that becomes bitcode.
 """
 
-# Per-architecture flags. clang-14 cannot compile CUDA C++ against the CUDA 13 headers, so the
-# nvptx64 runtime is plain freestanding C++ with __nvvm_* builtins, selected by ARCH_cuda.
-BITCODE_ARCHES = {
-    "x64": ["-target", "x86_64-unknown-linux-gnu", "-DARCH_x64=1"],
-    # clang-14 knows SMs up to sm_86; sm_80 with PTX 7.0 features covers the warp-synchronous
-    # builtins the runtime uses. //backends/cuda:ptx_codegen retargets the PTX to sm_90.
-    "cuda": [
-        "-target",
-        "nvptx64-nvidia-cuda",
-        "-march=sm_80",
-        "-Xclang",
-        "-target-feature",
-        "-Xclang",
-        "+ptx70",
-        # Plain C++ does not mark functions that reach activemask, match.any.sync or bar.sync as
-        # convergent (CUDA C++ does), so LLVM could sink or duplicate those calls across
-        # divergent branches; every runtime function is compiled as convergent, as for CUDA.
-        "-Xclang",
-        "-fconvergent-functions",
-        "-DARCH_cuda=1",
-    ],
-}
+load(
+    "//tools:device_code.bzl",
+    "BITCODE_ARCHES",
+    "DeviceCodeInfo",
+    "FREESTANDING_FLAGS",
+    "device_code_aspect",
+)
 
-BITCODE_BASE_FLAGS = [
-    "-std=c++17",
-    "-ffreestanding",
-    "-nostdinc",
-    "-fno-exceptions",
-    "-fno-rtti",
+BITCODE_BASE_FLAGS = FREESTANDING_FLAGS + [
     "-O3",
     "-DNDEBUG",
     "-fno-ident",
@@ -45,43 +26,73 @@ BITCODE_BASE_FLAGS = [
     "-emit-llvm",
 ]
 
-def _arch_flags(arch):
+def _runtime_bitcode_impl(ctx):
+    arch = ctx.attr.arch
     if arch not in BITCODE_ARCHES:
         fail("runtime_bitcode: unknown arch '%s' (known: %s)" % (arch, ", ".join(BITCODE_ARCHES)))
-    return BITCODE_ARCHES[arch]
 
-def runtime_bitcode(name, srcs, arch, hdrs = [], copts = [], out = None, **kwargs):
-    """Compiles `srcs` for `arch` ("x64" or "cuda") and links them into `out` (default name.bc).
-
-    Includes are workspace-relative (`#include "sparse_runtime/arch.h"`), also when accelmem is
-    an external repository of the caller.
-    """
-    out = out or name + ".bc"
-    repo = native.repository_name().lstrip("@")
-    include_root = "external/%s" % repo if repo else "."
-    flags = BITCODE_BASE_FLAGS + _arch_flags(arch) + ["-I" + include_root] + copts
+    # Includes are workspace-relative (`#include "sparse_runtime/device/arch.h"`), also when
+    # accelmem is an external repository of the caller.
+    include_root = ctx.label.workspace_root or "."
+    flags = BITCODE_BASE_FLAGS + BITCODE_ARCHES[arch] + ["-I" + include_root] + ctx.attr.copts
+    infos = [d[DeviceCodeInfo] for d in ctx.attr.deps]
+    srcs = depset(transitive = [
+        i.transitive_srcs if ctx.attr.include_deps else i.srcs
+        for i in infos
+    ]).to_list()
+    hdrs = depset(transitive = [i.hdrs for i in infos])
     per_file = []
     for src in srcs:
-        stem = src.rsplit(".", 1)[0].lstrip("/@").replace("/", "_").replace(":", "_")
-        bc = "_%s/%s.bc" % (name, stem)
-        native.genrule(
-            name = "_%s_%s" % (name, stem),
-            srcs = [src] + hdrs,
-            outs = [bc],
-            tools = ["@llvm//:clang"],
-            cmd = "$(location @llvm//:clang) %s $(location %s) -o $@" % (" ".join(flags), src),
-            message = "Compiling %s to %s bitcode" % (src, arch),
-            output_to_bindir = 1,
-            **kwargs
+        stem = src.short_path[:-len(".cc")]
+        if stem.startswith("../"):  # a source of an external repository: ../repo/path
+            stem = stem[len("../"):]
+        bc = ctx.actions.declare_file("_%s/%s.bc" % (ctx.label.name, stem))
+        ctx.actions.run(
+            executable = ctx.executable._clang,
+            arguments = flags + [src.path, "-o", bc.path],
+            inputs = depset([src], transitive = [hdrs]),
+            outputs = [bc],
+            mnemonic = "DeviceBitcode",
+            progress_message = "Compiling %s to %s bitcode" % (src.short_path, arch),
         )
         per_file.append(bc)
-    native.genrule(
-        name = name,
-        srcs = per_file,
-        outs = [out],
-        tools = ["@llvm//:llvm-link"],
-        cmd = "$(location @llvm//:llvm-link) $(SRCS) -o $@",
-        message = "Linking %s bitcode %s" % (arch, out),
-        output_to_bindir = 1,
-        **kwargs
+    out = ctx.outputs.out
+    ctx.actions.run(
+        executable = ctx.executable._llvm_link,
+        arguments = [f.path for f in per_file] + ["-o", out.path],
+        inputs = per_file,
+        outputs = [out],
+        mnemonic = "DeviceBitcodeLink",
+        progress_message = "Linking %s bitcode %s" % (arch, out.short_path),
     )
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
+
+runtime_bitcode = rule(
+    implementation = _runtime_bitcode_impl,
+    doc = "Compiles the device_cc_library closure of `deps` for `arch` and links it into `out`.",
+    attrs = {
+        "deps": attr.label_list(
+            aspects = [device_code_aspect],
+            mandatory = True,
+            doc = "device_cc_library targets; their device deps are included",
+        ),
+        "include_deps": attr.bool(
+            default = True,
+            doc = ("also compile the sources of the device deps of `deps` (False for kernels " +
+                   "that are linked with a runtime module that already has them)"),
+        ),
+        "arch": attr.string(mandatory = True, doc = "a key of BITCODE_ARCHES: x64 or cuda"),
+        "copts": attr.string_list(doc = "extra clang flags"),
+        "out": attr.output(mandatory = True, doc = "the linked module (.bc)"),
+        "_clang": attr.label(
+            default = "@llvm//:clang",
+            executable = True,
+            cfg = "exec",
+        ),
+        "_llvm_link": attr.label(
+            default = "@llvm//:llvm-link",
+            executable = True,
+            cfg = "exec",
+        ),
+    },
+)

@@ -25,8 +25,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "policy/lifetime_planner.h"
+#include "policy/place_csv.h"
 #include "policy/placement_checker.h"
-#include "tools/place_csv.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// libFuzzer target for the placement CSV reader (tools/place_csv.h) and, on what it reads, the
+// libFuzzer target for the placement CSV reader (policy/place_csv.h) and, on what it reads, the
 // placement planner (policy/lifetime_planner.h) and checker (policy/placement_checker.h), as the
 // `place` tool uses them. Malformed CSV must give an error; a crash, hang, leak or sanitizer
 // report is a finding, and so is a planned placement that the checker rejects or that does not
@@ -23,8 +23,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "policy/lifetime_planner.h"
+#include "policy/place_csv.h"
 #include "policy/placement_checker.h"
-#include "tools/place_csv.h"
 
 namespace {
 

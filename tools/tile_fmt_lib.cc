@@ -9,7 +9,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
-#include "tools/file_io.h"
+#include "policy/file_io.h"
 
 namespace accelmem {
 namespace tools {

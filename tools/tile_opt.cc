@@ -43,7 +43,7 @@
 #include "passes/memory_pipeline.h"
 #include "passes/pass_manager.h"
 #include "passes/verify_memory_plan.h"
-#include "tools/file_io.h"
+#include "policy/file_io.h"
 #include "tools/memory_map_svg.h"
 
 namespace {

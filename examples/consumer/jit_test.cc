@@ -1,13 +1,13 @@
-// A downstream test of the JIT path from another repository: @accelmem//codegen:jit_backend pulls
-// in the runtime bitcode (compiled by accelmem's clang genrules inside this workspace's external
-// repository and embedded), the kernel builder and the ORC JIT; the host API then runs through
-// JIT-compiled kernels.
+// A downstream test of the JIT path from another repository: @accelmem//runtime/cpu:jit_backend
+// pulls in the runtime bitcode (compiled by accelmem's clang genrules inside this workspace's
+// external repository and embedded), the kernel builder and the ORC JIT; the host API then runs
+// through JIT-compiled kernels.
 #include <cstdint>
 
-#include "codegen/jit_backend.h"
 #include "gtest/gtest.h"
+#include "runtime/cpu/jit_backend.h"
+#include "runtime/sparse_runtime.h"
 #include "sparse_runtime/snode_tree.h"
-#include "sparse_runtime/sparse_runtime.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include "ir/printer.h"
 #include "policy/lifetime_planner.h"
 #include "policy/placement_checker.h"
+#include "runtime/sparse_runtime.h"
 #include "sparse_runtime/snode_tree.h"
-#include "sparse_runtime/sparse_runtime.h"
 
 namespace {
 
@@ -49,7 +49,7 @@ TEST(ConsumerLibraryTest, PlannerPlacementPassesChecker) {
   EXPECT_EQ(plan->height, 96);
 }
 
-// @accelmem//sparse_runtime:sparse_runtime: a pointer SNode activates on write, reads 0 when
+// @accelmem//runtime:sparse_runtime: a pointer SNode activates on write, reads 0 when
 // inactive, and reuses a deactivated cell after the runtime's own garbage collection.
 TEST(ConsumerLibraryTest, SparseRuntimeWriteDeactivateReuse) {
   using accelmem::sparse_runtime::Axis;

@@ -14,15 +14,15 @@
 #ifndef ACCELMEM_SPARSE_RUNTIME_INTERNAL_SNODE_KINDS_H_
 #define ACCELMEM_SPARSE_RUNTIME_INTERNAL_SNODE_KINDS_H_
 
-#include "sparse_runtime/arch.h"
-#include "sparse_runtime/node_cache.h"
-#include "sparse_runtime/snode_bitmasked.h"
-#include "sparse_runtime/snode_dense.h"
-#include "sparse_runtime/snode_dynamic.h"
-#include "sparse_runtime/snode_pointer.h"
-#include "sparse_runtime/snode_root.h"
+#include "sparse_runtime/device/arch.h"
+#include "sparse_runtime/device/node_cache.h"
+#include "sparse_runtime/device/snode_bitmasked.h"
+#include "sparse_runtime/device/snode_dense.h"
+#include "sparse_runtime/device/snode_dynamic.h"
+#include "sparse_runtime/device/snode_pointer.h"
+#include "sparse_runtime/device/snode_root.h"
+#include "sparse_runtime/device/struct_meta.h"
 #include "sparse_runtime/snode_tree.h"
-#include "sparse_runtime/struct_meta.h"
 
 namespace accelmem {
 namespace sparse_runtime {

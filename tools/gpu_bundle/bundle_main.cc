@@ -5,9 +5,9 @@
 // One binary instead of one per test keeps the statically linked LLVM in the archive once.
 #include <cstring>
 
-#include "backends/cuda/ptxas_testing.h"
 #include "benchmark/benchmark.h"
 #include "gtest/gtest.h"
+#include "runtime/cuda/ptxas_testing.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "bench") == 0) {

@@ -1,0 +1,139 @@
+// GPU entry points of the CUDA garbage collector (//runtime/cuda:gc_cuda), compiled only to nvptx64
+// bitcode
+// (//runtime/cuda:gc_cuda_kernels_bc) and linked with the runtime's nvptx64 module
+// (runtime_cuda.bc) by
+// //runtime/cuda:ptx_codegen. Freestanding C++17 (sparse_runtime/device/arch.h), extern "C" names
+// so the host driver finds them without demangling.
+//
+// The GC kernels are upstream's three-kernel collection (codegen_cuda.cpp): phase 0 and 2 on a grid
+// of blocks, phase 1 on one thread; the kernel boundaries are the grid-wide barriers. The
+// accelmem_cuda_nm_* kernels build and inspect a NodeManager that lives in device memory (its
+// RuntimeMemory draws from one preallocated, zero-filled device pool), so that the collector can be
+// tested and measured on its own, without the rest of the runtime.
+#include "gc/device/gc_scratch.h"
+#include "gc/device/phase0_compact_free_list.h"
+#include "gc/device/phase1_swap_lists.h"
+#include "gc/device/phase2_refill_and_zero.h"
+#include "sparse_runtime/device/node_manager.h"
+#include "sparse_runtime/device/runtime_memory.h"
+
+using accelmem::gc::GcScratch;
+using accelmem::sparse_runtime::atomic_add;
+using accelmem::sparse_runtime::block_dim;
+using accelmem::sparse_runtime::block_idx;
+using accelmem::sparse_runtime::grid_dim;
+using accelmem::sparse_runtime::i32;
+using accelmem::sparse_runtime::i64;
+using accelmem::sparse_runtime::NodeManager;
+using accelmem::sparse_runtime::Ptr;
+using accelmem::sparse_runtime::RuntimeMemory;
+using accelmem::sparse_runtime::thread_idx;
+using accelmem::sparse_runtime::u32;
+using accelmem::sparse_runtime::u64;
+using accelmem::sparse_runtime::u8;
+
+namespace {
+
+inline __attribute__((always_inline)) i64 global_thread() {
+  return static_cast<i64>(block_idx()) * block_dim() + thread_idx();
+}
+inline __attribute__((always_inline)) i64 grid_threads() {
+  return static_cast<i64>(grid_dim()) * block_dim();
+}
+
+}  // namespace
+
+extern "C" {
+
+// Host and device must agree on the layout of the structs they share: out[0..3) = sizeof
+// RuntimeMemory, NodeManager, GcScratch as compiled for the device (one thread).
+void accelmem_cuda_layout(i64* out) {
+  out[0] = sizeof(RuntimeMemory);
+  out[1] = sizeof(NodeManager);
+  out[2] = sizeof(GcScratch);
+}
+
+// One thread: `memory` takes the zero-filled pool [pool, pool + pool_size) and `nm` (zeroed) is
+// initialized for cells of `node_size` bytes. *ok = 1 on success, else 0 (error in `memory`).
+void accelmem_cuda_nm_init(RuntimeMemory* memory, Ptr pool, u64 pool_size, NodeManager* nm,
+                           u64 node_size, i32 chunk_num_elements, i32* ok) {
+  accelmem::sparse_runtime::runtime_memory_init_preallocated(memory, pool, pool_size);
+  *ok = nm->init(memory, node_size, 8, chunk_num_elements) ? 1 : 0;
+}
+
+// Thread t < n: out[t] = an allocated cell's index (-1 on error).
+void accelmem_cuda_nm_allocate(NodeManager* nm, i32* out, i32 n) {
+  for (i64 t = global_thread(); t < n; t += grid_threads()) out[t] = nm->allocate_index();
+}
+
+// Thread t < n recycles indices[t].
+void accelmem_cuda_nm_recycle(NodeManager* nm, const i32* indices, i32 n) {
+  for (i64 t = global_thread(); t < n; t += grid_threads()) nm->recycle_index(indices[t]);
+}
+
+// Fills the cells indices[0..n) with the byte `value` (one block a cell, the lanes stride over it).
+void accelmem_cuda_nm_fill(NodeManager* nm, const i32* indices, i32 n, u32 value) {
+  const u64 size = nm->element_size;
+  for (i64 c = block_idx(); c < n; c += grid_dim()) {
+    u8* cell = nm->get_cell(indices[c]);
+    for (u64 b = thread_idx(); b < size; b += block_dim()) cell[b] = static_cast<u8>(value);
+  }
+}
+
+// out[0..5) = num_reserved, num_free, num_recycled, num_in_use, error code (one thread).
+void accelmem_cuda_nm_stats(const NodeManager* nm, i32* out) {
+  out[0] = nm->num_reserved();
+  out[1] = nm->num_free();
+  out[2] = nm->num_recycled();
+  out[3] = nm->num_in_use();
+  out[4] = accelmem::sparse_runtime::runtime_error_code(nm->memory);
+}
+
+// Copies the free list's unused entries [free_list_used, size) to out (at most capacity of them).
+void accelmem_cuda_nm_free_indices(const NodeManager* nm, i32* out, i32 capacity) {
+  const i32 used = nm->free_list_used;
+  const i32 size = nm->free_list.size();
+  for (i64 t = global_thread(); used + t < size && t < capacity; t += grid_threads()) {
+    out[t] = nm->free_list.get<i32>(static_cast<i32>(used + t));
+  }
+}
+
+// Counts the non-zero bytes of the cells indices[0..n) into *count (atomically).
+void accelmem_cuda_nm_count_nonzero(const NodeManager* nm, const i32* indices, i32 n, u64* count) {
+  const u64 size = nm->element_size;
+  for (i64 c = block_idx(); c < n; c += grid_dim()) {
+    const u8* cell = nm->get_cell(indices[c]);
+    u64 nonzero = 0;
+    for (u64 b = thread_idx(); b < size; b += block_dim()) nonzero += cell[b] != 0;
+    if (nonzero != 0) atomic_add(count, nonzero);
+  }
+}
+
+// ---- The collection: prepare, phase 0, phase 1, phase 2 (in this order, one launch each). ----
+
+// One thread: grows the scratch for `num_workers` phase-0 workers (memory from nm's pool).
+void accelmem_cuda_gc_prepare(NodeManager* nm, GcScratch* scratch, i32 num_workers) {
+  accelmem::gc::gc_scratch_reserve(scratch, nm, num_workers);
+}
+
+// Grid of blocks: global thread t < num_workers is phase-0 worker t (num_workers <= the grid's
+// threads and <= kMaxGcWorkers; the same count goes to prepare and phase 1).
+void accelmem_cuda_gc_phase0(NodeManager* nm, GcScratch* scratch, i32 num_workers) {
+  const i64 t = global_thread();
+  if (t < num_workers) {
+    accelmem::gc::gc_phase0_compact_free_list(nm, scratch, static_cast<i32>(t), num_workers);
+  }
+}
+
+// One thread: the bookkeeping between the parallel phases.
+void accelmem_cuda_gc_phase1(NodeManager* nm, GcScratch* scratch, i32 num_workers) {
+  accelmem::gc::gc_phase1_swap_lists(nm, scratch, num_workers);
+}
+
+// Grid of blocks: block b is phase-2 worker b of grid_dim, its threads are the worker's lanes.
+void accelmem_cuda_gc_phase2(NodeManager* nm, GcScratch* scratch) {
+  accelmem::gc::gc_phase2_refill_and_zero(nm, scratch, block_idx(), grid_dim(), thread_idx(),
+                                          block_dim());
+}
+
+}  // extern "C"

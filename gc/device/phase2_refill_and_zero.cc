@@ -1,0 +1,406 @@
+// Freestanding implementation of GC phase 2 (see phase2_refill_and_zero.h).
+#include "gc/device/phase2_refill_and_zero.h"
+
+namespace accelmem {
+namespace gc {
+namespace {
+
+using sparse_runtime::atomic_add;
+using sparse_runtime::block_barrier;
+using sparse_runtime::ListManager;
+using sparse_runtime::mem_zero;
+using sparse_runtime::min_of;
+using sparse_runtime::uptr;
+
+ACCELMEM_RT_INLINE void store8(Ptr p) {
+  const u64 zero = 0;
+  __builtin_memcpy(p, &zero, 8);
+}
+ACCELMEM_RT_INLINE void store16(Ptr p) {
+  const u64 zero[2] = {0, 0};
+  __builtin_memcpy(p, zero, 16);
+}
+
+// Zeroes [p, p + n) for n <= 128 with a few (overlapping) 8/16-byte stores instead of a memset
+// call: most runs of small cells are this short, and the call dominates their cost.
+ACCELMEM_RT_INLINE void zero_small(Ptr p, u64 n) {
+  if (n >= 32) {
+    store16(p);
+    store16(p + 16);
+    store16(p + n - 32);
+    store16(p + n - 16);
+    if (n > 64) {
+      store16(p + 32);
+      store16(p + 48);
+      store16(p + n - 64);
+      store16(p + n - 48);
+    }
+  } else if (n >= 16) {
+    store16(p);
+    store16(p + n - 16);
+  } else if (n >= 8) {
+    store8(p);
+    store8(p + n - 8);
+  } else {
+    for (u64 k = 0; k < n; ++k) p[k] = 0;
+  }
+}
+
+#if defined(ARCH_x64) && defined(__SSE2__)
+#define ACCELMEM_GC_STREAMING 1
+typedef long long gc_v2di __attribute__((vector_size(16)));
+// Non-temporal 16-byte store of zero (no read-for-ownership of the line, no cache pollution).
+ACCELMEM_RT_INLINE void stream16(Ptr p) {
+  gc_v2di zero = {0, 0};
+#if defined(__clang__)
+  __builtin_nontemporal_store(zero, reinterpret_cast<gc_v2di*>(p));
+#else
+  __builtin_ia32_movntdq(reinterpret_cast<gc_v2di*>(p), zero);
+#endif
+}
+// Zeroes [p, p + n): streaming stores for the whole cache lines inside, ordinary stores for the
+// partial lines at both ends (a partial line streamed would be merged in memory, slower).
+ACCELMEM_RT_INLINE void zero_streaming(Ptr p, u64 n) {
+  Ptr end = p + n;
+  Ptr first_line = reinterpret_cast<Ptr>((reinterpret_cast<uptr>(p) + 63) & ~uptr{63});
+  Ptr last_line = reinterpret_cast<Ptr>(reinterpret_cast<uptr>(end) & ~uptr{63});
+  if (first_line >= last_line) {  // no whole line
+    zero_small(p, n);
+    return;
+  }
+  if (first_line > p) zero_small(p, static_cast<u64>(first_line - p));
+  for (Ptr q = first_line; q < last_line; q += 64) {
+    stream16(q);
+    stream16(q + 16);
+    stream16(q + 32);
+    stream16(q + 48);
+  }
+  if (end > last_line) zero_small(last_line, static_cast<u64>(end - last_line));
+}
+ACCELMEM_RT_INLINE void stream_fence() { __builtin_ia32_sfence(); }
+// Zeroes n bytes (a multiple of 64) from the line-aligned p with non-temporal stores.
+ACCELMEM_RT_INLINE void stream_lines(Ptr p, u64 n) {
+  for (Ptr end = p + n; p < end; p += 64) {
+    stream16(p);
+    stream16(p + 16);
+    stream16(p + 32);
+    stream16(p + 48);
+  }
+}
+#else
+#define ACCELMEM_GC_STREAMING 0
+ACCELMEM_RT_INLINE void zero_streaming(Ptr p, u64 n) { mem_zero(p, n); }
+ACCELMEM_RT_INLINE void stream_fence() {}
+ACCELMEM_RT_INLINE void stream_lines(Ptr p, u64 n) { mem_zero(p, n); }
+#endif
+
+// Zeroes runs of cells [begin, end) of the data list (split at chunk boundaries).
+struct Zeroer {
+  const ListManager* data;
+  u64 element_size;
+  i64 chunk;
+  i32 lane;
+  i32 lanes;
+  bool streaming;
+
+  ACCELMEM_RT_INLINE void bytes(Ptr p, u64 n) const {
+    if (lanes > 1) {
+      gc_zero_cooperative(p, n, lane, lanes);
+    } else if (streaming) {
+      if (element_size % 64 == 0) {
+        stream_lines(p, n);  // whole lines: cells start lines (data chunks are line-aligned)
+      } else {
+        zero_streaming(p, n);
+      }
+    } else if (n <= 128) {
+      zero_small(p, n);
+    } else {
+      mem_zero(p, n);
+    }
+  }
+
+  ACCELMEM_RT_INLINE void run(i64 begin, i64 end) const {
+    if (((begin ^ (end - 1)) & ~(chunk - 1)) == 0) {  // one chunk (the common case)
+      bytes(data->get_element_ptr(static_cast<i32>(begin)),
+            element_size * static_cast<u64>(end - begin));
+      return;
+    }
+    while (begin < end) {
+      const i64 stop = min_of((begin | (chunk - 1)) + 1, end);
+      bytes(data->get_element_ptr(static_cast<i32>(begin)),
+            element_size * static_cast<u64>(stop - begin));
+      begin = stop;
+    }
+  }
+};
+
+// Sequential writer of i32 entries into a ListManager from slot `pos` on (chunk-aware).
+struct IndexWriter {
+  const ListManager* list;
+  i64 pos;
+  i32* p;
+  i64 left;  // slots left in the current chunk from p
+
+  ACCELMEM_RT_INLINE void seek(i64 slot) {
+    pos = slot;
+    left = 0;
+  }
+  ACCELMEM_RT_INLINE void refill() {
+    const i64 chunk = list->max_num_elements_per_chunk;
+    p = reinterpret_cast<i32*>(list->get_element_ptr(static_cast<i32>(pos)));
+    left = chunk - (pos & (chunk - 1));
+  }
+  ACCELMEM_RT_INLINE void put(i32 value) {
+    if (left == 0) refill();
+    *p++ = value;
+    --left;
+    ++pos;
+  }
+  // Writes base + b for every set bit b of `word`, ascending.
+  ACCELMEM_RT_INLINE void put_bits(i64 base, u64 word) {
+    if (left < 64) {
+      for (; word != 0; word &= word - 1) put(static_cast<i32>(base + __builtin_ctzll(word)));
+      return;
+    }
+    i32* q = p;
+    for (; word != 0; word &= word - 1) *q++ = static_cast<i32>(base + __builtin_ctzll(word));
+    const i64 n = q - p;
+    p = q;
+    left -= n;
+    pos += n;
+  }
+};
+
+// Per-cell zeroing straight from the bitmap bits, without building runs, for the cases where
+// runs buy nothing: small cells (element_size <= 64, a multiple of 8: a few inline stores per
+// cell; the run bookkeeping and memset calls would cost more than the stores) and streamed cells
+// of whole cache lines (a non-temporal line write does not care whether its neighbour is written
+// too). Needs 64 cells of a bitmap word inside one data chunk (chunk >= 64). One pass over the
+// bits writes each index to the free list and zeroes its cell (zero_cell(Ptr)); the writer's
+// cursor lives in registers for the whole bucket.
+template <typename ZeroCell>
+void cells_bucket(const ListManager& data, u64 element_size, u64* bitmap, const GcPlan& plan,
+                  i64 w0, i64 w1, bool clear, bool list, IndexWriter* writer,
+                  const ZeroCell& zero_cell) {
+  i32* out = writer->p;
+  i64 left = writer->left;
+  i64 pos = writer->pos;
+  for (i64 w = w0; w < w1; ++w) {
+    u64 word = gc_marked_word(bitmap, plan, w, clear);
+    if (word == 0) continue;
+    const i64 base = w << 6;
+    Ptr cells = data.get_element_ptr(static_cast<i32>(base));
+    bool fused = list;
+    if (list && left < 64) {  // the free list's chunk may end inside this word: the slow path
+      writer->p = out;
+      writer->left = left;
+      writer->pos = pos;
+      writer->put_bits(base, word);
+      out = writer->p;
+      left = writer->left;
+      pos = writer->pos;
+      fused = false;
+    }
+    i32* q = out;
+    for (; word != 0; word &= word - 1) {
+      const i32 bit = __builtin_ctzll(word);
+      if (fused) *q++ = static_cast<i32>(base + bit);
+      zero_cell(cells + element_size * static_cast<u64>(bit));
+    }
+    left -= q - out;
+    pos += q - out;
+    out = q;
+  }
+  writer->p = out;
+  writer->left = left;
+  writer->pos = pos;
+}
+
+template <u64 kSize>
+void small_cells_bucket(const ListManager& data, u64* bitmap, const GcPlan& plan, i64 w0, i64 w1,
+                        bool clear, bool list, IndexWriter* writer) {
+  cells_bucket(data, kSize, bitmap, plan, w0, w1, clear, list, writer,
+               [](Ptr p) { __builtin_memset(p, 0, kSize); });
+}
+
+// Returns false if no per-cell specialization applies.
+bool small_cells_dispatch(const ListManager& data, const Zeroer& zeroer, u64* bitmap,
+                          const GcPlan& plan, i64 w0, i64 w1, bool clear, bool list,
+                          IndexWriter* writer) {
+  if (zeroer.lanes != 1 || zeroer.chunk < 64) return false;
+  const u64 size = zeroer.element_size;
+  if (zeroer.streaming) {
+    if (size % 64 != 0) return false;
+    if (size == 64) {
+      cells_bucket(data, 64, bitmap, plan, w0, w1, clear, list, writer,
+                   [](Ptr p) { stream_lines(p, 64); });
+    } else {
+      cells_bucket(data, size, bitmap, plan, w0, w1, clear, list, writer,
+                   [size](Ptr p) { stream_lines(p, size); });
+    }
+    return true;
+  }
+  switch (size) {
+    case 8:
+      small_cells_bucket<8>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 16:
+      small_cells_bucket<16>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 24:
+      small_cells_bucket<24>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 32:
+      small_cells_bucket<32>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 40:
+      small_cells_bucket<40>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 48:
+      small_cells_bucket<48>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 56:
+      small_cells_bucket<56>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    case 64:
+      small_cells_bucket<64>(data, bitmap, plan, w0, w1, clear, list, writer);
+      return true;
+    default:
+      return false;
+  }
+}
+
+void sorted_bucket(const GcPlan& plan, GcScratch* scratch, i32 bucket, const Zeroer& zeroer,
+                   IndexWriter* writer) {
+  const i64 words = gc_bitmap_words(plan.num_indices);
+  const i64 w0 = (static_cast<i64>(bucket) << plan.bucket_shift) >> 6;
+  const i64 w1 = min_of(((static_cast<i64>(bucket) + 1) << plan.bucket_shift) >> 6, words);
+  u64* bitmap = scratch->bitmap;
+  const bool one_lane = zeroer.lanes == 1;
+  const bool list = plan.free_ok != 0 && zeroer.lane == 0;
+  writer->seek(static_cast<i64>(plan.free_base) + scratch->bucket_offset[bucket]);
+  if (small_cells_dispatch(*zeroer.data, zeroer, bitmap, plan, w0, w1, one_lane, list, writer)) {
+    return;
+  }
+  i64 run_begin = 0, run_end = -1;  // current run [run_begin, run_end); none when run_end < 0
+  for (i64 w = w0; w < w1; ++w) {
+    u64 word = gc_marked_word(bitmap, plan, w, one_lane);
+    if (word == 0) continue;
+    const i64 base = w << 6;
+    if (list) writer->put_bits(base, word);
+    while (word != 0) {
+      const i32 tz = __builtin_ctzll(word);
+      const u64 rest = ~(word >> tz);
+      const i32 len = rest == 0 ? 64 - tz : __builtin_ctzll(rest);
+      const i64 start = base + tz;
+      if (start != run_end) {
+        if (run_end >= 0) zeroer.run(run_begin, run_end);
+        run_begin = start;
+      }
+      run_end = start + len;
+      word = tz + len >= 64 ? 0 : word & (~u64{0} << (tz + len));
+    }
+  }
+  if (run_end >= 0) zeroer.run(run_begin, run_end);
+  if (!one_lane) {
+    block_barrier();  // every lane has read the bucket's words
+    if (zeroer.lane == 0) {
+      for (i64 w = w0; w < w1; ++w) gc_marked_word(bitmap, plan, w, /*clear=*/true);
+    }
+  }
+}
+
+void recycle_order(NodeManager* nm, const GcPlan& plan, i32 worker, i32 num_workers,
+                   const Zeroer& zeroer, IndexWriter* writer) {
+  i64 begin, end;
+  gc_slice(plan.num_recycled, worker, num_workers, &begin, &end);
+  const ListManager& recycled = nm->recycled_list;
+  // 1. Lane 0 copies the slice's indices to its reserved free-list slots (a plain copy).
+  if (plan.free_ok != 0 && zeroer.lane == 0) {
+    writer->seek(plan.free_base + begin);
+    gc_for_each_segment<const i32>(recycled, begin, end, [&](const i32* items, i64, i64 n) {
+      for (i64 k = 0; k < n;) {
+        if (writer->left == 0) writer->refill();
+        const i64 m = min_of(n - k, writer->left);
+        for (i64 j = 0; j < m; ++j) writer->p[j] = items[k + j];
+        writer->p += m;
+        writer->left -= m;
+        writer->pos += m;
+        k += m;
+      }
+    });
+  }
+  // 2. Zero the cells in recycling order, merging ascending or descending neighbours into runs.
+  i64 run_begin = 0, run_end = -1;
+  gc_for_each_segment<const i32>(recycled, begin, end, [&](const i32* items, i64, i64 n) {
+    for (i64 k = 0; k < n; ++k) {
+      const i64 index = items[k];
+      if (index == run_end) {
+        ++run_end;
+      } else if (index + 1 == run_begin) {
+        --run_begin;
+      } else {
+        if (run_end >= 0) zeroer.run(run_begin, run_end);
+        run_begin = index;
+        run_end = index + 1;
+      }
+    }
+  });
+  if (run_end >= 0) zeroer.run(run_begin, run_end);
+}
+
+}  // namespace
+
+void gc_zero_cooperative(Ptr p, u64 n, i32 lane, i32 lanes) {
+  if (lanes <= 1) {
+    mem_zero(p, n);
+    return;
+  }
+  Ptr end = p + n;
+  u64 head = (4 - (reinterpret_cast<uptr>(p) & 3)) & 3;
+  if (head > n) head = n;
+  Ptr aligned = p + head;
+  if (lane == 0) {
+    for (Ptr q = p; q < aligned; ++q) *q = 0;
+  }
+  const u64 words = static_cast<u64>(end - aligned) / 4;
+  u32* w = reinterpret_cast<u32*>(aligned);
+  for (u64 k = static_cast<u64>(lane); k < words; k += static_cast<u64>(lanes)) w[k] = 0;
+  if (lane == 0) {
+    for (Ptr q = aligned + 4 * words; q < end; ++q) *q = 0;
+  }
+}
+
+void gc_phase2_refill_and_zero(NodeManager* nm, GcScratch* scratch, i32 worker, i32 num_workers,
+                               i32 lane, i32 lanes) {
+  const GcPlan plan = scratch->plan;
+  if (lanes < 1) lanes = 1;
+  if (num_workers < 1) num_workers = 1;
+  const u64 zero_bytes = nm->element_size * static_cast<u64>(plan.num_refill);
+  const Zeroer zeroer{&nm->data_list,
+                      nm->element_size,
+                      nm->data_list.max_num_elements_per_chunk,
+                      lane,
+                      lanes,
+                      ACCELMEM_GC_STREAMING != 0 &&
+                          zero_bytes >= gc_streaming_threshold(scratch, nm->element_size)};
+  IndexWriter writer{&nm->free_list, 0, nullptr, 0};
+  if (plan.order == kGcOrderSorted) {
+    if (lanes == 1) {
+      for (i32 b = atomic_add(&scratch->next_bucket, 1); b < plan.num_buckets;
+           b = atomic_add(&scratch->next_bucket, 1)) {
+        sorted_bucket(plan, scratch, b, zeroer, &writer);
+      }
+    } else {
+      for (i32 b = worker; b < plan.num_buckets; b += num_workers) {
+        sorted_bucket(plan, scratch, b, zeroer, &writer);
+      }
+    }
+  } else {
+    recycle_order(nm, plan, worker, num_workers, zeroer, &writer);
+  }
+  if (zeroer.streaming) stream_fence();
+}
+
+}  // namespace gc
+}  // namespace accelmem

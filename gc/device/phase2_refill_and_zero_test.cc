@@ -1,0 +1,178 @@
+#include "gc/device/phase2_refill_and_zero.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "gc/device/gc_scratch.h"
+#include "gc/device/phase0_compact_free_list.h"
+#include "gc/device/phase1_swap_lists.h"
+#include "gc/gc_test_util.h"
+#include "gtest/gtest.h"
+
+namespace accelmem {
+namespace gc {
+namespace {
+
+using testing::CheckCollected;
+using testing::FreeList;
+using testing::RandomRound;
+using testing::Snapshot;
+using testing::TakeSnapshot;
+using testing::TestHeap;
+
+constexpr uint8_t kGuard = 0xAB;
+
+// Cooperative zeroing: for every misalignment of the start, length and lane count, the lanes'
+// writes partition exactly [p, p + n): each byte is written by one lane, guard bytes never.
+TEST(Phase2Test, CooperativeZeroPartitionsTheRange) {
+  for (int lanes = 1; lanes <= 5; ++lanes) {
+    for (int offset = 0; offset < 8; ++offset) {
+      for (int n = 0; n <= 70; ++n) {
+        alignas(16) uint8_t buffer[128];
+        std::vector<int> writes(sizeof(buffer), 0);
+        for (int lane = 0; lane < lanes; ++lane) {
+          std::memset(buffer, kGuard, sizeof(buffer));
+          gc_zero_cooperative(buffer + 16 + offset, n, lane, lanes);
+          for (size_t k = 0; k < sizeof(buffer); ++k) writes[k] += buffer[k] != kGuard;
+        }
+        for (int k = 0; k < static_cast<int>(sizeof(buffer)); ++k) {
+          const bool inside = k >= 16 + offset && k < 16 + offset + n;
+          ASSERT_EQ(writes[k], inside ? 1 : 0)
+              << "lanes=" << lanes << " offset=" << offset << " n=" << n << " byte=" << k;
+        }
+      }
+    }
+  }
+}
+
+// Lane 0 owns the unaligned head and the tail; the other lanes only write aligned 4-byte words.
+TEST(Phase2Test, OnlyLaneZeroWritesHeadAndTail) {
+  alignas(16) uint8_t buffer[64];
+  std::memset(buffer, kGuard, sizeof(buffer));
+  gc_zero_cooperative(buffer + 1, 42, /*lane=*/1, /*lanes=*/2);  // [1, 43): head 1..3, tail 40..42
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(buffer[k], kGuard) << k;
+  for (int k = 40; k < 64; ++k) EXPECT_EQ(buffer[k], kGuard) << k;
+  for (int k = 8; k < 12; ++k) EXPECT_EQ(buffer[k], 0) << k;      // word 1 belongs to lane 1
+  for (int k = 4; k < 8; ++k) EXPECT_EQ(buffer[k], kGuard) << k;  // word 0 belongs to lane 0
+}
+
+// Runs the three phases; phase 2 as `workers` blocks of `lanes` lanes simulated one after the
+// other (lanes in reverse so lane 0, which clears the bitmap after the block barrier, runs last).
+void Collect(TestHeap* heap, int workers, int lanes) {
+  ASSERT_TRUE(gc_scratch_reserve(&heap->scratch, &heap->nm, workers));
+  for (int w = 0; w < workers; ++w)
+    gc_phase0_compact_free_list(&heap->nm, &heap->scratch, w, workers);
+  gc_phase1_swap_lists(&heap->nm, &heap->scratch, workers);
+  for (int w = 0; w < workers; ++w) {
+    for (int lane = lanes - 1; lane >= 0; --lane) {
+      gc_phase2_refill_and_zero(&heap->nm, &heap->scratch, w, workers, lane, lanes);
+    }
+  }
+}
+
+// Sorted order: recycled cells are refilled after the kept free entries in ascending order;
+// every invariant holds, for one and several lanes and workers, with cells of odd sizes.
+TEST(Phase2Test, SortedRefillIsAscending) {
+  for (uint64_t node_size : {8u, 24u, 64u, 200u}) {
+    for (int workers : {1, 3}) {
+      for (int lanes : {1, 4}) {
+        TestHeap heap(node_size, 256);
+        heap.scratch.order = kGcOrderSorted;
+        std::mt19937_64 rng(node_size * 31 + workers * 7 + lanes);
+        RandomRound(&heap, &rng, 3000, 0.5);
+        const Snapshot before = TakeSnapshot(heap);
+        const int kept = static_cast<int>(testing::UnusedFree(heap.nm).size());
+        Collect(&heap, workers, lanes);
+        EXPECT_EQ(heap.scratch.plan.order, kGcOrderSorted);
+        ASSERT_TRUE(CheckCollected(heap, before));
+        std::vector<int32_t> free_list = FreeList(heap.nm);
+        EXPECT_TRUE(std::is_sorted(free_list.begin() + kept, free_list.end()));
+      }
+    }
+  }
+}
+
+// The per-cell paths (small cells; streamed whole-line cells) write the free list from registers
+// and fall back to the checked writer where a free-list chunk (4096 entries) ends inside a bitmap
+// word: with more than 4096 refills, every index lands once and in ascending order, each recycled
+// cell is zero and nothing else is written, with and without streaming.
+TEST(Phase2Test, PerCellPathsAcrossFreeListChunks) {
+  for (uint64_t node_size : {16u, 64u, 128u, 256u, 200u}) {
+    for (uint64_t streaming : {uint64_t{0}, uint64_t{1}}) {
+      TestHeap heap(node_size, 1024);
+      heap.scratch.order = kGcOrderSorted;
+      heap.scratch.streaming_zero_bytes = streaming;
+      std::mt19937_64 rng(node_size + streaming);
+      RandomRound(&heap, &rng, 20000, 0.6);
+      Collect(&heap, 1, 1);
+      // Use some free entries and recycle again: the refill starts at an odd free-list slot.
+      RandomRound(&heap, &rng, 1001, 0.7);
+      const Snapshot before = TakeSnapshot(heap);
+      const int kept = static_cast<int>(testing::UnusedFree(heap.nm).size());
+      Collect(&heap, 1, 1);
+      ASSERT_GT(heap.scratch.plan.num_refill, NodeManager::kMinIndexListChunk);
+      ASSERT_TRUE(CheckCollected(heap, before)) << node_size << " " << streaming;
+      std::vector<int32_t> free_list = FreeList(heap.nm);
+      EXPECT_TRUE(std::is_sorted(free_list.begin() + kept, free_list.end())) << node_size;
+    }
+  }
+}
+
+// Recycling order: the free list gets the recycled indices in recycling order (as upstream
+// gc_serial), adjacent and reversed runs included.
+TEST(Phase2Test, RecyclingOrderRefill) {
+  for (int lanes : {1, 3}) {
+    TestHeap heap(48, 64);
+    heap.scratch.order = kGcOrderRecycle;
+    for (int i = 0; i < 400; ++i) {
+      ASSERT_EQ(heap.nm.allocate_index(), i);
+      testing::FillCell(&heap.nm, i, 1);
+    }
+    std::vector<int32_t> order = {10, 11, 12, 13, 70, 69, 68, 60, 61, 127, 128, 129, 5, 300};
+    for (int32_t r : order) heap.nm.recycle_index(r);
+    const Snapshot before = TakeSnapshot(heap);
+    Collect(&heap, 2, lanes);
+    EXPECT_EQ(heap.scratch.plan.order, kGcOrderRecycle);
+    ASSERT_TRUE(CheckCollected(heap, before));
+    EXPECT_EQ(FreeList(heap.nm), order);
+  }
+}
+
+// Streaming (non-temporal) zeroing, forced on for small collections: exactly the recycled cells
+// become zero, whatever the cell size relative to cache lines, in both orders.
+TEST(Phase2Test, StreamingZeroesExactlyTheCells) {
+  for (int32_t order : {kGcOrderSorted, kGcOrderRecycle}) {
+    for (uint64_t node_size : {8u, 16u, 64u, 72u, 200u, 264u, 1000u, 4096u}) {
+      TestHeap heap(node_size, 64);
+      heap.scratch.order = order;
+      heap.scratch.streaming_zero_bytes = 1;
+      std::mt19937_64 rng(node_size + order);
+      RandomRound(&heap, &rng, 700, 0.6);
+      const Snapshot before = TakeSnapshot(heap);
+      Collect(&heap, 2, 1);
+      ASSERT_TRUE(CheckCollected(heap, before)) << node_size;
+    }
+  }
+}
+
+// Runs that cross data-chunk boundaries are split there (chunks are not adjacent in memory).
+TEST(Phase2Test, RunsAcrossChunks) {
+  for (int32_t order : {kGcOrderSorted, kGcOrderRecycle}) {
+    TestHeap heap(16, 8);  // 8 cells per chunk
+    heap.scratch.order = order;
+    for (int i = 0; i < 64; ++i) {
+      ASSERT_EQ(heap.nm.allocate_index(), i);
+      testing::FillCell(&heap.nm, i, 2);
+    }
+    for (int i = 5; i < 43; ++i) heap.nm.recycle_index(i);
+    const Snapshot before = TakeSnapshot(heap);
+    Collect(&heap, 1, 1);
+    ASSERT_TRUE(CheckCollected(heap, before));
+  }
+}
+
+}  // namespace
+}  // namespace gc
+}  // namespace accelmem

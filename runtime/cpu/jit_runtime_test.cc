@@ -1,0 +1,84 @@
+// The CPU JIT with the real sparse runtime: kernels call runtime entry points from the embedded
+// x64 runtime bitcode, which are linked, inlined and optimized away where possible.
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Demangle/Demangle.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "runtime/cpu/jit.h"
+#include "runtime/runtime_bitcode.h"
+
+namespace accelmem {
+namespace backends {
+namespace cpu {
+namespace {
+
+using sparse_runtime::RuntimeArch;
+using sparse_runtime::RuntimeBitcode;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The mangled name of accelmem::sparse_runtime::`name` in the x64 runtime module.
+std::string MangledRuntimeName(const std::string& name) {
+  llvm::LLVMContext context;
+  absl::string_view bytes = RuntimeBitcode(RuntimeArch::kX64);
+  auto module = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(llvm::StringRef(bytes.data(), bytes.size()), "runtime"), context);
+  if (!module) {
+    llvm::consumeError(module.takeError());
+    return "";
+  }
+  const std::string prefix = "accelmem::sparse_runtime::" + name + "(";
+  for (const llvm::Function& f : **module) {
+    if (llvm::demangle(f.getName().str()).rfind(prefix, 0) == 0) return f.getName().str();
+  }
+  return "";
+}
+
+// A kernel calling Root_get_num_elements and Root_lookup_element runs against the linked
+// runtime, and after inlining the optimized kernel no longer calls the runtime.
+TEST(JitRuntimeTest, KernelCallsRuntimeEntryPoints) {
+  const std::string num_elements = MangledRuntimeName("Root_get_num_elements");
+  const std::string lookup = MangledRuntimeName("Root_lookup_element");
+  ASSERT_FALSE(num_elements.empty());
+  ASSERT_FALSE(lookup.empty());
+  const std::string ir = "declare i32 @" + num_elements + "(i8*, i8*)\n" +  //
+                         "declare i8* @" + lookup + "(i8*, i8*, i32)\n" +
+                         "define i32 @count(i8* %root) {\n"
+                         "  %n = call i32 @" +
+                         num_elements +
+                         "(i8* null, i8* %root)\n"
+                         "  ret i32 %n\n}\n"
+                         "define i8* @root_cell(i8* %root) {\n"
+                         "  %c = call i8* @" +
+                         lookup +
+                         "(i8* null, i8* %root, i32 0)\n"
+                         "  ret i8* %c\n}\n";
+  auto jit = CpuJit::Create(RuntimeBitcode(RuntimeArch::kX64));
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  auto module = (*jit)->CompileIr(ir, {"count", "root_cell"});
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto count = reinterpret_cast<int (*)(char*)>(*(*module)->Lookup("count"));
+  auto root_cell = reinterpret_cast<char* (*)(char*)>(*(*module)->Lookup("root_cell"));
+  char root[64] = {};
+  EXPECT_EQ(count(root), 1);
+  EXPECT_EQ(root_cell(root), root);
+  EXPECT_THAT((*module)->optimized_ir(), Not(HasSubstr("call ")));
+}
+
+// The CUDA module is refused by the CPU JIT with a clear message.
+TEST(JitRuntimeTest, CudaRuntimeIsRefused) {
+  auto jit = CpuJit::Create(RuntimeBitcode(RuntimeArch::kCuda));
+  ASSERT_FALSE(jit.ok());
+  EXPECT_THAT(std::string(jit.status().message()), HasSubstr("nvptx64"));
+}
+
+}  // namespace
+}  // namespace cpu
+}  // namespace backends
+}  // namespace accelmem

@@ -1,0 +1,485 @@
+#include "codegen/kernel_builder.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "gtest/gtest.h"
+#include "runtime/cpu/jit.h"
+#include "runtime/kernel_context.h"
+#include "runtime/runtime_bitcode.h"
+#include "runtime/sparse_runtime.h"
+
+namespace accelmem {
+namespace codegen {
+namespace {
+
+using backends::cpu::CpuJit;
+using backends::cpu::JitModule;
+using sparse_runtime::Axis;
+using sparse_runtime::RuntimeArch;
+using sparse_runtime::RuntimeBitcode;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
+using sparse_runtime::SparseRuntime;
+using sparse_runtime::SparseRuntimeOptions;
+
+const Axis i(0), j(1);
+
+// A compiled range kernel bound to one runtime's KernelContext.
+template <typename Fn>
+struct Bound {
+  Fn fn = nullptr;
+  void* ctx = nullptr;
+  auto operator()(int64_t begin, int64_t end) const { return fn(ctx, begin, end); }
+};
+using WriteFn = Bound<RangeFn>;
+using SumFn = Bound<RangeSumFn>;
+
+template <typename Fn>
+Bound<Fn> Bind(const JitModule& m, const char* name, BoundKernelContext& ctx) {
+  auto address = m.Lookup(name);
+  EXPECT_TRUE(address.ok()) << address.status();
+  return Bound<Fn>{reinterpret_cast<Fn>(address.ok() ? *address : nullptr), ctx.get()};
+}
+
+std::unique_ptr<SparseRuntime> Make(SNodeTree& tree, SparseRuntimeOptions options = {}) {
+  absl::Status status = tree.Finalize();
+  EXPECT_TRUE(status.ok()) << status;
+  auto rt = SparseRuntime::Create(tree, options);
+  EXPECT_TRUE(rt.ok()) << rt.status();
+  return std::move(rt).value();
+}
+
+// Builds a write kernel "w" and a sum kernel "s" for `place` and compiles them.
+class Kernels {
+ public:
+  Kernels(SparseRuntime* rt, const SNode& place, const std::vector<CoordMap>& coords, double scale,
+          double offset)
+      : ctx_(rt) {
+    auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), rt->tree());
+    EXPECT_TRUE(kb.ok()) << kb.status();
+    absl::Status st = (*kb)->AddRangeWrite("w", place, coords, scale, offset);
+    EXPECT_TRUE(st.ok()) << st;
+    st = (*kb)->AddRangeSum("s", place, coords);
+    EXPECT_TRUE(st.ok()) << st;
+    KernelModule km = (*kb)->Finish();
+    auto jit = CpuJit::Create(RuntimeBitcode(RuntimeArch::kX64));
+    EXPECT_TRUE(jit.ok()) << jit.status();
+    auto m = (*jit)->Compile(std::move(km.module), std::move(km.context), km.entry_points);
+    EXPECT_TRUE(m.ok()) << m.status();
+    module_ = std::move(m).value();
+    write = Bind<RangeFn>(*module_, "w", ctx_);
+    sum = Bind<RangeSumFn>(*module_, "s", ctx_);
+  }
+  WriteFn write;
+  SumFn sum;
+
+ private:
+  BoundKernelContext ctx_;
+  std::unique_ptr<JitModule> module_;
+};
+
+// A dense field: the JIT kernel writes i*scale+offset, the host reads it, the JIT sum matches.
+TEST(KernelBuilderTest, DenseWriteReadSum) {
+  SNodeTree tree;
+  tree.root().dense(i, 16).place<float>("x");
+  const SNode& x = *tree.FindPlace("x");
+  auto rt = Make(tree);
+  Kernels k(rt.get(), x, {{1, 0, 0}}, 2.0, 1.0);
+  EXPECT_EQ(k.write(0, 16), 16);
+  double expected = 0;
+  for (int n = 0; n < 16; ++n) {
+    EXPECT_EQ(rt->Read<float>(x, {n}).value(), 2.0f * n + 1.0f) << n;
+    expected += 2.0 * n + 1.0;
+  }
+  EXPECT_EQ(k.sum(0, 16), expected);
+  EXPECT_EQ(k.sum(3, 5), 7.0 + 9.0);
+}
+
+// Writes through dense/pointer/bitmasked levels activate only the written path; untouched
+// cells stay inactive and read 0 from the host and from the JIT sum.
+TEST(KernelBuilderTest, SparsePathActivatesOnlyWrittenCells) {
+  SNodeTree tree;
+  SNode& d = tree.root().dense(i, 4);
+  SNode& p = d.pointer(i, 4);
+  SNode& b = p.bitmasked(i, 4);
+  b.place<int32_t>("y");
+  const SNode& y = *tree.FindPlace("y");
+  auto rt = Make(tree);
+  Kernels k(rt.get(), y, {{1, 0, 0}}, 3.0, -5.0);
+  EXPECT_EQ(k.write(10, 20), 10);
+  int64_t expected = 0;
+  for (int n = 0; n < 64; ++n) {
+    const int32_t want = (n >= 10 && n < 20) ? 3 * n - 5 : 0;
+    EXPECT_EQ(rt->Read<int32_t>(y, {n}).value(), want) << n;
+    EXPECT_EQ(rt->IsActive(b, {n}).value(), n >= 10 && n < 20) << n;
+    expected += want;
+  }
+  // Pointer cells cover 4 coordinates each: [8,12), [12,16), [16,20) are active.
+  for (int n = 0; n < 16; ++n) {
+    EXPECT_EQ(rt->IsActive(p, {n}).value(), n >= 2 && n < 5) << n;
+  }
+  EXPECT_EQ(k.sum(0, 64), static_cast<double>(expected));
+  EXPECT_EQ(k.sum(0, 10), 0.0);
+}
+
+// Values the host writes are seen by the JIT sum; a host-deactivated bitmasked cell reads 0 in
+// the JIT sum although its storage still holds the old value.
+TEST(KernelBuilderTest, SumSeesHostWritesAndDeactivation) {
+  SNodeTree tree;
+  SNode& b = tree.root().pointer(i, 4).bitmasked(i, 8);
+  b.place<double>("z");
+  const SNode& z = *tree.FindPlace("z");
+  auto rt = Make(tree);
+  Kernels k(rt.get(), z, {{1, 0, 0}}, 1.0, 0.0);
+  ASSERT_TRUE(rt->Write<double>(z, {3}, 1.5).ok());
+  ASSERT_TRUE(rt->Write<double>(z, {4}, 2.5).ok());
+  ASSERT_TRUE(rt->Write<double>(z, {20}, 4.0).ok());
+  EXPECT_EQ(k.sum(0, 32), 8.0);
+  ASSERT_TRUE(rt->Deactivate(b, {4}).ok());
+  EXPECT_EQ(k.sum(0, 32), 5.5);
+  ASSERT_TRUE(rt->Deactivate(*b.parent(), {2}).ok());
+  EXPECT_EQ(k.sum(0, 32), 1.5);
+}
+
+// A 2-D coordinate map (row = i / 8, column = i % 8) addresses a pointer-over-dense field.
+TEST(KernelBuilderTest, TwoDimensionalMap) {
+  SNodeTree tree;
+  tree.root().pointer({i, j}, {4, 4}).dense({i, j}, {2, 2}).place<int64_t>("z");
+  const SNode& z = *tree.FindPlace("z");
+  auto rt = Make(tree);
+  Kernels k(rt.get(), z, {{8, 0, 0}, {1, 8, 0}}, 1.0, 100.0);
+  EXPECT_EQ(k.write(0, 64), 64);
+  for (int r = 0; r < 8; ++r) {
+    for (int c = 0; c < 8; ++c) {
+      EXPECT_EQ(rt->Read<int64_t>(z, {r, c}).value(), r * 8 + c + 100) << r << "," << c;
+    }
+  }
+  EXPECT_EQ(k.sum(0, 64), 64 * 100 + 63 * 64 / 2);
+}
+
+// Iterations whose coordinates fall outside the index space are skipped by both kernels.
+TEST(KernelBuilderTest, OutOfRangeCoordinatesAreSkipped) {
+  SNodeTree tree;
+  tree.root().pointer(i, 8).place<uint32_t>("x");
+  const SNode& x = *tree.FindPlace("x");
+  auto rt = Make(tree);
+  Kernels k(rt.get(), x, {{1, 0, -2}}, 1.0, 0.0);  // coordinate i - 2
+  EXPECT_EQ(k.write(0, 12), 8);                    // i in [2, 10) only
+  for (int n = 0; n < 8; ++n) EXPECT_EQ(rt->Read<uint32_t>(x, {n}).value(), n + 2u) << n;
+  EXPECT_EQ(k.sum(-100, 100), (2 + 9) * 8 / 2);
+}
+
+// When the pointer allocator is exhausted, the write kernel stops with -1 and never writes the
+// ambient element (reads of the failed cell stay 0).
+TEST(KernelBuilderTest, ExhaustedAllocatorFails) {
+  SNodeTree tree;
+  tree.root().pointer(i, 64).dense(i, 2).place<int32_t>("x");
+  const SNode& x = *tree.FindPlace("x");
+  SparseRuntimeOptions options;
+  options.chunk_num_elements = 4;
+  options.max_num_chunks = 1;
+  auto rt = Make(tree, options);
+  Kernels k(rt.get(), x, {{1, 0, 0}}, 1.0, 1.0);
+  EXPECT_EQ(k.write(0, 128), -1);
+  int nonzero = 0;
+  for (int n = 0; n < 128; ++n) nonzero += rt->Read<int32_t>(x, {n}).value() != 0;
+  EXPECT_GT(nonzero, 0);
+  EXPECT_LT(nonzero, 128);
+  EXPECT_EQ(rt->Read<int32_t>(x, {127}).value(), 0);
+}
+
+// Compiles the kernels a builder holds.
+std::unique_ptr<JitModule> Compile(KernelBuilder& kb) {
+  KernelModule km = kb.Finish();
+  auto jit = CpuJit::Create(RuntimeBitcode(RuntimeArch::kX64));
+  EXPECT_TRUE(jit.ok()) << jit.status();
+  auto m = (*jit)->Compile(std::move(km.module), std::move(km.context), km.entry_points);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return std::move(m).value();
+}
+
+// Atomic adds from two threads at once onto a few pointer-backed cells lose no update, for
+// integer and floating-point places; untouched cells stay inactive.
+TEST(KernelBuilderTest, AtomicAddFromTwoThreads) {
+  SNodeTree tree;
+  SNode& p = tree.root().pointer(i, 4);
+  p.dense(i, 4).place<int32_t>("n").place<double>("f");
+  auto rt = Make(tree);
+  const SNode& n = *tree.FindPlace("n");
+  const SNode& f = *tree.FindPlace("f");
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddRangeAtomicAdd("add_n", n, {{1, 4, 0}}, 0.0, 1.0).ok());
+  ASSERT_TRUE((*kb)->AddRangeAtomicAdd("add_f", f, {{1, 4, 0}}, 0.0, 0.5).ok());
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto add_n = Bind<RangeFn>(*m, "add_n", ctx);
+  auto add_f = Bind<RangeFn>(*m, "add_f", ctx);
+  int64_t counts[4] = {};
+  std::thread t0([&] {
+    counts[0] = add_n(0, 10000);
+    counts[1] = add_f(0, 10000);
+  });
+  std::thread t1([&] {
+    counts[2] = add_n(0, 10000);
+    counts[3] = add_f(0, 10000);
+  });
+  t0.join();
+  t1.join();
+  for (int64_t c : counts) EXPECT_EQ(c, 10000);
+  for (int c = 0; c < 16; ++c) {
+    EXPECT_EQ(rt->Read<int32_t>(n, {c}).value(), c < 4 ? 5000 : 0) << c;
+    EXPECT_EQ(rt->Read<double>(f, {c}).value(), c < 4 ? 2500.0 : 0.0) << c;
+  }
+  EXPECT_TRUE(rt->IsActive(p, {0}).value());
+  EXPECT_FALSE(rt->IsActive(p, {1}).value());
+}
+
+// A deactivate kernel over bitmasked cells turns exactly the addressed active cells off: they
+// read 0 (host and JIT) while their neighbours keep their values; a second run finds nothing.
+TEST(KernelBuilderTest, DeactivateBitmaskedCells) {
+  SNodeTree tree;
+  SNode& b = tree.root().pointer(i, 4).bitmasked(i, 4);
+  b.place<float>("x");
+  auto rt = Make(tree);
+  const SNode& x = *tree.FindPlace("x");
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, 1.0, 1.0).ok());
+  ASSERT_TRUE((*kb)->AddRangeSum("s", x, {{1, 0, 0}}).ok());
+  ASSERT_TRUE((*kb)->AddRangeDeactivate("d", b, {{1, 0, 0}}).ok());
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto w = Bind<RangeFn>(*m, "w", ctx);
+  auto s = Bind<RangeSumFn>(*m, "s", ctx);
+  auto d = Bind<RangeFn>(*m, "d", ctx);
+  EXPECT_EQ(w(0, 12), 12);
+  EXPECT_EQ(d(2, 6), 4);
+  EXPECT_EQ(d(2, 6), 0);
+  EXPECT_EQ(d(12, 16), 0);  // the pointer cell above is inactive
+  double expected = 0;
+  for (int c = 0; c < 16; ++c) {
+    const bool live = c < 12 && (c < 2 || c >= 6);
+    EXPECT_EQ(rt->Read<float>(x, {c}).value(), live ? c + 1.0f : 0.0f) << c;
+    EXPECT_EQ(rt->IsActive(b, {c}).value(), live) << c;
+    if (live) expected += c + 1.0;
+  }
+  EXPECT_EQ(s(0, 16), expected);
+}
+
+// Pointer cells deactivated by a kernel are recycled; after CollectGarbage they are free and
+// zeroed, the invariants hold, and a later write kernel reuses them.
+TEST(KernelBuilderTest, DeactivatePointerCellsThenReuse) {
+  SNodeTree tree;
+  SNode& p = tree.root().pointer(i, 8);
+  p.dense(i, 2).place<int32_t>("x");
+  SparseRuntimeOptions options;
+  options.auto_collect = false;
+  auto rt = Make(tree, options);
+  const SNode& x = *tree.FindPlace("x");
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, 1.0, 1.0).ok());
+  ASSERT_TRUE((*kb)->AddRangeDeactivate("d", p, {{1, 0, 0}}).ok());
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto w = Bind<RangeFn>(*m, "w", ctx);
+  auto d = Bind<RangeFn>(*m, "d", ctx);
+  EXPECT_EQ(w(0, 16), 16);
+  EXPECT_EQ(rt->Stats(p).cells_in_use, 8);
+  EXPECT_EQ(d(0, 4), 4);
+  EXPECT_EQ(rt->Stats(p).cells_in_use, 4);
+  EXPECT_EQ(rt->Stats(p).cells_recycled, 4);
+  for (int c = 0; c < 16; ++c) {
+    EXPECT_EQ(rt->Read<int32_t>(x, {c}).value(), c < 8 ? 0 : c + 1) << c;
+  }
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_EQ(rt->Stats(p).cells_recycled, 0);
+  EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
+  const int64_t reserved = rt->Stats(p).cells_reserved;
+  EXPECT_EQ(w(0, 8), 8);
+  EXPECT_EQ(rt->Stats(p).cells_reserved, reserved);  // reused, not newly reserved
+  for (int c = 0; c < 16; ++c) EXPECT_EQ(rt->Read<int32_t>(x, {c}).value(), c + 1) << c;
+}
+
+// Deactivation is refused for places and the root; a pointer with sparse descendants is
+// deactivated subtree first (no inner cell leaks: the invariants hold after GC).
+TEST(KernelBuilderTest, DeactivateWithSparseDescendants) {
+  SNodeTree tree;
+  SNode& p = tree.root().pointer(i, 4);
+  SNode& d = p.dense(i, 2);
+  d.bitmasked(i, 2).place<float>("x");
+  SparseRuntimeOptions options;
+  options.auto_collect = false;
+  auto rt = Make(tree, options);
+  const SNode& x = *tree.FindPlace("x");
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  EXPECT_EQ((*kb)->AddRangeDeactivate("a", x, {{1, 0, 0}}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*kb)->AddRangeDeactivate("b", tree.root(), {}).code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE((*kb)->AddRangeDeactivate("d", p, {{1, 0, 0}}).ok());
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto deactivate = Bind<RangeFn>(*m, "d", ctx);
+  for (int c = 0; c < 16; ++c) ASSERT_TRUE(rt->Write<float>(x, {c}, c + 1.0f).ok());
+  EXPECT_EQ(deactivate(1, 3), 2);
+  EXPECT_EQ(rt->Stats(p).cells_recycled, 2);
+  for (int c = 0; c < 16; ++c) {
+    EXPECT_EQ(rt->Read<float>(x, {c}).value(), c >= 4 && c < 12 ? 0.0f : c + 1.0f) << c;
+  }
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
+  // Reactivated cells come back zeroed: the bitmask below was cleared before recycling.
+  ASSERT_TRUE(rt->Activate(p, {1}).ok());
+  EXPECT_FALSE(rt->IsActive(*x.parent(), {5}).value());
+}
+
+// A range activate kernel activates exactly the addressed cells (and their ancestors), counts
+// them, is idempotent, and stops with -1 when the allocator runs out.
+TEST(KernelBuilderTest, RangeActivate) {
+  SNodeTree tree;
+  SNode& p = tree.root().pointer(i, 16);
+  SNode& b = p.bitmasked(i, 4);
+  b.place<int32_t>("x");
+  SparseRuntimeOptions options;
+  options.chunk_num_elements = 4;
+  options.max_num_chunks = 2;  // 8 pointer cells
+  auto rt = Make(tree, options);
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddRangeActivate("act", b, {{1, 0, 0}}).ok());
+  EXPECT_EQ((*kb)->AddRangeActivate("bad", *tree.FindPlace("x"), {{1, 0, 0}}).code(),
+            absl::StatusCode::kInvalidArgument);
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto act = Bind<RangeFn>(*m, "act", ctx);
+  EXPECT_EQ(act(2, 10), 8);
+  EXPECT_EQ(act(2, 10), 8);
+  for (int c = 0; c < 24; ++c) EXPECT_EQ(rt->IsActive(b, {c}).value(), c >= 2 && c < 10) << c;
+  EXPECT_EQ(rt->Stats(p).cells_in_use, 3);  // pointer cells 0..2
+  EXPECT_EQ(act(10, 64), -1);               // needs pointer cells 3..15: 8 exist
+  EXPECT_EQ(sparse_runtime::runtime_error_code(rt->context()), sparse_runtime::kErrorOutOfChunks);
+  EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
+}
+
+// A range append kernel appends i*scale+offset to the list at container f(i); past the declared
+// size it stops with -1 and the runtime context holds the overflow error; a dynamic deactivate
+// kernel empties the lists it reaches.
+TEST(KernelBuilderTest, AppendAndDeactivateDynamic) {
+  SNodeTree tree;
+  tree.root().dense(i, 3).dynamic(j, 10, 4).place<int32_t>("a");
+  SparseRuntimeOptions options;
+  options.auto_collect = false;
+  auto rt = Make(tree, options);
+  const SNode& a = *tree.FindPlace("a");
+  const SNode& dyn = *a.parent();
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddRangeAppend("append", a, {{1, 3, 0}}, 1.0, 100.0).ok());
+  ASSERT_TRUE((*kb)->AddRangeDeactivate("clear", dyn, {{1, 0, 0}}).ok());
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto append = Bind<RangeFn>(*m, "append", ctx);
+  auto clear = Bind<RangeFn>(*m, "clear", ctx);
+  EXPECT_EQ(append(0, 12), 12);  // 4 appends per list, list c gets 100+c, 103+c, ...
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(rt->Length(dyn, {c}).value(), 4) << c;
+    for (int n = 0; n < 4; ++n) EXPECT_EQ(rt->Read<int32_t>(a, {c, n}).value(), 100 + c + 3 * n);
+  }
+  EXPECT_EQ(append(12, 30), 18);  // exactly fills every list to 10
+  EXPECT_EQ(append(30, 31), -1);  // the 11th append to list 0
+  EXPECT_EQ(sparse_runtime::runtime_error_code(rt->context()),
+            sparse_runtime::kErrorDynamicOverflow);
+  sparse_runtime::runtime_reset_error(&rt->context()->memory);
+  EXPECT_EQ(rt->Length(dyn, {0}).value(), 10);
+  EXPECT_EQ(clear(1, 3), 2);
+  EXPECT_EQ(rt->Length(dyn, {1}).value(), 0);
+  EXPECT_EQ(rt->Length(dyn, {0}).value(), 10);
+  EXPECT_EQ(rt->Stats(dyn).cells_recycled, 6);  // 3 chunks of 4 per list
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
+}
+
+struct Visited {
+  std::vector<std::vector<int32_t>> cells;
+  int num_indices = 0;
+};
+void Record(void* data, const int32_t* index, void* cell) {
+  auto* v = static_cast<Visited*>(data);
+  std::vector<int32_t> row(index, index + v->num_indices);
+  row.push_back(*static_cast<int32_t*>(cell));
+  v->cells.push_back(row);
+}
+
+// The struct-for kernel visits exactly the cells the host struct-for visits, in the same order,
+// with the same indices and values; a [begin, end) sub-range of the outermost level visits only
+// the cells below it.
+TEST(KernelBuilderTest, StructForMatchesHost) {
+  SNodeTree tree;
+  tree.root().pointer({i, j}, {3, 3}).bitmasked({i, j}, {2, 5}).place<int32_t>("x");
+  auto rt = Make(tree);
+  const SNode& x = *tree.FindPlace("x");
+  for (int r = 0; r < 6; ++r) {
+    for (int c = 0; c < 15; c += r + 1)
+      ASSERT_TRUE(rt->Write<int32_t>(x, {r, c}, 100 * r + c).ok());
+  }
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddStructFor("sf", x).ok());
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto sf = reinterpret_cast<StructForFn>(*m->Lookup("sf"));
+  Visited host{{}, 2};
+  ASSERT_TRUE(rt->StructFor(x, [&](absl::Span<const int32_t> index, void* cell) {
+                  Record(&host, index.data(), cell);
+                }).ok());
+  Visited jit{{}, 2};
+  EXPECT_EQ(StructForExtent(x), 9);
+  EXPECT_EQ(sf(ctx.get(), 0, StructForExtent(x), &Record, &jit),
+            static_cast<int64_t>(host.cells.size()));
+  EXPECT_EQ(jit.cells, host.cells);
+  Visited part{{}, 2};
+  sf(ctx.get(), 3, 6, &Record, &part);  // pointer cells (1, *): rows 2..3
+  ASSERT_FALSE(part.cells.empty());
+  for (const auto& row : part.cells) EXPECT_TRUE(row[0] == 2 || row[0] == 3) << row[0];
+}
+
+// Bad arguments are refused with a clear status.
+TEST(KernelBuilderTest, RejectsBadArguments) {
+  SNodeTree tree;
+  SNode& d = tree.root().dense(i, 4);
+  d.place<float>("x");
+  const SNode& x = *tree.FindPlace("x");
+  tree.root().dynamic(j, 8).place<float>("y");
+  const SNode& y = *tree.FindPlace("y");
+  auto rt = Make(tree);
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  EXPECT_EQ((*kb)->AddRangeWrite("a", x, {}, 1, 0).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*kb)->AddRangeSum("b", d, {{1, 0, 0}}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*kb)->AddRangeSum("c", x, {{0, 0, 0}}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*kb)->AddRangeSum("d", y, {{1, 0, 0}}).ok());  // dynamic levels are walked too
+  EXPECT_EQ((*kb)->AddRangeAppend("g", x, {}, 1, 0).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*kb)->AddRangeSum("e", x, {{1, 0, 0}}).ok());
+  EXPECT_EQ((*kb)->AddRangeSum("e", x, {{1, 0, 0}}).code(), absl::StatusCode::kAlreadyExists);
+  SNodeTree other;
+  other.root().dense(i, 4).place<float>("x");
+  ASSERT_TRUE(other.Finalize().ok());
+  EXPECT_EQ((*kb)->AddRangeSum("f", *other.FindPlace("x"), {{1, 0, 0}}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*kb)->MangledName("Pointer_activate").ok());
+  EXPECT_EQ((*kb)->MangledName("No_such_function").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(KernelBuilder::Create("not bitcode", tree).ok());
+}
+
+}  // namespace
+}  // namespace codegen
+}  // namespace accelmem

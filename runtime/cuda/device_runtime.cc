@@ -1,0 +1,397 @@
+#include "runtime/cuda/device_runtime.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "gc/device/gc_scratch.h"
+#include "llvm/IR/Module.h"
+#include "runtime/cuda/device/device_runtime_abi.h"
+#include "runtime/cuda/device_runtime_kernels_bitcode.h"
+#include "runtime/cuda/ptx_codegen.h"
+#include "runtime/kernel_context.h"
+#include "runtime/runtime_bitcode.h"
+#include "sparse_runtime/device/runtime_context.h"
+#include "sparse_runtime/device/snode_bitmasked.h"
+#include "sparse_runtime/device/snode_dense.h"
+#include "sparse_runtime/device/snode_dynamic.h"
+#include "sparse_runtime/device/snode_pointer.h"
+#include "sparse_runtime/device/snode_root.h"
+#include "sparse_runtime/device/struct_meta.h"
+
+namespace accelmem {
+namespace backends {
+namespace cuda {
+namespace {
+
+using sparse_runtime::RuntimeContext;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
+using sparse_runtime::SparseRuntime;
+using sparse_runtime::StructMeta;
+
+constexpr uint64_t kAlign = 256;
+uint64_t RoundUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+
+// Every meta struct fits in this many bytes (the host runtime's meta union holds the largest).
+constexpr uint64_t kMetaBytes =
+    std::max({sizeof(sparse_runtime::RootMeta), sizeof(sparse_runtime::DenseMeta),
+              sizeof(sparse_runtime::BitmaskedMeta), sizeof(sparse_runtime::PointerMeta),
+              sizeof(sparse_runtime::DynamicMeta)});
+
+absl::string_view KernelBitcode() {
+  const device_runtime_kernels_bitcode_file* file =
+      device_runtime_kernels_bitcode_find("device_runtime_kernels.bc");
+  if (file == nullptr) return {};  // embedded by the BUILD rule; missing is a build defect
+  return absl::string_view(reinterpret_cast<const char*>(file->data), file->size);
+}
+
+absl::StatusOr<std::string> CompileModule(llvm::Module& module,
+                                          const std::vector<std::string>& entries,
+                                          const std::string& sm) {
+  PtxOptions options;
+  options.sm = sm;
+  return CompileToPtx(module, entries,
+                      sparse_runtime::RuntimeBitcode(sparse_runtime::RuntimeArch::kCuda), options);
+}
+
+}  // namespace
+
+const std::vector<std::string>& DeviceRuntimeKernelNames() {
+  static const std::vector<std::string>* names = new std::vector<std::string>{
+      "accelmem_cuda_runtime_layout",
+      "accelmem_cuda_runtime_init",
+      "accelmem_cuda_runtime_take_error",
+  };
+  return *names;
+}
+
+absl::StatusOr<std::string> DeviceRuntimePtx(const std::string& sm) {
+  PtxOptions options;
+  options.sm = sm;
+  return CompileBitcodeToPtx(
+      KernelBitcode(), "device_runtime_kernels.bc", DeviceRuntimeKernelNames(),
+      sparse_runtime::RuntimeBitcode(sparse_runtime::RuntimeArch::kCuda), options);
+}
+
+absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
+    gc::CudaGc* gc, const SNodeTree& tree, uint64_t pool_bytes,
+    const CudaSparseRuntimeOptions& options) {
+  if (gc == nullptr) return absl::InvalidArgumentError("CudaSparseRuntime needs a CudaGc");
+  if (options.block_dim < 1 || options.block_dim > 1024 || options.grid_dim < 0) {
+    return absl::InvalidArgumentError("bad launch shape");
+  }
+  // The host runtime of the same tree supplies the meta structs (pure data once the host
+  // function pointers are cleared: the runtime never calls through them) and allocator specs.
+  sparse_runtime::SparseRuntimeOptions host_options;
+  host_options.chunk_num_elements = options.chunk_num_elements;
+  host_options.max_num_chunks = options.max_num_chunks;
+  host_options.auto_collect = false;
+  host_options.num_threads = 1;
+  auto host = SparseRuntime::Create(tree, host_options);
+  if (!host.ok()) return host.status();
+
+  std::unique_ptr<CudaSparseRuntime> rt(new CudaSparseRuntime());
+  rt->gc_ = gc;
+  rt->driver_ = gc->driver();
+  rt->tree_ = &tree;
+  rt->options_ = options;
+  rt->grid_dim_ = options.grid_dim > 0 ? options.grid_dim
+                                       : std::max(1, rt->driver_->multiprocessor_count()) * 8;
+  CudaDriver* driver = rt->driver_;
+
+  auto ptx = DeviceRuntimePtx(driver->sm());
+  if (!ptx.ok()) return ptx.status();
+  auto module = driver->LoadPtx(*ptx);
+  if (!module.ok()) return module.status();
+  rt->runtime_module_ = *module;
+
+  const int32_t n = tree.num_snodes();
+  std::vector<DeviceAllocatorSpec> specs;
+  for (int id = 0; id < n; ++id) {
+    const sparse_runtime::NodeManager* nm = (*host)->context()->node_managers[id];
+    if (nm == nullptr) continue;
+    DeviceAllocatorSpec spec{};
+    spec.snode_id = id;
+    spec.chunk_num_elements = options.chunk_num_elements;
+    spec.max_num_chunks = options.max_num_chunks;
+    spec.node_size = nm->node_size;
+    spec.alignment = nm->alignment;
+    specs.push_back(spec);
+  }
+
+  // One allocation: context | kernel context | metas[] | ambients[] | meta structs | scratches |
+  // specs | init output | io | pool.
+  uint64_t at = 0;
+  auto take = [&](uint64_t bytes) {
+    const uint64_t offset = at;
+    at = RoundUp(at + std::max<uint64_t>(bytes, 1), kAlign);
+    return offset;
+  };
+  const uint64_t context_off = take(sizeof(RuntimeContext));
+  const uint64_t kernel_context_off = take(sizeof(codegen::KernelContext));
+  const uint64_t metas_off = take(n * sizeof(uint64_t));
+  const uint64_t ambients_off = take(n * sizeof(uint64_t));
+  const uint64_t meta_slot = RoundUp(kMetaBytes, 64);
+  const uint64_t structs_off = take(n * meta_slot);
+  const uint64_t scratch_slot = RoundUp(sizeof(gc::GcScratch), 64);
+  const uint64_t scratches_off = take(specs.size() * scratch_slot);
+  const uint64_t specs_off = take(specs.size() * sizeof(DeviceAllocatorSpec));
+  const uint64_t init_out_off = take((2 + 2 * static_cast<uint64_t>(n)) * sizeof(uint64_t));
+  const uint64_t io_off = take(64 + kDeviceErrorMessageBytes);
+  const uint64_t pool_off = take(0);
+  const uint64_t total = pool_off + pool_bytes;
+  auto base = driver->Allocate(total);
+  if (!base.ok()) return base.status();
+  rt->base_ = *base;
+  if (auto s = driver->Memset(rt->base_, 0, total); !s.ok()) return s;
+  rt->context_ = rt->base_ + context_off;
+  rt->kernel_context_ = rt->base_ + kernel_context_off;
+  rt->io_ = rt->base_ + io_off;
+
+  // Host and device must agree on RuntimeContext's layout.
+  {
+    auto layout = driver->GetFunction(rt->runtime_module_, "accelmem_cuda_runtime_layout");
+    if (!layout.ok()) return layout.status();
+    DevicePtr out = rt->io_;
+    void* params[] = {&out};
+    if (auto s = driver->Launch(*layout, {1, 1, 1}, {1, 1, 1}, params); !s.ok()) return s;
+    if (auto s = driver->Synchronize(); !s.ok()) return s;
+    int64_t size = 0;
+    if (auto s = driver->CopyToHost(&size, out, sizeof(size)); !s.ok()) return s;
+    if (size != static_cast<int64_t>(sizeof(RuntimeContext))) {
+      return absl::InternalError(absl::StrCat(
+          "host and device disagree on sizeof(RuntimeContext): ", sizeof(RuntimeContext), " vs ",
+          size));
+    }
+  }
+
+  // Build the runtime on the device with the runtime's own code.
+  if (!specs.empty()) {
+    if (auto s = driver->CopyToDevice(rt->base_ + specs_off, specs.data(),
+                                      specs.size() * sizeof(DeviceAllocatorSpec));
+        !s.ok()) {
+      return s;
+    }
+  }
+  {
+    auto init = driver->GetFunction(rt->runtime_module_, "accelmem_cuda_runtime_init");
+    if (!init.ok()) return init.status();
+    DevicePtr context = rt->context_;
+    DevicePtr pool = rt->base_ + pool_off;
+    uint64_t pool_size = pool_bytes;
+    int32_t num_snodes = n;
+    uint64_t root_size = tree.root_size();
+    DevicePtr specs_ptr = rt->base_ + specs_off;
+    int32_t num_specs = static_cast<int32_t>(specs.size());
+    DevicePtr out = rt->base_ + init_out_off;
+    void* params[] = {&context,   &pool,      &pool_size, &num_snodes,
+                      &root_size, &specs_ptr, &num_specs, &out};
+    if (auto s = driver->Launch(*init, {1, 1, 1}, {1, 1, 1}, params); !s.ok()) return s;
+    if (auto s = driver->Synchronize(); !s.ok()) return s;
+  }
+  std::vector<uint64_t> init_out(2 + 2 * static_cast<size_t>(n));
+  if (auto s = driver->CopyToHost(init_out.data(), rt->base_ + init_out_off,
+                                  init_out.size() * sizeof(uint64_t));
+      !s.ok()) {
+    return s;
+  }
+  if (init_out[0] != 1) return rt->TakeError("materializing the tree on the device");
+
+  // Meta structs: the host's, pointing at the device context, without host function pointers.
+  std::vector<unsigned char> structs(n * meta_slot, 0);
+  std::vector<uint64_t> metas(n), ambients(n);
+  for (int id = 0; id < n; ++id) {
+    unsigned char* slot = structs.data() + id * meta_slot;
+    std::memcpy(slot, (*host)->meta(tree.snode(id)), kMetaBytes);
+    StructMeta* meta = reinterpret_cast<StructMeta*>(slot);
+    meta->context = reinterpret_cast<RuntimeContext*>(rt->context_);
+    meta->lookup_element = nullptr;
+    meta->from_parent_element = nullptr;
+    meta->is_active = nullptr;
+    meta->get_num_elements = nullptr;
+    metas[id] = rt->base_ + structs_off + id * meta_slot;
+    ambients[id] = init_out[2 + id];
+  }
+  if (auto s = driver->CopyToDevice(rt->base_ + structs_off, structs.data(), structs.size());
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = driver->CopyToDevice(rt->base_ + metas_off, metas.data(), n * sizeof(uint64_t));
+      !s.ok()) {
+    return s;
+  }
+  if (auto s =
+          driver->CopyToDevice(rt->base_ + ambients_off, ambients.data(), n * sizeof(uint64_t));
+      !s.ok()) {
+    return s;
+  }
+  const uint64_t kernel_context[4] = {init_out[1], rt->context_, rt->base_ + metas_off,
+                                      rt->base_ + ambients_off};
+  static_assert(sizeof(kernel_context) == sizeof(codegen::KernelContext),
+                "KernelContext is four pointers");
+  if (auto s = driver->CopyToDevice(rt->kernel_context_, kernel_context, sizeof(kernel_context));
+      !s.ok()) {
+    return s;
+  }
+  rt->node_managers_.assign(n, 0);
+  rt->scratches_.assign(n, 0);
+  for (size_t k = 0; k < specs.size(); ++k) {
+    const int id = specs[k].snode_id;
+    rt->node_managers_[id] = init_out[2 + n + id];
+    rt->scratches_[id] = rt->base_ + scratches_off + k * scratch_slot;
+  }
+  return rt;
+}
+
+CudaSparseRuntime::~CudaSparseRuntime() {
+  if (base_ != 0) driver_->Free(base_).IgnoreError();
+}
+
+absl::Status CudaSparseRuntime::TakeError(const std::string& what) {
+  auto take = driver_->GetFunction(runtime_module_, "accelmem_cuda_runtime_take_error");
+  if (!take.ok()) return take.status();
+  DevicePtr context = context_;
+  DevicePtr code_ptr = io_ + 32;
+  DevicePtr message_ptr = io_ + 64;
+  void* params[] = {&context, &code_ptr, &message_ptr};
+  if (auto s = driver_->Launch(*take, {1, 1, 1}, {1, 1, 1}, params); !s.ok()) return s;
+  if (auto s = driver_->Synchronize(); !s.ok()) return s;
+  int32_t code = 0;
+  char message[kDeviceErrorMessageBytes] = {};
+  if (auto s = driver_->CopyToHost(&code, code_ptr, sizeof(code)); !s.ok()) return s;
+  if (auto s = driver_->CopyToHost(message, message_ptr, sizeof(message)); !s.ok()) return s;
+  message[sizeof(message) - 1] = 0;
+  if (code == sparse_runtime::kRuntimeOk) {
+    return absl::InternalError(absl::StrCat(what, ": failed without a runtime error"));
+  }
+  const std::string text = absl::StrCat(what, ": ", message, " (runtime error ", code, ")");
+  switch (code) {
+    case sparse_runtime::kErrorOutOfChunks:
+    case sparse_runtime::kErrorOutOfMemory:
+      return absl::ResourceExhaustedError(text);
+    case sparse_runtime::kErrorDynamicOverflow:
+    case sparse_runtime::kErrorIndexOutOfRange:
+      return absl::OutOfRangeError(text);
+    case sparse_runtime::kErrorInvalidArgument:
+      return absl::InvalidArgumentError(text);
+    default:
+      return absl::InternalError(text);
+  }
+}
+
+absl::StatusOr<void*> CudaSparseRuntime::Load(codegen::KernelModule kernels) {
+  if (kernels.module == nullptr) return absl::InvalidArgumentError("empty kernel module");
+  // Only the device entries become PTX .entry functions (they return void).
+  std::vector<std::string> entries;
+  for (const std::string& name : kernels.entry_points) {
+    llvm::Function* f = kernels.module->getFunction(name);
+    if (f != nullptr && f->getReturnType()->isVoidTy()) entries.push_back(name);
+  }
+  if (entries.empty()) {
+    return absl::InvalidArgumentError(
+        "the kernel module has no device entries (KernelBuilder::AddDeviceEntry)");
+  }
+  auto ptx = CompileModule(*kernels.module, entries, driver_->sm());
+  if (!ptx.ok()) return ptx.status();
+  return driver_->LoadPtx(*ptx);
+}
+
+absl::StatusOr<int32_t> CudaSparseRuntime::ErrorCode() {
+  int32_t code = 0;
+  if (auto s = driver_->CopyToHost(&code,
+                                   context_ + offsetof(RuntimeContext, memory) +
+                                       offsetof(sparse_runtime::RuntimeMemory, error_code),
+                                   sizeof(code));
+      !s.ok()) {
+    return s;
+  }
+  return code;
+}
+
+absl::StatusOr<CudaSparseRuntime::LaunchResult> CudaSparseRuntime::Launch(void* module,
+                                                                          const std::string& entry,
+                                                                          int64_t begin,
+                                                                          int64_t end) {
+  auto function = driver_->GetFunction(module, entry);
+  if (!function.ok()) return function.status();
+  DevicePtr result = io_;
+  if (auto s = driver_->Memset(result, 0, 2 * sizeof(int64_t)); !s.ok()) return s;
+  const int64_t n = std::max<int64_t>(end - begin, 1);
+  const int64_t block = options_.block_dim;
+  const int64_t blocks = std::min<int64_t>((n + block - 1) / block, grid_dim_);
+  DevicePtr ctx = kernel_context_;
+  void* params[] = {&ctx, &begin, &end, &result};
+  if (auto s = driver_->Launch(*function, {static_cast<unsigned>(blocks), 1, 1},
+                               {static_cast<unsigned>(block), 1, 1}, params);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = driver_->Synchronize(); !s.ok()) return s;
+  int64_t out[2] = {};
+  if (auto s = driver_->CopyToHost(out, result, sizeof(out)); !s.ok()) return s;
+  auto code = ErrorCode();
+  if (!code.ok()) return code.status();
+  LaunchResult launch;
+  launch.value = out[0];
+  launch.failures = out[1];
+  launch.error_code = *code;
+  return launch;
+}
+
+absl::Status CudaSparseRuntime::LaunchStatus(const LaunchResult& result, const std::string& entry) {
+  if (result.failures == 0 && result.error_code == sparse_runtime::kRuntimeOk) {
+    return absl::OkStatus();
+  }
+  return TakeError(absl::StrCat("device kernel '", entry, "'"));
+}
+
+absl::StatusOr<int64_t> CudaSparseRuntime::RunRange(void* module, const std::string& entry,
+                                                    int64_t begin, int64_t end) {
+  std::lock_guard<std::mutex> guard(mu_);
+  auto out = Launch(module, entry, begin, end);
+  if (!out.ok()) return out.status();
+  if (auto s = LaunchStatus(*out, entry); !s.ok()) return s;
+  return out->value;
+}
+
+absl::StatusOr<double> CudaSparseRuntime::RunRangeSum(void* module, const std::string& entry,
+                                                      int64_t begin, int64_t end) {
+  std::lock_guard<std::mutex> guard(mu_);
+  auto out = Launch(module, entry, begin, end);
+  if (!out.ok()) return out.status();
+  if (auto s = LaunchStatus(*out, entry); !s.ok()) return s;
+  double sum = 0;
+  std::memcpy(&sum, &out->value, sizeof(sum));
+  return sum;
+}
+
+absl::Status CudaSparseRuntime::CollectGarbage() {
+  std::lock_guard<std::mutex> guard(mu_);
+  for (size_t id = 0; id < node_managers_.size(); ++id) {
+    if (node_managers_[id] == 0) continue;
+    if (auto s = gc_->Collect(node_managers_[id], scratches_[id]); !s.ok()) return s;
+  }
+  // A GC error (a bad recycled index, out of memory) is recorded in the runtime context.
+  auto code = ErrorCode();
+  if (!code.ok()) return code.status();
+  if (*code != sparse_runtime::kRuntimeOk) return TakeError("device garbage collection");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<gc::CudaNodeManagerStats> CudaSparseRuntime::Stats(const SNode& snode) {
+  if (snode.id() < 0 || snode.id() >= static_cast<int>(node_managers_.size()) ||
+      &tree_->snode(snode.id()) != &snode) {
+    return absl::InvalidArgumentError("the SNode is not of this runtime's tree");
+  }
+  const DevicePtr nm = node_managers_[snode.id()];
+  if (nm == 0) return gc::CudaNodeManagerStats{};
+  std::lock_guard<std::mutex> guard(mu_);
+  return gc_->Stats(nm, io_);
+}
+
+}  // namespace cuda
+}  // namespace backends
+}  // namespace accelmem

@@ -1,0 +1,31 @@
+#include "runtime/kernel_context.h"
+
+#include <cstddef>
+
+namespace accelmem {
+namespace codegen {
+
+static_assert(offsetof(KernelContext, root) == 0, "the IR loads root at offset 0");
+static_assert(offsetof(KernelContext, runtime) == 8, "the IR loads runtime at offset 8");
+static_assert(offsetof(KernelContext, metas) == 16, "the IR loads metas at offset 16");
+static_assert(offsetof(KernelContext, ambients) == 24, "the IR loads ambients at offset 24");
+
+BoundKernelContext::BoundKernelContext(sparse_runtime::SparseRuntime* rt) {
+  const sparse_runtime::SNodeTree& tree = rt->tree();
+  metas_.resize(tree.num_snodes());
+  ambients_.resize(tree.num_snodes(), nullptr);
+  for (int id = 0; id < tree.num_snodes(); ++id) {
+    const sparse_runtime::SNode& s = tree.snode(id);
+    metas_[id] = rt->meta(s);
+    if (sparse_runtime::HasAllocator(s.type())) {
+      ambients_[id] = sparse_runtime::runtime_ambient_element(rt->context(), id);
+    }
+  }
+  context_.root = rt->context()->root;
+  context_.runtime = rt->context();
+  context_.metas = metas_.data();
+  context_.ambients = ambients_.data();
+}
+
+}  // namespace codegen
+}  // namespace accelmem

@@ -1,0 +1,46 @@
+// File: runtime/kernel_context.h
+//
+// KernelContext: the one argument through which a generated kernel reaches a runtime's memory
+// (the root buffer, each SNode's meta struct and ambient element). Kernels load these addresses
+// instead of having them baked into the IR, so one compiled module serves every SparseRuntime of
+// the same tree shape, and the same IR works on NVPTX (where the addresses are device pointers).
+//
+//   BoundKernelContext bound(rt.get());        // lives as long as the kernels run on `rt`
+//   write_kernel(bound.get(), 0, n);           // i64 (i8* ctx, i64 begin, i64 end)
+//
+// Layout (what the IR loads; kept stable by static_asserts in kernel_context.cc):
+//   offset 0  root      the root buffer
+//   offset 8  runtime   the RuntimeContext (error state, allocators)
+//   offset 16 metas     array, per SNode id, of the SNode's meta struct
+//   offset 24 ambients  array, per SNode id, of its ambient element (null without an allocator)
+#ifndef ACCELMEM_RUNTIME_KERNEL_CONTEXT_H_
+#define ACCELMEM_RUNTIME_KERNEL_CONTEXT_H_
+
+#include <vector>
+
+#include "codegen/kernel_context_abi.h"  // KernelContext
+#include "runtime/sparse_runtime.h"
+
+namespace accelmem {
+namespace codegen {
+
+// A KernelContext for one SparseRuntime, owning the per-SNode arrays. Not copyable (the context
+// points into it); the runtime must outlive it.
+class BoundKernelContext {
+ public:
+  explicit BoundKernelContext(sparse_runtime::SparseRuntime* rt);
+  BoundKernelContext(const BoundKernelContext&) = delete;
+  BoundKernelContext& operator=(const BoundKernelContext&) = delete;
+
+  KernelContext* get() { return &context_; }
+
+ private:
+  std::vector<sparse_runtime::Ptr> metas_;
+  std::vector<sparse_runtime::Ptr> ambients_;
+  KernelContext context_;
+};
+
+}  // namespace codegen
+}  // namespace accelmem
+
+#endif  // ACCELMEM_RUNTIME_KERNEL_CONTEXT_H_

@@ -1,0 +1,290 @@
+// File: runtime/sparse_runtime.h
+//
+// SparseRuntime: the host API over one materialized SNode tree, on the CPU. Ordinary C++ with
+// abseil. By default every operation runs the natively compiled runtime; with
+// SparseRuntimeOptions::kernel_backend the cell operations (Activate, Deactivate, IsActive, Read,
+// Write, Append, Length, (Parallel)StructFor) run through a KernelBackend instead, e.g. the JIT
+// kernels of //runtime/cpu:jit_backend, with the same argument checks, locking, error statuses and
+// garbage collection (this target does not depend on LLVM; the backend lives in codegen/).
+//
+//   SNodeTree tree;  ... build ...;  tree.Finalize();
+//   auto rt = SparseRuntime::Create(tree).value();
+//   rt->Write<float>(*x, {3, 5}, 1.5f);          // activates the path, as a Taichi write does
+//   float v = rt->Read<float>(*x, {3, 5}).value();  // inactive cells read 0
+//   rt->Deactivate(*ptr, {0, 1});                  // also deactivates everything below
+//   rt->CollectGarbage();                          // zero recycled cells, make them reusable
+//   rt->StructFor(*x, [](absl::Span<const int32_t> index, void* value) { ... });
+//
+// Indices: an SNode's index has one coordinate per axis on its path, ascending axis order
+// (SNode::index_axes); coordinate a in [0, extent(a)). For dynamic SNodes, Append / Length and
+// Deactivate take the *container* index (the parent's index, without the dynamic axis).
+//
+// Semantics (those of Taichi's runtime, with its known bugs fixed):
+//   * Write activates every sparse level of the path; Activate(S) also activates S's ancestors
+//     (upstream writes into the shared ambient element instead).
+//   * Reads of inactive cells return 0, including deactivated bitmasked cells.
+//   * Deactivate(S) first deactivates every active sparse cell below S's cell (upstream leaks the
+//     inner cells); for pointer/dynamic the cells are recycled and become reusable,
+//     zeroed, after garbage collection (FIFO reuse as upstream), which the runtime runs itself
+//     after each deactivating batch (SparseRuntimeOptions::auto_collect) or on CollectGarbage.
+//   * Append past a dynamic's declared size is an OutOfRange error; allocator exhaustion is
+//     ResourceExhausted; coordinates outside the index space are OutOfRange.
+//   * StructFor / ParallelStructFor visit every active cell of S (for a place: of its parent)
+//     exactly once, for any shape (ceiling splits; upstream skips cells on uneven shapes).
+//   * Destroying the runtime returns every byte (all memory comes from one HostMemoryPool).
+//
+// Errors: every call returns its own status. An error the runtime records while a call runs
+// (allocator exhausted, dynamic overflow, ...) goes to that call's own error record (routed per
+// thread, see runtime_memory.h), never to a concurrent call; the workers of ParallelStructFor
+// route theirs to the struct-for that launched them. Errors recorded by runtime functions that a
+// visitor calls directly (not through this API) are the struct-for's.
+//
+// Thread safety: every method may be called from many threads at once. Operations hold a shared
+// lock (a ShardedRwLock: readers do not contend); CollectGarbage and CheckInvariants hold it
+// exclusively. Callbacks of (Parallel)StructFor
+// may call the runtime (but not CollectGarbage: FailedPrecondition). Conflicting operations on
+// the same cell in parallel (deactivating a cell while writing below it) are races, as upstream:
+// memory stays safe, values may be lost.
+#ifndef ACCELMEM_RUNTIME_SPARSE_RUNTIME_H_
+#define ACCELMEM_RUNTIME_SPARSE_RUNTIME_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "gc/gc_collector.h"
+#include "runtime/sharded_rw_lock.h"
+#include "runtime/thread_pool.h"
+#include "sparse_runtime/device/node_cache.h"
+#include "sparse_runtime/device/runtime_context.h"
+#include "sparse_runtime/device/snode_bitmasked.h"
+#include "sparse_runtime/device/snode_dense.h"
+#include "sparse_runtime/device/snode_dynamic.h"
+#include "sparse_runtime/device/snode_pointer.h"
+#include "sparse_runtime/device/snode_root.h"
+#include "sparse_runtime/host_memory_pool.h"
+#include "sparse_runtime/point_op.h"
+#include "sparse_runtime/snode_tree.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+
+class SparseRuntime;
+
+// PointOp (the cell operations of an execution backend) is in sparse_runtime/point_op.h.
+
+// An execution backend for SparseRuntime's cell operations (see the file comment). Called with
+// SparseRuntime's shared lock held; must be thread-safe.
+class KernelBackend {
+ public:
+  using Visitor = absl::FunctionRef<void(absl::Span<const int32_t> index, void* cell)>;
+  virtual ~KernelBackend() = default;
+  virtual absl::StatusOr<int64_t> RunPoint(PointOp op, const SNode& snode, const int32_t* coord,
+                                           void* value) = 0;
+  // Visits, in layout order, the active cells of `snode` (for a place: its values) whose cell of
+  // the outermost path level (snode.path()[1]) has index in [begin, end) (the root: 0).
+  virtual absl::Status StructFor(const SNode& snode, int64_t begin, int64_t end, Visitor visit) = 0;
+};
+using KernelBackendFactory =
+    std::function<absl::StatusOr<std::unique_ptr<KernelBackend>>(SparseRuntime* rt)>;
+
+struct SparseRuntimeOptions {
+  // Threads of ParallelStructFor (including the caller); 0 = hardware concurrency.
+  int num_threads = 0;
+  // NodeManager cells per chunk (a power of two; halved for big cells as upstream).
+  int32_t chunk_num_elements = NodeManager::kDefaultChunkNumElements;
+  int32_t max_num_chunks = ListManager::kDefaultMaxNumChunks;
+  // Cap on the bytes the runtime maps (0 = unlimited); beyond it operations fail with
+  // ResourceExhausted.
+  uint64_t memory_limit_bytes = 0;
+  // Collect garbage automatically after every operation batch that may deactivate (a Deactivate
+  // call, or a (Parallel)StructFor whose visitor deactivated something), and then only for the
+  // SNodes that have recycled cells (upstream runs its three GC kernels for every sparse SNode
+  // after every such task, #6594). On by default; off: recycled cells wait for CollectGarbage().
+  bool auto_collect = true;
+  // Workers of the garbage collector's CPU pool (1 = serial on the calling thread).
+  int gc_workers = 1;
+  // Pointer cells activated or deactivated inside ParallelStructFor go through one NodeCache per
+  // worker (no shared atomic per cell; cached cells are handed back when the struct-for ends).
+  // Off: every worker allocates from the SNode's NodeManager directly, as upstream.
+  bool worker_caches = true;
+  // Runs the cell operations through a backend created for the runtime (e.g.
+  // codegen::JitBackend::Factory()); empty: the native runtime.
+  KernelBackendFactory kernel_backend;
+};
+
+// Allocator statistics of one SNode (zeros for SNodes without an allocator).
+struct SNodeMemoryStats {
+  int64_t cells_in_use = 0;
+  int64_t cells_free = 0;
+  int64_t cells_recycled = 0;
+  int64_t cells_reserved = 0;   // ever reserved = in use + free + recycled
+  uint64_t bytes_reserved = 0;  // chunks and tables of the allocator's lists
+};
+
+class SparseRuntime {
+ public:
+  using Visitor = absl::FunctionRef<void(absl::Span<const int32_t> index, void* cell)>;
+  using ParallelVisitor =
+      absl::FunctionRef<void(absl::Span<const int32_t> index, void* cell, int worker)>;
+
+  // `tree` must be finalized and must outlive the runtime.
+  static absl::StatusOr<std::unique_ptr<SparseRuntime>> Create(
+      const SNodeTree& tree, const SparseRuntimeOptions& options = {});
+  ~SparseRuntime();
+  SparseRuntime(const SparseRuntime&) = delete;
+  SparseRuntime& operator=(const SparseRuntime&) = delete;
+
+  const SNodeTree& tree() const { return tree_; }
+
+  absl::Status Activate(const SNode& snode, absl::Span<const int32_t> index);
+  absl::Status Deactivate(const SNode& snode, absl::Span<const int32_t> index);
+  absl::StatusOr<bool> IsActive(const SNode& snode, absl::Span<const int32_t> index);
+
+  template <typename T>
+  absl::StatusOr<T> Read(const SNode& place, absl::Span<const int32_t> index) {
+    T value{};
+    absl::Status status = ReadRaw(place, DataTypeOf<T>(), index, &value);
+    if (!status.ok()) return status;
+    return value;
+  }
+  template <typename T>
+  absl::Status Write(const SNode& place, absl::Span<const int32_t> index, T value) {
+    return WriteRaw(place, DataTypeOf<T>(), index, &value);
+  }
+  // Appends `value` to the dynamic list holding `place`; returns its position (the old length).
+  template <typename T>
+  absl::StatusOr<int32_t> Append(const SNode& place, absl::Span<const int32_t> container_index,
+                                 T value) {
+    return AppendRaw(place, DataTypeOf<T>(), container_index, &value);
+  }
+  absl::StatusOr<int32_t> Length(const SNode& dynamic, absl::Span<const int32_t> container_index);
+
+  absl::Status ReadRaw(const SNode& place, DataType dtype, absl::Span<const int32_t> index,
+                       void* out);
+  absl::Status WriteRaw(const SNode& place, DataType dtype, absl::Span<const int32_t> index,
+                        const void* value);
+  absl::StatusOr<int32_t> AppendRaw(const SNode& place, DataType dtype,
+                                    absl::Span<const int32_t> container_index, const void* value);
+
+  // Visits every active cell of `snode` (for a place: the value addresses of its parent's active
+  // cells) once, serially in layout order / in parallel on the thread pool.
+  absl::Status StructFor(const SNode& snode, Visitor visit);
+  absl::Status ParallelStructFor(const SNode& snode, ParallelVisitor visit);
+
+  // Garbage collection (//gc:gc_collector) of every allocator SNode that has recycled cells:
+  // recycled cells are zeroed (in address order) and become free again, reused FIFO.
+  absl::Status CollectGarbage();
+  // Collections that actually ran (one per SNode allocator that had recycled cells).
+  int64_t num_gc_collections();
+
+  SNodeMemoryStats Stats(const SNode& snode);
+  // Bytes mapped by the runtime's pool (root, tables, chunks, ambient elements).
+  uint64_t bytes_mapped() const { return pool_.bytes_mapped(); }
+
+  // Checks, exclusively: every reserved slot of every NodeManager is exactly one of in use
+  // (reachable from the tree), free, or recycled; free cells and ambient elements are all zero.
+  absl::Status CheckInvariants();
+
+  // The kernel backend, or null for the native runtime.
+  KernelBackend* kernel_backend() { return backend_.get(); }
+
+  // Low-level access (benchmarks, codegen): the runtime context and an SNode's meta struct.
+  RuntimeContext* context() { return &context_; }
+  Ptr meta(const SNode& snode) { return reinterpret_cast<Ptr>(&metas_[snode.id()]); }
+
+ private:
+  union MetaStorage {
+    StructMeta base;
+    RootMeta root;
+    DenseMeta dense;
+    BitmaskedMeta bitmasked;
+    PointerMeta pointer;
+    DynamicMeta dynamic;
+  };
+  struct ListElement {
+    Ptr container;
+    int32_t num_cells;
+    std::array<int32_t, kMaxAxes> base;  // coordinates of the parent cell, per axis
+  };
+  class SharedLock;
+  class OpErrors;
+
+  SparseRuntime(const SNodeTree& tree, const SparseRuntimeOptions& options);
+  absl::Status Init();
+  // The error in the context's shared slot as a status (Internal if none), cleared. Only while
+  // no operation runs (creation, or with gc_mu_ held exclusively).
+  absl::Status TakeSharedError(absl::string_view what);
+  absl::Status CheckIndex(const SNode& snode, absl::Span<const int32_t> index) const;
+  // Per path position p >= 1 of `snode`, the cell index inside path[p]'s container.
+  void CellIndices(const SNode& snode, absl::Span<const int32_t> index, int32_t* out) const;
+  // The cell of path[upto] (activating sparse levels if `activate`); null when a level is
+  // inactive (read) or on error (*status set from the operation's `errors`).
+  Ptr WalkTo(const SNode& snode, const int32_t* cell_index, int upto, bool activate,
+             OpErrors& errors, absl::Status* status);
+  void ActivateOne(const SNode& s, Ptr container, int32_t i);
+  bool IsActiveOne(const SNode& s, Ptr container, int32_t i);
+  Ptr LookupOne(const SNode& s, Ptr container, int32_t i);
+  int32_t NumElements(const SNode& s, Ptr container);
+  void DeactivateSubtree(const SNode& s, Ptr cell);
+  void DeactivateOne(const SNode& s, Ptr container, int32_t i);
+  std::vector<ListElement> ListGen(const SNode& leaf);
+  void ListGenRec(const SNode& leaf, int depth, Ptr cell, const std::array<int32_t, kMaxAxes>& base,
+                  std::vector<ListElement>* out);
+  // Calls fn(index, cell) for the active cells [lo, hi) of one list element (a template so that
+  // the visitor is called directly, without a second indirection).
+  template <typename Fn>
+  void VisitRange(const SNode& leaf, uint64_t value_offset, const ListElement& e, int32_t lo,
+                  int32_t hi, const Fn& fn);
+  ThreadPool* pool();
+  absl::Status DeactivateUnlocked(const SNode& snode, absl::Span<const int32_t> index);
+  absl::Status StructForUnlocked(const SNode& snode, Visitor visit);
+  absl::Status ParallelStructForUnlocked(const SNode& snode, ParallelVisitor visit);
+  // Collects every allocator with recycled cells; the caller holds gc_mu_ exclusively.
+  absl::Status CollectLocked();
+  // With options_.auto_collect: collects if a deactivation happened since the last collection
+  // and the caller is not inside a struct-for visitor (the struct-for collects when it ends).
+  absl::Status MaybeAutoCollect();
+  // Runs `op` on the backend, retrying while an activation met a concurrent deactivation;
+  // failures recorded in the operation's `errors` become statuses.
+  absl::StatusOr<int64_t> RunBackend(OpErrors& errors, PointOp op, const SNode& snode,
+                                     const int32_t* coord, void* value);
+
+  const SNodeTree& tree_;
+  const SparseRuntimeOptions options_;
+  HostMemoryPool pool_;
+  RuntimeContext context_;
+  std::vector<MetaStorage> metas_;
+  ShardedRwLock gc_mu_;
+  std::mutex thread_pool_mu_;
+  std::unique_ptr<ThreadPool> thread_pool_;
+  std::unique_ptr<gc::GcCollector> collector_;  // guarded by gc_mu_ (exclusive)
+  std::atomic<bool> deactivated_since_gc_{false};
+  std::unique_ptr<KernelBackend> backend_;
+  // Pointer-cell allocation inside ParallelStructFor goes through one NodeCache per (pool worker,
+  // pointer SNode): caches_[worker * num_snodes + id] (ThreadPool serializes ParallelFor calls,
+  // so a worker index names one thread at a time). Flushed by the calling thread when the
+  // struct-for ends (cached free cells go to the recycled list, zero, until the next GC).
+  std::vector<NodeCache> caches_;  // sized once the pool exists (guarded by thread_pool_mu_)
+  std::mutex caches_mu_;           // held by the top-level native ParallelStructFor
+  // Returns the worker's cache for `s` when this thread is a worker of this runtime's struct-for.
+  NodeCache* WorkerCache(const SNode& s);
+  // Sizes caches_ for `workers` pool threads (once).
+  void InitWorkerCaches(int workers);
+  // Flushes every worker cache; true if anything reached the recycled list.
+  bool FlushWorkerCaches();
+};
+
+}  // namespace sparse_runtime
+}  // namespace accelmem
+
+#endif  // ACCELMEM_RUNTIME_SPARSE_RUNTIME_H_

@@ -1,0 +1,247 @@
+// SparseRuntime's struct-fors: list generation over the active containers of a leaf, the
+// per-container cell walk, the serial and parallel struct-for, and the thread pool's worker caches.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "runtime/host_scopes.h"
+#include "runtime/sparse_runtime.h"
+#include "sparse_runtime/internal/snode_kinds.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+
+using internal::kListgenMaxCells;
+using internal::RouteScope;
+using internal::tls_locked_runtime;
+using internal::tls_worker_runtime;
+using internal::WorkerScope;
+
+void SparseRuntime::ListGenRec(const SNode& leaf, int depth, Ptr cell,
+                               const std::array<int32_t, kMaxAxes>& base,
+                               std::vector<ListElement>* out) {
+  const SNode& level = *leaf.path()[depth];
+  Ptr container = cell + level.offset_in_parent_cell();
+  const int32_t n = NumElements(level, container);
+  if (&level == &leaf) {
+    out->push_back({container, n, base});
+    return;
+  }
+  const Ptr ambient =
+      HasAllocator(level.type()) ? runtime_ambient_element(&context_, level.id()) : nullptr;
+  std::array<int32_t, kMaxAxes> refined;
+  for (int32_t i = 0; i < n; ++i) {
+    if (!IsActiveOne(level, container, i)) continue;
+    Ptr child_cell = LookupOne(level, container, i);
+    if (child_cell == ambient) continue;
+    refined = base;
+    int64_t l = i;
+    for (auto it = level.axes().rbegin(); it != level.axes().rend(); ++it) {
+      const int64_t shape = level.shape(*it);
+      refined[*it] = static_cast<int32_t>(base[*it] * shape + l % shape);
+      l /= shape;
+    }
+    ListGenRec(leaf, depth + 1, child_cell, refined, out);
+  }
+}
+
+std::vector<SparseRuntime::ListElement> SparseRuntime::ListGen(const SNode& leaf) {
+  std::vector<ListElement> out;
+  std::array<int32_t, kMaxAxes> base;
+  base.fill(0);
+  if (leaf.parent() == nullptr) {
+    out.push_back({context_.root, 1, base});
+    return out;
+  }
+  ListGenRec(leaf, 1, context_.root, base, &out);
+  return out;
+}
+
+template <typename Fn>
+void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const ListElement& e,
+                               int32_t lo, int32_t hi, const Fn& fn) {
+  if (lo >= hi) return;
+  const Ptr m = meta(leaf);
+  // One loop per kind, its state local to it (nothing the visitor call could alias).
+  internal::WithKind(leaf.type(), [&](auto kind) {
+    const std::vector<int>& index_axes = leaf.index_axes();
+    const std::vector<int>& axes = leaf.axes();
+    const int num_axes = static_cast<int>(axes.size());
+    // Odometer over the leaf's axes (row-major, last axis fastest): decomposed once, then
+    // incremented, so no division per cell.
+    int64_t digit[kMaxAxes];
+    int64_t shape[kMaxAxes];
+    int64_t l = lo;
+    for (int a = num_axes - 1; a >= 0; --a) {
+      shape[a] = leaf.shape(axes[a]);
+      digit[a] = l % shape[a];
+      l /= shape[a];
+    }
+    std::array<int32_t, kMaxAxes> coord = e.base;
+    for (int a = 0; a < num_axes; ++a) {
+      coord[axes[a]] = static_cast<int32_t>(e.base[axes[a]] * shape[a] + digit[a]);
+    }
+    int32_t index[kMaxAxes];
+    const size_t num_indices = index_axes.size();
+    typename decltype(kind)::Cursor cursor(m, e.container, lo);
+    for (int32_t i = lo; i < hi; ++i) {
+      if (cursor.ended()) return;  // a dynamic list was shortened meanwhile
+      const Ptr cell = cursor.Next(i);
+      if (cell != nullptr) {
+        for (size_t k = 0; k < num_indices; ++k) index[k] = coord[index_axes[k]];
+        fn(absl::Span<const int32_t>(index, num_indices), cell + value_offset);
+      }
+      for (int a = num_axes - 1; a >= 0; --a) {
+        const int axis = axes[a];
+        if (++digit[a] < shape[a]) {
+          ++coord[axis];
+          break;
+        }
+        digit[a] = 0;
+        coord[axis] = static_cast<int32_t>(e.base[axis] * shape[a]);
+      }
+    }
+  });
+}
+
+absl::Status SparseRuntime::StructFor(const SNode& snode, Visitor visit) {
+  absl::Status status = StructForUnlocked(snode, visit);
+  if (!status.ok()) return status;
+  return MaybeAutoCollect();
+}
+
+absl::Status SparseRuntime::StructForUnlocked(const SNode& snode, Visitor visit) {
+  if (&snode != &tree_.snode(snode.id())) {
+    return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
+  }
+  const bool is_place = snode.type() == SNodeType::kPlace;
+  const SNode& leaf = is_place ? *snode.parent() : snode;
+  const uint64_t offset = is_place ? snode.offset_in_parent_cell() : 0;
+  SharedLock lock(this);
+  OpErrors errors(this);
+  if (backend_ != nullptr) {
+    return errors.Finish(backend_->StructFor(snode, 0, StructForExtent(leaf), visit),
+                         "struct-for over", snode);
+  }
+  for (const ListElement& e : ListGen(leaf)) {
+    VisitRange(leaf, offset, e, 0, e.num_cells, visit);
+  }
+  return errors.Finish(absl::OkStatus(), "struct-for over", snode);
+}
+
+ThreadPool* SparseRuntime::pool() {
+  std::lock_guard<std::mutex> guard(thread_pool_mu_);
+  if (thread_pool_ == nullptr) {
+    thread_pool_ = std::make_unique<ThreadPool>(options_.num_threads);
+    InitWorkerCaches(thread_pool_->num_threads());
+  }
+  return thread_pool_.get();
+}
+
+void SparseRuntime::InitWorkerCaches(int workers) {
+  if (!options_.worker_caches) return;
+  const int n = tree_.num_snodes();
+  caches_ = std::vector<NodeCache>(static_cast<size_t>(workers) * n);
+  for (int w = 0; w < workers; ++w) {
+    for (int id = 0; id < n; ++id) {
+      NodeCache& cache = caches_[static_cast<size_t>(w) * n + id];
+      std::memset(static_cast<void*>(&cache), 0, sizeof(cache));
+      if (tree_.snode(id).type() == SNodeType::kPointer) {
+        cache.init(runtime_node_manager(&context_, id));
+      }
+    }
+  }
+}
+
+bool SparseRuntime::FlushWorkerCaches() {
+  bool recycled = false;
+  for (NodeCache& cache : caches_) {
+    if (cache.manager == nullptr) continue;
+    if (cache.num_free > 0 || cache.num_recycled > 0) recycled = true;
+    cache.flush();
+  }
+  return recycled;
+}
+
+absl::Status SparseRuntime::ParallelStructFor(const SNode& snode, ParallelVisitor visit) {
+  absl::Status status = ParallelStructForUnlocked(snode, visit);
+  if (!status.ok()) return status;
+  return MaybeAutoCollect();
+}
+
+absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, ParallelVisitor visit) {
+  if (&snode != &tree_.snode(snode.id())) {
+    return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
+  }
+  const bool is_place = snode.type() == SNodeType::kPlace;
+  const SNode& leaf = is_place ? *snode.parent() : snode;
+  const uint64_t offset = is_place ? snode.offset_in_parent_cell() : 0;
+  ThreadPool* threads = pool();
+  SharedLock lock(this);
+  OpErrors errors(this);
+  RuntimeErrorRecord* const record = errors.record();
+  if (backend_ != nullptr) {
+    // Split the outermost level's cells (ceiling splits) over the pool; each task runs the
+    // backend's struct-for over its range.
+    const int64_t n = StructForExtent(leaf);
+    const int64_t parts = std::min<int64_t>(n, kListgenMaxCells);
+    std::mutex error_mu;
+    absl::Status error;
+    threads->ParallelFor(parts, [&](int64_t t, int worker) {
+      // The task's runtime errors are the struct-for's.
+      RouteScope route(&context_.memory, record);
+      const SparseRuntime* previous = tls_locked_runtime;
+      tls_locked_runtime = this;
+      absl::Status status = backend_->StructFor(
+          snode, n * t / parts, n * (t + 1) / parts,
+          [&](absl::Span<const int32_t> index, void* cell) { visit(index, cell, worker); });
+      tls_locked_runtime = previous;
+      if (!status.ok()) {
+        std::lock_guard<std::mutex> guard(error_mu);
+        if (error.ok()) error = status;
+      }
+    });
+    return errors.Finish(error, "parallel struct-for over", snode);
+  }
+  const std::vector<ListElement> list = ListGen(leaf);
+  // Split every container into ceil(n / 1024) parts (ceiling division: no cell is skipped).
+  struct Task {
+    int32_t element, lo, hi;
+  };
+  std::vector<Task> tasks;
+  for (size_t k = 0; k < list.size(); ++k) {
+    const int32_t n = list[k].num_cells;
+    const int32_t parts = (n + kListgenMaxCells - 1) / kListgenMaxCells;
+    for (int32_t p = 0; p < parts; ++p) {
+      const int32_t lo = static_cast<int32_t>(static_cast<int64_t>(n) * p / parts);
+      const int32_t hi = static_cast<int32_t>(static_cast<int64_t>(n) * (p + 1) / parts);
+      tasks.push_back({static_cast<int32_t>(k), lo, hi});
+    }
+  }
+  const bool nested = tls_worker_runtime == this;  // an inline struct-for inside a task
+  // One top-level parallel struct-for at a time uses (and then flushes) the worker caches.
+  std::unique_lock<std::mutex> caches_lock(caches_mu_, std::defer_lock);
+  if (!nested) caches_lock.lock();
+  threads->ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t t, int worker) {
+    // The task's runtime errors are the struct-for's.
+    RouteScope route(&context_.memory, record);
+    // Tasks run under the caller's shared lock: mark it so re-entrant calls do not re-lock.
+    const SparseRuntime* previous = tls_locked_runtime;
+    tls_locked_runtime = this;
+    WorkerScope scope(this, worker);
+    const Task& task = tasks[t];
+    VisitRange(leaf, offset, list[task.element], task.lo, task.hi,
+               [&](absl::Span<const int32_t> index, void* cell) { visit(index, cell, worker); });
+    tls_locked_runtime = previous;
+  });
+  // The workers are done: hand their cached cells back (the outermost struct-for only; an inline
+  // nested one leaves them to it). Recycled cells make the automatic collection run.
+  if (!nested && FlushWorkerCaches()) deactivated_since_gc_.store(true, std::memory_order_relaxed);
+  return errors.Finish(absl::OkStatus(), "parallel struct-for over", snode);
+}
+
+}  // namespace sparse_runtime
+}  // namespace accelmem

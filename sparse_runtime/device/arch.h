@@ -1,0 +1,364 @@
+// File: sparse_runtime/device/arch.h
+//
+// The only architecture-dependent header of the sparse runtime. Everything a kernel calls at run
+// time (ListManager, NodeManager, the X_* SNode functions, the GC phases) is written in a
+// freestanding C++17 subset — no standard headers, exceptions or RTTI — and reaches the machine
+// only through the primitives below, so that the same sources compile natively into cc_library
+// targets and, in a later step, into LLVM bitcode for x64 and nvptx64 with clang.
+//
+// Selection: define ARCH_x64 or ARCH_cuda. Without either, ARCH_cuda is chosen when compiling for
+// NVPTX (__NVPTX__) and ARCH_x64 otherwise (native builds need no flag). ARCH_x64 stands for "a CPU
+// host" (it also builds on arm64: only the spin-wait hint is x86-specific).
+//
+// What is here:
+//   * fixed-width integer aliases (compatible with <cstdint> on LP64 targets);
+//   * atomics (load/store/exchange/cas/add/or/and/max) on i32/u32/i64/u64/pointers: the compiler's
+//     __atomic builtins on the CPU (seq_cst unless the name says otherwise), __nvvm_atom_* builtins
+//     plus membar.gl fences on CUDA;
+//   * fences: grid_memfence / block_memfence (CUDA membar.gl / membar.cta; a seq_cst fence on CPU);
+//   * thread/warp ids: thread_idx, block_idx, block_dim, grid_dim, lane_id (0/1 on the CPU);
+//   * a spinlock (mutex_lock_i32 / mutex_unlock_i32) and locked_task, the double-checked critical
+//     section of upstream Taichi (locked_task.h), plus warp_locked_task, the CUDA
+//     warp-representative variant (one lane per distinct lock address runs the task, the others
+//     wait at a warp barrier); on the CPU both are the same mutex path.
+//
+// Upstream-compatible semantics (upstream runtime.cpp). Differences: the CPU spinlock spins
+// on a plain load with a pause hint before retrying the exchange (test-and-test-and-set), and the
+// CUDA path targets sm_70+ only (independent thread scheduling; no pre-Volta lane serialization).
+#ifndef ACCELMEM_SPARSE_RUNTIME_DEVICE_ARCH_H_
+#define ACCELMEM_SPARSE_RUNTIME_DEVICE_ARCH_H_
+
+#if !defined(ARCH_x64) && !defined(ARCH_cuda)
+#if defined(__NVPTX__)
+#define ARCH_cuda 1
+#else
+#define ARCH_x64 1
+#endif
+#endif
+
+#if defined(ARCH_x64) && defined(ARCH_cuda)
+#error "define exactly one of ARCH_x64 and ARCH_cuda"
+#endif
+
+#define ACCELMEM_RT_INLINE inline __attribute__((always_inline))
+
+namespace accelmem {
+namespace sparse_runtime {
+
+using i8 = __INT8_TYPE__;
+using u8 = __UINT8_TYPE__;
+using i16 = __INT16_TYPE__;
+using u16 = __UINT16_TYPE__;
+using i32 = __INT32_TYPE__;
+using u32 = __UINT32_TYPE__;
+using i64 = __INT64_TYPE__;
+using u64 = __UINT64_TYPE__;
+using usize = decltype(sizeof(0));
+using uptr = __UINTPTR_TYPE__;
+// Untyped byte pointer, as upstream's `Ptr`.
+using Ptr = u8*;
+
+static_assert(sizeof(void*) == 8, "the sparse runtime assumes 64-bit pointers");
+
+// ---------------------------------------------------------------------------------------------
+// Atomics. Defined for 4- and 8-byte T (i32, u32, i64, u64, pointers).
+//
+// CPU: the compiler's __atomic builtins. CUDA: clang's NVPTX target reports no lock-free atomic
+// width for __atomic_* outside CUDA mode (they would become libatomic calls), so RMW operations use
+// the __nvvm_atom_*_gen_* builtins and ordering comes from explicit membar.gl fences.
+#if defined(ARCH_cuda)
+namespace arch_internal {
+template <typename T>
+ACCELMEM_RT_INLINE auto to_bits(T v) {
+  if constexpr (sizeof(T) == 4) {
+    i32 b;
+    __builtin_memcpy(&b, &v, 4);
+    return b;
+  } else {
+    static_assert(sizeof(T) == 8, "atomics are 4 or 8 bytes");
+    i64 b;
+    __builtin_memcpy(&b, &v, 8);
+    return b;
+  }
+}
+template <typename T, typename B>
+ACCELMEM_RT_INLINE T from_bits(B b) {
+  T v;
+  __builtin_memcpy(&v, &b, sizeof(T));
+  return v;
+}
+template <typename T>
+ACCELMEM_RT_INLINE auto* bits_ptr(T* p) {
+  if constexpr (sizeof(T) == 4) {
+    return reinterpret_cast<i32*>(p);
+  } else {
+    return reinterpret_cast<i64*>(p);
+  }
+}
+}  // namespace arch_internal
+
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_load_relaxed(const T* p) {
+  return *reinterpret_cast<const volatile T*>(p);
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_load_acquire(const T* p) {
+  T v = *reinterpret_cast<const volatile T*>(p);
+  __nvvm_membar_gl();
+  return v;
+}
+template <typename T>
+ACCELMEM_RT_INLINE void atomic_store_relaxed(T* p, T v) {
+  *reinterpret_cast<volatile T*>(p) = v;
+}
+template <typename T>
+ACCELMEM_RT_INLINE void atomic_store_release(T* p, T v) {
+  __nvvm_membar_gl();
+  *reinterpret_cast<volatile T*>(p) = v;
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_exchange(T* p, T v) {
+  using namespace arch_internal;
+  __nvvm_membar_gl();
+  T old;
+  if constexpr (sizeof(T) == 4) {
+    old = from_bits<T>(__nvvm_atom_xchg_gen_i(bits_ptr(p), to_bits(v)));
+  } else {
+    old = from_bits<T>(__nvvm_atom_xchg_gen_ll(bits_ptr(p), to_bits(v)));
+  }
+  __nvvm_membar_gl();
+  return old;
+}
+template <typename T>
+ACCELMEM_RT_INLINE bool atomic_cas(T* p, T* expected, T desired) {
+  using namespace arch_internal;
+  __nvvm_membar_gl();
+  T old;
+  if constexpr (sizeof(T) == 4) {
+    old = from_bits<T>(__nvvm_atom_cas_gen_i(bits_ptr(p), to_bits(*expected), to_bits(desired)));
+  } else {
+    old = from_bits<T>(__nvvm_atom_cas_gen_ll(bits_ptr(p), to_bits(*expected), to_bits(desired)));
+  }
+  __nvvm_membar_gl();
+  bool ok = to_bits(old) == to_bits(*expected);
+  *expected = old;
+  return ok;
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_add_relaxed(T* p, T v) {
+  using namespace arch_internal;
+  if constexpr (sizeof(T) == 4) {
+    return from_bits<T>(__nvvm_atom_add_gen_i(bits_ptr(p), to_bits(v)));
+  } else {
+    return from_bits<T>(__nvvm_atom_add_gen_ll(bits_ptr(p), to_bits(v)));
+  }
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_add(T* p, T v) {
+  __nvvm_membar_gl();
+  T old = atomic_add_relaxed(p, v);
+  __nvvm_membar_gl();
+  return old;
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_or(T* p, T v) {
+  using namespace arch_internal;
+  __nvvm_membar_gl();
+  T old;
+  if constexpr (sizeof(T) == 4) {
+    old = from_bits<T>(__nvvm_atom_or_gen_i(bits_ptr(p), to_bits(v)));
+  } else {
+    old = from_bits<T>(__nvvm_atom_or_gen_ll(bits_ptr(p), to_bits(v)));
+  }
+  __nvvm_membar_gl();
+  return old;
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_and(T* p, T v) {
+  using namespace arch_internal;
+  __nvvm_membar_gl();
+  T old;
+  if constexpr (sizeof(T) == 4) {
+    old = from_bits<T>(__nvvm_atom_and_gen_i(bits_ptr(p), to_bits(v)));
+  } else {
+    old = from_bits<T>(__nvvm_atom_and_gen_ll(bits_ptr(p), to_bits(v)));
+  }
+  __nvvm_membar_gl();
+  return old;
+}
+#else   // ARCH_x64
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_load_relaxed(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_load_acquire(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+template <typename T>
+ACCELMEM_RT_INLINE void atomic_store_relaxed(T* p, T v) {
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+template <typename T>
+ACCELMEM_RT_INLINE void atomic_store_release(T* p, T v) {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+// Returns the previous value.
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_exchange(T* p, T v) {
+  return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+}
+// Strong compare-and-swap; on failure *expected receives the current value.
+template <typename T>
+ACCELMEM_RT_INLINE bool atomic_cas(T* p, T* expected, T desired) {
+  return __atomic_compare_exchange_n(p, expected, desired, /*weak=*/false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST);
+}
+// Fetch-and-op: all return the previous value.
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_add(T* p, T v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_add_relaxed(T* p, T v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_or(T* p, T v) {
+  return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_and(T* p, T v) {
+  return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
+}
+#endif  // ARCH_cuda
+// Atomic maximum (CAS loop); returns the previous value.
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_max(T* p, T v) {
+  T cur = atomic_load_relaxed(p);
+  while (cur < v && !atomic_cas(p, &cur, v)) {
+  }
+  return cur;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fences, ids, spin hint.
+#if defined(ARCH_cuda)
+ACCELMEM_RT_INLINE void grid_memfence() { __nvvm_membar_gl(); }
+ACCELMEM_RT_INLINE void block_memfence() { __nvvm_membar_cta(); }
+ACCELMEM_RT_INLINE i32 thread_idx() { return __nvvm_read_ptx_sreg_tid_x(); }
+ACCELMEM_RT_INLINE i32 block_idx() { return __nvvm_read_ptx_sreg_ctaid_x(); }
+ACCELMEM_RT_INLINE i32 block_dim() { return __nvvm_read_ptx_sreg_ntid_x(); }
+ACCELMEM_RT_INLINE i32 grid_dim() { return __nvvm_read_ptx_sreg_nctaid_x(); }
+ACCELMEM_RT_INLINE i32 lane_id() { return __nvvm_read_ptx_sreg_laneid(); }
+ACCELMEM_RT_INLINE void block_barrier() { __nvvm_bar_sync(0); }
+ACCELMEM_RT_INLINE void spin_pause() {}
+ACCELMEM_RT_INLINE u32 active_mask() {
+  u32 mask;
+  asm volatile("activemask.b32 %0;" : "=r"(mask));
+  return mask;
+}
+ACCELMEM_RT_INLINE void warp_barrier(u32 mask) { __nvvm_bar_warp_sync(mask); }
+// Lanes of `mask` holding the same 64-bit key (sm_70+). Inline PTX: clang 14's
+// __nvvm_match_any_sync_i64 gives a 64-bit destination, which ptxas rejects (it is 32-bit).
+ACCELMEM_RT_INLINE u32 match_any_sync_u64(u32 mask, u64 key) {
+  u32 peers;
+  asm volatile("match.any.sync.b64 %0, %1, %2;" : "=r"(peers) : "l"(key), "r"(mask));
+  return peers;
+}
+// True for exactly one active lane among those that pass the same key (sm_70+: match.any).
+ACCELMEM_RT_INLINE bool is_representative(u32 mask, const void* key) {
+  u32 peers = match_any_sync_u64(mask, static_cast<u64>(reinterpret_cast<uptr>(key)));
+  return lane_id() == __builtin_ctz(peers);
+}
+#else  // ARCH_x64
+ACCELMEM_RT_INLINE void grid_memfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+ACCELMEM_RT_INLINE void block_memfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+ACCELMEM_RT_INLINE i32 thread_idx() { return 0; }
+ACCELMEM_RT_INLINE i32 block_idx() { return 0; }
+ACCELMEM_RT_INLINE i32 block_dim() { return 1; }
+ACCELMEM_RT_INLINE i32 grid_dim() { return 1; }
+ACCELMEM_RT_INLINE i32 lane_id() { return 0; }
+ACCELMEM_RT_INLINE void block_barrier() {}
+ACCELMEM_RT_INLINE void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+ACCELMEM_RT_INLINE u32 active_mask() { return 0; }
+ACCELMEM_RT_INLINE void warp_barrier(u32) {}
+ACCELMEM_RT_INLINE bool is_representative(u32, const void*) { return true; }
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Spinlock on an i32 word (0 = free, 1 = held). Acquire/release ordering.
+ACCELMEM_RT_INLINE void mutex_lock_i32(i32* lock) {
+  while (atomic_exchange(lock, 1) != 0) {
+    while (atomic_load_relaxed(lock) != 0) spin_pause();
+  }
+}
+ACCELMEM_RT_INLINE bool mutex_try_lock_i32(i32* lock) { return atomic_exchange(lock, 1) == 0; }
+ACCELMEM_RT_INLINE void mutex_unlock_i32(i32* lock) { atomic_store_release(lock, 0); }
+
+// Double-checked critical section: runs `func()` under `lock` iff `test()` holds both before and
+// after taking the lock. `test` must read shared state with atomic loads (it runs unlocked first).
+template <typename Func, typename Test>
+ACCELMEM_RT_INLINE void locked_task(i32* lock, const Func& func, const Test& test) {
+  if (!test()) return;
+  mutex_lock_i32(lock);
+#if defined(ARCH_cuda)
+  grid_memfence();
+#endif
+  if (test()) func();
+#if defined(ARCH_cuda)
+  grid_memfence();
+#endif
+  mutex_unlock_i32(lock);
+}
+
+template <typename Func>
+ACCELMEM_RT_INLINE void locked_task(i32* lock, const Func& func) {
+  locked_task(lock, func, [] { return true; });
+}
+
+// Warp-representative form used by activation: on CUDA, among the active lanes of a warp that
+// target the same lock only one runs locked_task; the others wait at the warp barrier (this avoids
+// intra-warp lock contention). On the CPU it is locked_task.
+template <typename Func, typename Test>
+ACCELMEM_RT_INLINE void warp_locked_task(i32* lock, const Func& func, const Test& test) {
+#if defined(ARCH_cuda)
+  u32 mask = active_mask();
+  if (is_representative(mask, lock)) locked_task(lock, func, test);
+  warp_barrier(mask);
+#else
+  locked_task(lock, func, test);
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small freestanding helpers.
+ACCELMEM_RT_INLINE void mem_zero(void* p, usize n) { __builtin_memset(p, 0, n); }
+ACCELMEM_RT_INLINE void mem_copy(void* dst, const void* src, usize n) {
+  __builtin_memcpy(dst, src, n);
+}
+ACCELMEM_RT_INLINE bool is_power_of_two_u64(u64 x) { return x != 0 && (x & (x - 1)) == 0; }
+// floor(log2(x)) for x > 0.
+ACCELMEM_RT_INLINE i32 log2_floor_u64(u64 x) { return 63 - __builtin_clzll(x); }
+// Smallest power of two >= x (x >= 1, x <= 2^63).
+ACCELMEM_RT_INLINE u64 next_power_of_two_u64(u64 x) {
+  return x <= 1 ? 1 : (u64{1} << (64 - __builtin_clzll(x - 1)));
+}
+ACCELMEM_RT_INLINE u64 round_up_u64(u64 x, u64 align) { return (x + align - 1) / align * align; }
+template <typename T>
+ACCELMEM_RT_INLINE T min_of(T a, T b) {
+  return a < b ? a : b;
+}
+template <typename T>
+ACCELMEM_RT_INLINE T max_of(T a, T b) {
+  return a < b ? b : a;
+}
+
+}  // namespace sparse_runtime
+}  // namespace accelmem
+
+#endif  // ACCELMEM_SPARSE_RUNTIME_DEVICE_ARCH_H_

@@ -1,0 +1,229 @@
+// Freestanding implementation of ListManager (see list_manager.h).
+#include "sparse_runtime/device/list_manager.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+bool ListManager::init(RuntimeMemory* memory_in, u64 element_size_in, i32 num_elements_per_chunk,
+                       i32 max_num_chunks_in, bool enable_ptr2index) {
+  memory = memory_in;
+  if (element_size_in == 0) {
+    report_error(memory, kErrorInvalidArgument, "ListManager: element_size must be positive");
+    return false;
+  }
+  if (num_elements_per_chunk <= 0 ||
+      !is_power_of_two_u64(static_cast<u64>(num_elements_per_chunk))) {
+    report_error(memory, kErrorInvalidArgument, "max_num_elements_per_chunk must be POT.",
+                 num_elements_per_chunk);
+    return false;
+  }
+  if (max_num_chunks_in <= 0 || max_num_chunks_in > kMaxMaxNumChunks) {
+    report_error(memory, kErrorInvalidArgument, "ListManager: max_num_chunks out of range",
+                 max_num_chunks_in);
+    return false;
+  }
+  element_size = element_size_in;
+  element_size_shift = __builtin_ctzll(element_size);
+  u64 odd = element_size >> element_size_shift;
+  u64 inv = odd;  // Newton iteration: each step doubles the number of correct low bits.
+  for (i32 k = 0; k < 6; ++k) inv *= 2 - odd * inv;
+  element_size_odd_inverse = inv;
+  max_num_elements_per_chunk = num_elements_per_chunk;
+  log2_chunk_num_elements = log2_floor_u64(static_cast<u64>(num_elements_per_chunk));
+  max_num_chunks = max_num_chunks_in;
+  u64 alignment = next_power_of_two_u64(chunk_bytes());
+  if (alignment < 64) alignment = 64;
+  log2_chunk_alignment = log2_floor_u64(alignment);
+  lock = 0;
+  num_elements = 0;
+  num_active_chunks = 0;
+  granule_keys = nullptr;
+  granule_firsts = nullptr;
+  granule_table_mask = 0;
+  granule_base = 0;
+  chunks = reinterpret_cast<Ptr*>(
+      allocate_aligned(memory, sizeof(Ptr) * static_cast<u64>(max_num_chunks), 64, true));
+  if (chunks == nullptr) return false;
+  if (enable_ptr2index) {
+    u64 table_size = next_power_of_two_u64(2 * static_cast<u64>(max_num_chunks));
+    granule_keys =
+        reinterpret_cast<u64*>(allocate_aligned(memory, sizeof(u64) * table_size, 64, true));
+    granule_firsts =
+        reinterpret_cast<i32*>(allocate_aligned(memory, sizeof(i32) * table_size, 64, true));
+    if (granule_keys == nullptr || granule_firsts == nullptr) {
+      granule_keys = nullptr;
+      return false;
+    }
+    granule_table_mask = table_size - 1;
+    granule_base = reinterpret_cast<u64>(chunks) >> log2_chunk_alignment;
+  }
+  return true;
+}
+
+bool ListManager::touch_chunk_slow(i32 c) {
+  if (c < 0 || c >= max_num_chunks) {
+    report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", max_num_chunks);
+    return false;
+  }
+  if (atomic_load_acquire(&chunks[c]) != nullptr) return true;
+  locked_task(
+      &lock,
+      [&] {
+        Ptr p = allocate_aligned(memory, chunk_bytes(), u64{1} << log2_chunk_alignment, true);
+        if (p == nullptr) return;
+        if (granule_keys != nullptr) {
+          // Key 0 marks an empty slot; no chunk lies in granule 0 (below G).
+          u64 granule = reinterpret_cast<u64>(p) >> log2_chunk_alignment;
+          u64 h = granule_home_slot(granule);
+          while (atomic_load_relaxed(&granule_keys[h]) != 0) h = (h + 1) & granule_table_mask;
+          granule_firsts[h] = static_cast<i32>(static_cast<u64>(c) << log2_chunk_num_elements);
+          atomic_store_release(&granule_keys[h], granule);
+        }
+        atomic_add(&num_active_chunks, 1);
+        atomic_store_release(&chunks[c], p);
+      },
+      [&] { return atomic_load_acquire(&chunks[c]) == nullptr; });
+  return atomic_load_acquire(&chunks[c]) != nullptr;
+}
+
+i32 ListManager::reserve_failed(i32 i) {
+  if (i < 0) report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", i);
+  return -1;
+}
+
+i32 ListManager::reserve_new_elements(i32 n) {
+  if (n <= 0) return size();
+  i32 first = atomic_add(&num_elements, n);
+  i64 last = static_cast<i64>(first) + n - 1;
+  if (first < 0 || last > 0x7fffffff) {
+    report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", max_num_chunks);
+    return -1;
+  }
+  for (i64 c = first >> log2_chunk_num_elements; c <= (last >> log2_chunk_num_elements); ++c) {
+    if (!touch_chunk(static_cast<i32>(c))) return -1;
+  }
+  return first;
+}
+
+void ListManager::read_range(i32 first, i32 n, void* buffer) const {
+  Ptr out = static_cast<Ptr>(buffer);
+  while (n > 0) {
+    const i32 in_chunk = max_num_elements_per_chunk - (first & (max_num_elements_per_chunk - 1));
+    const i32 count = min_of(n, in_chunk);
+    mem_copy(out, get_element_ptr(first), element_size * static_cast<u64>(count));
+    out += element_size * static_cast<u64>(count);
+    first += count;
+    n -= count;
+  }
+}
+
+void ListManager::write_range(i32 first, i32 n, const void* buffer) {
+  const u8* in = static_cast<const u8*>(buffer);
+  while (n > 0) {
+    const i32 in_chunk = max_num_elements_per_chunk - (first & (max_num_elements_per_chunk - 1));
+    const i32 count = min_of(n, in_chunk);
+    mem_copy(get_element_ptr(first), in, element_size * static_cast<u64>(count));
+    in += element_size * static_cast<u64>(count);
+    first += count;
+    n -= count;
+  }
+}
+
+Ptr ListManager::touch_and_get(i32 i) {
+  if (i < 0 || !touch_chunk(i >> log2_chunk_num_elements)) return nullptr;
+  return get_element_ptr(i);
+}
+
+Ptr ListManager::allocate() {
+  i32 i = reserve_new_element();
+  return i < 0 ? nullptr : get_element_ptr(i);
+}
+
+i32 ListManager::append(const void* data) {
+  i32 i = reserve_new_element();
+  if (i >= 0) mem_copy(get_element_ptr(i), data, element_size);
+  return i;
+}
+
+i32 ListManager::ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const {
+  if (granule_keys == nullptr) {
+    for (i32 k = 0; k < n; ++k) out[k] = ptr_not_found();
+    return n;
+  }
+  // Constants in locals: the stores to out[] must not force them to be reloaded.
+  const u64* keys = granule_keys;
+  const i32* firsts = granule_firsts;
+  const u64 table_mask = granule_table_mask;
+  const u64 base = granule_base;
+  const i32 log2_granule = log2_chunk_alignment;
+  const u64 offset_mask = (u64{1} << log2_granule) - 1;
+  const i32 shift = element_size_shift;
+  const u64 inverse = element_size_odd_inverse;
+  const u64 per_chunk = static_cast<u64>(max_num_elements_per_chunk);
+  // Runs in one chunk: only the quotient per pointer, each granule compared with the first's. A
+  // pointer elsewhere (or not at an element of the chunk) sends the batch to the general loop.
+  constexpr i32 kMinRun = 16;
+  if (n >= kMinRun) {
+    const u64 run_granule = reinterpret_cast<u64>(ptrs[0]) >> log2_granule;
+    if ((reinterpret_cast<u64>(ptrs[n / 2]) >> log2_granule) == run_granule &&
+        (reinterpret_cast<u64>(ptrs[n - 1]) >> log2_granule) == run_granule) {
+      const i32 first = granule_first(run_granule);
+      if (first >= 0) {
+        u64 stray = 0;
+        for (i32 k = 0; k < n; ++k) {
+          const u64 address = reinterpret_cast<u64>(ptrs[k]);
+          const u64 q = rotate_right((address & offset_mask) * inverse, shift);
+          stray |= ((address >> log2_granule) ^ run_granule) | static_cast<u64>(q >= per_chunk);
+          // Unsigned: a stray q may be huge (the batch is then redone below).
+          out[k] = static_cast<i32>(static_cast<u32>(first) + static_cast<u32>(q));
+        }
+        if (stray == 0) return 0;
+      }
+    }
+  }
+  // Pass 1: home slots only, no branch on the data. Chunks mapped close together occupy
+  // consecutive home slots, so this resolves nearly every pointer; a miss (collision or unknown
+  // pointer) leaves -1.
+  bool any_miss = false;
+  for (i32 k = 0; k < n; ++k) {
+    const u64 address = reinterpret_cast<u64>(ptrs[k]);
+    const u64 granule = address >> log2_granule;
+    const u64 q = rotate_right((address & offset_mask) * inverse, shift);
+    const u64 h = (granule - base) & table_mask;
+    // Relaxed: the caller got `address` from a cell of a published chunk, and the chunk's slot
+    // was filled before the chunk was published (slots are never emptied).
+    const bool ok = (atomic_load_relaxed(&keys[h]) == granule) & (q < per_chunk);
+    out[k] = ok ? firsts[h] + static_cast<i32>(q) : -1;
+    any_miss |= !ok;
+  }
+  if (!any_miss) return 0;
+  // Pass 2: the full probe for the misses.
+  i32 unknown = 0;
+  for (i32 k = 0; k < n; ++k) {
+    if (out[k] >= 0) continue;
+    out[k] = find_index(ptrs[k]);
+    unknown += out[k] < 0 ? 1 : 0;
+  }
+  if (unknown > 0) ptr_not_found();  // reported once
+  return unknown;
+}
+
+void ListManager::element_ptrs(const i32* indices, i32 n, Ptr* out) const {
+  Ptr* const table = chunks;
+  const i32 log2_per_chunk = log2_chunk_num_elements;
+  const i32 mask = max_num_elements_per_chunk - 1;
+  const u64 size = element_size;
+  for (i32 k = 0; k < n; ++k) {
+    const i32 i = indices[k];
+    // Relaxed: the caller already synchronized with the chunk's publication (it reserved the
+    // element, or got its index from a free list built after the chunk existed).
+    out[k] = atomic_load_relaxed(&table[i >> log2_per_chunk]) + size * static_cast<u64>(i & mask);
+  }
+}
+
+i32 ListManager::ptr_not_found() const {
+  report_error(memory, kErrorPtrNotFound, "ptr not found.");
+  return -1;
+}
+
+}  // namespace sparse_runtime
+}  // namespace accelmem

@@ -1,0 +1,190 @@
+// File: sparse_runtime/device/list_manager.h
+//
+// ListManager: an unbounded array of fixed-size elements stored in lazily allocated chunks of a
+// power-of-two number of elements (upstream runtime.cpp ListManager). Index -> address is O(1):
+// chunks[i >> log2] + element_size * (i & mask). Chunks are allocated on first touch under
+// double-checked locking and published with an atomic release store; element reservation is one
+// atomic add. `clear()` is lazy (chunks and contents are kept).
+//
+// Differences from upstream (all deliberate):
+//   * The chunk table is allocated from the runtime memory at init with `max_num_chunks` entries
+//     (default 131072, as upstream), instead of a 1 MiB array inside the object.
+//   * Running out of chunks (or memory) records an error in RuntimeMemory and returns -1 / null
+//     instead of asserting and carrying on.
+//   * ptr2index is O(1) (upstream scans every chunk): each chunk is aligned to G, the smallest
+//     power of two >= its byte size, so `p >> log2(G)` names exactly one chunk; a small
+//     open-addressing table (enabled per list with `enable_ptr2index`) maps that granule number to
+//     the chunk index; the chunk starts at its granule, so the offset is p mod G (no load of the
+//     chunk table), and it is divided by element_size with an exact-division reciprocal. Unknown or
+//     interior pointers are reported as kErrorPtrNotFound and give -1.
+//
+// Thread safety: reserve_new_element(s), touch_chunk, get_element_ptr, ptr2index and append may
+// run concurrently. clear/resize are bookkeeping calls for quiescent phases (GC).
+//
+// Freestanding C++17 (see arch.h). Zero-initialize, then call init().
+#ifndef ACCELMEM_SPARSE_RUNTIME_DEVICE_LIST_MANAGER_H_
+#define ACCELMEM_SPARSE_RUNTIME_DEVICE_LIST_MANAGER_H_
+
+#include "sparse_runtime/device/arch.h"
+#include "sparse_runtime/device/runtime_memory.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+
+struct alignas(64) ListManager {
+  static constexpr i32 kDefaultMaxNumChunks = 128 * 1024;
+  // Chunk count limit (the chunk table stays <= 8 MiB, the granule table <= 24 MiB).
+  static constexpr i32 kMaxMaxNumChunks = (1 << 20) - 1;
+
+  // --- read-mostly configuration (set by init) ---
+  RuntimeMemory* memory;
+  Ptr* chunks;  // [max_num_chunks]; null = not allocated yet
+  // Granule table for ptr2index (null: disabled), two arrays of granule_table_mask + 1 slots
+  // (twice the chunk limit, so probes stay short): the granule number of the chunk in the slot
+  // (0 = empty; published last, with release) and the index of its first element. Open
+  // addressing from the home slot (granule - granule_base) & mask; granule_base is the chunk
+  // table's own granule, so chunks mapped near it take consecutive home slots.
+  u64* granule_keys;
+  i32* granule_firsts;
+  u64 granule_table_mask;
+  u64 granule_base;
+  u64 element_size;
+  u64 element_size_odd_inverse;  // inverse of (element_size >> element_size_shift) mod 2^64
+  i32 element_size_shift;        // trailing zero bits of element_size
+  i32 log2_chunk_num_elements;
+  i32 max_num_elements_per_chunk;
+  i32 max_num_chunks;
+  i32 log2_chunk_alignment;  // log2(G)
+  i32 lock;                  // guards chunk allocation
+  // --- hot, written concurrently ---
+  alignas(64) i32 num_elements;
+  i32 num_active_chunks;
+
+  // Returns false (and records kErrorInvalidArgument / kErrorOutOfMemory) on bad parameters:
+  // element_size == 0, num_elements_per_chunk not a power of two, or max_num_chunks out of
+  // [1, kMaxMaxNumChunks].
+  bool init(RuntimeMemory* memory, u64 element_size, i32 num_elements_per_chunk,
+            i32 max_num_chunks = kDefaultMaxNumChunks, bool enable_ptr2index = false);
+
+  // Atomically reserves one element (allocating its chunk if needed); returns its index, or -1
+  // after recording kErrorOutOfChunks / kErrorOutOfMemory.
+  ACCELMEM_RT_INLINE i32 reserve_new_element() {
+    i32 i = atomic_add(&num_elements, 1);
+    if (i >= 0 && touch_chunk(i >> log2_chunk_num_elements)) return i;
+    return reserve_failed(i);
+  }
+  // Reserves `n` consecutive elements; returns the first index or -1 (see above).
+  i32 reserve_new_elements(i32 n);
+  // Ensures chunk `c` exists. False on error (recorded).
+  ACCELMEM_RT_INLINE bool touch_chunk(i32 c) {
+    if (c >= 0 && c < max_num_chunks && atomic_load_acquire(&chunks[c]) != nullptr) return true;
+    return touch_chunk_slow(c);
+  }
+  bool touch_chunk_slow(i32 c);
+  i32 reserve_failed(i32 i);
+
+  ACCELMEM_RT_INLINE Ptr get_element_ptr(i32 i) const {
+    Ptr chunk = atomic_load_acquire(&chunks[i >> log2_chunk_num_elements]);
+    return chunk + element_size * static_cast<u64>(i & (max_num_elements_per_chunk - 1));
+  }
+  template <typename T>
+  ACCELMEM_RT_INLINE T& get(i32 i) const {
+    return *reinterpret_cast<T*>(get_element_ptr(i));
+  }
+  // Copies elements [first, first + n) to/from `buffer` (element_size bytes each), one memcpy per
+  // chunk touched. The range must be reserved (chunks exist).
+  void read_range(i32 first, i32 n, void* buffer) const;
+  void write_range(i32 first, i32 n, const void* buffer);
+
+  // touch_chunk + get_element_ptr; null on error.
+  Ptr touch_and_get(i32 i);
+
+  // reserve_new_element + get_element_ptr; null on error.
+  Ptr allocate();
+  // Appends a copy of element_size bytes from `data`; returns the index or -1.
+  i32 append(const void* data);
+  template <typename T>
+  ACCELMEM_RT_INLINE i32 push_back(const T& t) {
+    i32 i = reserve_new_element();
+    if (i >= 0) get<T>(i) = t;
+    return i;
+  }
+
+  ACCELMEM_RT_INLINE i32 size() const { return atomic_load_acquire(&num_elements); }
+  // Lazy: keeps chunks and contents.
+  ACCELMEM_RT_INLINE void clear() { atomic_store_release(&num_elements, 0); }
+  ACCELMEM_RT_INLINE void resize(i32 n) { atomic_store_release(&num_elements, n); }
+
+  // Index of the element at address `p` (O(1)). Requires enable_ptr2index. Returns -1 and records
+  // kErrorPtrNotFound if p is not the start of an element of an allocated chunk.
+  ACCELMEM_RT_INLINE i32 ptr2index(const void* p) const {
+    const i32 i = find_index(p);
+    return i >= 0 ? i : ptr_not_found();
+  }
+  // ptr2index without the error report (-1 for an unknown pointer).
+  ACCELMEM_RT_INLINE i32 find_index(const void* p) const {
+    if (granule_keys == nullptr) return -1;
+    const u64 address = reinterpret_cast<u64>(p);
+    const u64 granule = address >> log2_chunk_alignment;
+    const u64 q = offset_quotient(address);
+    if (q >= static_cast<u64>(max_num_elements_per_chunk)) return -1;
+    const i32 first = granule_first(granule);
+    return first < 0 ? -1 : first + static_cast<i32>(q);
+  }
+  // Index of the first element of the chunk in `granule`, or -1 (the full probe).
+  ACCELMEM_RT_INLINE i32 granule_first(u64 granule) const {
+    for (u64 h = granule_home_slot(granule);; h = (h + 1) & granule_table_mask) {
+      const u64 key = atomic_load_acquire(&granule_keys[h]);
+      if (key == 0) return -1;
+      if (key == granule) return granule_firsts[h];
+    }
+  }
+  // (address mod G) / element_size if that division is exact; otherwise a value >=
+  // max_num_elements_per_chunk. The chunk starts exactly at its granule (it is allocated
+  // G-aligned), so the offset needs no load of the chunk table. Exact division by element_size =
+  // odd << shift (Hacker's Delight 10-17): multiply by the odd part's inverse mod 2^64 and rotate
+  // right by shift; a non-multiple of element_size gives a value > 2^64 / element_size, far above
+  // the chunk size, and a multiple past the chunk's end gives its quotient, >= the chunk size.
+  ACCELMEM_RT_INLINE u64 offset_quotient(u64 address) const {
+    const u64 offset = address & ((u64{1} << log2_chunk_alignment) - 1);
+    return rotate_right(offset * element_size_odd_inverse, element_size_shift);
+  }
+  static ACCELMEM_RT_INLINE u64 rotate_right(u64 x, i32 s) {
+    return (x >> s) | (x << ((64 - s) & 63));
+  }
+  i32 ptr_not_found() const;
+
+  // Batch forms for per-worker caches (NodeCache): one call per batch, the list's constants
+  // held in registers across the loop. ptrs2indices writes ptr2index(ptrs[k]) to out[k] (-1 for
+  // an unknown pointer, error recorded once) and returns how many were unknown. A batch whose
+  // first, middle and last pointer share a chunk (cells released in address order or its
+  // reverse, as a struct-for deactivates them) is first tried against that chunk alone, with no
+  // table lookup per pointer; otherwise the loop looks only at each granule's home slot of the
+  // table, without branches on the data (cells freed in random order would mispredict them), and
+  // a second pass probes further for the rare pointer whose chunk collided. element_ptrs writes
+  // get_element_ptr(indices[k]) to out[k] (the elements' chunks must exist).
+  i32 ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const;
+  void element_ptrs(const i32* indices, i32 n, Ptr* out) const;
+
+  ACCELMEM_RT_INLINE u64 granule_home_slot(u64 granule) const {
+    return (granule - granule_base) & granule_table_mask;
+  }
+
+  ACCELMEM_RT_INLINE i32 get_num_active_chunks() const {
+    return atomic_load_acquire(&num_active_chunks);
+  }
+  ACCELMEM_RT_INLINE u64 chunk_bytes() const {
+    return element_size * static_cast<u64>(max_num_elements_per_chunk);
+  }
+  // Capacity in elements: max_num_chunks * max_num_elements_per_chunk (may exceed 2^31 - 1; the
+  // usable index space is additionally capped at 2^31 - 1).
+  ACCELMEM_RT_INLINE i64 capacity() const {
+    i64 c = static_cast<i64>(max_num_chunks) * max_num_elements_per_chunk;
+    return c < 0x7fffffff ? c : 0x7fffffff;
+  }
+};
+
+}  // namespace sparse_runtime
+}  // namespace accelmem
+
+#endif  // ACCELMEM_SPARSE_RUNTIME_DEVICE_LIST_MANAGER_H_

@@ -1,0 +1,42 @@
+// Freestanding implementation of NodeCache (see node_cache.h).
+#include "sparse_runtime/device/node_cache.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+
+void NodeCache::init(NodeManager* manager_in) {
+  manager = manager_in;
+  num_free = 0;
+  num_recycled = 0;
+}
+
+bool NodeCache::refill() {
+  manager->allocate_indices(free_index, kBatch);
+  // On failure allocate_indices fills the entries from the failure on with -1 (error recorded):
+  // keep the valid prefix, moved to the top of the array.
+  i32 valid = 0;
+  while (valid < kBatch && free_index[valid] >= 0) ++valid;
+  if (valid < kBatch) {
+    for (i32 k = valid - 1; k >= 0; --k) free_index[kBatch - valid + k] = free_index[k];
+  }
+  manager->data_list.element_ptrs(free_index + (kBatch - valid), valid,
+                                  free_ptr + (kBatch - valid));
+  num_free = valid;
+  return valid > 0;
+}
+
+void NodeCache::flush_recycled() {
+  manager->recycle_cells(recycled_ptr, num_recycled);  // unknown pointers: reported, dropped
+  num_recycled = 0;
+}
+
+void NodeCache::flush() {
+  // Cached free cells are zero but the free list cannot take them back between GCs (its cursor
+  // only grows); the recycled list can, and the GC zeroes them again. In hand-out order.
+  manager->recycle_indices(free_index + (kBatch - num_free), num_free);
+  num_free = 0;
+  flush_recycled();
+}
+
+}  // namespace sparse_runtime
+}  // namespace accelmem

@@ -1,0 +1,123 @@
+// File: sparse_runtime/device/node_manager.h
+//
+// NodeManager: the per-SNode cell allocator of the sparse runtime (upstream runtime.cpp
+// NodeManager). Cells live in `data_list`; reusable cells are named
+// by i32 indices on `free_list`; deactivated cells go to `recycled_list` and become reusable only
+// after a garbage collection zero-fills them and moves them to the free list. Every cell handed out
+// is all-zero (fresh pool memory or GC-zeroed).
+//
+//   allocate():  old = atomic_add(free_list_used, 1)   (skipped once free_list_used >= size)
+//                index = old < free_list.size() ? free_list[old] : data_list.reserve_new_element()
+//   recycle(p):  recycled_list.push_back(locate(p))            -- O(1), see ListManager::ptr2index
+//   gc_serial(): compact the unused tail [free_list_used, size) of the free list to its head,
+//                reset the cursor, zero every recycled cell and append its index (FIFO reuse),
+//                clear the recycled list.
+//
+// The GC phases (gc/) operate directly on the fields below; sparse_runtime/README.md documents
+// the state machine they must preserve. Fields are public on purpose (upstream exports them too).
+//
+// Sizing (as upstream, with the alignment fix): element_size = round_up(max(node_size, 8),
+// alignment) with alignment = max(8, requested); chunk_num_elements (default 16384, the value the
+// upstream runtime passes) is a power of two, halved while a data chunk would exceed 128 MiB.
+// Metadata is at most 8 bytes per cell (a 4-byte free-list entry and a 4-byte recycled-list entry)
+// plus the per-chunk tables.
+//
+// Thread safety: allocate, recycle, locate and the batch calls may run concurrently with each
+// other. gc_serial needs exclusive access (no allocate/recycle in flight). allocate()/recycle()
+// cost one shared atomic each, which contends when several workers allocate at once: busy workers
+// should go through a per-worker NodeCache (node_cache.h), which uses the batch calls.
+//
+// Freestanding C++17 (see arch.h). Zero-initialize, then call init().
+#ifndef ACCELMEM_SPARSE_RUNTIME_DEVICE_NODE_MANAGER_H_
+#define ACCELMEM_SPARSE_RUNTIME_DEVICE_NODE_MANAGER_H_
+
+#include "sparse_runtime/device/arch.h"
+#include "sparse_runtime/device/list_manager.h"
+#include "sparse_runtime/device/runtime_memory.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+
+struct alignas(64) NodeManager {
+  static constexpr i32 kDefaultChunkNumElements = 16 * 1024;
+  static constexpr i32 kUpstreamDefaultChunkNumElements = 128 * 1024;  // when -1 is passed
+  static constexpr u64 kMaxChunkBytes = u64{128} << 20;
+  // Index lists (free/recycled) use at least this many entries per chunk.
+  static constexpr i32 kMinIndexListChunk = 4096;
+  // Cells per shared atomic in allocate_cells / recycle_cells (their index buffer on the stack).
+  static constexpr i32 kCellBlock = 256;
+
+  using list_data_type = i32;
+
+  RuntimeMemory* memory;
+  u64 node_size;     // requested cell size
+  u64 element_size;  // cell stride: round_up(max(node_size, 8), alignment)
+  u64 alignment;     // max(8, requested alignment)
+  i32 chunk_num_elements;
+  // GC phase 1 stores recycled_list.size() here before lazily clearing the recycled list, so that
+  // phase 2 still knows how many entries to process.
+  i32 recycle_list_size_backup;
+  // Cursor into free_list: entries [0, free_list_used) have been handed out since the last GC.
+  // Racing allocations can bump it past free_list.size() (they then fall through to fresh
+  // cells), so it may exceed the size until the next GC.
+  alignas(64) i32 free_list_used;
+  ListManager free_list;      // i32 indices of zeroed, reusable cells
+  ListManager recycled_list;  // i32 indices of cells recycled since the last GC (not zeroed)
+  ListManager data_list;      // the cells; size() = cells ever reserved (never decreases)
+
+  // node_size > 0; alignment a power of two (0 means 8); chunk_num_elements a power of two or -1
+  // (upstream's 128K default). max_num_chunks bounds each list's chunk table. Returns false and
+  // records an error on bad parameters or when out of memory.
+  bool init(RuntimeMemory* memory, u64 node_size, u64 alignment = 8,
+            i32 chunk_num_elements = kDefaultChunkNumElements,
+            i32 max_num_chunks = ListManager::kDefaultMaxNumChunks);
+
+  // A zeroed cell, or null after recording an error (out of chunks / memory).
+  Ptr allocate();
+  // The index of a zeroed cell, or -1 (error recorded).
+  i32 allocate_index();
+  // Fills out[0..n) with the indices of n zeroed cells using one atomic on the cursor and at most
+  // one on the data list. Returns false (error recorded) if the data list runs out; then the
+  // entries from the failure on are -1.
+  bool allocate_indices(i32* out, i32 n);
+
+  // allocate_indices + the cells' addresses: out[0..n) = n zeroed cells (one atomic per 256).
+  // Returns false (error recorded) if the data list runs out; then the entries from the failure
+  // on are null.
+  bool allocate_cells(Ptr* out, i32 n);
+
+  // Puts the cell at `p` on the recycled list. An unknown pointer records kErrorPtrNotFound and is
+  // ignored (upstream pushes -1 and later corrupts memory).
+  void recycle(Ptr p);
+  void recycle_index(i32 index);
+  // Appends n indices to the recycled list with one atomic.
+  void recycle_indices(const i32* indices, i32 n);
+  // recycle() of cells[0..n), located in one tight loop (ListManager::ptrs2indices) and appended
+  // with one atomic per 256. Unknown pointers are skipped and reported once (kErrorPtrNotFound);
+  // returns how many there were.
+  i32 recycle_cells(const Ptr* cells, i32 n);
+
+  // Index of the cell at `p`, or -1 (error recorded).
+  ACCELMEM_RT_INLINE i32 locate(const void* p) const { return data_list.ptr2index(p); }
+  ACCELMEM_RT_INLINE Ptr get_cell(i32 index) const { return data_list.get_element_ptr(index); }
+
+  // The CPU serial GC (upstream gc_serial, equivalent in effect): see the file comment.
+  // Contiguous runs of recycled cells within a chunk are zeroed with one memset.
+  void gc_serial();
+
+  // Bookkeeping queries (exact only when quiescent).
+  // Cells ever reserved (data_list.size(), clamped to the list capacity).
+  i32 num_reserved() const;
+  // Zeroed cells on the free list not handed out yet.
+  i32 num_free() const;
+  ACCELMEM_RT_INLINE i32 num_recycled() const { return recycled_list.size(); }
+  // num_reserved() - num_free() - num_recycled().
+  i32 num_in_use() const;
+  // Bytes of chunks held by the three lists and their tables.
+  u64 bytes_reserved() const;
+};
+
+}  // namespace sparse_runtime
+}  // namespace accelmem
+
+#endif  // ACCELMEM_SPARSE_RUNTIME_DEVICE_NODE_MANAGER_H_

@@ -1,0 +1,95 @@
+#include "sparse_runtime/device/snode_pointer.h"
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "sparse_runtime/snode_test_util.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+namespace {
+
+class SNodePointerTest : public ::testing::Test {
+ protected:
+  SNodePointerTest() {
+    ctx_.FillMeta(&meta_.base, 1, 32, 8);
+    m_ = reinterpret_cast<Ptr>(&meta_);
+    nm_ = ctx_.MakeAllocator(1, 32);
+  }
+  SNodeTestContext ctx_;
+  PointerMeta meta_;
+  Ptr m_ = nullptr;
+  NodeManager* nm_ = nullptr;
+};
+
+// Inactive cells resolve to the shared, all-zero ambient element.
+TEST_F(SNodePointerTest, InactiveCellsReadAmbient) {
+  Ptr node = ctx_.root();
+  EXPECT_FALSE(Pointer_is_active(m_, node, 3));
+  Ptr ambient = runtime_ambient_element(ctx_.rt(), 1);
+  EXPECT_EQ(Pointer_lookup_element(m_, node, 3), ambient);
+  for (int b = 0; b < 32; ++b) EXPECT_EQ(ambient[b], 0);
+}
+
+// Activation takes a zeroed cell from the NodeManager and publishes it in ptr[i].
+TEST_F(SNodePointerTest, ActivationAllocatesOneCell) {
+  Ptr node = ctx_.root();
+  Pointer_activate(m_, node, 5);
+  EXPECT_TRUE(Pointer_is_active(m_, node, 5));
+  Ptr cell = Pointer_lookup_element(m_, node, 5);
+  EXPECT_EQ(*Pointer_slot(m_, node, 5), cell);
+  EXPECT_EQ(nm_->locate(cell), 0);
+  Pointer_activate(m_, node, 5);  // already active: no new cell
+  EXPECT_EQ(nm_->data_list.size(), 1);
+  EXPECT_EQ(Pointer_container_size(8), 128u);
+}
+
+// Deactivation recycles the cell (O(1)) and nulls the slot; twice is harmless.
+TEST_F(SNodePointerTest, DeactivationRecyclesOnce) {
+  Ptr node = ctx_.root();
+  Pointer_activate(m_, node, 2);
+  Ptr cell = Pointer_lookup_element(m_, node, 2);
+  std::memset(cell, 9, 32);
+  Pointer_deactivate(m_, node, 2);
+  Pointer_deactivate(m_, node, 2);
+  EXPECT_FALSE(Pointer_is_active(m_, node, 2));
+  EXPECT_EQ(nm_->num_recycled(), 1);
+  EXPECT_EQ(Pointer_lookup_element(m_, node, 2), runtime_ambient_element(ctx_.rt(), 1));
+  // After GC the same cell comes back, zeroed (FIFO reuse).
+  nm_->gc_serial();
+  Pointer_activate(m_, node, 7);
+  EXPECT_EQ(Pointer_lookup_element(m_, node, 7), cell);
+  for (int b = 0; b < 32; ++b) EXPECT_EQ(cell[b], 0);
+}
+
+// Racing activations of one cell allocate exactly one cell.
+TEST_F(SNodePointerTest, ConcurrentActivationAllocatesOnce) {
+  Ptr node = ctx_.root();
+  for (int round = 0; round < 8; ++round) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t) threads.emplace_back([&] { Pointer_activate(m_, node, round); });
+    for (auto& th : threads) th.join();
+  }
+  EXPECT_EQ(nm_->data_list.size(), 8);
+}
+
+// When the allocator cannot provide a cell, the cell stays inactive and the error is recorded.
+TEST(SNodePointerLimitTest, AllocationFailureLeavesCellInactive) {
+  SNodeTestContext ctx;
+  PointerMeta meta;
+  ctx.FillMeta(&meta.base, 1, 8, 4);
+  Ptr m = reinterpret_cast<Ptr>(&meta);
+  ASSERT_TRUE(runtime_initialize_snode_allocator(ctx.rt(), 1, 8, 8, 1, /*max_num_chunks=*/1));
+  Pointer_activate(m, ctx.root(), 0);
+  Pointer_activate(m, ctx.root(), 1);
+  EXPECT_TRUE(Pointer_is_active(m, ctx.root(), 0));
+  EXPECT_FALSE(Pointer_is_active(m, ctx.root(), 1));
+  EXPECT_EQ(ctx.error(), kErrorOutOfChunks);
+}
+
+}  // namespace
+}  // namespace sparse_runtime
+}  // namespace accelmem

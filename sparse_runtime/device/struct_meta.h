@@ -1,0 +1,55 @@
+// File: sparse_runtime/device/struct_meta.h
+//
+// StructMeta: the common prefix of every SNode kind's meta struct (upstream runtime.cpp
+// StructMeta). Every X_* function takes `(Ptr meta, Ptr node, ...)`
+// where `meta` points at a kind-specific meta struct whose first member is a StructMeta, and
+// `node` is the container. Kind metas are standard-layout structs with `StructMeta base` first, so
+// a kind meta pointer is a valid StructMeta pointer.
+//
+// Fields as upstream (snode_id, element_size = cell stride, max_num_elements = cells per
+// container, the kind's lookup/is_active/get_num_elements functions, the runtime context), plus
+// `offset_in_parent_cell` (upstream computes it in the per-tree `get_ch_*` functions that
+// `from_parent_element` points to; kept for codegen, optional here). `refine_coordinates` is done
+// by the host walker (and by generated code later) and is not part of the meta.
+//
+// Freestanding C++17 (see arch.h).
+#ifndef ACCELMEM_SPARSE_RUNTIME_DEVICE_STRUCT_META_H_
+#define ACCELMEM_SPARSE_RUNTIME_DEVICE_STRUCT_META_H_
+
+#include "sparse_runtime/device/arch.h"
+#include "sparse_runtime/device/runtime_context.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+
+using LookupElementFn = Ptr (*)(Ptr meta, Ptr node, i32 i);
+using FromParentElementFn = Ptr (*)(Ptr parent_cell);
+using IsActiveFn = bool (*)(Ptr meta, Ptr node, i32 i);
+using GetNumElementsFn = i32 (*)(Ptr meta, Ptr node);
+
+struct StructMeta {
+  i32 snode_id;
+  u64 element_size;
+  i64 max_num_elements;
+  LookupElementFn lookup_element;
+  FromParentElementFn from_parent_element;  // optional; null: parent_cell + offset_in_parent_cell
+  IsActiveFn is_active;
+  GetNumElementsFn get_num_elements;
+  RuntimeContext* context;
+  u64 offset_in_parent_cell;
+};
+
+// The container of this SNode inside a cell of its parent.
+ACCELMEM_RT_INLINE Ptr StructMeta_from_parent(const StructMeta* meta, Ptr parent_cell) {
+  return meta->from_parent_element != nullptr ? meta->from_parent_element(parent_cell)
+                                              : parent_cell + meta->offset_in_parent_cell;
+}
+
+ACCELMEM_RT_INLINE StructMeta* as_struct_meta(Ptr meta) {
+  return reinterpret_cast<StructMeta*>(meta);
+}
+
+}  // namespace sparse_runtime
+}  // namespace accelmem
+
+#endif  // ACCELMEM_SPARSE_RUNTIME_DEVICE_STRUCT_META_H_

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Checks accelmem's folder layering (tools/layering/layers.txt) on the source tree.
+
+Scans every `#include "..."` of the C++ sources and headers and every label (`"//pkg:target"`,
+`"@accelmem//pkg:target"`) and load() of the BUILD and .bzl files, and reports each use of a
+folder that the table does not allow, as `file:line: folder A may not use folder B (...)`.
+
+    python3 tools/layering/check_layers.py [--root=DIR] [--table=FILE]
+
+Exit status 0 when every use is allowed, 1 otherwise, 2 on a bad table.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+CPP_EXTENSIONS = (".h", ".cc", ".cpp", ".c", ".inc")
+BUILD_NAMES = ("BUILD", "BUILD.bazel", "WORKSPACE")
+SKIP_DIRS = (".git",)
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# A label in a string: "//pkg:name", "//pkg", "@accelmem//pkg:name" (other repositories are
+# external code and not checked).
+LABEL_RE = re.compile(r'"(?:@accelmem)?//([A-Za-z0-9_./+-]*)(?::([^"]*))?"')
+
+
+class Table:
+    """The parsed layers.txt."""
+
+    def __init__(self):
+        self.allowed = {}  # folder -> set of folders it may use ("*" = any)
+        self.order = []  # folders in file order
+        self.every = set()  # folders every folder may use
+        self.sides = {}  # folder -> side name
+        self.device = []  # folders of freestanding code
+        self.macros = set()  # folders whose .bzl files any BUILD file may load
+        self.exceptions = {}  # file -> set of labels it may name regardless of the table
+
+
+def parse_table(path):
+    table = Table()
+    with open(path, encoding="utf-8") as f:
+        for number, raw in enumerate(f, 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if ":" not in line:
+                raise ValueError("%s:%d: expected 'FOLDER: FOLDERS'" % (path, number))
+            key, value = (part.strip() for part in line.split(":", 1))
+            folders = value.split()
+            if key == "every":
+                table.every.update(folders)
+            elif key.startswith("side "):
+                for folder in folders:
+                    table.sides[folder] = key[len("side "):].strip()
+            elif key == "device":
+                table.device.extend(folders)
+            elif key == "macros":
+                table.macros.update(folders)
+            elif key.startswith("allow "):
+                table.exceptions.setdefault(key[len("allow "):].strip(), set()).update(folders)
+            else:
+                if key in table.allowed:
+                    raise ValueError("%s:%d: folder %s listed twice" % (path, number, key))
+                table.allowed[key] = set(folders)
+                table.order.append(key)
+    for folder, uses in table.allowed.items():
+        for used in uses:
+            if used != "*" and used not in table.allowed:
+                raise ValueError("%s: %s may use %s, which is not listed" % (path, folder, used))
+    cycle = find_cycle(table)
+    if cycle:
+        raise ValueError("%s: the table has a cycle: %s" % (path, " -> ".join(cycle)))
+    return table
+
+
+def find_cycle(table):
+    """A cycle among the explicitly allowed uses (not '*'), or None."""
+    state = {}
+
+    def visit(folder, path):
+        state[folder] = "open"
+        for used in sorted(table.allowed.get(folder, ())):
+            if used == "*" or used == folder:
+                continue
+            if state.get(used) == "open":
+                return path + [folder, used]
+            if used not in state:
+                found = visit(used, path + [folder])
+                if found:
+                    return found
+        state[folder] = "done"
+        return None
+
+    for folder in table.order:
+        if folder not in state:
+            found = visit(folder, [])
+            if found:
+                return found
+    return None
+
+
+def folder_of(path, table):
+    """The longest listed folder that contains `path` ("/" for the root), or None."""
+    parts = path.split("/")
+    for n in range(len(parts), 0, -1):
+        candidate = "/".join(parts[:n])
+        if candidate in table.allowed:
+            return candidate
+    return None
+
+
+def may_use(user, used, table):
+    if user == used or used in table.every:
+        return True
+    allowed = table.allowed[user]
+    return "*" in allowed or used in allowed
+
+
+def reason(user, used, table):
+    allowed = sorted(table.allowed[user])
+    why = "%s may use only: %s" % (user, ", ".join(allowed) if allowed else "nothing of ours")
+    if table.sides.get(user) and table.sides.get(used) and table.sides[user] != table.sides[used]:
+        why += "; compile side and runtime side never use each other"
+    elif user in table.allowed.get(used, ()) or used in table.allowed.get(user, ()):
+        pass
+    elif table.sides.get(user) == table.sides.get(used) and user.split("/")[0] == used.split(
+            "/")[0]:
+        why += "; sibling folders do not use each other"
+    return why
+
+
+def is_device_source(path, table):
+    if path.endswith("_test.cc"):
+        return False
+    return any(path.startswith(d + "/") and "/" not in path[len(d) + 1:] for d in table.device)
+
+
+def in_device_folder(path, table):
+    return any(path.startswith(d + "/") for d in table.device)
+
+
+def uses_of(rel, text):
+    """(line, used path, kind, text) for every repository path a file names."""
+    uses = []
+    if rel.endswith(CPP_EXTENSIONS):
+        for number, line in enumerate(text.splitlines(), 1):
+            m = INCLUDE_RE.match(line)
+            if m:
+                uses.append((number, m.group(1), "include", m.group(1)))
+    else:
+        for number, line in enumerate(text.splitlines(), 1):
+            code = strip_comment(line)
+            for m in LABEL_RE.finditer(code):
+                package, name = m.group(1), m.group(2) or ""
+                if name.startswith("__"):  # visibility: //pkg:__pkg__, //pkg:__subpackages__
+                    continue
+                if package == "visibility":
+                    continue
+                uses.append((number, package + "/" if package else "/", "label", m.group(0)))
+    return uses
+
+
+def strip_comment(line):
+    """The line without a trailing '#' comment (a '#' inside a string is kept)."""
+    quote = None
+    for i, c in enumerate(line):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif c == "#":
+            return line[:i]
+    return line
+
+
+def check(root, table):
+    """The forbidden uses under `root`, and how many files were read."""
+    errors = []
+    scanned = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        rel_dir = "" if rel_dir == "." else rel_dir
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if d not in SKIP_DIRS and not d.startswith("bazel-") and not d.startswith(".")
+            # A nested workspace (examples/consumer) is checked as part of its folder.
+        )
+        for name in sorted(filenames):
+            if not (name.endswith(CPP_EXTENSIONS) or name in BUILD_NAMES or name.endswith(".bzl")):
+                continue
+            rel = os.path.join(rel_dir, name) if rel_dir else name
+            user = folder_of(rel, table) if rel_dir else "/"
+            if user is None:
+                errors.append("%s:1: folder %s is not in tools/layering/layers.txt" %
+                              (rel, rel_dir.split("/")[0]))
+                continue
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            scanned += 1
+            device_source = is_device_source(rel, table)
+            for number, used_path, kind, spelled in uses_of(rel, text):
+                used = folder_of(used_path.rstrip("/"), table) if used_path != "/" else "/"
+                if used is None:
+                    continue  # not one of our folders (abseil, LLVM, googletest, ...)
+                label = spelled.strip('"')
+                if kind == "label" and used in table.macros and label.endswith(".bzl"):
+                    continue  # build macros may be loaded from anywhere
+                if label in table.exceptions.get(rel, ()):
+                    continue
+                if not may_use(user, used, table):
+                    errors.append("%s:%d: folder %s may not use folder %s (%s %s; %s)" %
+                                  (rel, number, user, used, kind, used_path.rstrip("/"),
+                                   reason(user, used, table)))
+                elif device_source and kind == "include" and not in_device_folder(
+                        used_path, table):
+                    errors.append(
+                        "%s:%d: device code may include only device headers (%s): %s" %
+                        (rel, number, ", ".join(table.device), used_path))
+    return errors, scanned
+
+
+def main():
+    here = os.path.dirname(os.path.realpath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", default=os.path.dirname(os.path.dirname(here)))
+    parser.add_argument("--table", default=os.path.join(here, "layers.txt"))
+    args = parser.parse_args()
+    try:
+        table = parse_table(args.table)
+    except ValueError as e:
+        print("error: %s" % e, file=sys.stderr)
+        return 2
+    if not os.path.isfile(os.path.join(args.root, "WORKSPACE")):
+        print("error: %s is not the repository root (no WORKSPACE)" % args.root, file=sys.stderr)
+        return 2
+    errors, scanned = check(args.root, table)
+    for error in errors:
+        print(error)
+    if errors:
+        print("%d forbidden use(s); the allowed ones are in %s" % (len(errors), args.table))
+        return 1
+    print("layering ok: the includes and labels of %d files under %s follow %s" %
+          (scanned, args.root, args.table))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

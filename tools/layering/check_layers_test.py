@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Tests of check_layers.py on small synthetic trees (each test states the rule it checks)."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CHECK = os.path.join(os.path.dirname(os.path.realpath(__file__)), "check_layers.py")
+
+TABLE = """
+ir:
+passes: ir
+sparse_runtime:
+runtime: sparse_runtime
+runtime/cpu: runtime sparse_runtime
+runtime/cuda: runtime sparse_runtime
+tools: *
+/: *
+macros: tools
+side compile: ir passes
+side runtime: sparse_runtime runtime runtime/cpu runtime/cuda
+device: sparse_runtime/device
+allow passes/BUILD.bazel: //tools:data.txt
+"""
+
+
+def run(files, table=TABLE):
+    """Writes `files` (path -> text) and the table into a temporary tree; (status, output)."""
+    with tempfile.TemporaryDirectory() as root:
+        files = dict(files)
+        files.setdefault("WORKSPACE", "")
+        files["layers.txt"] = table
+        for path, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(root, path)) or root, exist_ok=True)
+            with open(os.path.join(root, path), "w", encoding="utf-8") as f:
+                f.write(text)
+        done = subprocess.run(
+            [sys.executable, CHECK, "--root=" + root, "--table=" + os.path.join(root, "layers.txt")],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+        return done.returncode, done.stdout
+
+
+class CheckLayersTest(unittest.TestCase):
+
+    def test_include_of_a_lower_folder_is_allowed(self):
+        # A folder may include headers of the folders it may use.
+        status, out = run({"passes/a.cc": '#include "ir/b.h"\n#include <vector>\n'})
+        self.assertEqual(status, 0, out)
+
+    def test_include_of_a_higher_folder_fails_with_file_and_line(self):
+        # Using a folder above names the file, the line and the forbidden edge.
+        status, out = run({"ir/a.h": '// x\n#include "passes/p.h"\n'})
+        self.assertEqual(status, 1, out)
+        self.assertIn("ir/a.h:2: folder ir may not use folder passes", out)
+
+    def test_crossing_sides_is_named(self):
+        # Compile side and runtime side never use each other, and the message says so.
+        status, out = run({"runtime/a.cc": '#include "ir/b.h"\n'})
+        self.assertEqual(status, 1, out)
+        self.assertIn("compile side and runtime side", out)
+
+    def test_siblings_may_not_use_each_other(self):
+        # runtime/cpu may not use runtime/cuda (longest listed prefix names the folder).
+        status, out = run({"runtime/cpu/a.cc": '#include "runtime/cuda/d.h"\n'})
+        self.assertEqual(status, 1, out)
+        self.assertIn("folder runtime/cpu may not use folder runtime/cuda", out)
+
+    def test_build_labels_are_checked_but_not_comments_or_visibility(self):
+        # A label in a BUILD string counts; one in a comment or a visibility spec does not.
+        build = ('# "//runtime:x" in a comment\n'
+                 'cc_library(name = "a", visibility = ["//runtime:__pkg__"])\n'
+                 'cc_library(name = "b", deps = ["//runtime:x"])\n')
+        status, out = run({"sparse_runtime/BUILD.bazel": build})
+        self.assertEqual(status, 1, out)
+        self.assertIn("sparse_runtime/BUILD.bazel:3:", out)
+        self.assertEqual(out.count("may not use"), 1, out)
+
+    def test_macros_load_from_anywhere_and_listed_exceptions_pass(self):
+        # tools/*.bzl may be loaded anywhere; an `allow` line admits one label in one file.
+        status, out = run({
+            "ir/BUILD.bazel": 'load("//tools:copts.bzl", "X")\n',
+            "passes/BUILD.bazel": 'filegroup(name = "a", srcs = ["//tools:data.txt"])\n',
+        })
+        self.assertEqual(status, 0, out)
+        status, out = run({"ir/BUILD.bazel": 'filegroup(name = "a", srcs = ["//tools:x"])\n'})
+        self.assertEqual(status, 1, out)
+
+    def test_device_sources_include_only_device_headers(self):
+        # Freestanding sources may not include host headers of their own folder; tests may.
+        status, out = run({
+            "sparse_runtime/device/a.cc": '#include "sparse_runtime/host.h"\n',
+            "sparse_runtime/device/a_test.cc": '#include "sparse_runtime/host.h"\n',
+        })
+        self.assertEqual(status, 1, out)
+        self.assertIn("sparse_runtime/device/a.cc:1: device code", out)
+        self.assertNotIn("a_test.cc", out)
+
+    def test_unlisted_folder_fails(self):
+        # A new top-level folder must be declared in the table.
+        status, out = run({"newfolder/a.cc": "int x;\n"})
+        self.assertEqual(status, 1, out)
+        self.assertIn("folder newfolder is not in", out)
+
+    def test_cycle_in_the_table_is_rejected(self):
+        # The table itself must be acyclic.
+        status, out = run({}, table="ir: passes\npasses: ir\n/: *\n")
+        self.assertEqual(status, 2, out)
+        self.assertIn("cycle", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
