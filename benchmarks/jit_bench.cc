@@ -10,12 +10,18 @@
 //   * BM_Activate_{JitKernel,JitBackend,HostApi}: activating 2^16 pointer cells of
 //     pointer(65536) (deactivated and collected outside the timed region each iteration): a JIT
 //     range-for write, SparseRuntime::Activate on the JIT backend, and natively.
+//   * BM_Activate_JitKernel_AlreadyActive: the same range-for write over cells that are all
+//     active already (the runtime's inline fast path: one slot load per level); its counters
+//     count the calls left in the optimized kernel module to the runtime's out-of-line
+//     Pointer_activate / Pointer_lookup_element (0: inlined into the kernel) and to the
+//     activation's slow path (kept out of line).
 //   * BM_StructFor_{JitKernel,JitBackend,HostApi}: visiting the 2^16 active cells of the first
 //     tree with a summing visitor: the struct-for kernel called directly, SparseRuntime::StructFor
 //     on the JIT backend, and natively.
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "benchmark/benchmark.h"
 #include "codegen/kernel_builder.h"
@@ -214,6 +220,35 @@ void BM_Activate_JitKernel(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kCells);
 }
 BENCHMARK(BM_Activate_JitKernel)->Unit(benchmark::kMicrosecond);
+
+// Calls to `symbol` (a mangled runtime function) in the optimized IR of a kernel module.
+int CallsTo(const JitModule& module, const std::string& symbol) {
+  const std::string& ir = module.optimized_ir();
+  const std::string needle = "@" + symbol + "(";
+  int calls = 0;
+  for (size_t at = ir.find(needle); at != std::string::npos; at = ir.find(needle, at + 1)) {
+    const size_t line = ir.rfind('\n', at);
+    const std::string head = ir.substr(line + 1, at - line - 1);
+    if (head.find("call ") != std::string::npos) ++calls;
+  }
+  return calls;
+}
+
+void BM_Activate_JitKernel_AlreadyActive(benchmark::State& state) {
+  PointerFixture f(false);
+  if (f.activate(f.ctx->get(), 0, kCells) != kCells) std::abort();
+  for (auto _ : state) {
+    if (f.activate(f.ctx->get(), 0, kCells) != kCells) std::abort();
+  }
+  state.SetItemsProcessed(state.iterations() * kCells);
+  state.counters["calls_Pointer_activate"] =
+      CallsTo(*f.module, "_ZN8accelmem14sparse_runtime16Pointer_activateEPhS1_i");
+  state.counters["calls_Pointer_lookup_element"] =
+      CallsTo(*f.module, "_ZN8accelmem14sparse_runtime22Pointer_lookup_elementEPhS1_i");
+  state.counters["calls_Pointer_activate_slow"] = CallsTo(
+      *f.module, "_ZN8accelmem14sparse_runtime21Pointer_activate_slowEPhS1_iPNS0_9NodeCacheE");
+}
+BENCHMARK(BM_Activate_JitKernel_AlreadyActive)->Unit(benchmark::kMicrosecond);
 
 void ActivatePerCell(benchmark::State& state, bool jit_backend) {
   PointerFixture f(jit_backend);

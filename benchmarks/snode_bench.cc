@@ -2,15 +2,19 @@
 // baselines.
 //
 //   * Upstream pairs: for pointer activation (after a GC / already active), deactivation (LIFO /
-//     random), lookup and is_active (sequential / random), dense lookup, bitmasked activation and
-//     lookup, and dynamic append on one thread, a `BM_Upstream_<op>` row runs the re-implemented
-//     upstream function (//benchmarks/baselines, out of line, the meta read from memory)
-//     on the same number of cells in the same order, right before accelmem's `BM_<op>` row; for
-//     the lookups a `BM_UpstreamInlined_<op>` row adds upstream's inlined form (the meta's
+//     random), lookup and is_active (sequential / random), dense lookup, bitmasked activation
+//     (from inactive / already active) and lookup, and dynamic append on one thread, a
+//     `BM_Upstream_<op>` row runs the re-implemented upstream function (//benchmarks/baselines,
+//     out of line, the meta read from memory) on the same number of cells in the same order,
+//     right before accelmem's `BM_<op>` row; for the lookups, is_active and the activations
+//     without allocation a `BM_UpstreamInlined_<op>` row adds upstream's inlined form (the meta's
 //     constants known at compile time, as in a generated kernel). Both rows of a pair time only
 //     the operation (thread CPU time, reported as manual time; re-activation and GC between
 //     rounds are untimed) and accelmem's row reports `vs_upstream` (and `vs_upstream_inlined`) =
 //     upstream's time per operation / accelmem's (see benchmarks/baselines/paired_timing.h).
+//     Where an inlined upstream row exists, a `BM_Inlined_<op>` row follows accelmem's: its
+//     header-inline form (`X_op_inline` over a StaticMeta, the shape known at compile time), on
+//     the same cells in the same order, with the same counters.
 //   * The host API's Write for its per-call overhead.
 //   * Dynamic append from 1 and 2 threads (wall time) against std::vector::push_back and a
 //     std::mutex-guarded vector.
@@ -78,6 +82,14 @@ void FinishOurs(benchmark::State& state, PairedRow& row, const std::string& key,
 
 int64_t sink = 0;  // results of the lookup loops
 
+// Whether a compile-time meta agrees with the tree's run-time meta (skips the row if not).
+template <typename M>
+bool StaticOk(benchmark::State& state, const M& m) {
+  if (m.matches()) return true;
+  state.SkipWithError("compile-time meta does not match the tree");
+  return false;
+}
+
 // ---------------------------------------------------------------------------------------------
 // accelmem: one SNode under the root of its own tree.
 struct Tree {
@@ -105,6 +117,9 @@ struct PointerTree : Tree {
   PointerTree() : Tree([](SNode& root) { root.pointer(Axis(0), kCells).place<int32_t>("x"); }) {
     Bind("x");
   }
+  // The meta's shape as compile-time constants (2^20 cells of one int32); checked in StaticOk.
+  using Static = StaticMeta<kCells, 4>;
+  Static sm() const { return Static{meta}; }
   void ActivateAll() {
     for (int32_t i = 0; i < kCells; ++i) Pointer_activate(meta, node, i);
   }
@@ -218,6 +233,21 @@ void BM_Pointer_Activate_AlreadyActive(benchmark::State& state) {
   FinishOurs(state, row, "Pointer_Activate_AlreadyActive", kCells);
 }
 
+void BM_Inlined_Pointer_Activate_AlreadyActive(benchmark::State& state) {
+  PointerTree t;
+  t.ActivateAll();
+  const PointerTree::Static sm = t.sm();
+  if (!StaticOk(state, sm)) return;
+  const Ptr node = t.node;  // in a register, as in a kernel
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      for (int32_t i = 0; i < kCells; ++i) Pointer_activate_inline(sm, node, i);
+    });
+  }
+  FinishOurs(state, row, "Pointer_Activate_AlreadyActive", kCells);
+}
+
 // Deactivation of every cell, in reverse activation order (/random:0) or a random order; the
 // cells are re-activated and collected, untimed, between rounds.
 void BM_Upstream_Pointer_Deactivate(benchmark::State& state) {
@@ -305,6 +335,26 @@ void BM_Pointer_Lookup(benchmark::State& state) {
   FinishOurs(state, row, Key("Pointer_Lookup", state), kCells);
 }
 
+void BM_Inlined_Pointer_Lookup(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  PointerTree t;
+  t.ActivateAll();
+  const PointerTree::Static sm = t.sm();
+  if (!StaticOk(state, sm)) return;
+  const Ptr node = t.node;  // in a register, as in a kernel
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum += *reinterpret_cast<int32_t*>(Pointer_lookup_element_inline(sm, node, i));
+      }
+      sink += sum;
+    });
+  }
+  FinishOurs(state, row, Key("Pointer_Lookup", state), kCells);
+}
+
 // is_active of every (active) cell, sequential or random order.
 void BM_Upstream_Pointer_IsActive(benchmark::State& state) {
   const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
@@ -345,6 +395,24 @@ void BM_Pointer_IsActive(benchmark::State& state) {
     row.Time([&] {
       int64_t n = 0;
       for (int32_t i : order) n += Pointer_is_active(t.meta, t.node, i);
+      sink += n;
+    });
+  }
+  FinishOurs(state, row, Key("Pointer_IsActive", state), kCells);
+}
+
+void BM_Inlined_Pointer_IsActive(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  PointerTree t;
+  t.ActivateAll();
+  const PointerTree::Static sm = t.sm();
+  if (!StaticOk(state, sm)) return;
+  const Ptr node = t.node;  // in a register, as in a kernel
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t n = 0;
+      for (int32_t i : order) n += Pointer_is_active_inline(sm, node, i);
       sink += n;
     });
   }
@@ -404,6 +472,26 @@ void BM_Dense_Lookup(benchmark::State& state) {
   FinishOurs(state, row, Key("Dense_Lookup", state), kCells);
 }
 
+void BM_Inlined_Dense_Lookup(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  Tree t([](SNode& root) { root.dense(Axis(0), kCells).place<int32_t>("d"); });
+  t.Bind("d");
+  const StaticMeta<kCells, 4> sm{t.meta};
+  if (!StaticOk(state, sm)) return;
+  const Ptr node = t.node;  // in a register, as in a kernel
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum += *reinterpret_cast<int32_t*>(Dense_lookup_element_inline(sm, node, i));
+      }
+      sink += sum;
+    });
+  }
+  FinishOurs(state, row, Key("Dense_Lookup", state), kCells);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Bitmasked: root.bitmasked(i, 2^20).place<int32>. Activation of every cell from all inactive
 // (the mask cleared, untimed, between rounds), and lookup of every active cell, sequential or
@@ -421,6 +509,8 @@ struct BitmaskedTree : Tree {
   BitmaskedTree() : Tree([](SNode& root) { root.bitmasked(Axis(0), kCells).place<int32_t>("b"); }) {
     Bind("b");
   }
+  using Static = StaticMeta<kCells, 4>;
+  Static sm() const { return Static{meta}; }
   void Clear() {
     for (int32_t i = 0; i < kCells; ++i) Bitmasked_deactivate(meta, node, i);
   }
@@ -463,6 +553,80 @@ void BM_Bitmasked_Activate(benchmark::State& state) {
     });
   }
   FinishOurs(state, row, Key("Bitmasked_Activate", state), kCells);
+}
+
+void BM_Inlined_Bitmasked_Activate(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  BitmaskedTree t;
+  const BitmaskedTree::Static sm = t.sm();
+  if (!StaticOk(state, sm)) return;
+  const Ptr node = t.node;  // in a register, as in a kernel
+  PairedRow row(state);
+  for (auto _ : state) {
+    t.Clear();
+    row.Time([&] {
+      for (int32_t i : order) Bitmasked_activate_inline(sm, node, i);
+    });
+  }
+  FinishOurs(state, row, Key("Bitmasked_Activate", state), kCells);
+}
+
+// Activation of cells that are all active already (kernels activate the path on every write):
+// upstream ORs unconditionally, accelmem tests the bit first.
+void BM_Upstream_Bitmasked_Activate_AlreadyActive(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamBitmaskedTree t;
+  for (int32_t i = 0; i < kCells; ++i)
+    accelmem::baselines::UpstreamBitmasked_activate(t.m(), t.node, i);
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      for (int32_t i : order) accelmem::baselines::UpstreamBitmasked_activate(t.m(), t.node, i);
+    });
+  }
+  FinishBaseline(state, row, Key("Bitmasked_Activate_AlreadyActive", state), kCells);
+}
+
+void BM_UpstreamInlined_Bitmasked_Activate_AlreadyActive(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamBitmaskedTree t;
+  for (int32_t i = 0; i < kCells; ++i) UpstreamInlinedBitmasked::activate(t.node, i);
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      for (int32_t i : order) UpstreamInlinedBitmasked::activate(t.node, i);
+    });
+  }
+  FinishBaseline(state, row, Key("Bitmasked_Activate_AlreadyActive", state) + "#inlined", kCells);
+}
+
+void BM_Bitmasked_Activate_AlreadyActive(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  BitmaskedTree t;
+  for (int32_t i = 0; i < kCells; ++i) Bitmasked_activate(t.meta, t.node, i);
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      for (int32_t i : order) Bitmasked_activate(t.meta, t.node, i);
+    });
+  }
+  FinishOurs(state, row, Key("Bitmasked_Activate_AlreadyActive", state), kCells);
+}
+
+void BM_Inlined_Bitmasked_Activate_AlreadyActive(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  BitmaskedTree t;
+  const BitmaskedTree::Static sm = t.sm();
+  if (!StaticOk(state, sm)) return;
+  const Ptr node = t.node;  // in a register, as in a kernel
+  for (int32_t i = 0; i < kCells; ++i) Bitmasked_activate_inline(sm, node, i);
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      for (int32_t i : order) Bitmasked_activate_inline(sm, node, i);
+    });
+  }
+  FinishOurs(state, row, Key("Bitmasked_Activate_AlreadyActive", state), kCells);
 }
 
 void BM_Upstream_Bitmasked_Lookup(benchmark::State& state) {
@@ -511,6 +675,26 @@ void BM_Bitmasked_Lookup(benchmark::State& state) {
       int64_t sum = 0;
       for (int32_t i : order) {
         sum += *reinterpret_cast<int32_t*>(Bitmasked_lookup_element(t.meta, t.node, i));
+      }
+      sink += sum;
+    });
+  }
+  FinishOurs(state, row, Key("Bitmasked_Lookup", state), kCells);
+}
+
+void BM_Inlined_Bitmasked_Lookup(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  BitmaskedTree t;
+  const BitmaskedTree::Static sm = t.sm();
+  if (!StaticOk(state, sm)) return;
+  const Ptr node = t.node;  // in a register, as in a kernel
+  for (int32_t i = 0; i < kCells; ++i) Bitmasked_activate_inline(sm, node, i);
+  PairedRow row(state);
+  for (auto _ : state) {
+    row.Time([&] {
+      int64_t sum = 0;
+      for (int32_t i : order) {
+        sum += *reinterpret_cast<int32_t*>(Bitmasked_lookup_element_inline(sm, node, i));
       }
       sink += sum;
     });
@@ -776,23 +960,33 @@ BENCHMARK(BM_Pointer_Activate_AfterGc)->Apply(Paired);
 BENCHMARK(BM_Upstream_Pointer_Activate_AlreadyActive)->Apply(Paired);
 BENCHMARK(BM_UpstreamInlined_Pointer_Activate_AlreadyActive)->Apply(Paired);
 BENCHMARK(BM_Pointer_Activate_AlreadyActive)->Apply(Paired);
+BENCHMARK(BM_Inlined_Pointer_Activate_AlreadyActive)->Apply(Paired);
 BENCHMARK(BM_Upstream_Pointer_Deactivate)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Deactivate)->Apply(PairedOrder);
 BENCHMARK(BM_Upstream_Pointer_Lookup)->Apply(PairedOrder);
 BENCHMARK(BM_UpstreamInlined_Pointer_Lookup)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_Inlined_Pointer_Lookup)->Apply(PairedOrder);
 BENCHMARK(BM_Upstream_Pointer_IsActive)->Apply(PairedOrder);
 BENCHMARK(BM_UpstreamInlined_Pointer_IsActive)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_IsActive)->Apply(PairedOrder);
+BENCHMARK(BM_Inlined_Pointer_IsActive)->Apply(PairedOrder);
 BENCHMARK(BM_Upstream_Dense_Lookup)->Apply(PairedOrder);
 BENCHMARK(BM_UpstreamInlined_Dense_Lookup)->Apply(PairedOrder);
 BENCHMARK(BM_Dense_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_Inlined_Dense_Lookup)->Apply(PairedOrder);
 BENCHMARK(BM_Upstream_Bitmasked_Activate)->Apply(PairedOrder);
 BENCHMARK(BM_UpstreamInlined_Bitmasked_Activate)->Apply(PairedOrder);
 BENCHMARK(BM_Bitmasked_Activate)->Apply(PairedOrder);
+BENCHMARK(BM_Inlined_Bitmasked_Activate)->Apply(PairedOrder);
+BENCHMARK(BM_Upstream_Bitmasked_Activate_AlreadyActive)->Apply(PairedOrder);
+BENCHMARK(BM_UpstreamInlined_Bitmasked_Activate_AlreadyActive)->Apply(PairedOrder);
+BENCHMARK(BM_Bitmasked_Activate_AlreadyActive)->Apply(PairedOrder);
+BENCHMARK(BM_Inlined_Bitmasked_Activate_AlreadyActive)->Apply(PairedOrder);
 BENCHMARK(BM_Upstream_Bitmasked_Lookup)->Apply(PairedOrder);
 BENCHMARK(BM_UpstreamInlined_Bitmasked_Lookup)->Apply(PairedOrder);
 BENCHMARK(BM_Bitmasked_Lookup)->Apply(PairedOrder);
+BENCHMARK(BM_Inlined_Bitmasked_Lookup)->Apply(PairedOrder);
 BENCHMARK(BM_Upstream_Dynamic_Append)->Apply(Paired);
 BENCHMARK(BM_Dynamic_Append)->Apply(Paired);
 

@@ -119,7 +119,16 @@ absl::StatusOr<std::unique_ptr<JitModule>> CpuJit::Compile(
                                               kernel->getModuleIdentifier(), "'"));
     }
   }
-  if (options_.inline_runtime) internal::InternalizeAllBut(*kernel, entry_points);
+  if (options_.inline_runtime) {
+    internal::InternalizeAllBut(*kernel, entry_points);
+    // The runtime is compiled freestanding, so its functions carry "no-builtins", and LLVM's
+    // inliner refuses a callee whose builtin set differs from the caller's ("conflicting
+    // attributes"): without this no runtime function, not even a one-load fast path, would be
+    // inlined into a kernel. Kernels make no use of library builtins; give them the runtime's.
+    for (llvm::Function& f : *kernel) {
+      if (!f.isDeclaration() && !f.hasFnAttribute("no-builtins")) f.addFnAttr("no-builtins");
+    }
+  }
 
   auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine_builder) {

@@ -1,5 +1,6 @@
 // The CPU JIT with the real sparse runtime: kernels call runtime entry points from the embedded
 // x64 runtime bitcode, which are linked, inlined and optimized away where possible.
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -68,6 +69,31 @@ TEST(JitRuntimeTest, KernelCallsRuntimeEntryPoints) {
   char root[64] = {};
   EXPECT_EQ(count(root), 1);
   EXPECT_EQ(root_cell(root), root);
+  EXPECT_THAT((*module)->optimized_ir(), Not(HasSubstr("call ")));
+}
+
+// Runtime functions that read memory (so the call cannot simply be folded away) are inlined
+// into the kernel too, although the freestanding runtime carries "no-builtins" and the kernel
+// did not: Pointer_is_active leaves no call behind and still reads the right slot.
+TEST(JitRuntimeTest, FreestandingRuntimeIsInlinedIntoKernels) {
+  const std::string is_active = MangledRuntimeName("Pointer_is_active");
+  ASSERT_FALSE(is_active.empty());
+  const std::string ir = "declare i1 @" + is_active + "(i8*, i8*, i32)\n" +
+                         "define i1 @probe(i8* %meta, i8* %node, i32 %i) {\n"
+                         "  %a = call i1 @" +
+                         is_active +
+                         "(i8* %meta, i8* %node, i32 %i)\n"
+                         "  ret i1 %a\n}\n";
+  auto jit = CpuJit::Create(RuntimeBitcode(RuntimeArch::kX64));
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  auto module = (*jit)->CompileIr(ir, {"probe"});
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto probe = reinterpret_cast<bool (*)(void*, void*, int)>(*(*module)->Lookup("probe"));
+  // A StructMeta whose max_num_elements (the third 8-byte word) is 2: slots follow 2 lock words.
+  alignas(8) int64_t meta[16] = {0, 0, 2};
+  alignas(8) void* node[4] = {nullptr, nullptr, nullptr, &meta[0]};
+  EXPECT_FALSE(probe(meta, node, 0));
+  EXPECT_TRUE(probe(meta, node, 1));
   EXPECT_THAT((*module)->optimized_ir(), Not(HasSubstr("call ")));
 }
 

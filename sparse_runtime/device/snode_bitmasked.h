@@ -35,6 +35,43 @@ ACCELMEM_RT_INLINE u64 Bitmasked_container_size(u64 element_size, i64 max_num_el
          4 * ((static_cast<u64>(max_num_elements) + 31) / 32);
 }
 
+// The mask word of cell i through a meta view (struct_meta.h): with StaticMeta the mask offset is
+// a constant.
+template <typename M>
+ACCELMEM_RT_INLINE u32* Bitmasked_mask_word_of(const M& m, Ptr node, i32 i) {
+  return reinterpret_cast<u32*>(node +
+                                Bitmasked_mask_offset(m.element_size(), m.max_num_elements())) +
+         (i >> 5);
+}
+
+// Inline forms of the X_* functions below (which are these over RuntimeMeta). Activation tests
+// the bit first and skips the atomic OR when it is already set.
+template <typename M>
+ACCELMEM_RT_INLINE bool Bitmasked_is_active_inline(const M& m, Ptr node, i32 i) {
+  return (atomic_load_acquire(Bitmasked_mask_word_of(m, node, i)) >> (i & 31) & 1) != 0;
+}
+template <typename M>
+ACCELMEM_RT_INLINE Ptr Bitmasked_lookup_element_inline(const M& m, Ptr node, i32 i) {
+  return node + m.element_size() * static_cast<u64>(i);
+}
+template <typename M>
+ACCELMEM_RT_INLINE void Bitmasked_activate_inline(const M& m, Ptr node, i32 i) {
+  u32* word = Bitmasked_mask_word_of(m, node, i);
+  const u32 bit = u32{1} << (i & 31);
+  if ((atomic_load_relaxed(word) & bit) == 0) atomic_or(word, bit);
+}
+template <typename M>
+ACCELMEM_RT_INLINE void Bitmasked_deactivate_inline(const M& m, Ptr node, i32 i) {
+  u32* word = Bitmasked_mask_word_of(m, node, i);
+  const u32 bit = u32{1} << (i & 31);
+  if ((atomic_load_relaxed(word) & bit) == 0) return;
+  // Only the thread that clears the bit zero-fills the cell.
+  if ((atomic_and(word, ~bit) & bit) != 0) {
+    mem_zero(Bitmasked_lookup_element_inline(m, node, i), m.element_size());
+  }
+}
+
+// The out-of-line entry points.
 i32 Bitmasked_get_num_elements(Ptr meta, Ptr node);
 void Bitmasked_activate(Ptr meta, Ptr node, i32 i);
 void Bitmasked_deactivate(Ptr meta, Ptr node, i32 i);

@@ -72,6 +72,30 @@ TEST_F(SNodeBitmaskedTest, DeactivatedCellReadsZero) {
   EXPECT_EQ(Bitmasked_lookup_element(m_, node, 2)[0], 7);
 }
 
+// The inline forms over a compile-time meta (1-byte cells: the mask offset is rounded up to a
+// word) set, test and clear the same bits as the entry points, and zero-fill on deactivation.
+TEST_F(SNodeBitmaskedTest, InlineFormsMatchEntryPoints) {
+  Init(1, 37);
+  Ptr node = ctx_.root();
+  const StaticMeta<37, 1> sm{m_};
+  ASSERT_TRUE(sm.matches());
+  EXPECT_EQ(reinterpret_cast<Ptr>(Bitmasked_mask_word_of(sm, node, 33)), node + 40 + 4);
+  Bitmasked_activate_inline(sm, node, 33);
+  Bitmasked_activate_inline(sm, node, 33);
+  Bitmasked_activate_inline(RuntimeMeta{m_}, node, 5);
+  for (int i = 0; i < 37; ++i) {
+    const bool on = i == 33 || i == 5;
+    EXPECT_EQ(Bitmasked_is_active(m_, node, i), on) << i;
+    EXPECT_EQ(Bitmasked_is_active_inline(sm, node, i), on) << i;
+    EXPECT_EQ(Bitmasked_lookup_element_inline(sm, node, i), Bitmasked_lookup_element(m_, node, i));
+  }
+  *Bitmasked_lookup_element_inline(sm, node, 33) = 9;
+  Bitmasked_deactivate_inline(sm, node, 33);
+  EXPECT_FALSE(Bitmasked_is_active(m_, node, 33));
+  EXPECT_TRUE(Bitmasked_is_active_inline(sm, node, 5));
+  EXPECT_EQ(*Bitmasked_lookup_element(m_, node, 33), 0);
+}
+
 // Concurrent activation of different bits of one word loses none.
 TEST_F(SNodeBitmaskedTest, ConcurrentActivationKeepsAllBits) {
   Init(4, 64);

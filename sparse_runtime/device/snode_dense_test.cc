@@ -20,6 +20,21 @@ TEST(SNodeDenseTest, CellsAreStridedAndAlwaysActive) {
   }
 }
 
+// The inline form over a compile-time meta returns the entry point's cells.
+TEST(SNodeDenseTest, InlineFormMatchesEntryPoint) {
+  SNodeTestContext ctx;
+  DenseMeta meta;
+  ctx.FillMeta(&meta.base, 1, 12, 7);
+  Ptr m = reinterpret_cast<Ptr>(&meta);
+  const StaticMeta<7, 12> sm{m};
+  ASSERT_TRUE(sm.matches());
+  for (int i = 0; i < 7; ++i) {
+    EXPECT_EQ(Dense_lookup_element_inline(sm, ctx.root(), i), ctx.root() + 12 * i);
+    EXPECT_EQ(Dense_lookup_element_inline(RuntimeMeta{m}, ctx.root(), i), ctx.root() + 12 * i);
+    EXPECT_TRUE(Dense_is_active_inline(sm, ctx.root(), i));
+  }
+}
+
 // The meta's first member is the common prefix (lookup through the generic function pointer).
 TEST(SNodeDenseTest, MetaStartsWithStructMeta) {
   SNodeTestContext ctx;

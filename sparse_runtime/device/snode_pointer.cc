@@ -7,9 +7,10 @@ i32 Pointer_get_num_elements(Ptr meta, Ptr) {
   return static_cast<i32>(as_struct_meta(meta)->max_num_elements);
 }
 
-void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
+// noinline: in this file and in the linked runtime bitcode the compiler could otherwise fold the
+// locked path back into Pointer_activate, whose fast path would then pay its frame.
+__attribute__((noinline)) void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
   Ptr* slot = Pointer_slot(meta, node, i);
-  if (atomic_load_acquire(slot) != nullptr) return;
   const StructMeta* m = as_struct_meta(meta);
   warp_locked_task(
       Pointer_lock(node, i),
@@ -21,13 +22,9 @@ void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
       [&] { return atomic_load_acquire(slot) == nullptr; });
 }
 
-void Pointer_activate(Ptr meta, Ptr node, i32 i) {
-  Pointer_activate_cached(meta, node, i, nullptr);
-}
-
-void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
+__attribute__((noinline)) void Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i,
+                                                       NodeCache* cache) {
   Ptr* slot = Pointer_slot(meta, node, i);
-  if (atomic_load_acquire(slot) == nullptr) return;
   const StructMeta* m = as_struct_meta(meta);
   locked_task(
       Pointer_lock(node, i),
@@ -43,19 +40,28 @@ void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
       [&] { return atomic_load_acquire(slot) != nullptr; });
 }
 
+void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
+  Pointer_activate_inline(RuntimeMeta{meta}, node, i, cache);
+}
+
+void Pointer_activate(Ptr meta, Ptr node, i32 i) {
+  Pointer_activate_inline(RuntimeMeta{meta}, node, i, nullptr);
+}
+
+void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
+  Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, cache);
+}
+
 void Pointer_deactivate(Ptr meta, Ptr node, i32 i) {
-  Pointer_deactivate_cached(meta, node, i, nullptr);
+  Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, nullptr);
 }
 
 bool Pointer_is_active(Ptr meta, Ptr node, i32 i) {
-  return atomic_load_acquire(Pointer_slot(meta, node, i)) != nullptr;
+  return Pointer_is_active_inline(RuntimeMeta{meta}, node, i);
 }
 
 Ptr Pointer_lookup_element(Ptr meta, Ptr node, i32 i) {
-  Ptr cell = atomic_load_acquire(Pointer_slot(meta, node, i));
-  if (cell != nullptr) return cell;
-  const StructMeta* m = as_struct_meta(meta);
-  return runtime_ambient_element(m->context, m->snode_id);
+  return Pointer_lookup_element_inline(RuntimeMeta{meta}, node, i);
 }
 
 }  // namespace sparse_runtime

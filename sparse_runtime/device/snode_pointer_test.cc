@@ -76,6 +76,54 @@ TEST_F(SNodePointerTest, ConcurrentActivationAllocatesOnce) {
   EXPECT_EQ(nm_->data_list.size(), 8);
 }
 
+// The inline forms over a compile-time meta and over the run-time meta do what the X_* entry
+// points do: same slot, same cell, same ambient element, one allocation per cell.
+TEST_F(SNodePointerTest, InlineFormsMatchEntryPoints) {
+  Ptr node = ctx_.root();
+  const StaticMeta<8, 32> sm{m_};
+  const RuntimeMeta rm{m_};
+  ASSERT_TRUE(sm.matches());
+  EXPECT_FALSE((StaticMeta<8, 16>{m_}.matches()));
+  Ptr ambient = runtime_ambient_element(ctx_.rt(), 1);
+  for (i32 i = 0; i < 8; ++i) {
+    EXPECT_EQ(Pointer_slot_of(sm, node, i), Pointer_slot(m_, node, i));
+    EXPECT_FALSE(Pointer_is_active_inline(sm, node, i));
+    EXPECT_EQ(Pointer_lookup_element_inline(sm, node, i), ambient);
+    EXPECT_EQ(Pointer_lookup_element_inline(rm, node, i), ambient);
+  }
+  Pointer_activate_inline(sm, node, 3);
+  Pointer_activate_inline(sm, node, 3);  // already active: the fast path, no new cell
+  Pointer_activate_inline(rm, node, 3);
+  Pointer_activate(m_, node, 3);
+  EXPECT_EQ(nm_->data_list.size(), 1);
+  EXPECT_TRUE(Pointer_is_active_inline(sm, node, 3));
+  EXPECT_TRUE(Pointer_is_active_inline(rm, node, 3));
+  Ptr cell = Pointer_lookup_element(m_, node, 3);
+  EXPECT_NE(cell, ambient);
+  EXPECT_EQ(Pointer_lookup_element_inline(sm, node, 3), cell);
+  EXPECT_EQ(Pointer_lookup_element_inline(rm, node, 3), cell);
+  Pointer_deactivate_inline(sm, node, 3);
+  Pointer_deactivate_inline(sm, node, 3);  // already inactive: nothing recycled
+  EXPECT_EQ(nm_->num_recycled(), 1);
+  EXPECT_FALSE(Pointer_is_active(m_, node, 3));
+  EXPECT_EQ(Pointer_lookup_element_inline(sm, node, 3), ambient);
+}
+
+// Racing inline activations of one cell (through a compile-time meta) allocate exactly one cell.
+TEST_F(SNodePointerTest, ConcurrentInlineActivationAllocatesOnce) {
+  Ptr node = ctx_.root();
+  const StaticMeta<8, 32> sm{m_};
+  for (int round = 0; round < 8; ++round) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t) {
+      threads.emplace_back([&] { Pointer_activate_inline(sm, node, round); });
+    }
+    for (auto& th : threads) th.join();
+  }
+  EXPECT_EQ(nm_->data_list.size(), 8);
+  for (i32 i = 0; i < 8; ++i) EXPECT_TRUE(Pointer_is_active(m_, node, i));
+}
+
 // When the allocator cannot provide a cell, the cell stays inactive and the error is recorded.
 TEST(SNodePointerLimitTest, AllocationFailureLeavesCellInactive) {
   SNodeTestContext ctx;

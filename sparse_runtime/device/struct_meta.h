@@ -49,6 +49,38 @@ ACCELMEM_RT_INLINE StructMeta* as_struct_meta(Ptr meta) {
   return reinterpret_cast<StructMeta*>(meta);
 }
 
+// Meta views. The header-inline fast paths of the SNode kinds (`X_op_inline` in snode_*.h) read
+// a meta's shape through a view, so that one body serves two kinds of caller:
+//
+//   RuntimeMeta{meta}                every field is loaded from the StructMeta at run time (what
+//                                    the out-of-line X_* entry points use);
+//   StaticMeta<N, S>{meta}           max_num_elements = N and element_size = S are compile-time
+//                                    constants, so slot and mask addresses fold into the caller's
+//                                    address arithmetic (what a kernel gets once LLVM has
+//                                    inlined the runtime into it with a constant meta).
+//
+// Both keep the StructMeta pointer: the slow paths (allocation under the lock, the ambient
+// element of an inactive pointer cell) still need the runtime context and the SNode id.
+struct RuntimeMeta {
+  Ptr meta;
+  ACCELMEM_RT_INLINE const StructMeta* base() const { return as_struct_meta(meta); }
+  ACCELMEM_RT_INLINE i64 max_num_elements() const { return base()->max_num_elements; }
+  ACCELMEM_RT_INLINE u64 element_size() const { return base()->element_size; }
+};
+
+template <i64 kMaxNumElements, u64 kElementSize>
+struct StaticMeta {
+  static_assert(kMaxNumElements > 0, "an SNode has at least one cell per container");
+  Ptr meta;
+  ACCELMEM_RT_INLINE const StructMeta* base() const { return as_struct_meta(meta); }
+  static constexpr i64 max_num_elements() { return kMaxNumElements; }
+  static constexpr u64 element_size() { return kElementSize; }
+  // Whether the constants agree with the StructMeta (for callers that bind one at run time).
+  ACCELMEM_RT_INLINE bool matches() const {
+    return base()->max_num_elements == kMaxNumElements && base()->element_size == kElementSize;
+  }
+};
+
 }  // namespace sparse_runtime
 }  // namespace accelmem
 
