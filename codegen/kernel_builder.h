@@ -48,7 +48,7 @@
 // GC kernels (issue 7; upstream gc_parallel_0/1/2(context, snode_id) and gc_serial) collect the
 // allocator (NodeManager) of one pointer or dynamic SNode, reached as
 // ctx->runtime->node_managers[snode id], by calling the runtime bitcode's own GC functions
-// (gc/gc_scratch.h, phase*.h, gc_serial.h). `scratch` is a zero-initialized gc::GcScratch in
+// (gc/device/gc_scratch.h, phase*.h, gc_serial.h). `scratch` is a zero-initialized gc::GcScratch in
 // memory the kernel can write (host memory for the CPU JIT, device memory on NVPTX); one scratch
 // serves every allocator of a runtime, one collection at a time. See GcKernel for the protocol.
 //
@@ -176,7 +176,7 @@ class KernelBuilder {
   // [begin, end) and atomically adds its non-negative result to result[0] (as a double for
   // sums), or stores 1 to result[1] when its part failed (-1). Point kernels: global thread 0
   // runs the kernel and stores its result to result[0]. GC kernels take their worker and lane
-  // ids from the grid as gc/gc_cuda_kernels.cc does:
+  // ids from the grid as gc/device/gc_cuda_kernels.cc does:
   //   prepare `void (ctx, scratch, i32 num_workers, i64* result)`: global thread 0, result[0];
   //   phase 0 `void (ctx, scratch, i32 num_workers)`: global thread t < num_workers is worker t;
   //   phase 1 `void (ctx, scratch, i32 num_workers)`: global thread 0;

@@ -196,7 +196,7 @@ TEST_P(SparseRuntimeTest, BitmaskedUnderDense) {
 }
 
 // Pointer under pointer: deactivating the outer cell deactivates the inner ones first, so no
-// inner cell leaks (upstream hazard 11) and both allocators get their cells back after GC.
+// inner cell leaks (upstream leaks them) and both allocators get their cells back after GC.
 TEST_P(SparseRuntimeTest, NestedPointerUnderPointer) {
   SNodeTree tree;
   tree.root().pointer(i, 4).pointer(i, 4).dense(i, 2).place<int32_t>("x");

@@ -17,7 +17,7 @@
 // never cleared in a separate pass. Zero-initialize, then call gc_scratch_reserve before each GC
 // (the drivers do); memory comes from the runtime pool and is kept (the pool never frees).
 //
-// Freestanding C++17 (see sparse_runtime/arch.h): no standard headers, exceptions or RTTI.
+// Freestanding C++17 (see sparse_runtime/device/arch.h): no standard headers, exceptions or RTTI.
 #ifndef ACCELMEM_GC_DEVICE_GC_SCRATCH_H_
 #define ACCELMEM_GC_DEVICE_GC_SCRATCH_H_
 

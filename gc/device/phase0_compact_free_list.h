@@ -17,7 +17,7 @@
 // Out-of-range recycled indices (never valid cells) are reported as kErrorIndexOutOfRange and
 // dropped instead of corrupting memory.
 //
-// Freestanding C++17 (see sparse_runtime/arch.h).
+// Freestanding C++17 (see sparse_runtime/device/arch.h).
 #ifndef ACCELMEM_GC_DEVICE_PHASE0_COMPACT_FREE_LIST_H_
 #define ACCELMEM_GC_DEVICE_PHASE0_COMPACT_FREE_LIST_H_
 

@@ -18,7 +18,7 @@
 //     entries only.
 //  4. Stores the plan in the scratch for phase 2 and resets the bucket-claim counter.
 //
-// Freestanding C++17 (see sparse_runtime/arch.h).
+// Freestanding C++17 (see sparse_runtime/device/arch.h).
 #ifndef ACCELMEM_GC_DEVICE_PHASE1_SWAP_LISTS_H_
 #define ACCELMEM_GC_DEVICE_PHASE1_SWAP_LISTS_H_
 

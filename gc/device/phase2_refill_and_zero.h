@@ -26,7 +26,7 @@
 // Several lanes (lanes > 1) are a GPU block: on the CPU, arch.h's block_barrier is a no-op, so
 // native callers pass lane 0 of 1.
 //
-// Freestanding C++17 (see sparse_runtime/arch.h).
+// Freestanding C++17 (see sparse_runtime/device/arch.h).
 #ifndef ACCELMEM_GC_DEVICE_PHASE2_REFILL_AND_ZERO_H_
 #define ACCELMEM_GC_DEVICE_PHASE2_REFILL_AND_ZERO_H_
 
