@@ -474,7 +474,8 @@ void BindSparse(py::module_& m) {
            py::arg("tree"), py::arg("backend") = "native", py::arg("num_threads") = 0,
            py::arg("memory_limit_bytes") = 0, py::arg("auto_collect") = true,
            py::arg("gc_workers") = 1, py::arg("chunk_num_elements") = 0,
-           py::arg("max_num_chunks") = 0)
+           py::arg("max_num_chunks") = 0,
+           "Materializes the tree (finalizing it) on the native or the JIT backend.")
       .def_property_readonly(
           "backend", [](const PyRuntime& r) { return r.backend; }, "'native' or 'jit'.")
       .def(
@@ -490,7 +491,8 @@ void BindSparse(py::module_& m) {
               return absl::OkStatus();
             });
           },
-          py::arg("snode"), py::arg("coords"), py::arg("num_threads") = 1)
+          py::arg("snode"), py::arg("coords"), py::arg("num_threads") = 1,
+          "Activates the cells of `snode` at `coords` (and their ancestors).")
       .def(
           "deactivate",
           [](PyRuntime& r, const py::object& snode, const py::object& coords, int threads) {
@@ -504,7 +506,8 @@ void BindSparse(py::module_& m) {
               return absl::OkStatus();
             });
           },
-          py::arg("snode"), py::arg("coords"), py::arg("num_threads") = 1)
+          py::arg("snode"), py::arg("coords"), py::arg("num_threads") = 1,
+          "Deactivates the cells (and everything sparse below); a dynamic takes container indices.")
       .def(
           "is_active",
           [](PyRuntime& r, const py::object& snode, const py::object& coords, int threads) {
@@ -522,7 +525,8 @@ void BindSparse(py::module_& m) {
             });
             return out;
           },
-          py::arg("snode"), py::arg("coords"), py::arg("num_threads") = 1)
+          py::arg("snode"), py::arg("coords"), py::arg("num_threads") = 1,
+          "Whether each cell is active, as a bool array.")
       .def(
           "read",
           [](PyRuntime& r, const py::object& snode, const py::object& coords, int threads) {
@@ -542,7 +546,8 @@ void BindSparse(py::module_& m) {
             });
             return out;
           },
-          py::arg("place"), py::arg("coords"), py::arg("num_threads") = 1)
+          py::arg("place"), py::arg("coords"), py::arg("num_threads") = 1,
+          "Values of `place` at `coords` (0 for inactive cells), as an array of its dtype.")
       .def(
           "write",
           [](PyRuntime& r, const py::object& snode, const py::object& coords,
@@ -562,7 +567,8 @@ void BindSparse(py::module_& m) {
               return absl::OkStatus();
             });
           },
-          py::arg("place"), py::arg("coords"), py::arg("values"), py::arg("num_threads") = 1)
+          py::arg("place"), py::arg("coords"), py::arg("values"), py::arg("num_threads") = 1,
+          "Writes `values` (an array or a scalar) to `place` at `coords`, activating the paths.")
       .def(
           "append",
           [](PyRuntime& r, const py::object& snode, const py::object& coords,
@@ -587,7 +593,8 @@ void BindSparse(py::module_& m) {
             });
             return out;
           },
-          py::arg("place"), py::arg("coords"), py::arg("values"), py::arg("num_threads") = 1)
+          py::arg("place"), py::arg("coords"), py::arg("values"), py::arg("num_threads") = 1,
+          "Appends `values` to the dynamic lists at the container `coords`; returns the positions.")
       .def(
           "length",
           [](PyRuntime& r, const py::object& snode, const py::object& coords, int threads) {
@@ -605,7 +612,8 @@ void BindSparse(py::module_& m) {
             });
             return out;
           },
-          py::arg("snode"), py::arg("coords"), py::arg("num_threads") = 1)
+          py::arg("snode"), py::arg("coords"), py::arg("num_threads") = 1,
+          "Lengths of the dynamic lists at the container `coords`, as an int32 array.")
       .def(
           "active_indices",
           [](PyRuntime& r, const py::object& snode) {
@@ -625,7 +633,8 @@ void BindSparse(py::module_& m) {
             if (!idx.empty()) std::memcpy(out.mutable_data(), idx.data(), idx.size() * 4);
             return out;
           },
-          py::arg("snode"))
+          py::arg("snode"),
+          "Indices of the active cells of `snode`, shape [M, ndim] int32, in layout order.")
       .def(
           "to_numpy",
           [](PyRuntime& r, const py::object& snode) {
@@ -652,7 +661,8 @@ void BindSparse(py::module_& m) {
             if (!vals.empty()) std::memcpy(values.mutable_data(), vals.data(), vals.size());
             return py::make_tuple(indices, values);
           },
-          py::arg("place"))
+          py::arg("place"),
+          "(indices, values) of the active cells of `place`: [M, ndim] int32 and [M] values.")
       .def(
           "collect_garbage",
           [](PyRuntime& r) {
