@@ -1,4 +1,7 @@
-"""accelmem_py_test: a py_test of the accelmem Python package, run by the system python3."""
+"""Build macros of the accelmem Python package."""
+
+# The package version (also accelmem.__version__; //python:version_test checks they agree).
+ACCELMEM_PY_VERSION = "0.1.0"
 
 def accelmem_py_test(name, srcs, deps = [], data = [], size = "small", tags = [], args = []):
     """A unittest/pytest module run with the system interpreter.
