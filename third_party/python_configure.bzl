@@ -26,6 +26,17 @@ def _python_configure_impl(ctx):
     if not ctx.path(include + "/Python.h").exists:
         fail(("@%s: %s/Python.h not found. Run ./bazelw, which installs the Debian packages " +
               "accelmem needs (python3-dev).") % (ctx.name, include))
+    # The ASan runtime, preloaded into the (uninstrumented) interpreter when the extension is
+    # built with --config=asan.
+    # ASan intercepts libstdc++'s __cxa_throw, so libstdc++ is preloaded right after it.
+    preload = []
+    gcc = ctx.which("gcc")
+    if gcc:
+        for lib in ["libasan.so", "libstdc++.so"]:
+            found = ctx.execute([gcc, "-print-file-name=" + lib])
+            if found.return_code == 0 and found.stdout.strip().startswith("/"):
+                preload.append(str(ctx.path(found.stdout.strip()).realpath))
+    asan = ":".join(preload) if len(preload) == 2 else ""
     ctx.file("WORKSPACE", 'workspace(name = "%s")\n' % ctx.name)
     ctx.symlink(ctx.attr.build_file, "BUILD.bazel")
     ctx.symlink(include, "include")
@@ -38,6 +49,7 @@ def _python_configure_impl(ctx):
         'PYTHON_VERSION = "%s"' % version,
         'PYTHON_ABI_TAG = "%s"' % abi,
         'PYTHON_PLATFORM_TAG = "%s"' % platform,
+        'ASAN_RUNTIME = "%s"' % asan,
         "",
     ]))
 
