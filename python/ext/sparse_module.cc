@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -191,16 +192,25 @@ Coords ReadCoords(const py::object& obj, const SNode& s, bool container) {
   }
   Coords c;
   c.ndim = static_cast<int>(axes.size());
-  c.array = I32Array::ensure(obj);
-  if (!c.array) {
-    PyErr_Clear();
-    RaiseStatus(absl::InvalidArgumentError("coordinates must be an integer array"));
-  }
-  py::dtype kind =
-      py::module_::import("numpy").attr("asarray")(obj).attr("dtype").cast<py::dtype>();
+  py::object input = py::module_::import("numpy").attr("asarray")(obj);
+  py::dtype kind = input.attr("dtype").cast<py::dtype>();
   if (kind.kind() != 'i' && kind.kind() != 'u') {
     RaiseStatus(absl::InvalidArgumentError("coordinates must be an integer array, got dtype " +
                                            std::string(py::str(kind))));
+  }
+  // Wider integers would wrap when converted to int32: reject values outside [0, 2^31) first.
+  if (!kind.equal(py::dtype::of<int32_t>()) && input.attr("size").cast<int64_t>() > 0) {
+    py::object lo = input.attr("min")(), hi = input.attr("max")();
+    py::object bad = lo < py::int_(0) ? lo : (hi > py::int_(INT32_MAX) ? hi : py::object());
+    if (bad) {
+      RaiseStatus(absl::OutOfRangeError("coordinate " + std::string(py::str(bad)) +
+                                        " is outside the index space of " + s.DebugPath()));
+    }
+  }
+  c.array = I32Array::ensure(input);
+  if (!c.array) {
+    PyErr_Clear();
+    RaiseStatus(absl::InvalidArgumentError("coordinates must be an integer array"));
   }
   if (c.array.ndim() == 2 && c.array.shape(1) == c.ndim) {
     c.n = c.array.shape(0);

@@ -166,6 +166,10 @@ class RuntimeTest(unittest.TestCase):
         self.assertEqual(len(rt.active_indices(block)), 0)  # row 0 was not applied
         with self.assertRaises(IndexError):
             rt.read("x", [[-1, 0]])
+        with self.assertRaises(IndexError):  # would wrap to [3, 0] as int32
+            rt.read("x", np.array([[2**32 + 3, 0]], dtype=np.int64))
+        with self.assertRaises(IndexError):
+            rt.write("x", np.array([[2**64 - 1, 0]], dtype=np.uint64), [1.0])
         with self.assertRaises(ValueError):
             rt.read("x", [[0, 0, 0]])
         with self.assertRaises(ValueError):
