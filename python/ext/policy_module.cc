@@ -55,6 +55,23 @@ policy::PlacementLimits Limits(int64_t alignment, int64_t capacity) {
   return limits;
 }
 
+policy::PlannerOptions Options(const std::string& mode, int64_t alignment, int64_t capacity,
+                               double budget_ms) {
+  policy::PlannerOptions options;
+  if (mode == "greedy") {
+    options.mode = policy::PlannerMode::kGreedy;
+  } else if (mode == "search") {
+    options.mode = policy::PlannerMode::kSearch;
+  } else {
+    RaiseStatus(absl::InvalidArgumentError("unknown mode '" + mode + "' (known: greedy, search)"));
+  }
+  if (budget_ms < 0) RaiseStatus(absl::InvalidArgumentError("budget_ms must be >= 0"));
+  options.alignment = alignment;
+  options.capacity = capacity;
+  options.budget = absl::Microseconds(static_cast<int64_t>(budget_ms * 1000));
+  return options;
+}
+
 }  // namespace
 
 void BindPolicy(py::module_& m) {
@@ -90,19 +107,7 @@ void BindPolicy(py::module_& m) {
          int64_t capacity, const std::string& mode, double budget_ms, uint64_t seed,
          int search_threads) {
         std::vector<policy::PlacementBuffer> buffers = Buffers(lower, upper, size);
-        policy::PlannerOptions options;
-        if (mode == "greedy") {
-          options.mode = policy::PlannerMode::kGreedy;
-        } else if (mode == "search") {
-          options.mode = policy::PlannerMode::kSearch;
-        } else {
-          RaiseStatus(
-              absl::InvalidArgumentError("unknown mode '" + mode + "' (known: greedy, search)"));
-        }
-        if (budget_ms < 0) RaiseStatus(absl::InvalidArgumentError("budget_ms must be >= 0"));
-        options.alignment = alignment;
-        options.capacity = capacity;
-        options.budget = absl::Microseconds(static_cast<int64_t>(budget_ms * 1000));
+        policy::PlannerOptions options = Options(mode, alignment, capacity, budget_ms);
         options.seed = seed;
         options.search_threads = search_threads;
         absl::StatusOr<policy::PlacementPlan> plan;
@@ -121,19 +126,7 @@ void BindPolicy(py::module_& m) {
       [](const I64Array& lower, const I64Array& upper, const I64Array& size, int64_t alignment,
          int64_t capacity, const std::string& mode, double budget_ms) {
         std::vector<policy::PlacementBuffer> buffers = Buffers(lower, upper, size);
-        policy::PlannerOptions options;
-        if (mode == "greedy") {
-          options.mode = policy::PlannerMode::kGreedy;
-        } else if (mode == "search") {
-          options.mode = policy::PlannerMode::kSearch;
-        } else {
-          RaiseStatus(
-              absl::InvalidArgumentError("unknown mode '" + mode + "' (known: greedy, search)"));
-        }
-        if (budget_ms < 0) RaiseStatus(absl::InvalidArgumentError("budget_ms must be >= 0"));
-        options.alignment = alignment;
-        options.capacity = capacity;
-        options.budget = absl::Microseconds(static_cast<int64_t>(budget_ms * 1000));
+        policy::PlannerOptions options = Options(mode, alignment, capacity, budget_ms);
         absl::StatusOr<policy::PlacementPlan> plan;
         {
           py::gil_scoped_release release;
