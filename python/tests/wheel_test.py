@@ -24,6 +24,11 @@ def clean_env():
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PIP_NO_INDEX"] = "1"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    # Under --config=asan the wheel holds an ASan-built extension (see testing/launcher.py).
+    preload = os.environ.get("ACCELMEM_ASAN_PRELOAD")
+    if preload:
+        env["LD_PRELOAD"] = preload
+        env["ASAN_OPTIONS"] = "detect_leaks=0"
     return env
 
 
