@@ -13,6 +13,7 @@ repository the caller already declared (a source build of abseil, say) is left a
 load("//third_party:bazel_stubs.bzl", "bazel_builtin_stand_ins")
 load("//third_party:cuda_configure.bzl", "cuda_configure")
 load("//third_party:llvm_configure.bzl", "llvm_configure")
+load("//third_party:python_configure.bzl", "python_configure")
 load("//third_party:system_library.bzl", "absl_system_repository", "system_library_repository")
 load("//third_party/absl:system_absl.bzl", "ABSL_PACKAGES")
 
@@ -56,3 +57,16 @@ def accelmem_dependencies():
         build_file = Label("//third_party:llvm.BUILD"),
     )
     _maybe(cuda_configure, name = "local_cuda")
+    _maybe(
+        python_configure,
+        name = "local_python",
+        build_file = Label("//third_party:python.BUILD"),
+    )
+    _maybe(
+        system_library_repository,
+        name = "pybind11",
+        build_files = {Label("//third_party:pybind11.BUILD"): "BUILD.bazel"},
+        symlinks = {"/usr/include/pybind11": "include/pybind11"},
+        required_files = ["/usr/include/pybind11/pybind11.h"],
+        debian_packages = ["pybind11-dev"],
+    )
