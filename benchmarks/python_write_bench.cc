@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "runtime/sparse_runtime.h"
 #include "sparse_runtime/snode_tree.h"
-#include "sparse_runtime/sparse_runtime.h"
 
 namespace accelmem {
 namespace sparse_runtime {

@@ -31,9 +31,9 @@
 #include "policy/placement_checker.h"
 
 // Runtime side: the SparseRuntime host API and the JIT execution backend.
-#include "codegen/jit_backend.h"
+#include "runtime/cpu/jit_backend.h"
+#include "runtime/sparse_runtime.h"
 #include "sparse_runtime/snode_tree.h"
-#include "sparse_runtime/sparse_runtime.h"
 
 namespace accelmem {
 namespace python {
