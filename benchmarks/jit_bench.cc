@@ -35,8 +35,6 @@
 
 namespace {
 
-using accelmem::backends::cpu::CpuJit;
-using accelmem::backends::cpu::JitModule;
 using accelmem::codegen::BoundKernelContext;
 using accelmem::codegen::JitBackend;
 using accelmem::codegen::KernelBuilder;
@@ -44,6 +42,8 @@ using accelmem::codegen::KernelCache;
 using accelmem::codegen::RangeFn;
 using accelmem::codegen::RangeSumFn;
 using accelmem::codegen::StructForFn;
+using accelmem::runtime::cpu::CpuJit;
+using accelmem::runtime::cpu::JitModule;
 using accelmem::sparse_runtime::Axis;
 using accelmem::sparse_runtime::RuntimeArch;
 using accelmem::sparse_runtime::RuntimeBitcode;
@@ -206,7 +206,7 @@ struct PointerFixture {
   std::unique_ptr<SparseRuntime> rt;
   const SNode* ptr = nullptr;
   std::unique_ptr<BoundKernelContext> ctx;
-  std::shared_ptr<const accelmem::backends::cpu::JitModule> module;
+  std::shared_ptr<const accelmem::runtime::cpu::JitModule> module;
   RangeFn activate = nullptr;
   RangeFn deactivate = nullptr;
 };

@@ -38,9 +38,9 @@ using policy::PlacementBuffer;
 constexpr char kDir[] = "third_party/placement_instances/";
 
 std::vector<PlacementBuffer> Load(const std::string& file) {
-  auto text = tools::ReadTextFile(kDir + file);
+  auto text = policy::ReadTextFile(kDir + file);
   if (!text.ok()) return {};
-  auto buffers = tools::ParseInstanceCsv(*text, file);
+  auto buffers = policy::ParseInstanceCsv(*text, file);
   return buffers.ok() ? *buffers : std::vector<PlacementBuffer>{};
 }
 

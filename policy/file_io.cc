@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 
 namespace accelmem {
-namespace tools {
+namespace policy {
 namespace {
 
 absl::Status ReadError(const std::string& path, absl::string_view why) {
@@ -80,5 +80,5 @@ absl::Status WriteWholeFile(const std::string& path, const std::string& data) {
   return absl::OkStatus();
 }
 
-}  // namespace tools
+}  // namespace policy
 }  // namespace accelmem

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 
 namespace accelmem {
-namespace tools {
+namespace policy {
 
 // The bytes of `path`; "-" reads standard input. Errors read "PATH: error: cannot read file: WHY"
 // (missing, a directory, unreadable, a read error).
@@ -21,7 +21,7 @@ absl::StatusOr<std::string> ReadFileOrStdin(const std::string& path);
 // Writes `data` to `path` (truncating); "PATH: error: cannot write file: WHY" on failure.
 absl::Status WriteWholeFile(const std::string& path, const std::string& data);
 
-}  // namespace tools
+}  // namespace policy
 }  // namespace accelmem
 
 #endif  // ACCELMEM_POLICY_FILE_IO_H_

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace accelmem {
-namespace tools {
+namespace policy {
 namespace {
 
 std::string TempPath(const std::string& name) {
@@ -47,5 +47,5 @@ TEST(FileIoTest, MissingAndUnwritable) {
 }
 
 }  // namespace
-}  // namespace tools
+}  // namespace policy
 }  // namespace accelmem

@@ -133,10 +133,10 @@ TEST(GreedyVersusBaselinesTest, LargeInstanceSearchIsValidAndNeverWorse) {
 }
 
 std::vector<PlacementBuffer> LoadInstance(const std::string& path, size_t prefix = 0) {
-  auto text = tools::ReadTextFile(path);
+  auto text = policy::ReadTextFile(path);
   EXPECT_TRUE(text.ok()) << text.status();
   if (!text.ok()) return {};
-  auto buffers = tools::ParseInstanceCsv(*text, path);
+  auto buffers = policy::ParseInstanceCsv(*text, path);
   EXPECT_TRUE(buffers.ok()) << buffers.status();
   if (!buffers.ok()) return {};
   if (prefix > 0 && buffers->size() > prefix) buffers->resize(prefix);

@@ -71,10 +71,10 @@ int64_t BruteForceOptimum(const std::vector<PlacementBuffer>& buffers) {
 }
 
 std::vector<PlacementBuffer> LoadInstance(const std::string& path) {
-  auto text = tools::ReadTextFile(path);
+  auto text = policy::ReadTextFile(path);
   EXPECT_TRUE(text.ok()) << text.status();
   if (!text.ok()) return {};
-  auto buffers = tools::ParseInstanceCsv(*text, path);
+  auto buffers = policy::ParseInstanceCsv(*text, path);
   EXPECT_TRUE(buffers.ok()) << buffers.status();
   return buffers.ok() ? *buffers : std::vector<PlacementBuffer>{};
 }

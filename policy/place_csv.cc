@@ -12,7 +12,7 @@
 #include "policy/file_io.h"
 
 namespace accelmem {
-namespace tools {
+namespace policy {
 namespace {
 
 using policy::PlacementBuffer;
@@ -195,5 +195,5 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
   return ReadFileOrStdin(path);
 }
 
-}  // namespace tools
+}  // namespace policy
 }  // namespace accelmem

@@ -23,7 +23,7 @@
 #include "policy/placement_checker.h"
 
 namespace accelmem {
-namespace tools {
+namespace policy {
 
 // Parses an instance. `filename` only labels errors. Rejects a missing header or column, a
 // wrong field count, non-integer or out-of-range numbers, lower > upper, negative sizes and
@@ -44,7 +44,7 @@ std::string FormatPlacementCsv(absl::Span<const policy::PlacementBuffer> instanc
 // Reads a whole file; the error reads `<path>: error: cannot read file`.
 absl::StatusOr<std::string> ReadTextFile(const std::string& path);
 
-}  // namespace tools
+}  // namespace policy
 }  // namespace accelmem
 
 #endif  // ACCELMEM_POLICY_PLACE_CSV_H_

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 
 namespace accelmem {
-namespace tools {
+namespace policy {
 namespace {
 
 using ::testing::HasSubstr;
@@ -95,5 +95,5 @@ TEST(ReadTextFileTest, MissingFile) {
 }
 
 }  // namespace
-}  // namespace tools
+}  // namespace policy
 }  // namespace accelmem

@@ -120,10 +120,10 @@ int main(int argc, char** argv) {
   }
   if (args.instance.empty()) return UsageError("no instance file");
 
-  absl::StatusOr<std::string> text = accelmem::tools::ReadTextFile(args.instance);
+  absl::StatusOr<std::string> text = accelmem::policy::ReadTextFile(args.instance);
   if (!text.ok()) return Fail(std::string(text.status().message()));
   absl::StatusOr<std::vector<PlacementBuffer>> buffers =
-      accelmem::tools::ParseInstanceCsv(*text, args.instance);
+      accelmem::policy::ParseInstanceCsv(*text, args.instance);
   if (!buffers.ok()) return Fail(std::string(buffers.status().message()));
 
   accelmem::policy::PlacementLimits limits;
@@ -135,10 +135,10 @@ int main(int argc, char** argv) {
   const int64_t load = accelmem::policy::ComputeLoad(*buffers);
 
   if (!args.check.empty()) {
-    absl::StatusOr<std::string> placement_text = accelmem::tools::ReadTextFile(args.check);
+    absl::StatusOr<std::string> placement_text = accelmem::policy::ReadTextFile(args.check);
     if (!placement_text.ok()) return Fail(std::string(placement_text.status().message()));
     absl::StatusOr<std::vector<int64_t>> offsets =
-        accelmem::tools::ParsePlacementCsv(*placement_text, args.check, *buffers);
+        accelmem::policy::ParsePlacementCsv(*placement_text, args.check, *buffers);
     if (!offsets.ok()) return Fail(std::string(offsets.status().message()));
     if (absl::Status s = accelmem::policy::CheckPlacement(*buffers, *offsets, limits); !s.ok()) {
       return Fail(args.check + ": error: invalid placement: " + std::string(s.message()));
@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
     return Fail(args.instance + ": internal error: planner produced an invalid placement: " +
                 std::string(s.message()));
   }
-  const std::string csv = accelmem::tools::FormatPlacementCsv(*buffers, plan->offsets);
+  const std::string csv = accelmem::policy::FormatPlacementCsv(*buffers, plan->offsets);
   if (args.output.empty() || args.output == "-") {
     std::cout << csv;
     std::cout.flush();

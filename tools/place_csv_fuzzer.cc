@@ -51,11 +51,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   absl::StatusOr<std::vector<policy::PlacementBuffer>> instance =
-      tools::ParseInstanceCsv(text, "fuzz.csv");
+      policy::ParseInstanceCsv(text, "fuzz.csv");
   if (!instance.ok()) return 0;
   if (has_placement) {
     absl::StatusOr<std::vector<int64_t>> offsets =
-        tools::ParsePlacementCsv(placement_text, "placement.csv", *instance);
+        policy::ParsePlacementCsv(placement_text, "placement.csv", *instance);
     if (offsets.ok()) {
       if (offsets->size() != instance->size()) Die("placement size", "");
       (void)policy::CheckPlacement(*instance, *offsets);
@@ -84,9 +84,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (plan->height != policy::PlacementHeight(*instance, plan->offsets)) {
     Die("reported height is wrong", "");
   }
-  const std::string csv = tools::FormatPlacementCsv(*instance, plan->offsets);
+  const std::string csv = policy::FormatPlacementCsv(*instance, plan->offsets);
   absl::StatusOr<std::vector<int64_t>> back =
-      tools::ParsePlacementCsv(csv, "formatted.csv", *instance);
+      policy::ParsePlacementCsv(csv, "formatted.csv", *instance);
   if (!back.ok()) Die("formatted placement does not parse", std::string(back.status().message()));
   if (*back != plan->offsets) Die("formatted placement reads back differently", csv);
   return 0;

@@ -30,7 +30,7 @@ bool ReadAll(const std::string& path, std::istream& in, std::string* text) {
     return true;
   }
   // Not std::ifstream: a directory opens as a stream and then fails (or throws) on read.
-  absl::StatusOr<std::string> data = ReadFileOrStdin(path);
+  absl::StatusOr<std::string> data = policy::ReadFileOrStdin(path);
   if (!data.ok()) return false;
   *text = *std::move(data);
   return true;

@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
     return Usage(std::string(s.message()));
   }
 
-  absl::StatusOr<std::string> text = tools::ReadFileOrStdin(have_input ? input : "-");
+  absl::StatusOr<std::string> text = policy::ReadFileOrStdin(have_input ? input : "-");
   if (!text.ok()) return Fail(text.status().message());
   absl::StatusOr<ir::ProgramPtr> program = ir::ParseProgram(*text, filename);
   if (!program.ok()) return Fail(program.status().message());
@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
     }
     for (const auto& kv : svgs) {
       absl::Status w =
-          tools::WriteWholeFile(absl::StrCat(output, "/", kv.first, ".svg"), kv.second);
+          policy::WriteWholeFile(absl::StrCat(output, "/", kv.first, ".svg"), kv.second);
       if (!w.ok()) return Fail(w.message());
     }
     return 0;
@@ -200,6 +200,6 @@ int main(int argc, char** argv) {
     std::cout << data;
     return std::cout ? 0 : 1;
   }
-  if (absl::Status w = tools::WriteWholeFile(output, data); !w.ok()) return Fail(w.message());
+  if (absl::Status w = policy::WriteWholeFile(output, data); !w.ok()) return Fail(w.message());
   return 0;
 }

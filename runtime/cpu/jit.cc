@@ -23,7 +23,7 @@
 #include "runtime/internal/llvm_module_util.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cpu {
 namespace {
 
@@ -185,5 +185,5 @@ absl::StatusOr<std::unique_ptr<JitModule>> CpuJit::CompileIr(
 }
 
 }  // namespace cpu
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

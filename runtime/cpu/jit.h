@@ -32,7 +32,7 @@ class ThreadSafeContext;
 }  // namespace llvm
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cpu {
 
 struct JitOptions {
@@ -94,7 +94,7 @@ class CpuJit {
 };
 
 }  // namespace cpu
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_CPU_JIT_H_

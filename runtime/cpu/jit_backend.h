@@ -54,7 +54,7 @@ class JitBackend : public sparse_runtime::KernelBackend {
   BoundKernelContext context_;
   std::unique_ptr<std::atomic<void*>[]> kernels_;  // [snode id * (kNumPointOps + 1) + kind]
   std::mutex mu_;
-  std::vector<std::shared_ptr<const backends::cpu::JitModule>> modules_;  // guarded by mu_
+  std::vector<std::shared_ptr<const runtime::cpu::JitModule>> modules_;  // guarded by mu_
 };
 
 }  // namespace codegen

@@ -15,7 +15,7 @@
 #include "runtime/runtime_bitcode.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cpu {
 namespace {
 
@@ -106,5 +106,5 @@ TEST(JitRuntimeTest, CudaRuntimeIsRefused) {
 
 }  // namespace
 }  // namespace cpu
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

@@ -7,7 +7,7 @@
 #include "runtime/cpu/jit_test_runtime.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cpu {
 namespace {
 
@@ -105,5 +105,5 @@ TEST(CpuJitTest, LookupOfUnknownSymbolFails) {
 
 }  // namespace
 }  // namespace cpu
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

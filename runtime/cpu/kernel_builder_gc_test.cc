@@ -31,8 +31,8 @@ namespace accelmem {
 namespace codegen {
 namespace {
 
-using backends::cpu::CpuJit;
-using backends::cpu::JitModule;
+using runtime::cpu::CpuJit;
+using runtime::cpu::JitModule;
 using sparse_runtime::Axis;
 using sparse_runtime::NodeManager;
 using sparse_runtime::RuntimeArch;

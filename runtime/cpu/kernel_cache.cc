@@ -32,7 +32,7 @@ std::string TreeShapeKey(const SNodeTree& tree) {
 
 absl::StatusOr<std::unique_ptr<KernelCache>> KernelCache::Create(
     absl::string_view runtime_bitcode) {
-  auto jit = backends::cpu::CpuJit::Create(runtime_bitcode);
+  auto jit = runtime::cpu::CpuJit::Create(runtime_bitcode);
   if (!jit.ok()) return jit.status();
   std::unique_ptr<KernelCache> cache(new KernelCache());
   cache->runtime_bitcode_ = runtime_bitcode;
@@ -48,7 +48,7 @@ KernelCache* KernelCache::Default() {
   return cache;
 }
 
-absl::StatusOr<std::shared_ptr<const backends::cpu::JitModule>> KernelCache::GetOrCompile(
+absl::StatusOr<std::shared_ptr<const runtime::cpu::JitModule>> KernelCache::GetOrCompile(
     absl::string_view spec, const SNodeTree& tree, Build build) {
   std::string key = absl::StrCat(spec, "|", TreeShapeKey(tree));
   std::lock_guard<std::mutex> guard(mu_);
@@ -65,7 +65,7 @@ absl::StatusOr<std::shared_ptr<const backends::cpu::JitModule>> KernelCache::Get
   KernelModule km = (*builder)->Finish();
   auto module = jit_->Compile(std::move(km.module), std::move(km.context), km.entry_points);
   if (!module.ok()) return module.status();
-  std::shared_ptr<const backends::cpu::JitModule> shared = std::move(module).value();
+  std::shared_ptr<const runtime::cpu::JitModule> shared = std::move(module).value();
   modules_.emplace(std::move(key), shared);
   return shared;
 }

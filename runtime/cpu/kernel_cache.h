@@ -52,7 +52,7 @@ class KernelCache {
 
   // The module of `spec` for `tree`'s shape, built by `build` and compiled on a miss. Build and
   // compile errors are returned (and not cached).
-  absl::StatusOr<std::shared_ptr<const backends::cpu::JitModule>> GetOrCompile(
+  absl::StatusOr<std::shared_ptr<const runtime::cpu::JitModule>> GetOrCompile(
       absl::string_view spec, const sparse_runtime::SNodeTree& tree, Build build);
 
   int64_t hits() const;
@@ -61,9 +61,9 @@ class KernelCache {
  private:
   KernelCache() = default;
   absl::string_view runtime_bitcode_;
-  std::unique_ptr<backends::cpu::CpuJit> jit_;
+  std::unique_ptr<runtime::cpu::CpuJit> jit_;
   mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const backends::cpu::JitModule>> modules_;
+  std::map<std::string, std::shared_ptr<const runtime::cpu::JitModule>> modules_;
   int64_t hits_ = 0;
   int64_t misses_ = 0;
 };

@@ -16,7 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 namespace {
 
@@ -69,5 +69,5 @@ absl::StatusOr<ConvergenceReport> CheckConvergence(absl::string_view bitcode) {
 }
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

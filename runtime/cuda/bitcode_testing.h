@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 
 // Warp- and block-level operations (activemask, match.any.sync, bar.sync, bar.warp.sync) must not
@@ -29,7 +29,7 @@ struct ConvergenceReport {
 absl::StatusOr<ConvergenceReport> CheckConvergence(absl::string_view bitcode);
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_CUDA_BITCODE_TESTING_H_

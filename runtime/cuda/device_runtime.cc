@@ -22,7 +22,7 @@
 #include "sparse_runtime/device/struct_meta.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 namespace {
 
@@ -393,5 +393,5 @@ absl::StatusOr<gc::CudaNodeManagerStats> CudaSparseRuntime::Stats(const SNode& s
 }
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

@@ -44,7 +44,7 @@
 #include "sparse_runtime/snode_tree.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 
 // The device runtime's own entry points (init, layout, error), compiled to PTX for `sm`.
@@ -123,7 +123,7 @@ class CudaSparseRuntime {
 };
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_CUDA_DEVICE_RUNTIME_H_

@@ -16,7 +16,7 @@
 #include "sparse_runtime/snode_tree.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 namespace {
 
@@ -149,5 +149,5 @@ TEST_F(DeviceRuntimeGpuTest, ExhaustedPoolIsResourceExhausted) {
 
 }  // namespace
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

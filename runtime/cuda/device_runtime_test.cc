@@ -12,7 +12,7 @@
 #include "sparse_runtime/snode_tree.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 namespace {
 
@@ -66,5 +66,5 @@ TEST(DeviceRuntimeTest, CreateNeedsTheCudaGc) {
 
 }  // namespace
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

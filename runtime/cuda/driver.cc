@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 
 // The driver API's ABI (stable since CUDA 4; the _v2 names are the 64-bit entry points). Declared
@@ -314,5 +314,5 @@ absl::Status CudaDriver::Synchronize() {
 }
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

@@ -23,7 +23,7 @@
 #include "absl/strings/string_view.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 
 using DevicePtr = uint64_t;  // CUdeviceptr
@@ -91,7 +91,7 @@ absl::Status ModuleLoadError(absl::Status error, absl::string_view error_log,
                              absl::string_view info_log);
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_CUDA_DRIVER_H_

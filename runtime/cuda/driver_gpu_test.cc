@@ -11,7 +11,7 @@
 #include "runtime/cuda/testing_kernels.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 namespace {
 
@@ -46,5 +46,5 @@ TEST(CudaDriverGpuTest, IotaKernelRoundTrip) {
 
 }  // namespace
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

@@ -13,7 +13,7 @@
 #include "runtime/cuda/gpu_test_support.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 namespace {
 
@@ -172,5 +172,5 @@ TEST(GpuTestSupportTest, RequireGpuTurnsSkipIntoFailure) {
 
 }  // namespace
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

@@ -17,7 +17,7 @@ namespace accelmem {
 namespace gc {
 namespace {
 
-using backends::cuda::Dim3;
+using runtime::cuda::Dim3;
 
 // Indices into CudaGcKernelNames().
 enum Kernel : int {
@@ -59,9 +59,9 @@ const std::vector<std::string>& CudaGcKernelNames() {
 }
 
 absl::StatusOr<std::string> CudaGcPtx(const std::string& sm) {
-  backends::cuda::PtxOptions options;
+  runtime::cuda::PtxOptions options;
   options.sm = sm;
-  return backends::cuda::CompileBitcodeToPtx(
+  return runtime::cuda::CompileBitcodeToPtx(
       KernelBitcode(), "gc_cuda_kernels.bc", CudaGcKernelNames(),
       sparse_runtime::RuntimeBitcode(sparse_runtime::RuntimeArch::kCuda), options);
 }

@@ -12,7 +12,7 @@
 // machines without a GPU (CudaGcPtx; the default test suite assembles it with ptxas), and only
 // running it needs a device (CudaDriver::Open says clearly when there is none).
 //
-//   ASSIGN_OR_RETURN(auto driver, backends::cuda::CudaDriver::Open());
+//   ASSIGN_OR_RETURN(auto driver, runtime::cuda::CudaDriver::Open());
 //   ASSIGN_OR_RETURN(auto gc, CudaGc::Create(driver.get()));
 //   ASSIGN_OR_RETURN(auto nm, CudaNodeManager::Create(gc.get(), /*node_size=*/64, 1 << 30));
 //   ASSIGN_OR_RETURN(std::vector<int32_t> cells, nm->Allocate(1 << 20));
@@ -34,8 +34,8 @@
 namespace accelmem {
 namespace gc {
 
-using backends::cuda::CudaDriver;
-using backends::cuda::DevicePtr;
+using runtime::cuda::CudaDriver;
+using runtime::cuda::DevicePtr;
 
 // Launch shape of the two parallel phases (upstream: grid = saturating grid, block = 64).
 struct CudaGcLaunch {

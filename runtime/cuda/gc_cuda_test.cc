@@ -29,12 +29,12 @@ TEST(GcCudaTest, PtxHasAnEntryPerKernel) {
 
 // The PTX of the GC kernels (with the runtime linked in) assembles with ptxas for sm_90.
 TEST(GcCudaTest, PtxasAssemblesTheGcKernelsForSm90) {
-  if (backends::cuda::TestPtxas().empty()) {
+  if (runtime::cuda::TestPtxas().empty()) {
     GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
   }
   auto ptx = CudaGcPtx("sm_90");
   ASSERT_TRUE(ptx.ok()) << ptx.status();
-  absl::Status assembled = backends::cuda::AssembleWithPtxas(*ptx, "gc_cuda");
+  absl::Status assembled = runtime::cuda::AssembleWithPtxas(*ptx, "gc_cuda");
   EXPECT_TRUE(assembled.ok()) << assembled;
 }
 
@@ -51,7 +51,7 @@ TEST(GcCudaTest, UnknownSmIsAnError) {
 TEST(GcCudaTest, BarriersAreConvergent) {
   const gc_cuda_kernels_bitcode_file* file = gc_cuda_kernels_bitcode_find("gc_cuda_kernels.bc");
   ASSERT_NE(file, nullptr);
-  auto report = backends::cuda::CheckConvergence(
+  auto report = runtime::cuda::CheckConvergence(
       absl::string_view(reinterpret_cast<const char*>(file->data), file->size));
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_GT(report->convergent_calls, 0) << "the GC kernels call the phases";

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 
 bool GpuRequired() {
@@ -32,5 +32,5 @@ GpuUnavailable OnGpuUnavailable(const absl::Status& open_status) {
 }
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

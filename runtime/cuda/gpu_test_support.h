@@ -19,7 +19,7 @@
 #include "runtime/cuda/driver.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 
 // True when ACCELMEM_REQUIRE_GPU is set to anything but "" or "0".
@@ -33,21 +33,21 @@ struct GpuUnavailable {
 GpuUnavailable OnGpuUnavailable(const absl::Status& open_status);
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem
 
 // Opens device 0 into `driver` (a std::unique_ptr<CudaDriver>); on failure skips the test, or
 // fails it when a GPU is required. Use in SetUp or a test body (it returns from the function).
-#define ACCELMEM_OPEN_GPU_OR_SKIP(driver)                                          \
-  do {                                                                             \
-    auto accelmem_opened_ = ::accelmem::backends::cuda::CudaDriver::Open();        \
-    if (!accelmem_opened_.ok()) {                                                  \
-      const ::accelmem::backends::cuda::GpuUnavailable accelmem_verdict_ =         \
-          ::accelmem::backends::cuda::OnGpuUnavailable(accelmem_opened_.status()); \
-      if (accelmem_verdict_.fail) FAIL() << accelmem_verdict_.message;             \
-      GTEST_SKIP() << accelmem_verdict_.message;                                   \
-    }                                                                              \
-    (driver) = std::move(*accelmem_opened_);                                       \
+#define ACCELMEM_OPEN_GPU_OR_SKIP(driver)                                         \
+  do {                                                                            \
+    auto accelmem_opened_ = ::accelmem::runtime::cuda::CudaDriver::Open();        \
+    if (!accelmem_opened_.ok()) {                                                 \
+      const ::accelmem::runtime::cuda::GpuUnavailable accelmem_verdict_ =         \
+          ::accelmem::runtime::cuda::OnGpuUnavailable(accelmem_opened_.status()); \
+      if (accelmem_verdict_.fail) FAIL() << accelmem_verdict_.message;            \
+      GTEST_SKIP() << accelmem_verdict_.message;                                  \
+    }                                                                             \
+    (driver) = std::move(*accelmem_opened_);                                      \
   } while (0)
 
 #endif  // ACCELMEM_RUNTIME_CUDA_GPU_TEST_SUPPORT_H_

@@ -94,7 +94,7 @@ TEST(KernelPtxTest, EveryKernelKindAssemblesForSm90) {
   ASSERT_TRUE(kb.ok()) << kb.status();
   std::vector<std::string> entries = BuildAll(**kb, tree);
   KernelModule km = (*kb)->Finish();
-  auto ptx = backends::cuda::CompileToPtx(*km.module, entries, RuntimeBitcode(RuntimeArch::kCuda));
+  auto ptx = runtime::cuda::CompileToPtx(*km.module, entries, RuntimeBitcode(RuntimeArch::kCuda));
   ASSERT_TRUE(ptx.ok()) << ptx.status();
   EXPECT_THAT(*ptx, HasSubstr(".target sm_90"));
   for (const std::string& entry : entries) {
@@ -111,10 +111,10 @@ TEST(KernelPtxTest, EveryKernelKindAssemblesForSm90) {
     const std::string entry = "entry_" + GcKernelName("gc_ptr", kind);
     EXPECT_EQ(EntryParams(*ptx, entry), params) << entry;
   }
-  if (backends::cuda::TestPtxas().empty()) {
+  if (runtime::cuda::TestPtxas().empty()) {
     GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
   }
-  absl::Status assembled = backends::cuda::AssembleWithPtxas(*ptx, "kernels");
+  absl::Status assembled = runtime::cuda::AssembleWithPtxas(*ptx, "kernels");
   EXPECT_TRUE(assembled.ok()) << assembled;
 }
 

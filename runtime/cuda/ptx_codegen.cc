@@ -31,7 +31,7 @@ void LLVMInitializeNVPTXAsmPrinter();
 }
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 namespace {
 
@@ -171,5 +171,5 @@ absl::StatusOr<std::string> CompileBitcodeToPtx(absl::string_view bitcode, absl:
 }
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

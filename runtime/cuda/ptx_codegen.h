@@ -19,7 +19,7 @@ class Module;
 }  // namespace llvm
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 
 inline constexpr char kNvptxTriple[] = "nvptx64-nvidia-cuda";
@@ -50,7 +50,7 @@ absl::StatusOr<std::string> CompileBitcodeToPtx(absl::string_view bitcode, absl:
                                                 const PtxOptions& options = {});
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_CUDA_PTX_CODEGEN_H_

@@ -8,7 +8,7 @@
 #include "runtime/cuda/testing_kernels.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 namespace {
 
@@ -68,5 +68,5 @@ TEST(PtxCodegenTest, PtxasAssemblesForSm90) {
 
 }  // namespace
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

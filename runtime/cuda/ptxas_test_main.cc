@@ -5,6 +5,6 @@
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  accelmem::backends::cuda::SetPtxasFromArgs(argc, argv);
+  accelmem::runtime::cuda::SetPtxasFromArgs(argc, argv);
   return RUN_ALL_TESTS();
 }

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 namespace {
 
@@ -45,5 +45,5 @@ absl::Status AssembleWithPtxas(const std::string& ptx, const std::string& name,
 }
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

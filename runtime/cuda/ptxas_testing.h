@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 
 // Called by :ptxas_test_main after InitGoogleTest: takes ptxas's path from argv[1] if any.
@@ -28,7 +28,7 @@ absl::Status AssembleWithPtxas(const std::string& ptx, const std::string& name,
                                const std::string& sm = "sm_90");
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_CUDA_PTXAS_TESTING_H_

@@ -3,7 +3,7 @@
 #define ACCELMEM_RUNTIME_CUDA_TESTING_KERNELS_H_
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 
 // out[global thread id] = global thread id, for ids below n.
@@ -31,7 +31,7 @@ done:
 )";
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_CUDA_TESTING_KERNELS_H_

@@ -15,7 +15,7 @@
 #include "llvm/Transforms/IPO/Internalize.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace internal {
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> ParseKernelIr(absl::string_view ir_text,
@@ -62,5 +62,5 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine* machine, int opt_
 }
 
 }  // namespace internal
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem

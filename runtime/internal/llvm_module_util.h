@@ -20,7 +20,7 @@ class TargetMachine;
 }  // namespace llvm
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace internal {
 
 // Parses LLVM IR text named "kernel.ll"; InvalidArgument "kernel IR does not parse: kernel.ll:
@@ -36,7 +36,7 @@ void InternalizeAllBut(llvm::Module& module, const std::vector<std::string>& kee
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine* machine, int opt_level);
 
 }  // namespace internal
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_INTERNAL_LLVM_MODULE_UTIL_H_

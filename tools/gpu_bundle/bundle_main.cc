@@ -21,6 +21,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   testing::InitGoogleTest(&argc, argv);
-  accelmem::backends::cuda::SetPtxasFromArgs(argc, argv);
+  accelmem::runtime::cuda::SetPtxasFromArgs(argc, argv);
   return RUN_ALL_TESTS();
 }

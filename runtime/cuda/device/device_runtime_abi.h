@@ -8,7 +8,7 @@
 #include "sparse_runtime/device/arch.h"
 
 namespace accelmem {
-namespace backends {
+namespace runtime {
 namespace cuda {
 
 // The allocator of one sparse SNode (runtime_initialize_snode_allocator's arguments).
@@ -24,7 +24,7 @@ struct DeviceAllocatorSpec {
 inline constexpr sparse_runtime::i32 kDeviceErrorMessageBytes = 256;
 
 }  // namespace cuda
-}  // namespace backends
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_CUDA_DEVICE_DEVICE_RUNTIME_ABI_H_

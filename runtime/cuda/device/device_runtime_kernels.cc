@@ -6,8 +6,8 @@
 #include "sparse_runtime/device/runtime_context.h"
 #include "sparse_runtime/device/runtime_memory.h"
 
-using accelmem::backends::cuda::DeviceAllocatorSpec;
-using accelmem::backends::cuda::kDeviceErrorMessageBytes;
+using accelmem::runtime::cuda::DeviceAllocatorSpec;
+using accelmem::runtime::cuda::kDeviceErrorMessageBytes;
 using accelmem::sparse_runtime::i32;
 using accelmem::sparse_runtime::i64;
 using accelmem::sparse_runtime::Ptr;
