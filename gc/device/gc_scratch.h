@@ -63,9 +63,8 @@ inline constexpr i32 kMaxPrivateBitmaps = 8;
 inline constexpr u64 kStreamingZeroBytes = u64{16} << 20;
 // ...and already from this many bytes when cells are at least a cache line (64 B): then most
 // lines are written whole, and a whole-line non-temporal store skips the read-for-ownership an
-// ordinary store pays for every line not in L1/L2. Measured on a Zen 3 VM (a stand-alone loop
-// over 10^4..10^5 half-density 64 B cells): 20-27 GB/s with ordinary stores, 35-44 GB/s
-// streamed; below ~10^3 cells (L2-resident) ordinary stores win. The price: the zeroed cells
+// ordinary store pays for every line not in L1/L2 (gc_bench in benchmarks/README.md compares
+// both); below ~10^3 cells (L2-resident) ordinary stores win. The price: the zeroed cells
 // leave the caches (the next allocation of one misses), which past an L2 they mostly would anyway.
 inline constexpr u64 kStreamingLineZeroBytes = u64{512} << 10;
 

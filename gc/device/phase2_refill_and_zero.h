@@ -18,9 +18,9 @@
 // indices (no runs: they buy nothing there). Otherwise runs of at most 128 bytes take a few inline
 // 16-byte stores, longer ones one memset. Non-temporal stores (x86-64) replace them once the
 // collection zeroes at least gc_streaming_threshold() bytes: 512 KiB for cells of 64 B or more
-// (whole-line writes skip the read-for-ownership of every line not in L1/L2, about twice the
-// bandwidth of ordinary stores beyond L2), 16 MiB for smaller cells (more than the caches hold);
-// scratch->streaming_zero_bytes overrides both. Whole cache lines are streamed, partial ones
+// (whole-line writes skip the read-for-ownership of every line not in L1/L2, so they
+// write faster than ordinary stores beyond L2), 16 MiB for smaller cells (more than the caches
+// hold); scratch->streaming_zero_bytes overrides both. Whole cache lines are streamed, partial ones
 // stored; an sfence ends the phase. The zeroed cells then are not in the caches.
 //
 // Several lanes (lanes > 1) are a GPU block: on the CPU, arch.h's block_barrier is a no-op, so

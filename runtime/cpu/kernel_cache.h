@@ -3,7 +3,8 @@
 // KernelCache: compiled kernel modules (CpuJit) keyed by (kernel spec, tree shape), so that a
 // kernel is compiled once per process for every SparseRuntime whose SNode tree has the same shape
 // (kernels take the runtime as a KernelContext argument, nothing runtime-specific is baked in).
-// A cold compile costs ~100 ms (runtime linking, -O3, ORC codegen); a hit is a map lookup.
+// A cold compile is expensive (runtime linking, -O3, ORC codegen; jit_bench in
+// benchmarks/README.md measures it); a hit is a map lookup.
 //
 //   auto module = KernelCache::Default()->GetOrCompile("fill", tree, [&](KernelBuilder& kb) {
 //     return kb.AddRangeWrite("fill", *x, {{1, 0, 0}}, 1.0, 0.0);

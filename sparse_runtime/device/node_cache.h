@@ -11,7 +11,7 @@
 //                their addresses in one tight loop (ListManager::element_ptrs). Cells come out
 //                in free-list order (the FIFO reuse order after a GC is kept). One count-down
 //                counter, not a position/end pair: the counter's store->load chain through
-//                memory is the fast path's critical path (measured 1.2 vs 3 ns per call).
+//                memory is the fast path's critical path (about twice as fast per call).
 //   recycle(p):  recycled_ptr[n++] = p; when kBatch are buffered, flush_recycled() hands them
 //                to NodeManager::recycle_cells(), which locates them in one tight loop and
 //                pushes them with ONE atomic (kBatch == kCellBlock). An unknown pointer is
@@ -46,9 +46,9 @@ namespace sparse_runtime {
 
 struct alignas(64) NodeCache {
   // Cells moved per shared atomic, in each direction. With two busy workers nearly every shared
-  // atomic finds its line on the other core (order of 100 ns); 64 per atomic left a few ns per
-  // cell of line transfers (the batched API scaled 1.4x to 2 threads), 256 makes it < 1 ns. Cost:
-  // 5 KiB per cache and up to kBatch cached free cells re-zeroed by the GC after a flush.
+  // atomic finds its line on the other core; 64 per atomic left line transfers a visible share of
+  // the per-cell cost (node_manager_bench, two threads), 256 makes it small. Cost: 5 KiB per cache
+  // and up to kBatch cached free cells re-zeroed by the GC after a flush.
   static constexpr i32 kBatch = NodeManager::kCellBlock;
 
   NodeManager* manager;
