@@ -20,6 +20,14 @@ def find_wheel():
     return candidates[0]
 
 
+def find_examples():
+    runfiles = os.environ.get("TEST_SRCDIR", "")
+    found = sorted(glob.glob(os.path.join(runfiles, "accelmem", "examples", "python", "*.py")))
+    if len(found) != 3:
+        raise AssertionError("expected the three examples in the runfiles, found %s" % found)
+    return found
+
+
 def clean_env():
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PIP_NO_INDEX"] = "1"
@@ -75,6 +83,15 @@ class WheelTest(unittest.TestCase):
             self.assertEqual(lines[1], os.environ["ACCELMEM_EXPECTED_VERSION"])
             self.assertEqual(lines[2], "[0, 8]")
             self.assertEqual(lines[3], "3.0")
+            # The examples run against the installed package alone (from a folder outside the
+            # runfiles, so nothing but the venv can provide `accelmem`).
+            for example in find_examples():
+                copy = os.path.join(tmp, os.path.basename(example))
+                with open(example) as src, open(copy, "w") as dst:
+                    dst.write(src.read())
+                run = subprocess.run([python, copy], env=env, cwd=tmp, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, universal_newlines=True)
+                self.assertEqual(run.returncode, 0, "%s failed:\n%s" % (example, run.stdout))
 
 
 if __name__ == "__main__":
