@@ -83,6 +83,7 @@ int EvaluationRank(GreedyOrder order) {
 // Step 1: the lowest of the greedy placements in `orders` (ties: the first listed).
 Incumbent PlaceGreedy(const Items& items, const std::vector<GreedyOrder>& orders) {
   BestFitPlacer placer(items);
+  internal::ItemOrderer orderer(items);
   Incumbent best;
   std::vector<int64_t> offsets;
   std::vector<size_t> evaluation(orders.size());
@@ -93,8 +94,10 @@ Incumbent PlaceGreedy(const Items& items, const std::vector<GreedyOrder>& orders
   size_t best_index = orders.size();
   for (size_t k : evaluation) {
     const GreedyOrder order = orders[k];
-    const std::vector<int> sequence = internal::OrderItems(items, order);
     const int64_t limit = k < best_index ? best.height : best.height - 1;
+    // No placement is below LOAD: an order that would have to beat the best below it cannot.
+    if (limit < items.load) continue;
+    const std::vector<int>& sequence = orderer.Order(order);
     const int64_t height =
         order == GreedyOrder::kStart
             ? internal::SweepBestFit(items, sequence, offsets, limit)
@@ -102,10 +105,9 @@ Incumbent PlaceGreedy(const Items& items, const std::vector<GreedyOrder>& orders
     if (height < best.height || (height == best.height && k < best_index)) {
       best.height = height;
       best_index = k;
-      best.offsets = offsets;
+      best.offsets.swap(offsets);
       best.method = std::string("greedy:") + GreedyOrderName(order);
     }
-    if (best.height <= items.load && best_index == 0) break;
   }
   if (items.count() == 0) best.height = 0;
   return best;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -175,7 +176,11 @@ int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
   return height;
 }
 
-std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
+namespace {
+
+// OrderItems() by comparing the keys themselves: for instances too large for ItemOrderer's
+// packed ranks.
+std::vector<int> OrderItemsByComparison(const Items& items, GreedyOrder order) {
   const int n = items.count();
   // Keys compare ascending (larger-first keys negated), the index last: the permutation a stable
   // sort would give. Sorted by value, not through an index array, for locality. k0 is 128 bits
@@ -228,6 +233,209 @@ std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
   std::vector<int> idx(n);
   for (int i = 0; i < n; ++i) idx[i] = key[i].index;
   return idx;
+}
+
+// Above this many items, ranks take more than 21 bits and three do not pack into 64.
+constexpr int kMaxPackedItems = 1 << 21;
+// Below this many items a comparison sort beats the radix sort's histograms.
+constexpr size_t kMinRadixItems = 512;
+constexpr int kDigitBits = 11;
+
+// Bits needed to hold every value in [0, max_value].
+int BitsFor(uint64_t max_value) {
+  int bits = 1;
+  while (bits < 64 && (max_value >> bits) != 0) ++bits;
+  return bits;
+}
+
+}  // namespace
+
+std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
+  ItemOrderer orderer(items);
+  return orderer.Order(order);
+}
+
+void ItemOrderer::SortKeyed(int key_bits) {
+  const size_t n = keyed_.size();
+  if (n < kMinRadixItems) {
+    std::sort(keyed_.begin(), keyed_.end(), [](const Keyed& a, const Keyed& b) {
+      return a.key != b.key ? a.key < b.key : a.index < b.index;
+    });
+  } else {
+    // LSD radix sort, stable: keyed_ starts in index order, so ties stay in index order. All
+    // digit histograms in one pass; a digit equal in every key is skipped.
+    const int passes = (key_bits + kDigitBits - 1) / kDigitBits;
+    constexpr size_t kBuckets = size_t{1} << kDigitBits;
+    std::vector<uint32_t> count(static_cast<size_t>(passes) * kBuckets, 0);
+    for (const Keyed& k : keyed_) {
+      for (int p = 0; p < passes; ++p) {
+        ++count[p * kBuckets + ((k.key >> (p * kDigitBits)) & (kBuckets - 1))];
+      }
+    }
+    spare_.resize(n);
+    for (int p = 0; p < passes; ++p) {
+      uint32_t* c = &count[p * kBuckets];
+      const uint64_t first_digit = (keyed_[0].key >> (p * kDigitBits)) & (kBuckets - 1);
+      if (c[first_digit] == n) continue;
+      uint32_t sum = 0;
+      for (size_t b = 0; b < kBuckets; ++b) {
+        const uint32_t here = c[b];
+        c[b] = sum;
+        sum += here;
+      }
+      for (const Keyed& k : keyed_) {
+        spare_[c[(k.key >> (p * kDigitBits)) & (kBuckets - 1)]++] = k;
+      }
+      keyed_.swap(spare_);
+    }
+  }
+  order_.resize(n);
+  for (size_t k = 0; k < n; ++k) order_[k] = keyed_[k].index;
+}
+
+const std::vector<uint32_t>& ItemOrderer::Ranks(Field field) {
+  std::vector<uint32_t>& ranks = ranks_[field];
+  const int n = items_.count();
+  if (static_cast<int>(ranks.size()) == n) return ranks;
+  ranks.resize(n);
+  keyed_.resize(n);
+  bool packed = true;
+  if (field == kAreaRank) {
+    // Areas are below 2^126; they pack into 64 bits when the largest size and lifetime do.
+    uint64_t max_size = 0, max_length = 0, product = 0;
+    for (int i = 0; i < n; ++i) {
+      max_size = std::max<uint64_t>(max_size, items_.size[i]);
+      max_length = std::max<uint64_t>(max_length, items_.end[i] - items_.start[i]);
+    }
+    packed = !__builtin_mul_overflow(max_size, max_length, &product);
+  }
+  if (packed) {
+    uint64_t max_key = 0;
+    for (int i = 0; i < n; ++i) {
+      uint64_t key = 0;
+      switch (field) {
+        case kSizeRank:
+          key = static_cast<uint64_t>(items_.size[i]);
+          break;
+        case kLengthRank:
+          key = static_cast<uint64_t>(items_.end[i] - items_.start[i]);
+          break;
+        case kStartRank:
+          key = static_cast<uint64_t>(items_.start[i]) ^ (uint64_t{1} << 63);  // Signed order.
+          break;
+        case kAreaRank:
+          key = static_cast<uint64_t>(items_.size[i]) *
+                static_cast<uint64_t>(items_.end[i] - items_.start[i]);
+          break;
+        case kNumFields:
+          break;
+      }
+      keyed_[i] = {key, i};
+      max_key = std::max(max_key, key);
+    }
+    SortKeyed(BitsFor(max_key));
+  } else {
+    order_.resize(n);
+    std::iota(order_.begin(), order_.end(), 0);
+    auto area = [this](int i) {
+      return static_cast<__int128>(items_.size[i]) * (items_.end[i] - items_.start[i]);
+    };
+    std::sort(order_.begin(), order_.end(), [&](int a, int b) { return area(a) < area(b); });
+    // Equal areas get equal ranks below, so the order among them does not matter.
+  }
+  uint32_t rank = 0;
+  for (int k = 0; k < n; ++k) {
+    const int i = order_[k];
+    if (k > 0) {
+      const int prev = order_[k - 1];
+      bool same;
+      if (packed) {
+        same = keyed_[k].key == keyed_[k - 1].key;
+      } else {
+        same = static_cast<__int128>(items_.size[i]) * (items_.end[i] - items_.start[i]) ==
+               static_cast<__int128>(items_.size[prev]) * (items_.end[prev] - items_.start[prev]);
+      }
+      if (!same) ++rank;
+    }
+    ranks[i] = rank;
+  }
+  max_rank_[field] = rank;
+  return ranks;
+}
+
+const std::vector<int>& ItemOrderer::Order(GreedyOrder order) {
+  const int n = items_.count();
+  if (n > kMaxPackedItems) {
+    order_ = OrderItemsByComparison(items_, order);
+    return order_;
+  }
+  // Larger-first keys use max_rank - rank. Every rank is at most n - 1 < 2^21, so fits `b` bits.
+  const int b = BitsFor(static_cast<uint64_t>(std::max(n - 1, 0)));
+  auto desc = [this](Field f, int i) { return static_cast<uint64_t>(max_rank_[f] - ranks_[f][i]); };
+  auto asc = [this](Field f, int i) { return static_cast<uint64_t>(ranks_[f][i]); };
+  int key_bits = 0;
+  switch (order) {
+    case GreedyOrder::kSize:
+    case GreedyOrder::kLifetime:
+    case GreedyOrder::kStart:
+    case GreedyOrder::kWholeThenSize:
+    case GreedyOrder::kSizeFirstFit:
+      Ranks(kSizeRank);
+      break;
+    case GreedyOrder::kArea:
+      Ranks(kSizeRank);
+      Ranks(kAreaRank);
+      break;
+  }
+  if (order != GreedyOrder::kSizeFirstFit && order != GreedyOrder::kArea &&
+      order != GreedyOrder::kWholeThenSize) {
+    Ranks(kLengthRank);
+  }
+  if (order == GreedyOrder::kStart || order == GreedyOrder::kWholeThenSize) Ranks(kStartRank);
+  int64_t first_start = std::numeric_limits<int64_t>::max();
+  int64_t last_end = std::numeric_limits<int64_t>::min();
+  if (order == GreedyOrder::kWholeThenSize) {
+    for (int i = 0; i < n; ++i) {
+      first_start = std::min(first_start, items_.start[i]);
+      last_end = std::max(last_end, items_.end[i]);
+    }
+  }
+  keyed_.resize(n);
+  for (int i = 0; i < n; ++i) {
+    uint64_t key = 0;
+    switch (order) {
+      case GreedyOrder::kSize:
+        key = desc(kSizeRank, i) << b | desc(kLengthRank, i);
+        key_bits = 2 * b;
+        break;
+      case GreedyOrder::kArea:
+        key = desc(kAreaRank, i) << b | desc(kSizeRank, i);
+        key_bits = 2 * b;
+        break;
+      case GreedyOrder::kLifetime:
+        key = desc(kLengthRank, i) << b | desc(kSizeRank, i);
+        key_bits = 2 * b;
+        break;
+      case GreedyOrder::kStart:
+        key = asc(kStartRank, i) << 2 * b | desc(kSizeRank, i) << b | desc(kLengthRank, i);
+        key_bits = 3 * b;
+        break;
+      case GreedyOrder::kWholeThenSize:
+        // Whole-trace buffers first, by index (key 0); then size desc, start asc.
+        key = items_.start[i] == first_start && items_.end[i] == last_end
+                  ? 0
+                  : uint64_t{1} << 2 * b | desc(kSizeRank, i) << b | asc(kStartRank, i);
+        key_bits = 2 * b + 1;
+        break;
+      case GreedyOrder::kSizeFirstFit:
+        key = desc(kSizeRank, i);
+        key_bits = b;
+        break;
+    }
+    keyed_[i] = {key, i};
+  }
+  SortKeyed(key_bits);
+  return order_;
 }
 
 }  // namespace internal

@@ -72,6 +72,37 @@ int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
 // The items in the order `order` places them: keys as listed for GreedyOrder, ties by index.
 std::vector<int> OrderItems(const Items& items, GreedyOrder order);
 
+// The same orders for several GreedyOrders of one instance, sharing the work: each key (size,
+// lifetime, start, area) is replaced once by its dense rank among the items, so that an order's
+// keys pack into one 64-bit word, sorted by a stable radix sort (ties stay in index order).
+// Instances too large to pack (over 2^21 items) fall back to a comparison sort. Same result as
+// OrderItems().
+class ItemOrderer {
+ public:
+  explicit ItemOrderer(const Items& items) : items_(items) {}
+
+  // The items in the order `order` places them; valid until the next call.
+  const std::vector<int>& Order(GreedyOrder order);
+
+ private:
+  enum Field { kSizeRank, kLengthRank, kStartRank, kAreaRank, kNumFields };
+  struct Keyed {
+    uint64_t key;
+    int index;
+  };
+
+  // Dense ranks (0 = smallest; equal values, equal ranks) of one key, computed on first use.
+  const std::vector<uint32_t>& Ranks(Field field);
+  // Sorts keyed_ by key (stable) and writes the indices to order_.
+  void SortKeyed(int key_bits);
+
+  const Items& items_;
+  std::vector<uint32_t> ranks_[kNumFields];
+  uint32_t max_rank_[kNumFields] = {};
+  std::vector<Keyed> keyed_, spare_;
+  std::vector<int> order_;
+};
+
 }  // namespace internal
 }  // namespace policy
 }  // namespace accelmem

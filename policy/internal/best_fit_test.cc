@@ -1,6 +1,10 @@
 #include "policy/internal/best_fit.h"
 
+#include <algorithm>
+#include <limits>
+#include <numeric>
 #include <random>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -110,6 +114,73 @@ TEST(BestFitTest, OrderKeys) {
   EXPECT_EQ(OrderItems(items, GreedyOrder::kStart), (std::vector<int>{2, 0, 3, 1, 4}));
   EXPECT_EQ(OrderItems(items, GreedyOrder::kWholeThenSize), (std::vector<int>{2, 3, 1, 0, 4}));
   EXPECT_EQ(OrderItems(items, GreedyOrder::kSizeFirstFit), (std::vector<int>{1, 2, 0, 4, 3}));
+}
+
+// The items sorted by comparing an order's keys themselves (the definition of each order).
+std::vector<int> SortedByKeys(const Items& items, GreedyOrder order) {
+  int64_t first_start = std::numeric_limits<int64_t>::max();
+  int64_t last_end = std::numeric_limits<int64_t>::min();
+  for (int i = 0; i < items.count(); ++i) {
+    first_start = std::min(first_start, items.start[i]);
+    last_end = std::max(last_end, items.end[i]);
+  }
+  auto key = [&](int i) {
+    const __int128 size = items.size[i];
+    const __int128 length = items.end[i] - items.start[i];
+    const __int128 start = items.start[i];
+    switch (order) {
+      case GreedyOrder::kSize:
+        return std::make_tuple(-size, -length, __int128{0});
+      case GreedyOrder::kArea:
+        return std::make_tuple(-size * length, -size, __int128{0});
+      case GreedyOrder::kLifetime:
+        return std::make_tuple(-length, -size, __int128{0});
+      case GreedyOrder::kStart:
+        return std::make_tuple(start, -size, -length);
+      case GreedyOrder::kWholeThenSize:
+        if (items.start[i] == first_start && items.end[i] == last_end) {
+          return std::make_tuple(__int128{0}, __int128{0}, __int128{0});
+        }
+        return std::make_tuple(__int128{1}, -size, start);
+      case GreedyOrder::kSizeFirstFit:
+        return std::make_tuple(-size, __int128{0}, __int128{0});
+    }
+    return std::make_tuple(__int128{0}, __int128{0}, __int128{0});
+  };
+  std::vector<int> order_of(items.count());
+  std::iota(order_of.begin(), order_of.end(), 0);
+  std::stable_sort(order_of.begin(), order_of.end(), [&](int a, int b) { return key(a) < key(b); });
+  return order_of;
+}
+
+// ItemOrderer's packed ranks and radix sort give exactly the order of the keys themselves, ties by
+// index: on small and large instances (comparison and radix paths), with many equal keys, with
+// negative starts and with areas above 2^64.
+TEST(BestFitTest, ItemOrdererMatchesKeyOrder) {
+  const GreedyOrder kOrders[] = {GreedyOrder::kSize,          GreedyOrder::kArea,
+                                 GreedyOrder::kLifetime,      GreedyOrder::kStart,
+                                 GreedyOrder::kWholeThenSize, GreedyOrder::kSizeFirstFit};
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937_64 rng(seed);
+    const int n = seed % 3 == 0 ? 40 : 3000;
+    const int64_t span = seed % 2 == 0 ? 8 : (int64_t{1} << 40);  // Few or many distinct keys.
+    std::vector<PlacementBuffer> buffers;
+    for (int i = 0; i < n; ++i) {
+      const int64_t start = static_cast<int64_t>(rng() % span) - span / 2;
+      int64_t length = 1 + static_cast<int64_t>(rng() % span);
+      int64_t size = 1 + static_cast<int64_t>(rng() % span);
+      if (seed >= 10 && i % 7 == 0) size = (int64_t{1} << 40) + i;  // Areas above 2^64.
+      if (i % 11 == 0) length = span + span / 2;                    // Some share the whole trace.
+      buffers.push_back({"b", start, start + length, size});
+    }
+    const Items items = MakeItems(buffers, 1);
+    ItemOrderer orderer(items);
+    for (GreedyOrder o : kOrders) {
+      EXPECT_EQ(orderer.Order(o), SortedByKeys(items, o))
+          << "seed " << seed << " " << GreedyOrderName(o);
+      EXPECT_EQ(OrderItems(items, o), SortedByKeys(items, o));
+    }
+  }
 }
 
 }  // namespace

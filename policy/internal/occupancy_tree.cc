@@ -42,8 +42,7 @@ OccupancyTree::OccupancyTree(const Items& items) {
     ++levels_;
   }
   block_level_ = std::min(kBlockLevel, levels_);
-  cover_.resize(2 * leaves_);
-  sub_.resize(2 * leaves_);
+  nodes_.resize(2 * leaves_);
   read_.assign(2 * leaves_, 0);
   for (int i = 0; i < items.count(); ++i) {
     int level = 0;
@@ -61,16 +60,16 @@ OccupancyTree::OccupancyTree(const Items& items) {
 
 void OccupancyTree::Clear() {
   for (int v : touched_) {
-    cover_[v].clear();
-    sub_[v].clear();
+    nodes_[v].cover.clear();
+    nodes_[v].sub.clear();
   }
   touched_.clear();
 }
 
 void OccupancyTree::Insert(int lo, int hi, int64_t begin, int64_t end) {
   for (int a = lo + leaves_, b = hi - 1 + leaves_; a >= 1; a >>= 1, b >>= 1) {
-    if (read_[a] & kSubRead) Add(sub_[a], a, begin, end);
-    if (b != a && (read_[b] & kSubRead)) Add(sub_[b], b, begin, end);
+    if (read_[a] & kSubRead) Add(nodes_[a].sub, a, begin, end);
+    if (b != a && (read_[b] & kSubRead)) Add(nodes_[b].sub, b, begin, end);
   }
   int level = 0;
   for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1, ++level) {
@@ -80,19 +79,22 @@ void OccupancyTree::Insert(int lo, int hi, int64_t begin, int64_t end) {
 }
 
 inline void OccupancyTree::AddCanonical(int node, int level, int64_t begin, int64_t end) {
-  if (read_[node] & kSubRead) Add(sub_[node], node, begin, end);
+  if (read_[node] & kSubRead) Add(nodes_[node].sub, node, begin, end);
   if (level <= block_level_) {
-    if (read_[node] & kCoverRead) Add(cover_[node], node, begin, end);
+    if (read_[node] & kCoverRead) Add(nodes_[node].cover, node, begin, end);
     return;
   }
   const int shift = level - block_level_;
   for (int v = node << shift, last = (node + 1) << shift; v < last; ++v) {
-    if (read_[v] & kCoverRead) Add(cover_[v], v, begin, end);
+    if (read_[v] & kCoverRead) Add(nodes_[v].cover, v, begin, end);
   }
 }
 
 inline void OccupancyTree::Add(std::vector<Interval>& list, int node, int64_t begin, int64_t end) {
-  if (cover_[node].empty() && sub_[node].empty()) touched_.push_back(node);
+  if (nodes_[node].cover.empty() && nodes_[node].sub.empty()) touched_.push_back(node);
+  // A list that is written at all usually grows to a dozen intervals or more: start it with room
+  // for 8 rather than reallocating at 1, 2, 4 and 8 (Clear() keeps the room for the next order).
+  if (list.capacity() == 0) list.reserve(8);
   AddInterval(list, begin, end);
 }
 
