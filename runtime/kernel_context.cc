@@ -1,14 +1,7 @@
 #include "runtime/kernel_context.h"
 
-#include <cstddef>
-
 namespace accelmem {
 namespace codegen {
-
-static_assert(offsetof(KernelContext, root) == 0, "the IR loads root at offset 0");
-static_assert(offsetof(KernelContext, runtime) == 8, "the IR loads runtime at offset 8");
-static_assert(offsetof(KernelContext, metas) == 16, "the IR loads metas at offset 16");
-static_assert(offsetof(KernelContext, ambients) == 24, "the IR loads ambients at offset 24");
 
 BoundKernelContext::BoundKernelContext(sparse_runtime::SparseRuntime* rt) {
   const sparse_runtime::SNodeTree& tree = rt->tree();

@@ -64,6 +64,31 @@ std::array<int32_t, kMaxAxes> CoordsByAxis(const SNode& snode, absl::Span<const 
   return coord;
 }
 
+// The cell index of every level of one SNode's path, zeroed (levels a caller does not fill read
+// 0): on the stack for paths of up to 64 levels (every tree in practice), on the heap beyond, so
+// a point operation does not allocate.
+class PathIndices {
+ public:
+  explicit PathIndices(size_t levels) {
+    if (levels > kInline) {
+      heap_.resize(levels);
+      data_ = heap_.data();
+    } else {
+      std::fill_n(inline_, levels, 0);
+    }
+  }
+  PathIndices(const PathIndices&) = delete;
+  PathIndices& operator=(const PathIndices&) = delete;
+  int32_t* data() { return data_; }
+  int32_t& operator[](size_t level) { return data_[level]; }
+
+ private:
+  static constexpr size_t kInline = 64;
+  int32_t inline_[kInline];
+  std::vector<int32_t> heap_;
+  int32_t* data_ = inline_;
+};
+
 class ExclusiveLock {
  public:
   explicit ExclusiveLock(ShardedRwLock* mu) : mu_(mu) { mu_->Lock(); }
@@ -268,13 +293,8 @@ absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_
   if (!status.ok()) return status;
   SharedLock lock(this);
   OpErrors errors(this);
-  int32_t cell_index[64];
-  std::vector<int32_t> big;
-  int32_t* idx = cell_index;
-  if (snode.path().size() > 64) {
-    big.resize(snode.path().size());
-    idx = big.data();
-  }
+  PathIndices cell_index(snode.path().size());
+  int32_t* idx = cell_index.data();
   CellIndices(snode, index, idx);
   const int depth = static_cast<int>(snode.path().size()) - 1;
   if (depth == 0) return absl::OkStatus();
@@ -334,7 +354,7 @@ absl::Status SparseRuntime::DeactivateUnlocked(const SNode& snode,
   }
   const SNode* target = &snode;
   absl::Status status;
-  std::vector<int32_t> idx(snode.path().size());
+  PathIndices idx(snode.path().size());
   if (snode.type() == SNodeType::kDynamic) {
     // Container index (the parent's), or the full index (the dynamic coordinate is ignored).
     const SNode& parent = *snode.parent();
@@ -400,7 +420,7 @@ absl::StatusOr<bool> SparseRuntime::IsActive(const SNode& snode, absl::Span<cons
   if (!status.ok()) return status;
   SharedLock lock(this);
   OpErrors errors(this);
-  std::vector<int32_t> idx(snode.path().size());
+  PathIndices idx(snode.path().size());
   CellIndices(snode, index, idx.data());
   const int depth = static_cast<int>(snode.path().size()) - 1;
   if (depth == 0) return true;
@@ -436,13 +456,8 @@ absl::Status SparseRuntime::ReadRaw(const SNode& place, DataType dtype,
     return errors.Finish(RunBackend(errors, PointOp::kRead, place, coord.data(), out).status(),
                          "reading", place);
   }
-  int32_t idx[64];
-  std::vector<int32_t> big;
-  int32_t* p = idx;
-  if (place.path().size() > 64) {
-    big.resize(place.path().size());
-    p = big.data();
-  }
+  PathIndices cell_index(place.path().size());
+  int32_t* p = cell_index.data();
   CellIndices(place, index, p);
   const int depth = static_cast<int>(place.path().size()) - 1;
   Ptr cell = WalkTo(place, p, depth - 1, /*activate=*/false, errors, &status);
@@ -471,13 +486,8 @@ absl::Status SparseRuntime::WriteRaw(const SNode& place, DataType dtype,
         RunBackend(errors, PointOp::kWrite, place, coord.data(), const_cast<void*>(value)).status(),
         "writing", place);
   }
-  int32_t idx[64];
-  std::vector<int32_t> big;
-  int32_t* p = idx;
-  if (place.path().size() > 64) {
-    big.resize(place.path().size());
-    p = big.data();
-  }
+  PathIndices cell_index(place.path().size());
+  int32_t* p = cell_index.data();
   CellIndices(place, index, p);
   const int depth = static_cast<int>(place.path().size()) - 1;
   Ptr cell = WalkTo(place, p, depth - 1, /*activate=*/true, errors, &status);
@@ -509,7 +519,7 @@ absl::StatusOr<int32_t> SparseRuntime::AppendRaw(const SNode& place, DataType dt
     if (!status.ok()) return status;
     return static_cast<int32_t>(*position);
   }
-  std::vector<int32_t> idx(dynamic.path().size());
+  PathIndices idx(dynamic.path().size());
   CellIndices(holder, container_index, idx.data());
   const int holder_depth = static_cast<int>(holder.path().size()) - 1;
   Ptr cell = WalkTo(holder, idx.data(), holder_depth, /*activate=*/true, errors, &status);
@@ -542,7 +552,7 @@ absl::StatusOr<int32_t> SparseRuntime::Length(const SNode& dynamic,
     status = result.status();
     if (result.ok()) length = static_cast<int32_t>(*result);
   } else {
-    std::vector<int32_t> idx(dynamic.path().size());
+    PathIndices idx(dynamic.path().size());
     CellIndices(holder, container_index, idx.data());
     const int holder_depth = static_cast<int>(holder.path().size()) - 1;
     Ptr cell = WalkTo(holder, idx.data(), holder_depth, /*activate=*/false, errors, &status);

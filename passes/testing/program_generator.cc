@@ -77,10 +77,6 @@ std::string TileT(const Val& v) {
   return absl::StrCat("Tile[[", v.r, ", ", v.c, "], ", v.dt, ", ", SpName(v.sp), "]");
 }
 
-std::string Tuple(const std::vector<std::string>& items) {
-  return absl::StrCat("(", absl::StrJoin(items, ", "), items.size() == 1 ? ",)" : ")");
-}
-
 class Generator {
  public:
   Generator(uint64_t seed, const GeneratorOptions& options) : rng_(seed), options_(options) {}
@@ -403,16 +399,16 @@ class Generator {
       it.name = Fresh();
       out.name = Fresh();
       const std::string i = absl::StrCat("i", n_++);
-      Line(depth, absl::StrCat("for ", i, ", ", Tuple({it.name}), " in range(0, ", U(1, 4),
-                               ", 1, init=", Tuple({acc.name}), ") -> ",
-                               Tuple({absl::StrCat(out.name, ": ", TileT(out))}), ":"));
+      Line(depth, absl::StrCat("for ", i, ", ", TupleText({it.name}), " in range(0, ", U(1, 4),
+                               ", 1, init=", TupleText({acc.name}), ") -> ",
+                               TupleText({absl::StrCat(out.name, ": ", TileT(out))}), ":"));
       scopes_.push_back({it});
       if (P(50)) Statement(depth + 1, loops + 1);
       dead_.insert(it.name);
       Val next =
           Define(depth + 1, it,
                  absl::StrCat("tile.matmul_acc(", it.name, ", ", l.name, ", ", rr.name, ")"));
-      Line(depth + 1, absl::StrCat("yield ", Tuple({next.name})));
+      Line(depth + 1, absl::StrCat("yield ", TupleText({next.name})));
       scopes_.pop_back();
       // The init is still readable after the loop only if nothing consumed it.
       scopes_.back().push_back(out);
@@ -476,8 +472,8 @@ class Generator {
     if (carries == 0) {
       Line(depth, absl::StrCat("for ", i, " in ", range, "):"));
     } else {
-      Line(depth, absl::StrCat("for ", i, ", ", Tuple(iter_names), " in ", range,
-                               ", init=", Tuple(init_names), ") -> ", Tuple(ret_decls), ":"));
+      Line(depth, absl::StrCat("for ", i, ", ", TupleText(iter_names), " in ", range, ", init=",
+                               TupleText(init_names), ") -> ", TupleText(ret_decls), ":"));
     }
     scopes_.push_back(iters);
     const size_t before = lines_.size();
@@ -525,7 +521,7 @@ class Generator {
         if (cands.empty()) cands = {iters[k]};
         ys.push_back(OneOf(cands).name);
       }
-      Line(depth + 1, absl::StrCat("yield ", Tuple(ys)));
+      Line(depth + 1, absl::StrCat("yield ", TupleText(ys)));
     } else if (lines_.size() == before) {
       Line(depth + 1, "pass");
     }
@@ -546,7 +542,7 @@ class Generator {
       decls.push_back(absl::StrCat(t.name, ": ", TileT(t)));
     }
     if (results > 0) {
-      Line(depth, absl::StrCat("if flag -> ", Tuple(decls), ":"));
+      Line(depth, absl::StrCat("if flag -> ", TupleText(decls), ":"));
     } else {
       Line(depth, "if flag:");
     }
@@ -566,7 +562,7 @@ class Generator {
           }
           ys.push_back(OneOf(same).name);
         }
-        Line(depth + 1, absl::StrCat("yield ", Tuple(ys)));
+        Line(depth + 1, absl::StrCat("yield ", TupleText(ys)));
       } else if (lines_.size() == before) {
         Line(depth + 1, "pass");
       }
@@ -588,6 +584,10 @@ class Generator {
 };
 
 }  // namespace
+
+std::string TupleText(const std::vector<std::string>& items) {
+  return absl::StrCat("(", absl::StrJoin(items, ", "), items.size() == 1 ? ",)" : ")");
+}
 
 GeneratedProgram GenerateProgram(uint64_t seed, const GeneratorOptions& options) {
   Generator g(seed, options);

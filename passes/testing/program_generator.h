@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ir/program.h"
@@ -73,6 +74,10 @@ absl::StatusOr<ir::ProgramPtr> GenerateIr(uint64_t seed, const GeneratorOptions&
 
 // True when `text` parses and verifies (ir::ParseAndVerifyProgram, default sizes).
 bool IsValidProgramText(const std::string& text);
+
+// A tuple in the text format, `(a, b)`; a one-element tuple keeps its comma, `(a,)`. Shared by the
+// generator and the shrinker, which rewrites loop headers.
+std::string TupleText(const std::vector<std::string>& items);
 
 struct ShrinkOptions {
   int max_predicate_calls = 4000;  // bound on the work; the best text so far is returned

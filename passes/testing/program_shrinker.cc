@@ -1,8 +1,7 @@
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cstdio>
-#include <map>
+#include <functional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -13,7 +12,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "absl/strings/strip.h"
 #include "ir/parser.h"
 #include "passes/testing/program_generator.h"
 
@@ -27,11 +25,6 @@ bool IsValidProgramText(const std::string& text) {
 }
 
 namespace {
-
-// A tuple in the text format (a one-element tuple keeps its trailing comma).
-std::string Tuple(const std::vector<std::string>& items) {
-  return absl::StrCat("(", absl::StrJoin(items, ", "), items.size() == 1 ? ",)" : ")");
-}
 
 // ---- The shrinker: edits on the text, line by line (4-space indentation). ----
 
@@ -255,11 +248,13 @@ Candidates RemoveCarries(const std::vector<std::string>& lines) {
         copy[i] = absl::StrCat(pad, "for ", loop_var, " in ", range, "):");
         copy.erase(copy.begin() + static_cast<long>(yield));
       } else {
-        copy[i] = absl::StrCat(pad, "for ", loop_var, ", ", Tuple(drop(iters)), " in ", range,
-                               ", init=", Tuple(drop(inits)), ") -> ", Tuple(drop(rets)), ":");
+        copy[i] =
+            absl::StrCat(pad, "for ", loop_var, ", ", TupleText(drop(iters)), " in ", range,
+                         ", init=", TupleText(drop(inits)), ") -> ", TupleText(drop(rets)), ":");
         std::vector<std::string> ny = drop(ys);
         for (std::string& y : ny) y = ReplaceWord(y, iters[k], inits[k]);
-        copy[yield] = absl::StrCat(std::string(4 * Indent(lines[yield]), ' '), "yield ", Tuple(ny));
+        copy[yield] =
+            absl::StrCat(std::string(4 * Indent(lines[yield]), ' '), "yield ", TupleText(ny));
       }
       out.push_back(Join(copy));
     }
@@ -292,14 +287,15 @@ Candidates RemoveIfResults(const std::vector<std::string>& lines) {
       std::vector<std::string> nr = rets;
       nr.erase(nr.begin() + static_cast<long>(k));
       copy[i] = nr.empty() ? absl::StrCat(pad, "if ", cond, ":")
-                           : absl::StrCat(pad, "if ", cond, " -> ", Tuple(nr), ":");
+                           : absl::StrCat(pad, "if ", cond, " -> ", TupleText(nr), ":");
       for (size_t y : yields) {
         const std::string yc(Code(lines[y]));
         std::vector<std::string> ys = SplitTop(yc.substr(7, yc.size() - 8));
         if (ys.size() != rets.size()) continue;
         ys.erase(ys.begin() + static_cast<long>(k));
-        copy[y] = ys.empty() ? std::string()
-                             : absl::StrCat(std::string(4 * (ind + 1), ' '), "yield ", Tuple(ys));
+        copy[y] = ys.empty()
+                      ? std::string()
+                      : absl::StrCat(std::string(4 * (ind + 1), ' '), "yield ", TupleText(ys));
       }
       copy.erase(
           std::remove_if(copy.begin() + static_cast<long>(i), copy.begin() + static_cast<long>(end),
