@@ -22,7 +22,9 @@
 // registered before the NodeManager rows; each of them reports `vs_upstream` = upstream's CPU time
 // per cell / its own, for the same arguments (CPU time, since wall time on this shared VM says
 // little; see benchmarks/baselines/paired_timing.h). `BM_Upstream_Ptr2Index` / `BM_NodeManager_
-// Ptr2Index` time the address -> index step alone (2^20 cells, sequential or random order), and
+// Ptr2Index` time the address -> index step alone (2^20 cells, sequential or random order; the
+// data list in its contiguous reservation, as the runtime's CPU pool gives it, and
+// `BM_NodeManager_Ptr2Index_GranuleTable` in the chunked fallback layout), and
 // `BM_Upstream_GcSerial` pairs with the GC rows below; these pairs report thread CPU time as
 // manual time.
 //
@@ -283,8 +285,10 @@ void BM_Harness_Cycle(benchmark::State& state) {
 // ---------------------------------------------------------------------------------------------
 // NodeManager.
 struct Manager {
-  Manager() {
-    pool.Attach(&memory);
+  // `contiguous`: the data list in one reservation (the pool's default); otherwise chunked with
+  // the granule table (the fallback layout).
+  explicit Manager(bool contiguous = true) {
+    pool.Attach(&memory, contiguous);
     nm.init(&memory, kCellBytes, 8);
   }
   // Resident (committed) bytes of the free and recycled lists and of all lists' chunk and granule
@@ -450,8 +454,10 @@ void BM_Upstream_Ptr2Index(benchmark::State& state) {
       state, std::move(cells), [&](void* p) { return manager->nm.locate(p); }, true);
 }
 
+template <bool kContiguous>
 void BM_NodeManager_Ptr2Index(benchmark::State& state) {
-  auto manager = std::make_unique<Manager>();
+  auto manager = std::make_unique<Manager>(kContiguous);
+  if (manager->nm.data_list.is_contiguous() != kContiguous) state.SkipWithError("wrong layout");
   std::vector<void*> cells(kCells);
   for (void*& p : cells) p = manager->nm.allocate();
   TimePtr2Index(
@@ -554,7 +560,12 @@ void PairedOrder(benchmark::internal::Benchmark* b) {
   b->ArgName("random")->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 BENCHMARK(BM_Upstream_Ptr2Index)->Apply(PairedOrder);
-BENCHMARK(BM_NodeManager_Ptr2Index)->Apply(PairedOrder);
+BENCHMARK_TEMPLATE(BM_NodeManager_Ptr2Index, true)
+    ->Name("BM_NodeManager_Ptr2Index")
+    ->Apply(PairedOrder);
+BENCHMARK_TEMPLATE(BM_NodeManager_Ptr2Index, false)
+    ->Name("BM_NodeManager_Ptr2Index_GranuleTable")
+    ->Apply(PairedOrder);
 BENCHMARK(BM_Upstream_GcSerial)->Apply(PairedOrder);
 BENCHMARK(BM_NodeManager_GcSerial)->Apply(PairedOrder);
 BENCHMARK(BM_Runtime_GcSerial)->Apply(PairedOrder);

@@ -22,10 +22,14 @@ uint64_t PageSize() {
 
 }  // namespace
 
-HostMemoryPool::HostMemoryPool(uint64_t limit_bytes) : limit_bytes_(limit_bytes) {}
+HostMemoryPool::HostMemoryPool(uint64_t limit_bytes, uint64_t max_reserved_bytes)
+    : limit_bytes_(limit_bytes), max_reserved_bytes_(max_reserved_bytes) {}
 
 HostMemoryPool::~HostMemoryPool() {
   for (const Mapping& m : mappings_) munmap(m.address, m.length);
+  for (const Reservation& r : reservations_) {
+    munmap(reinterpret_cast<void*>(r.begin), r.end - r.begin);
+  }
   g_live_bytes.fetch_sub(bytes_mapped_, std::memory_order_relaxed);
 }
 
@@ -69,12 +73,84 @@ void* HostMemoryPool::Allocate(uint64_t size, uint64_t alignment) {
   return reinterpret_cast<void*>(aligned);
 }
 
+void* HostMemoryPool::Reserve(uint64_t size, uint64_t alignment) {
+  const uint64_t page = PageSize();
+  if (size == 0 || (alignment & (alignment - 1)) != 0) return nullptr;
+  if (alignment < page) alignment = page;
+  const bool huge = size >= kHugePageThreshold;
+  if (huge && alignment < kHugePage) alignment = kHugePage;
+  const uint64_t step = huge ? kHugePage : page;
+  const uint64_t length = (size + step - 1) / step * step;
+  if (length < size || length + alignment < length) return nullptr;  // overflow
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (length > max_reserved_bytes_ - bytes_reserved_) return nullptr;
+    bytes_reserved_ += length;
+  }
+  const uint64_t over = length + alignment - page;
+  void* raw = mmap(nullptr, over, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) {
+    std::lock_guard<std::mutex> lock(mu_);
+    bytes_reserved_ -= length;
+    return nullptr;
+  }
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (begin + alignment - 1) & ~(alignment - 1);
+  if (aligned > begin) munmap(raw, aligned - begin);
+  const uintptr_t end = begin + over;
+  if (end > aligned + length) {
+    munmap(reinterpret_cast<void*>(aligned + length), end - aligned - length);
+  }
+  if (huge) madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);
+  std::lock_guard<std::mutex> lock(mu_);
+  reservations_.push_back({aligned, aligned + length, aligned, step});
+  return reinterpret_cast<void*>(aligned);
+}
+
+bool HostMemoryPool::Commit(void* address, uint64_t size) {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(address);
+  const uintptr_t last = first + size;
+  if (last < first) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  // Few reservations (one per data list), searched from the newest.
+  for (auto r = reservations_.rbegin(); r != reservations_.rend(); ++r) {
+    if (first < r->begin || last > r->end) continue;
+    if (last <= r->committed_end) return true;
+    uintptr_t new_end = r->begin + (last - r->begin + r->step - 1) / r->step * r->step;
+    if (new_end > r->end) new_end = r->end;
+    const uint64_t grow = new_end - r->committed_end;
+    if (limit_bytes_ != 0 && bytes_mapped_ + grow > limit_bytes_) return false;
+    if (mprotect(reinterpret_cast<void*>(r->committed_end), grow, PROT_READ | PROT_WRITE) != 0) {
+      return false;
+    }
+    r->committed_end = new_end;
+    bytes_mapped_ += grow;
+    g_live_bytes.fetch_add(grow, std::memory_order_relaxed);
+    return true;
+  }
+  return false;
+}
+
 void* HostMemoryPool::AllocateCallback(void* pool, uint64_t size, uint64_t alignment) {
   return static_cast<HostMemoryPool*>(pool)->Allocate(size, alignment);
 }
 
-void HostMemoryPool::Attach(RuntimeMemory* memory) {
-  runtime_memory_init_host(memory, &HostMemoryPool::AllocateCallback, this);
+void* HostMemoryPool::ReserveCallback(void* pool, uint64_t size, uint64_t alignment) {
+  return static_cast<HostMemoryPool*>(pool)->Reserve(size, alignment);
+}
+
+bool HostMemoryPool::CommitCallback(void* pool, void* address, uint64_t size) {
+  return static_cast<HostMemoryPool*>(pool)->Commit(address, size);
+}
+
+void HostMemoryPool::Attach(RuntimeMemory* memory, bool reservations) {
+  if (reservations) {
+    runtime_memory_init_host_reserving(memory, &HostMemoryPool::AllocateCallback,
+                                       &HostMemoryPool::ReserveCallback,
+                                       &HostMemoryPool::CommitCallback, this);
+  } else {
+    runtime_memory_init_host(memory, &HostMemoryPool::AllocateCallback, this);
+  }
 }
 
 uint64_t HostMemoryPool::bytes_mapped() const {
@@ -85,6 +161,16 @@ uint64_t HostMemoryPool::bytes_mapped() const {
 uint64_t HostMemoryPool::num_mappings() const {
   std::lock_guard<std::mutex> lock(mu_);
   return mappings_.size();
+}
+
+uint64_t HostMemoryPool::bytes_reserved() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_reserved_;
+}
+
+uint64_t HostMemoryPool::num_reservations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reservations_.size();
 }
 
 uint64_t HostMemoryPool::LiveBytesAllProcess() {

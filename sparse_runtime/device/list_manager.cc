@@ -4,7 +4,7 @@
 namespace accelmem {
 namespace sparse_runtime {
 bool ListManager::init(RuntimeMemory* memory_in, u64 element_size_in, i32 num_elements_per_chunk,
-                       i32 max_num_chunks_in, bool enable_ptr2index) {
+                       i32 max_num_chunks_in, bool enable_ptr2index, bool allow_contiguous) {
   memory = memory_in;
   if (element_size_in == 0) {
     report_error(memory, kErrorInvalidArgument, "ListManager: element_size must be positive");
@@ -40,9 +40,26 @@ bool ListManager::init(RuntimeMemory* memory_in, u64 element_size_in, i32 num_el
   granule_firsts = nullptr;
   granule_table_mask = 0;
   granule_base = 0;
+  contiguous_base = nullptr;
+  committed_chunks = 0;
+  contiguous_limit = 0;
+  if (enable_ptr2index && allow_contiguous) {
+    // Room for max_num_chunks chunks, but no more than the i32 index space or the reservation cap.
+    u64 num_chunks = static_cast<u64>(max_num_chunks);
+    num_chunks = min_of(num_chunks, u64{1} << (31 - log2_chunk_num_elements));
+    num_chunks = min_of(num_chunks, kMaxReservationBytes / chunk_bytes());
+    // Cells keep the alignment they would have at the start of a chunk: the largest power of two
+    // dividing element_size (at least a cache line).
+    const u64 cell_alignment = max_of<u64>(u64{1} << element_size_shift, 64);
+    if (num_chunks > 0) {
+      contiguous_base = reserve_address_space(memory, num_chunks * chunk_bytes(), cell_alignment);
+    }
+    if (contiguous_base != nullptr) max_num_chunks = static_cast<i32>(num_chunks);
+  }
   chunks = reinterpret_cast<Ptr*>(
       allocate_aligned(memory, sizeof(Ptr) * static_cast<u64>(max_num_chunks), 64, true));
   if (chunks == nullptr) return false;
+  if (contiguous_base != nullptr) return true;  // no granule table needed
   if (enable_ptr2index) {
     u64 table_size = next_power_of_two_u64(2 * static_cast<u64>(max_num_chunks));
     granule_keys =
@@ -65,6 +82,7 @@ bool ListManager::touch_chunk_slow(i32 c) {
     return false;
   }
   if (atomic_load_acquire(&chunks[c]) != nullptr) return true;
+  if (contiguous_base != nullptr) return commit_through(c);
   locked_task(
       &lock,
       [&] {
@@ -80,6 +98,30 @@ bool ListManager::touch_chunk_slow(i32 c) {
         }
         atomic_add(&num_active_chunks, 1);
         atomic_store_release(&chunks[c], p);
+      },
+      [&] { return atomic_load_acquire(&chunks[c]) == nullptr; });
+  return atomic_load_acquire(&chunks[c]) != nullptr;
+}
+
+bool ListManager::commit_through(i32 c) {
+  locked_task(
+      &lock,
+      [&] {
+        // The committed chunks stay a prefix: commit every chunk up to c in one call.
+        const i32 first = committed_chunks;
+        const u64 bytes = chunk_bytes();
+        if (!commit_address_space(memory, contiguous_base + bytes * static_cast<u64>(first),
+                                  bytes * static_cast<u64>(c + 1 - first), true)) {
+          return;
+        }
+        committed_chunks = c + 1;
+        const i64 limit = static_cast<i64>(c + 1) << log2_chunk_num_elements;
+        // The limit before the chunk pointers: whoever sees a chunk (acquire) sees its limit.
+        atomic_store_release(&contiguous_limit, static_cast<i32>(min_of<i64>(limit, 0x7fffffff)));
+        atomic_add(&num_active_chunks, c + 1 - first);
+        for (i32 k = first; k <= c; ++k) {
+          atomic_store_release(&chunks[k], contiguous_base + bytes * static_cast<u64>(k));
+        }
       },
       [&] { return atomic_load_acquire(&chunks[c]) == nullptr; });
   return atomic_load_acquire(&chunks[c]) != nullptr;
@@ -145,6 +187,22 @@ i32 ListManager::append(const void* data) {
 }
 
 i32 ListManager::ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const {
+  if (contiguous_base != nullptr) {
+    const u64 base = reinterpret_cast<u64>(contiguous_base);
+    const u64 inverse = element_size_odd_inverse;
+    const i32 shift = element_size_shift;
+    // Relaxed: see find_index.
+    const u64 limit = static_cast<u64>(atomic_load_relaxed(&contiguous_limit));
+    i32 unknown = 0;
+    for (i32 k = 0; k < n; ++k) {
+      const u64 q = rotate_right((reinterpret_cast<u64>(ptrs[k]) - base) * inverse, shift);
+      const bool ok = q < limit;
+      out[k] = ok ? static_cast<i32>(q) : -1;
+      unknown += ok ? 0 : 1;
+    }
+    if (unknown > 0) ptr_not_found();  // reported once
+    return unknown;
+  }
   if (granule_keys == nullptr) {
     for (i32 k = 0; k < n; ++k) out[k] = ptr_not_found();
     return n;
@@ -208,6 +266,12 @@ i32 ListManager::ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const {
 }
 
 void ListManager::element_ptrs(const i32* indices, i32 n, Ptr* out) const {
+  if (contiguous_base != nullptr) {
+    const Ptr base = contiguous_base;
+    const u64 size = element_size;
+    for (i32 k = 0; k < n; ++k) out[k] = base + size * static_cast<u64>(indices[k]);
+    return;
+  }
   Ptr* const table = chunks;
   const i32 log2_per_chunk = log2_chunk_num_elements;
   const i32 mask = max_num_elements_per_chunk - 1;

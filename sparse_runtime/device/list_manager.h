@@ -11,12 +11,36 @@
 //     (default 131072, as upstream), instead of a 1 MiB array inside the object.
 //   * Running out of chunks (or memory) records an error in RuntimeMemory and returns -1 / null
 //     instead of asserting and carrying on.
-//   * ptr2index is O(1) (upstream scans every chunk): each chunk is aligned to G, the smallest
-//     power of two >= its byte size, so `p >> log2(G)` names exactly one chunk; a small
-//     open-addressing table (enabled per list with `enable_ptr2index`) maps that granule number to
-//     the chunk index; the chunk starts at its granule, so the offset is p mod G (no load of the
-//     chunk table), and it is divided by element_size with an exact-division reciprocal. Unknown or
-//     interior pointers are reported as kErrorPtrNotFound and give -1.
+//   * ptr2index is O(1) (upstream scans every chunk), in one of two layouts chosen at init:
+//     - Contiguous (lists with enable_ptr2index whose RuntimeMemory can reserve address space,
+//       i.e. the CPU host pool): the whole list lives in ONE virtual reservation made at init
+//       (capacity * element_size bytes, no memory committed); chunk c is committed on first touch
+//       at base + c * chunk_bytes (the committed chunks are always a prefix: touching chunk c
+//       commits every chunk below it too). index = (p - base) / element_size by exact division
+//       (multiply by the odd part's inverse, rotate), accepted if below the committed elements.
+//       No table, no per-chunk alignment slack. `chunks[c]` is still filled, so chunk-wise code
+//       (read_range, the GC's segment loops) works unchanged.
+//     - Granule table (the fallback: no reservation callback, the preallocated device mode, or
+//       a reservation that failed): each chunk is aligned to G, the smallest power of two >= its
+//       byte size, so `p >> log2(G)` names exactly one chunk; a small open-addressing table maps
+//       that granule number to the chunk index; the chunk starts at its granule, so the offset is
+//       p mod G (no load of the chunk table), divided by element_size exactly as above.
+//     Unknown or interior pointers are reported as kErrorPtrNotFound and give -1 in both.
+//
+// How the contiguous layout maps onto the memory sources (RuntimeMemory::host_reserve /
+// host_commit, runtime_memory.h):
+//   * CPU (HostMemoryPool): reserve = mmap(PROT_NONE, MAP_NORESERVE), commit = mprotect(READ |
+//     WRITE) of the next prefix (pages fault in lazily, zero-filled), release = munmap when the
+//     pool is destroyed.
+//   * CUDA (a driver-API pool could provide the same two callbacks): reserve =
+//     cuMemAddressReserve(size rounded to cuMemGetAllocationGranularity); commit = cuMemCreate of
+//     the granule-rounded growth + cuMemMap at the committed end + cuMemSetAccess + cuMemsetD8 to
+//     zero it; release = cuMemUnmap / cuMemRelease per handle, then cuMemAddressFree. Commits are
+//     host calls, so a device-side list could only grow between launches (device code never calls
+//     the callbacks: a device build treats an uncommitted chunk as out of memory).
+//   * The preallocated device mode keeps the granule table: its bump region has a fixed size
+//     and the final size of each list is not known at init, so reserving each list's capacity up
+//     front would either exhaust the region or cap the lists below max_num_chunks.
 //
 // Thread safety: reserve_new_element(s), touch_chunk, get_element_ptr, ptr2index and append may
 // run concurrently. clear/resize are bookkeeping calls for quiescent phases (GC).
@@ -48,6 +72,9 @@ struct alignas(64) ListManager {
   i32* granule_firsts;
   u64 granule_table_mask;
   u64 granule_base;
+  // Contiguous layout (null: chunked, granule table if enabled): the start of the reservation,
+  // which holds max_num_chunks chunks back to back.
+  Ptr contiguous_base;
   u64 element_size;
   u64 element_size_odd_inverse;  // inverse of (element_size >> element_size_shift) mod 2^64
   i32 element_size_shift;        // trailing zero bits of element_size
@@ -56,15 +83,29 @@ struct alignas(64) ListManager {
   i32 max_num_chunks;
   i32 log2_chunk_alignment;  // log2(G)
   i32 lock;                  // guards chunk allocation
+  // Contiguous layout: chunks [0, committed_chunks) are committed; contiguous_limit =
+  // committed_chunks * elements per chunk (clamped to 2^31 - 1), the bound of find_index. Written
+  // under `lock` (the limit with release), read-mostly.
+  i32 committed_chunks;
+  i32 contiguous_limit;
   // --- hot, written concurrently ---
   alignas(64) i32 num_elements;
   i32 num_active_chunks;
 
+  // A contiguous reservation is at most this big (address space, not memory): 2^31 cells of up to
+  // 128 B fit; lists of bigger elements get max_num_chunks lowered to what fits (their data would
+  // exceed 256 GiB first).
+  static constexpr u64 kMaxReservationBytes = u64{256} << 30;
+
   // Returns false (and records kErrorInvalidArgument / kErrorOutOfMemory) on bad parameters:
   // element_size == 0, num_elements_per_chunk not a power of two, or max_num_chunks out of
-  // [1, kMaxMaxNumChunks].
+  // [1, kMaxMaxNumChunks]. With enable_ptr2index and allow_contiguous, the list takes the
+  // contiguous layout if `memory` can reserve address space (see the file comment; the
+  // reservation failing is not an error: the list falls back to the granule table).
   bool init(RuntimeMemory* memory, u64 element_size, i32 num_elements_per_chunk,
-            i32 max_num_chunks = kDefaultMaxNumChunks, bool enable_ptr2index = false);
+            i32 max_num_chunks = kDefaultMaxNumChunks, bool enable_ptr2index = false,
+            bool allow_contiguous = true);
+  ACCELMEM_RT_INLINE bool is_contiguous() const { return contiguous_base != nullptr; }
 
   // Atomically reserves one element (allocating its chunk if needed); returns its index, or -1
   // after recording kErrorOutOfChunks / kErrorOutOfMemory.
@@ -81,6 +122,8 @@ struct alignas(64) ListManager {
     return touch_chunk_slow(c);
   }
   bool touch_chunk_slow(i32 c);
+  // Contiguous layout: commits chunks [committed_chunks, c] (under the lock).
+  bool commit_through(i32 c);
   i32 reserve_failed(i32 i);
 
   ACCELMEM_RT_INLINE Ptr get_element_ptr(i32 i) const {
@@ -123,8 +166,14 @@ struct alignas(64) ListManager {
   }
   // ptr2index without the error report (-1 for an unknown pointer).
   ACCELMEM_RT_INLINE i32 find_index(const void* p) const {
-    if (granule_keys == nullptr) return -1;
     const u64 address = reinterpret_cast<u64>(p);
+    if (contiguous_base != nullptr) {
+      // Relaxed: a caller holding a cell's address synchronized with its chunk's commit already.
+      const u64 q = contiguous_quotient(address);
+      return q < static_cast<u64>(atomic_load_relaxed(&contiguous_limit)) ? static_cast<i32>(q)
+                                                                          : -1;
+    }
+    if (granule_keys == nullptr) return -1;
     const u64 granule = address >> log2_chunk_alignment;
     const u64 q = offset_quotient(address);
     if (q >= static_cast<u64>(max_num_elements_per_chunk)) return -1;
@@ -149,16 +198,24 @@ struct alignas(64) ListManager {
     const u64 offset = address & ((u64{1} << log2_chunk_alignment) - 1);
     return rotate_right(offset * element_size_odd_inverse, element_size_shift);
   }
+  // Contiguous layout: (address - base) / element_size if exact, else a value >= 2^64 /
+  // element_size (above any element count); an address below the base wraps to a huge offset.
+  ACCELMEM_RT_INLINE u64 contiguous_quotient(u64 address) const {
+    return rotate_right(
+        (address - reinterpret_cast<u64>(contiguous_base)) * element_size_odd_inverse,
+        element_size_shift);
+  }
   static ACCELMEM_RT_INLINE u64 rotate_right(u64 x, i32 s) {
     return (x >> s) | (x << ((64 - s) & 63));
   }
   i32 ptr_not_found() const;
 
   // Batch forms for per-worker caches (NodeCache): one call per batch, the list's constants
-  // held in registers across the loop. ptrs2indices writes ptr2index(ptrs[k]) to out[k] (-1 for
-  // an unknown pointer, error recorded once) and returns how many were unknown. A batch whose
-  // first, middle and last pointer share a chunk (cells released in address order or its
-  // reverse, as a struct-for deactivates them) is first tried against that chunk alone, with no
+  // held in registers across the loop. Contiguous layout: one subtract, multiply, rotate and
+  // compare per pointer, whatever the order. Granule table: ptrs2indices writes ptr2index(ptrs[k])
+  // to out[k] (-1 for an unknown pointer, error recorded once) and returns how many were unknown. A
+  // batch whose first, middle and last pointer share a chunk (cells released in address order or
+  // its reverse, as a struct-for deactivates them) is first tried against that chunk alone, with no
   // table lookup per pointer; otherwise the loop looks only at each granule's home slot of the
   // table, without branches on the data (cells freed in random order would mispredict them), and
   // a second pass probes further for the rare pointer whose chunk collided. element_ptrs writes

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <set>
 #include <string>
@@ -118,28 +119,36 @@ TEST(ListManagerPoolTest, OutOfMemoryIsAnError) {
   EXPECT_EQ(runtime_error_code(&memory), kErrorOutOfMemory);
 }
 
-// ptr2index inverts get_element_ptr for every element, also for non-power-of-two element sizes.
+// ptr2index inverts get_element_ptr for every element, also for non-power-of-two element sizes,
+// in the contiguous layout and in the granule-table layout.
 TEST_F(ListManagerTest, Ptr2IndexInvertsElementPtr) {
-  for (uint64_t element_size : {8u, 12u, 24u, 64u, 72u, 1000u}) {
-    ListManager list{};
-    ASSERT_TRUE(list.init(&memory_, element_size, 16, 64, /*enable_ptr2index=*/true));
-    ASSERT_EQ(list.reserve_new_elements(500), 0);
-    for (int i = 0; i < 500; ++i) {
-      ASSERT_EQ(list.ptr2index(list.get_element_ptr(i)), i) << element_size;
-    }
-    // Chunks are aligned to the next power of two of their size.
-    for (int c = 0; c < list.get_num_active_chunks(); ++c) {
-      EXPECT_EQ(
-          reinterpret_cast<uintptr_t>(list.chunks[c]) % (uint64_t{1} << list.log2_chunk_alignment),
-          0u);
+  for (bool contiguous : {true, false}) {
+    for (uint64_t element_size : {8u, 12u, 24u, 64u, 72u, 1000u}) {
+      ListManager list{};
+      ASSERT_TRUE(list.init(&memory_, element_size, 16, 64, /*enable_ptr2index=*/true,
+                            /*allow_contiguous=*/contiguous));
+      ASSERT_EQ(list.is_contiguous(), contiguous);
+      ASSERT_EQ(list.reserve_new_elements(500), 0);
+      for (int i = 0; i < 500; ++i) {
+        ASSERT_EQ(list.ptr2index(list.get_element_ptr(i)), i) << element_size;
+      }
+      if (contiguous) continue;
+      // Granule layout: chunks are aligned to the next power of two of their size.
+      for (int c = 0; c < list.get_num_active_chunks(); ++c) {
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(list.chunks[c]) %
+                      (uint64_t{1} << list.log2_chunk_alignment),
+                  0u);
+      }
     }
   }
   EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
 }
 
-// Pointers that are not the start of an element of this list give -1 and a recorded error.
+// Pointers that are not the start of an element of this list give -1 and a recorded error
+// (granule-table layout).
 TEST_F(ListManagerTest, Ptr2IndexRejectsForeignAndInteriorPointers) {
-  ASSERT_TRUE(list_.init(&memory_, 24, 16, 64, /*enable_ptr2index=*/true));
+  ASSERT_TRUE(list_.init(&memory_, 24, 16, 64, /*enable_ptr2index=*/true,
+                         /*allow_contiguous=*/false));
   ASSERT_EQ(list_.reserve_new_elements(20), 0);
   int on_stack = 0;
   EXPECT_EQ(list_.ptr2index(&on_stack), -1);
@@ -154,11 +163,16 @@ TEST_F(ListManagerTest, Ptr2IndexRejectsForeignAndInteriorPointers) {
 }
 
 // The batch forms agree with ptr2index / get_element_ptr element by element, in sequential and
-// in shuffled order across chunks, and report unknown or interior pointers as -1.
+// in shuffled order across chunks, and report unknown or interior pointers as -1 (both layouts).
 TEST_F(ListManagerTest, BatchFormsMatchSingleElementCalls) {
-  for (uint64_t element_size : {8u, 24u, 64u, 72u}) {
+  for (int variant = 0; variant < 8; ++variant) {
+    constexpr uint64_t kSizes[4] = {8, 24, 64, 72};
+    const uint64_t element_size = kSizes[variant % 4];
+    const bool contiguous = variant < 4;
     ListManager list{};
-    ASSERT_TRUE(list.init(&memory_, element_size, 16, 64, /*enable_ptr2index=*/true));
+    ASSERT_TRUE(list.init(&memory_, element_size, 16, 64, /*enable_ptr2index=*/true,
+                          /*allow_contiguous=*/contiguous));
+    ASSERT_EQ(list.is_contiguous(), contiguous);
     ASSERT_EQ(list.reserve_new_elements(300), 0);
     std::vector<int32_t> indices(300);
     for (int i = 0; i < 300; ++i) indices[i] = i;
@@ -187,13 +201,15 @@ TEST_F(ListManagerTest, BatchFormsMatchSingleElementCalls) {
   }
 }
 
-// Batches that look like runs in one chunk (first, middle and last pointer share it) take the
-// run path: in address order and reversed they agree with ptr2index; a pointer of another chunk,
-// an interior pointer or a foreign run inside such a batch still gives the right answer.
+// Granule layout: batches that look like runs in one chunk (first, middle and last pointer share
+// it) take the run path: in address order and reversed they agree with ptr2index; a pointer of
+// another chunk, an interior pointer or a foreign run inside such a batch still gives the right
+// answer.
 TEST_F(ListManagerTest, Ptrs2IndicesRunsInOneChunk) {
   for (uint64_t element_size : {8u, 24u, 72u}) {
     ListManager list{};
-    ASSERT_TRUE(list.init(&memory_, element_size, 512, 8, /*enable_ptr2index=*/true));
+    ASSERT_TRUE(list.init(&memory_, element_size, 512, 8, /*enable_ptr2index=*/true,
+                          /*allow_contiguous=*/false));
     ASSERT_EQ(list.reserve_new_elements(1024), 0);  // two chunks
     std::vector<int32_t> indices(256);
     for (int k = 0; k < 256; ++k) indices[k] = 100 + k;  // all in chunk 0
@@ -231,13 +247,13 @@ TEST_F(ListManagerTest, Ptrs2IndicesRunsInOneChunk) {
   }
 }
 
-// Chunks whose granules collide in the table (spread over more granules than it has slots) are
-// found by the full probe: ptr2index and ptrs2indices (whose fast pass reads home slots only)
-// still invert get_element_ptr for every element.
+// Granule layout: chunks whose granules collide in the table (spread over more granules than it has
+// slots) are found by the full probe: ptr2index and ptrs2indices (whose fast pass reads home slots
+// only) still invert get_element_ptr for every element.
 TEST_F(ListManagerTest, Ptr2IndexResolvesGranuleTableCollisions) {
   ListManager list{};
   // 8 chunks of 16 elements of 8 B: G = 128 B, a table of 16 slots.
-  ASSERT_TRUE(list.init(&memory_, 8, 16, 8, /*enable_ptr2index=*/true));
+  ASSERT_TRUE(list.init(&memory_, 8, 16, 8, /*enable_ptr2index=*/true, /*allow_contiguous=*/false));
   for (int c = 0; c < 8; ++c) {
     // Memory taken between the chunks spreads them over > 16 granules.
     ASSERT_NE(allocate_aligned(&memory_, 2048 + 128 * c, 128, true), nullptr);
@@ -260,6 +276,148 @@ TEST_F(ListManagerTest, Ptr2IndexResolvesGranuleTableCollisions) {
   EXPECT_EQ(back, indices);
   for (int k = 0; k < 128; ++k) EXPECT_EQ(list.ptr2index(ptrs[k]), indices[k]);
   EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+}
+
+// Contiguous layout: the list is one reservation, element i at base + i * element_size, and the
+// index <-> address round trip holds over many chunks, singly and in batches, in any order.
+TEST_F(ListManagerTest, ContiguousRoundTripOverManyChunks) {
+  for (uint64_t element_size : {uint64_t{8}, uint64_t{24}, uint64_t{64}, uint64_t{72}}) {
+    ListManager list{};
+    ASSERT_TRUE(list.init(&memory_, element_size, 8, 1024, /*enable_ptr2index=*/true));
+    ASSERT_TRUE(list.is_contiguous());
+    ASSERT_EQ(list.reserve_new_elements(5000), 0);  // 625 chunks
+    EXPECT_EQ(list.get_num_active_chunks(), 625);
+    std::vector<int32_t> indices(5000);
+    for (int i = 0; i < 5000; ++i) {
+      ASSERT_EQ(list.get_element_ptr(i), list.contiguous_base + element_size * i) << i;
+      ASSERT_EQ(list.ptr2index(list.get_element_ptr(i)), i) << i;
+      indices[i] = i;
+    }
+    std::shuffle(indices.begin(), indices.end(), std::mt19937(11));
+    std::vector<Ptr> ptrs(5000);
+    list.element_ptrs(indices.data(), 5000, ptrs.data());
+    std::vector<int32_t> back(5000, -7);
+    EXPECT_EQ(list.ptrs2indices(ptrs.data(), 5000, back.data()), 0);
+    EXPECT_EQ(back, indices) << element_size;
+    EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+  }
+}
+
+// Contiguous layout: foreign pointers, interior pointers, the address just below the base and
+// cells of chunks that are not committed yet are all rejected with kErrorPtrNotFound.
+TEST_F(ListManagerTest, ContiguousRejectsUnknownAndInteriorPointers) {
+  ASSERT_TRUE(list_.init(&memory_, 24, 16, 64, /*enable_ptr2index=*/true));
+  ASSERT_TRUE(list_.is_contiguous());
+  ASSERT_EQ(list_.reserve_new_elements(20), 0);  // chunks 0 and 1 committed
+  int on_stack = 0;
+  const Ptr base = list_.contiguous_base;
+  const Ptr bad[] = {reinterpret_cast<Ptr>(&on_stack),
+                     base + 24 * 3 + 5,
+                     base + 1,
+                     base - 24,
+                     base - 1,
+                     base + 24 * 32,
+                     base + 24 * 100,
+                     nullptr};
+  for (Ptr p : bad) {
+    EXPECT_EQ(list_.ptr2index(p), -1) << static_cast<const void*>(p);
+    EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+    runtime_reset_error(&memory_);
+  }
+  int32_t out[8];
+  EXPECT_EQ(list_.ptrs2indices(bad, 8, out), 8);
+  for (int32_t v : out) EXPECT_EQ(v, -1);
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+  runtime_reset_error(&memory_);
+  // The last cell of the committed prefix is known, the first one past it is not.
+  EXPECT_EQ(list_.ptr2index(base + 24 * 31), 31);
+  EXPECT_EQ(list_.find_index(base + 24 * 32), -1);
+  EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+}
+
+// Contiguous layout: using up the reservation's chunks is kErrorOutOfChunks (no crash, no write
+// past the reservation), and the cells already handed out stay valid.
+TEST_F(ListManagerTest, ContiguousReservationExhaustionIsOutOfChunks) {
+  ASSERT_TRUE(list_.init(&memory_, 64, 4, /*max_num_chunks=*/3, /*enable_ptr2index=*/true));
+  ASSERT_TRUE(list_.is_contiguous());
+  for (int k = 0; k < 12; ++k) {
+    Ptr p = list_.allocate();
+    ASSERT_NE(p, nullptr);
+    std::memset(p, 0x5a, 64);
+  }
+  EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+  EXPECT_EQ(list_.allocate(), nullptr);
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorOutOfChunks);
+  runtime_reset_error(&memory_);
+  EXPECT_EQ(list_.reserve_new_elements(2), -1);
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorOutOfChunks);
+  EXPECT_EQ(list_.get_num_active_chunks(), 3);
+  EXPECT_EQ(list_.ptr2index(list_.get_element_ptr(11)), 11);
+}
+
+// Contiguous layout: a pool whose byte limit stops the commit gives kErrorOutOfMemory, not a
+// crash; the committed cells stay usable.
+TEST(ListManagerPoolTest, ContiguousCommitOverLimitIsOutOfMemory) {
+  HostMemoryPool pool(/*limit_bytes=*/64 * 1024);
+  RuntimeMemory memory;
+  pool.Attach(&memory);
+  ListManager list{};
+  // 4 KiB chunks; the chunk table takes one page of the limit.
+  ASSERT_TRUE(list.init(&memory, 64, 64, /*max_num_chunks=*/64, /*enable_ptr2index=*/true));
+  ASSERT_TRUE(list.is_contiguous());
+  int32_t got = 0;
+  while (got < 64 * 64 && list.allocate() != nullptr) ++got;
+  EXPECT_LT(got, 64 * 64);
+  EXPECT_GT(got, 0);
+  EXPECT_EQ(runtime_error_code(&memory), kErrorOutOfMemory);
+  EXPECT_LE(pool.bytes_mapped(), 64u * 1024);
+  std::memset(list.get_element_ptr(got - 1), 1, 64);
+  EXPECT_EQ(list.ptr2index(list.get_element_ptr(got - 1)), got - 1);
+}
+
+// Fallback: a memory without reservation callbacks (as the preallocated device mode) keeps the
+// chunked layout with the granule table, which behaves as before.
+TEST(ListManagerPoolTest, FallbackWithoutReservationsUsesGranuleTable) {
+  HostMemoryPool pool;
+  RuntimeMemory memory;
+  pool.Attach(&memory, /*reservations=*/false);
+  ListManager list{};
+  ASSERT_TRUE(list.init(&memory, 24, 16, 64, /*enable_ptr2index=*/true));
+  EXPECT_FALSE(list.is_contiguous());
+  EXPECT_NE(list.granule_keys, nullptr);
+  EXPECT_EQ(pool.num_reservations(), 0u);
+  ASSERT_EQ(list.reserve_new_elements(100), 0);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(list.ptr2index(list.get_element_ptr(i)), i);
+  EXPECT_EQ(list.ptr2index(list.get_element_ptr(3) + 1), -1);
+  EXPECT_EQ(runtime_error_code(&memory), kErrorPtrNotFound);
+  // The preallocated mode cannot reserve either.
+  std::vector<uint64_t> region(1 << 16);
+  RuntimeMemory device;
+  runtime_memory_init_preallocated(&device, reinterpret_cast<Ptr>(region.data()),
+                                   region.size() * sizeof(uint64_t));
+  ListManager on_device{};
+  ASSERT_TRUE(on_device.init(&device, 24, 16, 64, /*enable_ptr2index=*/true));
+  EXPECT_FALSE(on_device.is_contiguous());
+  ASSERT_EQ(on_device.reserve_new_elements(50), 0);
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(on_device.ptr2index(on_device.get_element_ptr(i)), i);
+}
+
+// A refused reservation (the pool's address-space cap) falls back to the granule table silently.
+TEST(ListManagerPoolTest, RefusedReservationFallsBack) {
+  HostMemoryPool pool(/*limit_bytes=*/0, /*max_reserved_bytes=*/uint64_t{1} << 30);
+  RuntimeMemory memory;
+  pool.Attach(&memory);
+  ListManager list{};
+  ASSERT_TRUE(list.init(&memory, 64, 16384, 2048, /*enable_ptr2index=*/true));  // wants 2 GiB
+  EXPECT_FALSE(list.is_contiguous());
+  EXPECT_EQ(pool.num_reservations(), 0u);
+  EXPECT_EQ(runtime_error_code(&memory), kRuntimeOk);
+  ASSERT_EQ(list.reserve_new_elements(40000), 0);
+  EXPECT_EQ(list.ptr2index(list.get_element_ptr(39999)), 39999);
+  // A list that fits is still contiguous.
+  ListManager small{};
+  ASSERT_TRUE(small.init(&memory, 64, 16384, 64, /*enable_ptr2index=*/true));  // 64 MiB
+  EXPECT_TRUE(small.is_contiguous());
 }
 
 // Without enable_ptr2index, ptr2index reports an error.

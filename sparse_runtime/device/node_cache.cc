@@ -11,14 +11,16 @@ void NodeCache::init(NodeManager* manager_in) {
 }
 
 bool NodeCache::refill() {
-  manager->allocate_indices(free_index, kBatch);
+  if (manager->allocate_indices(free_index, kBatch)) {  // the common case: no scan
+    manager->data_list.element_ptrs(free_index, kBatch, free_ptr);
+    num_free = kBatch;
+    return true;
+  }
   // On failure allocate_indices fills the entries from the failure on with -1 (error recorded):
   // keep the valid prefix, moved to the top of the array.
   i32 valid = 0;
   while (valid < kBatch && free_index[valid] >= 0) ++valid;
-  if (valid < kBatch) {
-    for (i32 k = valid - 1; k >= 0; --k) free_index[kBatch - valid + k] = free_index[k];
-  }
+  for (i32 k = valid - 1; k >= 0; --k) free_index[kBatch - valid + k] = free_index[k];
   manager->data_list.element_ptrs(free_index + (kBatch - valid), valid,
                                   free_ptr + (kBatch - valid));
   num_free = valid;

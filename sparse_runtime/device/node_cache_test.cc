@@ -17,10 +17,12 @@ namespace {
 
 constexpr int kBatch = NodeCache::kBatch;
 
-class NodeCacheTest : public ::testing::Test {
+// Every test runs on both data-list layouts: contiguous (the pool's reservations, the CPU
+// default) and chunked with the granule table (the fallback).
+class NodeCacheTest : public ::testing::TestWithParam<bool> {
  protected:
   NodeCacheTest() {
-    pool_.Attach(&memory_);
+    pool_.Attach(&memory_, /*reservations=*/GetParam());
     EXPECT_TRUE(nm_.init(&memory_, 32, 8, /*chunk_num_elements=*/256));
     cache_.init(&nm_);
   }
@@ -72,7 +74,7 @@ class NodeCacheTest : public ::testing::Test {
 
 // The first allocation reserves one batch of fresh cells with one call; the next kBatch - 1
 // allocations come from the cache without touching the manager's counters.
-TEST_F(NodeCacheTest, RefillsOneBatchPerSharedCall) {
+TEST_P(NodeCacheTest, RefillsOneBatchPerSharedCall) {
   Ptr first = cache_.allocate();
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(nm_.data_list.size(), kBatch);
@@ -85,7 +87,7 @@ TEST_F(NodeCacheTest, RefillsOneBatchPerSharedCall) {
 }
 
 // Cells come out zeroed, distinct and in index order (fresh cells ascending).
-TEST_F(NodeCacheTest, HandsOutDistinctZeroedCellsInOrder) {
+TEST_P(NodeCacheTest, HandsOutDistinctZeroedCellsInOrder) {
   std::set<Ptr> seen;
   for (int k = 0; k < 3 * kBatch + 5; ++k) {
     const int index = cache_.allocate_index();
@@ -99,7 +101,7 @@ TEST_F(NodeCacheTest, HandsOutDistinctZeroedCellsInOrder) {
 
 // After a GC the cache hands out reusable cells in free-list order: the FIFO reuse order of the
 // plain API (cells recycled first come back first), zeroed again.
-TEST_F(NodeCacheTest, KeepsFifoReuseOrderAfterGc) {
+TEST_P(NodeCacheTest, KeepsFifoReuseOrderAfterGc) {
   std::vector<Ptr> cells;
   for (int k = 0; k < 100; ++k) cells.push_back(nm_.allocate());
   for (Ptr p : cells) std::memset(p, 0x5a, nm_.element_size);
@@ -121,7 +123,7 @@ TEST_F(NodeCacheTest, KeepsFifoReuseOrderAfterGc) {
 
 // Recycled indices are buffered until kBatch are held and then pushed to the recycled list
 // together, in recycle order.
-TEST_F(NodeCacheTest, BuffersRecycledIndicesUntilABatchIsFull) {
+TEST_P(NodeCacheTest, BuffersRecycledIndicesUntilABatchIsFull) {
   std::vector<int> indices;
   for (int k = 0; k < kBatch + 1; ++k) indices.push_back(cache_.allocate_index());
   for (int k = 0; k < kBatch; ++k) cache_.recycle_index(indices[k]);
@@ -135,7 +137,7 @@ TEST_F(NodeCacheTest, BuffersRecycledIndicesUntilABatchIsFull) {
 
 // A recycled cell is not handed out again before a GC (other workers may still read it), even
 // though the cache holds it.
-TEST_F(NodeCacheTest, RecycledCellIsNotReusedBeforeGc) {
+TEST_P(NodeCacheTest, RecycledCellIsNotReusedBeforeGc) {
   const int victim = cache_.allocate_index();
   cache_.recycle_index(victim);
   for (int k = 0; k < 4 * kBatch; ++k) EXPECT_NE(cache_.allocate_index(), victim);
@@ -146,7 +148,7 @@ TEST_F(NodeCacheTest, RecycledCellIsNotReusedBeforeGc) {
 
 // flush() returns the cached free cells (onto the recycled list) and the buffered recycled ones,
 // so every slot is exactly one of in use / free / recycled; a GC then makes them all free.
-TEST_F(NodeCacheTest, FlushRestoresSlotInvariant) {
+TEST_P(NodeCacheTest, FlushRestoresSlotInvariant) {
   std::vector<int> in_use;
   for (int k = 0; k < 2 * kBatch + 10; ++k) in_use.push_back(cache_.allocate_index());
   for (int k = 0; k < 20; ++k) {
@@ -170,7 +172,7 @@ TEST_F(NodeCacheTest, FlushRestoresSlotInvariant) {
 
 // Cells the cache handed out but that were recycled through the plain API (or vice versa) are
 // accounted the same way: the two paths share one manager.
-TEST_F(NodeCacheTest, MixesWithThePlainApi) {
+TEST_P(NodeCacheTest, MixesWithThePlainApi) {
   std::vector<int> in_use;
   for (int k = 0; k < 10; ++k) in_use.push_back(cache_.allocate_index());
   for (int k = 0; k < 10; ++k) in_use.push_back(nm_.allocate_index());
@@ -184,7 +186,7 @@ TEST_F(NodeCacheTest, MixesWithThePlainApi) {
 
 // An unknown pointer is reported (kErrorPtrNotFound) and dropped when the buffer is flushed; the
 // valid cells buffered with it still reach the recycled list.
-TEST_F(NodeCacheTest, UnknownPointerIsReportedAndDroppedAtFlush) {
+TEST_P(NodeCacheTest, UnknownPointerIsReportedAndDroppedAtFlush) {
   const int a = cache_.allocate_index();
   const int b = cache_.allocate_index();
   uint64_t outside[8] = {};
@@ -199,7 +201,7 @@ TEST_F(NodeCacheTest, UnknownPointerIsReportedAndDroppedAtFlush) {
 }
 
 // Running out of chunks is an error the host reads, and allocate returns null (no crash).
-TEST_F(NodeCacheTest, OutOfChunksReturnsNullAndRecordsError) {
+TEST_P(NodeCacheTest, OutOfChunksReturnsNullAndRecordsError) {
   NodeManager nm{};
   ASSERT_TRUE(nm.init(&memory_, 8, 8, /*chunk_num_elements=*/kBatch, /*max_num_chunks=*/2));
   NodeCache cache{};
@@ -217,7 +219,7 @@ TEST_F(NodeCacheTest, OutOfChunksReturnsNullAndRecordsError) {
 // Two workers with one cache each run 10^5 randomized allocate/recycle operations in rounds;
 // between rounds each flushes its cache, and then every slot is exactly one of in use / free /
 // recycled, no index was handed out twice, and every cell came out zeroed. Run under TSan too.
-TEST_F(NodeCacheTest, TwoWorkersRandomizedKeepInvariant) {
+TEST_P(NodeCacheTest, TwoWorkersRandomizedKeepInvariant) {
   constexpr int kThreads = 2;
   constexpr int kRounds = 5;
   constexpr int kOpsPerRound = 10000;  // per thread: 2 * 5 * 10^4 = 10^5 operations
@@ -279,6 +281,11 @@ TEST_F(NodeCacheTest, TwoWorkersRandomizedKeepInvariant) {
   }
   EXPECT_EQ(memory_.error_code, kRuntimeOk);
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, NodeCacheTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Contiguous" : "GranuleTable";
+                         });
 
 }  // namespace
 }  // namespace sparse_runtime

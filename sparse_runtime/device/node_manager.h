@@ -9,6 +9,8 @@
 //   allocate():  old = atomic_add(free_list_used, 1)   (skipped once free_list_used >= size)
 //                index = old < free_list.size() ? free_list[old] : data_list.reserve_new_element()
 //   recycle(p):  recycled_list.push_back(locate(p))            -- O(1), see ListManager::ptr2index
+//                (data_list is one contiguous reservation where the memory can reserve address
+//                space, the CPU host pool: locate is a subtract, a multiply and a compare)
 //   gc_serial(): compact the unused tail [free_list_used, size) of the free list to its head,
 //                reset the cursor, zero every recycled cell and append its index (FIFO reuse),
 //                clear the recycled list.
@@ -20,7 +22,7 @@
 // alignment) with alignment = max(8, requested); chunk_num_elements (default 16384, the value the
 // upstream runtime passes) is a power of two, halved while a data chunk would exceed 128 MiB.
 // Metadata is at most 8 bytes per cell (a 4-byte free-list entry and a 4-byte recycled-list entry)
-// plus the per-chunk tables.
+// plus the per-chunk tables (and the data list's granule table in the chunked fallback layout).
 //
 // Thread safety: allocate, recycle, locate and the batch calls may run concurrently with each
 // other. gc_serial needs exclusive access (no allocate/recycle in flight). allocate()/recycle()

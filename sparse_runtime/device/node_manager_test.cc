@@ -16,9 +16,11 @@ namespace accelmem {
 namespace sparse_runtime {
 namespace {
 
-class NodeManagerTest : public ::testing::Test {
+// Every test runs on both data-list layouts: contiguous (the pool's reservations, the CPU
+// default) and chunked with the granule table (the fallback).
+class NodeManagerTest : public ::testing::TestWithParam<bool> {
  protected:
-  NodeManagerTest() { pool_.Attach(&memory_); }
+  NodeManagerTest() { pool_.Attach(&memory_, /*reservations=*/GetParam()); }
 
   // The free list entries not handed out yet, in order.
   static std::vector<int> FreeEntries(const NodeManager& nm) {
@@ -36,7 +38,7 @@ class NodeManagerTest : public ::testing::Test {
 
 // Cell stride is rounded up to at least 8 bytes and to the cell alignment (upstream misaligns
 // dynamic chunks of 28 bytes, #6316).
-TEST_F(NodeManagerTest, ElementSizeIsRoundedToEightAndAlignment) {
+TEST_P(NodeManagerTest, ElementSizeIsRoundedToEightAndAlignment) {
   struct Case {
     uint64_t node_size, alignment, element_size;
   };
@@ -54,7 +56,7 @@ TEST_F(NodeManagerTest, ElementSizeIsRoundedToEightAndAlignment) {
 
 // Elements per chunk stay a power of two, halved while a chunk exceeds 128 MiB (the upstream
 // probe table, with 16384 as the runtime's default).
-TEST_F(NodeManagerTest, ChunkSizingMatchesUpstream) {
+TEST_P(NodeManagerTest, ChunkSizingMatchesUpstream) {
   struct Case {
     uint64_t node_size;
     int chunk;
@@ -75,7 +77,7 @@ TEST_F(NodeManagerTest, ChunkSizingMatchesUpstream) {
 }
 
 // Fresh cells come in index order and are zero.
-TEST_F(NodeManagerTest, FreshCellsAreSequentialAndZero) {
+TEST_P(NodeManagerTest, FreshCellsAreSequentialAndZero) {
   ASSERT_TRUE(nm_.init(&memory_, 64, 8, 16));
   for (int k = 0; k < 40; ++k) {
     Ptr p = nm_.allocate();
@@ -88,7 +90,7 @@ TEST_F(NodeManagerTest, FreshCellsAreSequentialAndZero) {
 
 // Upstream probe: cells 1, 2 -> slots 0, 1; recycle slot 0 + GC; the next allocation reuses slot
 // 0 zeroed, the one after takes fresh slot 2; three slots ever reserved.
-TEST_F(NodeManagerTest, ReuseAfterGcIsFifoAndZeroed) {
+TEST_P(NodeManagerTest, ReuseAfterGcIsFifoAndZeroed) {
   ASSERT_TRUE(nm_.init(&memory_, 16, 8));
   Ptr a = nm_.allocate();
   Ptr b = nm_.allocate();
@@ -106,7 +108,7 @@ TEST_F(NodeManagerTest, ReuseAfterGcIsFifoAndZeroed) {
 }
 
 // Upstream test_node_allocator: 19 allocations, recycle the first 5, GC, allocate 5 -> 0..4.
-TEST_F(NodeManagerTest, RecycledIndicesAreReusedInRecycleOrder) {
+TEST_P(NodeManagerTest, RecycledIndicesAreReusedInRecycleOrder) {
   ASSERT_TRUE(nm_.init(&memory_, 8, 8, 4));
   std::vector<Ptr> cells;
   for (int k = 0; k < 19; ++k) cells.push_back(nm_.allocate());
@@ -118,7 +120,7 @@ TEST_F(NodeManagerTest, RecycledIndicesAreReusedInRecycleOrder) {
 
 // GC keeps the unused tail of the free list at its head, followed by the newly recycled indices
 // (#1076: compaction, not clearing).
-TEST_F(NodeManagerTest, GcCompactsUnusedFreeEntries) {
+TEST_P(NodeManagerTest, GcCompactsUnusedFreeEntries) {
   ASSERT_TRUE(nm_.init(&memory_, 8, 8, 4));
   std::vector<Ptr> cells;
   for (int k = 0; k < 10; ++k) cells.push_back(nm_.allocate());
@@ -138,7 +140,7 @@ TEST_F(NodeManagerTest, GcCompactsUnusedFreeEntries) {
 
 // Compaction and refill work blockwise across chunk and block boundaries, for small and large
 // shifts (the source and destination ranges overlap when used < unused).
-TEST_F(NodeManagerTest, GcCompactionOfLongFreeLists) {
+TEST_P(NodeManagerTest, GcCompactionOfLongFreeLists) {
   for (int used : {1, 100, 300, 700}) {
     NodeManager nm{};
     ASSERT_TRUE(nm.init(&memory_, 8, 8, 16));
@@ -160,7 +162,7 @@ TEST_F(NodeManagerTest, GcCompactionOfLongFreeLists) {
 // When the free list is exhausted allocation falls through to fresh cells (without touching the
 // cursor); a cursor pushed past the end by racing allocations is handled by GC's
 // max(size - used, 0) compaction.
-TEST_F(NodeManagerTest, CursorPastFreeListFallsThroughToFreshCells) {
+TEST_P(NodeManagerTest, CursorPastFreeListFallsThroughToFreshCells) {
   ASSERT_TRUE(nm_.init(&memory_, 8, 8, 4));
   Ptr a = nm_.allocate();
   nm_.recycle(a);
@@ -183,7 +185,7 @@ TEST_F(NodeManagerTest, CursorPastFreeListFallsThroughToFreshCells) {
 
 // GC zero-fills exactly element_size bytes of each recycled cell and nothing else, including
 // contiguous runs that are zeroed together.
-TEST_F(NodeManagerTest, GcZeroesExactlyRecycledCells) {
+TEST_P(NodeManagerTest, GcZeroesExactlyRecycledCells) {
   ASSERT_TRUE(nm_.init(&memory_, 24, 8, 8));
   std::vector<Ptr> cells;
   for (int k = 0; k < 30; ++k) {
@@ -200,7 +202,7 @@ TEST_F(NodeManagerTest, GcZeroesExactlyRecycledCells) {
 }
 
 // Recycling a pointer the manager does not own is an error and does not touch the lists.
-TEST_F(NodeManagerTest, RecycleOfUnknownPointerIsAnError) {
+TEST_P(NodeManagerTest, RecycleOfUnknownPointerIsAnError) {
   ASSERT_TRUE(nm_.init(&memory_, 8, 8));
   ASSERT_NE(nm_.allocate(), nullptr);
   uint64_t foreign = 0;
@@ -210,7 +212,7 @@ TEST_F(NodeManagerTest, RecycleOfUnknownPointerIsAnError) {
 }
 
 // Running out of data chunks gives null and an error, not a crash.
-TEST_F(NodeManagerTest, OutOfChunksIsAnError) {
+TEST_P(NodeManagerTest, OutOfChunksIsAnError) {
   ASSERT_TRUE(nm_.init(&memory_, 8, 8, 4, /*max_num_chunks=*/1));
   for (int k = 0; k < 4; ++k) ASSERT_NE(nm_.allocate(), nullptr);
   EXPECT_EQ(nm_.allocate(), nullptr);
@@ -219,7 +221,7 @@ TEST_F(NodeManagerTest, OutOfChunksIsAnError) {
 }
 
 // Batch allocation takes free entries first, then fresh cells; batch recycling feeds the same GC.
-TEST_F(NodeManagerTest, BatchAllocateAndRecycle) {
+TEST_P(NodeManagerTest, BatchAllocateAndRecycle) {
   ASSERT_TRUE(nm_.init(&memory_, 8, 8, 4));
   std::vector<int32_t> got(6);
   ASSERT_TRUE(nm_.allocate_indices(got.data(), 6));
@@ -236,7 +238,7 @@ TEST_F(NodeManagerTest, BatchAllocateAndRecycle) {
 // allocate_cells / recycle_cells are allocate_indices / recycle_indices by address: zeroed,
 // distinct cells (more than one block of kCellBlock), FIFO reuse after the GC, and unknown
 // pointers skipped with one error while the others are recycled.
-TEST_F(NodeManagerTest, CellBatchesAllocateAndRecycleByAddress) {
+TEST_P(NodeManagerTest, CellBatchesAllocateAndRecycleByAddress) {
   ASSERT_TRUE(nm_.init(&memory_, 24, 8, 64));
   constexpr int kN = 3 * NodeManager::kCellBlock + 5;
   std::vector<Ptr> cells(kN);
@@ -264,7 +266,7 @@ TEST_F(NodeManagerTest, CellBatchesAllocateAndRecycleByAddress) {
 }
 
 // allocate_cells past the last chunk: false, the error, and null from the failure on.
-TEST_F(NodeManagerTest, CellBatchOutOfChunksGivesNulls) {
+TEST_P(NodeManagerTest, CellBatchOutOfChunksGivesNulls) {
   ASSERT_TRUE(nm_.init(&memory_, 8, 8, 4, /*max_num_chunks=*/1));
   std::vector<Ptr> cells(6, reinterpret_cast<Ptr>(&nm_));
   EXPECT_FALSE(nm_.allocate_cells(cells.data(), 6));
@@ -273,7 +275,7 @@ TEST_F(NodeManagerTest, CellBatchOutOfChunksGivesNulls) {
 }
 
 // Free and recycled lists cost at most 8 bytes per cell (1M cells of 64 B, all recycled).
-TEST_F(NodeManagerTest, MetadataIsAtMostEightBytesPerCell) {
+TEST_P(NodeManagerTest, MetadataIsAtMostEightBytesPerCell) {
   ASSERT_TRUE(nm_.init(&memory_, 64, 8));
   constexpr int kCells = 1 << 20;
   std::vector<Ptr> cells(kCells);
@@ -289,9 +291,34 @@ TEST_F(NodeManagerTest, MetadataIsAtMostEightBytesPerCell) {
   EXPECT_EQ(nm_.data_list.size(), kCells);
 }
 
+// The data list is one contiguous reservation when the memory can reserve (the index lists stay
+// chunked), and chunked with the granule table otherwise; interior and past-the-end pointers are
+// rejected in both, and recycle by address round-trips over many chunks.
+TEST_P(NodeManagerTest, DataListLayoutFollowsTheMemory) {
+  ASSERT_TRUE(nm_.init(&memory_, 40, 8, /*chunk_num_elements=*/16));
+  EXPECT_EQ(nm_.data_list.is_contiguous(), GetParam());
+  EXPECT_FALSE(nm_.free_list.is_contiguous());
+  EXPECT_FALSE(nm_.recycled_list.is_contiguous());
+  std::vector<Ptr> cells(1000);  // 63 chunks
+  for (Ptr& p : cells) p = nm_.allocate();
+  for (int k = 0; k < 1000; ++k) ASSERT_EQ(nm_.locate(cells[k]), k);
+  nm_.recycle(cells[10] + 8);  // interior
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+  runtime_reset_error(&memory_);
+  nm_.recycle(nm_.get_cell(1007) + 40);  // past the last chunk
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
+  runtime_reset_error(&memory_);
+  EXPECT_EQ(nm_.num_recycled(), 0);
+  std::shuffle(cells.begin(), cells.end(), std::mt19937(5));
+  EXPECT_EQ(nm_.recycle_cells(cells.data(), 1000), 0);
+  nm_.gc_serial();
+  EXPECT_EQ(nm_.num_free(), 1000);
+  EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+}
+
 // Two threads allocating and recycling concurrently never get the same cell twice, and after GC
 // every reserved slot is exactly one of in use / free.
-TEST_F(NodeManagerTest, ConcurrentAllocateRecyclePartitionsSlots) {
+TEST_P(NodeManagerTest, ConcurrentAllocateRecyclePartitionsSlots) {
   ASSERT_TRUE(nm_.init(&memory_, 16, 8, 64));
   std::vector<std::vector<Ptr>> held(2);
   for (int round = 0; round < 5; ++round) {
@@ -329,6 +356,11 @@ TEST_F(NodeManagerTest, ConcurrentAllocateRecyclePartitionsSlots) {
   }
   EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, NodeManagerTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Contiguous" : "GranuleTable";
+                         });
 
 }  // namespace
 }  // namespace sparse_runtime

@@ -11,6 +11,14 @@ void runtime_memory_init_host(RuntimeMemory* memory, HostAllocateFn host_allocat
   memory->host_pool = host_pool;
 }
 
+void runtime_memory_init_host_reserving(RuntimeMemory* memory, HostAllocateFn host_allocate,
+                                        HostReserveFn host_reserve, HostCommitFn host_commit,
+                                        void* host_pool) {
+  runtime_memory_init_host(memory, host_allocate, host_pool);
+  memory->host_reserve = host_reserve;
+  memory->host_commit = host_commit;
+}
+
 void runtime_memory_init_preallocated(RuntimeMemory* memory, Ptr base, u64 size) {
   mem_zero(memory, sizeof(RuntimeMemory));
   memory->prealloc_base = reinterpret_cast<u64>(base);
@@ -46,6 +54,37 @@ Ptr allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment, bool reques
   }
   if (request) atomic_add(&memory->total_requested_memory, size);
   return result;
+}
+
+Ptr reserve_address_space(RuntimeMemory* memory, u64 size, u64 alignment) {
+#if defined(ARCH_cuda)
+  (void)memory;
+  (void)size;
+  (void)alignment;
+  return nullptr;  // no host callback can run on a device
+#else
+  if (memory->prealloc_size > 0 || memory->host_reserve == nullptr ||
+      memory->host_commit == nullptr || size == 0 || !is_power_of_two_u64(alignment)) {
+    return nullptr;
+  }
+  return static_cast<Ptr>(memory->host_reserve(memory->host_pool, size, alignment));
+#endif
+}
+
+bool commit_address_space(RuntimeMemory* memory, Ptr address, u64 size, bool request) {
+  bool ok = false;
+#if !defined(ARCH_cuda)
+  if (memory->host_commit != nullptr) ok = memory->host_commit(memory->host_pool, address, size);
+#else
+  (void)address;
+#endif
+  if (!ok) {
+    report_error(memory, kErrorOutOfMemory, "out of runtime memory; bytes requested",
+                 static_cast<i64>(size));
+    return false;
+  }
+  if (request) atomic_add(&memory->total_requested_memory, size);
+  return true;
 }
 
 namespace {

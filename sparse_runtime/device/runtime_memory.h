@@ -11,6 +11,15 @@
 //   * a preallocated zero-filled chunk (device): a bump pointer under a spinlock.
 // Nothing is freed piecemeal: runtime structures only grow until the runtime is destroyed.
 //
+// Optionally (host-callback mode only) the source can also reserve address space and commit it
+// piecewise: `host_reserve(host_pool, size, alignment)` returns the start of a range of `size`
+// bytes that holds no memory yet (or null), `host_commit(host_pool, address, size)` makes
+// [address, address + size) of a reservation usable and zero-filled (false when out of memory;
+// committing a part that is already committed is allowed and free). The pool releases the
+// reservations when it is destroyed. ListManager uses them to keep a data list in one contiguous
+// range (see list_manager.h, which also gives the CUDA driver-API equivalent). Without them
+// (null callbacks, the preallocated mode, device builds) the lists stay chunked.
+//
 // Errors: runtime code never aborts. report_error records an error in one of two places:
 //   * the record the host routes the calling thread's errors to (`error_record`, a host callback:
 //     the host API gives every operation its own RuntimeErrorRecord, so an error reaches exactly
@@ -46,6 +55,10 @@ inline constexpr i32 kErrorMessageCapacity = 256;
 // Host allocation callback: zero-filled, `alignment`-aligned (a power of two) memory, or null.
 using HostAllocateFn = void* (*)(void* host_pool, u64 size, u64 alignment);
 
+// Host reservation callbacks (see the file comment).
+using HostReserveFn = void* (*)(void* host_pool, u64 size, u64 alignment);
+using HostCommitFn = bool (*)(void* host_pool, void* address, u64 size);
+
 // One error, owned by whoever created it (e.g. one host operation). Zero-initialized = no error;
 // the first report wins (under `lock`, so the workers of one operation may share a record).
 struct RuntimeErrorRecord {
@@ -77,12 +90,28 @@ struct RuntimeMemory {
   // shared between threads; runtime_memory_init_* clear it. Device builds (ARCH_cuda) ignore it
   // and keep the field only so that host and device agree on the layout.
   ErrorRecordFn error_record;
+  // Address-space reservation (null: unavailable). Last, so that the offsets above stay put.
+  HostReserveFn host_reserve;
+  HostCommitFn host_commit;
 };
 
 // Host-callback mode. `memory` must be zero-initialized or freshly constructed.
 void runtime_memory_init_host(RuntimeMemory* memory, HostAllocateFn host_allocate, void* host_pool);
 // Preallocated-chunk mode over zero-filled [base, base + size).
 void runtime_memory_init_preallocated(RuntimeMemory* memory, Ptr base, u64 size);
+
+// Host-callback mode with address-space reservations (both callbacks non-null).
+void runtime_memory_init_host_reserving(RuntimeMemory* memory, HostAllocateFn host_allocate,
+                                        HostReserveFn host_reserve, HostCommitFn host_commit,
+                                        void* host_pool);
+
+// A range of `size` bytes of address space aligned to `alignment`, no memory committed, or null
+// when the memory cannot reserve (no callbacks, preallocated mode, device build) or the callback
+// refuses. Records no error: callers fall back to chunked allocation.
+Ptr reserve_address_space(RuntimeMemory* memory, u64 size, u64 alignment);
+// Commits [address, address + size) of a reservation (zero-filled). False after recording
+// kErrorOutOfMemory. `request` adds the size to total_requested_memory.
+bool commit_address_space(RuntimeMemory* memory, Ptr address, u64 size, bool request);
 
 // Returns zero-filled memory of `size` bytes aligned to `alignment` (a power of two), or null after
 // recording kErrorOutOfMemory. `request` adds the size to total_requested_memory.
