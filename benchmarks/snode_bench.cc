@@ -543,8 +543,8 @@ void BM_Inlined_Dense_Lookup(benchmark::State& state) {
 
 // ---------------------------------------------------------------------------------------------
 // Bitmasked: root.bitmasked(i, 2^20).place<int32>. Activation of every cell from all inactive
-// (the mask cleared, untimed, between rounds), and lookup of every active cell, sequential or
-// random order.
+// (the mask / flags cleared, untimed, between rounds), and lookup of every active cell, sequential
+// or random order.
 using UpstreamInlinedBitmasked = accelmem::baselines::UpstreamInlinedBitmasked<4, kCells>;
 
 struct UpstreamBitmaskedTree : UpstreamTree {
@@ -621,7 +621,7 @@ void BM_Inlined_Bitmasked_Activate(benchmark::State& state) {
 }
 
 // Activation of cells that are all active already (kernels activate the path on every write):
-// upstream ORs unconditionally, accelmem tests the bit first.
+// upstream ORs unconditionally, accelmem tests the cell's flag byte first.
 void BM_Upstream_Bitmasked_Activate_AlreadyActive(benchmark::State& state) {
   const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
   UpstreamBitmaskedTree t;

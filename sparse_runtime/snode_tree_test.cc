@@ -57,13 +57,14 @@ TEST(SNodeTreeTest, CellLayoutIsNaturallyAligned) {
   EXPECT_EQ(d.container_size(), 240u);
 }
 
-// Bitmasked containers put cells first and the mask words at a 4-aligned offset.
+// Bitmasked containers put cells first and the activity flags (a byte per cell, padded to whole
+// u32 words) at a 4-aligned offset.
 TEST(SNodeTreeTest, BitmaskedLayout) {
   SNodeTree tree;
   SNode& b = tree.root().bitmasked(i, 3);
   b.place<uint8_t>("v");
   ASSERT_TRUE(tree.Finalize().ok());
-  EXPECT_EQ(b.container_size(), 8u);  // 3 cells, pad to 4, one mask word
+  EXPECT_EQ(b.container_size(), 8u);  // 3 cells, pad to 4, 3 flag bytes padded to 4
   EXPECT_EQ(b.container_alignment(), 4u);
 }
 
