@@ -280,6 +280,63 @@ void BM_Pointer_Deactivate(benchmark::State& state) {
   FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
 }
 
+// Floors for the pointer rows, on the same tree's slot array (2^20 slots, 8 MiB) in the same
+// order: (1) one plain load per slot, counting the cells (what any lookup, is_active or
+// already-active activation must read; independent loads, so the CPU overlaps their misses; in
+// sequential order a plain loop over the slots, without the order array);
+// (2) what any lock-free deactivation with a shared recycled list must do per cell: load the
+// slot, one compare-and-swap of it to null, and one atomic add on a shared counter to append the
+// cell's index (NodeManager::recycle's atomic). Locked instructions do not let later loads pass
+// them, so in (2) the misses no longer overlap. Thread CPU time, manual; slots restored untimed.
+void BM_Floor_Pointer_SlotLoad(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  PointerTree t;
+  t.ActivateAll();
+  Ptr* const slots = Pointer_slot(t.meta, t.node, 0);
+  PairedRow row(state);
+  for (auto _ : state) {
+    int64_t cells = 0;
+    if (state.range(0) == 0) {  // sequential: no order array to read
+      row.Time([&] {
+        for (int32_t i = 0; i < kCells; ++i)
+          cells += Pointer_is_cell(atomic_load_acquire(slots + i));
+      });
+    } else {
+      row.Time([&] {
+        for (int32_t i : order) cells += Pointer_is_cell(atomic_load_acquire(slots + i));
+      });
+    }
+    sink += cells;
+  }
+  state.SetItemsProcessed(state.iterations() * kCells);
+}
+
+void BM_Floor_Pointer_CasAndPush(benchmark::State& state) {
+  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
+  PointerTree t;
+  t.ActivateAll();
+  Ptr* const slots = Pointer_slot(t.meta, t.node, 0);
+  const std::vector<Ptr> saved(slots, slots + kCells);
+  std::vector<int32_t> pushed(kCells);
+  int32_t num_pushed = 0;
+  PairedRow row(state);
+  for (auto _ : state) {
+    std::copy(saved.begin(), saved.end(), slots);
+    num_pushed = 0;
+    row.Time([&] {
+      for (int32_t i : order) {
+        Ptr v = atomic_load_acquire(slots + i);
+        if (Pointer_is_cell(v) && atomic_cas(slots + i, &v, static_cast<Ptr>(nullptr))) {
+          pushed[atomic_add(&num_pushed, 1)] = i;
+        }
+      }
+    });
+  }
+  std::copy(saved.begin(), saved.end(), slots);
+  state.SetItemsProcessed(state.iterations() * kCells);
+}
+
 // Lookup of every (active) cell and a load of its value, sequential or random order.
 void BM_Upstream_Pointer_Lookup(benchmark::State& state) {
   const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
@@ -494,8 +551,8 @@ void BM_Inlined_Dense_Lookup(benchmark::State& state) {
 
 // ---------------------------------------------------------------------------------------------
 // Bitmasked: root.bitmasked(i, 2^20).place<int32>. Activation of every cell from all inactive
-// (the mask cleared, untimed, between rounds), and lookup of every active cell, sequential or
-// random order.
+// (the mask / flags cleared, untimed, between rounds), and lookup of every active cell, sequential
+// or random order.
 using UpstreamInlinedBitmasked = accelmem::baselines::UpstreamInlinedBitmasked<4, kCells>;
 
 struct UpstreamBitmaskedTree : UpstreamTree {
@@ -572,7 +629,7 @@ void BM_Inlined_Bitmasked_Activate(benchmark::State& state) {
 }
 
 // Activation of cells that are all active already (kernels activate the path on every write):
-// upstream ORs unconditionally, accelmem tests the bit first.
+// upstream ORs unconditionally, accelmem tests the cell's flag byte first.
 void BM_Upstream_Bitmasked_Activate_AlreadyActive(benchmark::State& state) {
   const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
   UpstreamBitmaskedTree t;
@@ -963,6 +1020,8 @@ BENCHMARK(BM_Pointer_Activate_AlreadyActive)->Apply(Paired);
 BENCHMARK(BM_Inlined_Pointer_Activate_AlreadyActive)->Apply(Paired);
 BENCHMARK(BM_Upstream_Pointer_Deactivate)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Deactivate)->Apply(PairedOrder);
+BENCHMARK(BM_Floor_Pointer_CasAndPush)->Apply(PairedOrder);
+BENCHMARK(BM_Floor_Pointer_SlotLoad)->Apply(PairedOrder);
 BENCHMARK(BM_Upstream_Pointer_Lookup)->Apply(PairedOrder);
 BENCHMARK(BM_UpstreamInlined_Pointer_Lookup)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Lookup)->Apply(PairedOrder);

@@ -29,8 +29,8 @@
 //
 // Layout (natural alignment, as the LLVM struct types upstream): a cell is a struct of its
 // children's containers in declaration order. Containers: root = one cell; dense = n cells;
-// bitmasked = n cells then u32 mask words at round_up(n * cell, 4); pointer = i64 lock[n] + ptr[n];
-// dynamic = 32-byte DynamicNode; place = the scalar.
+// bitmasked = n cells then a flag byte per cell at round_up(n * cell, 4), padded to a multiple of
+// 4; pointer = Ptr slot[n]; dynamic = 32-byte DynamicNode; place = the scalar.
 #ifndef ACCELMEM_SPARSE_RUNTIME_SNODE_TREE_H_
 #define ACCELMEM_SPARSE_RUNTIME_SNODE_TREE_H_
 

@@ -33,12 +33,12 @@ TEST(SNodeTreeTest, TaichiStyleBuilder) {
   EXPECT_EQ(dyn.container_size(), 32u);
   EXPECT_EQ(dyn.allocator_node_size(), 16u + 16 * 4);
   EXPECT_EQ(ptr.num_cells_per_container(), 64);
-  EXPECT_EQ(ptr.container_size(), 64u * 16);
-  EXPECT_EQ(ptr.cell_size(), 32u);  // the DynamicNode
+  EXPECT_EQ(ptr.container_size(), 64u * 8);  // one 8-byte slot per cell
+  EXPECT_EQ(ptr.cell_size(), 32u);           // the DynamicNode
   EXPECT_EQ(ptr.allocator_node_size(), 32u);
-  EXPECT_EQ(dense.cell_size(), 1024u);
-  EXPECT_EQ(dense.container_size(), 16u * 1024);
-  EXPECT_EQ(tree.root_size(), 16u * 1024);
+  EXPECT_EQ(dense.cell_size(), 512u);
+  EXPECT_EQ(dense.container_size(), 16u * 512);
+  EXPECT_EQ(tree.root_size(), 16u * 512);
   EXPECT_TRUE(dense.has_sparse_descendant());
   EXPECT_FALSE(dyn.has_sparse_descendant());
 }
@@ -57,13 +57,14 @@ TEST(SNodeTreeTest, CellLayoutIsNaturallyAligned) {
   EXPECT_EQ(d.container_size(), 240u);
 }
 
-// Bitmasked containers put cells first and the mask words at a 4-aligned offset.
+// Bitmasked containers put cells first and the activity flags (a byte per cell, padded to whole
+// u32 words) at a 4-aligned offset.
 TEST(SNodeTreeTest, BitmaskedLayout) {
   SNodeTree tree;
   SNode& b = tree.root().bitmasked(i, 3);
   b.place<uint8_t>("v");
   ASSERT_TRUE(tree.Finalize().ok());
-  EXPECT_EQ(b.container_size(), 8u);  // 3 cells, pad to 4, one mask word
+  EXPECT_EQ(b.container_size(), 8u);  // 3 cells, pad to 4, 3 flag bytes padded to 4
   EXPECT_EQ(b.container_alignment(), 4u);
 }
 

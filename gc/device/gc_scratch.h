@@ -64,9 +64,11 @@ inline constexpr u64 kStreamingZeroBytes = u64{16} << 20;
 // ...and already from this many bytes when cells are at least a cache line (64 B): then most
 // lines are written whole, and a whole-line non-temporal store skips the read-for-ownership an
 // ordinary store pays for every line not in L1/L2 (gc_bench in benchmarks/README.md compares
-// both); below ~10^3 cells (L2-resident) ordinary stores win. The price: the zeroed cells
-// leave the caches (the next allocation of one misses), which past an L2 they mostly would anyway.
-inline constexpr u64 kStreamingLineZeroBytes = u64{512} << 10;
+// both). Up to an L2's worth (2 MiB) ordinary stores, with the lines prefetched for writing a
+// bitmap word ahead (phase 2), win: 10^4 cells of 64 B (640 KB) take half the time streamed
+// ones do. The price: the zeroed cells leave the caches (the next allocation of one misses),
+// which past an L2 they mostly would anyway.
+inline constexpr u64 kStreamingLineZeroBytes = u64{2} << 20;
 
 // What one collection does; a pure function of the NodeManager state before phase 1, the scratch
 // capacity, the worker count and the requested order, so every worker of phase 0 computes the

@@ -171,22 +171,45 @@ struct IndexWriter {
   }
 };
 
+// Asks for the line at p in a writable state ahead of a store to it (x86 PREFETCHW; nothing
+// elsewhere). Zeroing scattered cells with ordinary stores waits on each line's
+// read-for-ownership when the store reaches it; issued a word of cells ahead, the fetches overlap
+// (a microbenchmark of 10^4 sorted 64-byte cells among 2 * 10^4: 130 us without, 20 us with, 16
+// us for one memset of the same bytes).
+ACCELMEM_RT_INLINE void prefetch_for_write(Ptr p) {
+#if defined(ARCH_x64)
+  __builtin_prefetch(p, 1, 3);
+#else
+  (void)p;
+#endif
+}
+
 // Per-cell zeroing straight from the bitmap bits, without building runs, for the cases where
 // runs buy nothing: small cells (element_size <= 64, a multiple of 8: a few inline stores per
 // cell; the run bookkeeping and memset calls would cost more than the stores) and streamed cells
 // of whole cache lines (a non-temporal line write does not care whether its neighbour is written
-// too). Needs 64 cells of a bitmap word inside one data chunk (chunk >= 64). One pass over the
-// bits writes each index to the free list and zeroes its cell (zero_cell(Ptr)); the writer's
-// cursor lives in registers for the whole bucket.
-template <typename ZeroCell>
+// too). Needs 64 cells of a bitmap word inside one data chunk (chunk >= 64). Streamed cells
+// (!kPrefetch): one pass over the bits of a word writes its indices to the free list and zeroes
+// its cells (zero_cell(Ptr)). Cells zeroed with ordinary stores (kPrefetch): one pass writes the
+// indices and prefetches the cells for writing, and the cells of the previous non-empty word are
+// zeroed after that, so that their fetches have had a word's worth of work to complete. The
+// writer's cursor lives in registers for the whole bucket.
+template <bool kPrefetch, typename ZeroCell>
 void cells_bucket(const ListManager& data, u64 element_size, u64* bitmap, const GcPlan& plan,
                   i64 w0, i64 w1, bool clear, bool list, IndexWriter* writer,
                   const ZeroCell& zero_cell) {
   i32* out = writer->p;
   i64 left = writer->left;
   i64 pos = writer->pos;
+  u64 pending = 0;  // set bits of the previous non-empty word, not zeroed yet
+  Ptr pending_cells = nullptr;
+  auto zero_pending = [&] {
+    for (; pending != 0; pending &= pending - 1) {
+      zero_cell(pending_cells + element_size * static_cast<u64>(__builtin_ctzll(pending)));
+    }
+  };
   for (i64 w = w0; w < w1; ++w) {
-    u64 word = gc_marked_word(bitmap, plan, w, clear);
+    const u64 word = gc_marked_word(bitmap, plan, w, clear);
     if (word == 0) continue;
     const i64 base = w << 6;
     Ptr cells = data.get_element_ptr(static_cast<i32>(base));
@@ -201,16 +224,38 @@ void cells_bucket(const ListManager& data, u64 element_size, u64* bitmap, const 
       pos = writer->pos;
       fused = false;
     }
-    i32* q = out;
-    for (; word != 0; word &= word - 1) {
-      const i32 bit = __builtin_ctzll(word);
-      if (fused) *q++ = static_cast<i32>(base + bit);
-      zero_cell(cells + element_size * static_cast<u64>(bit));
+    if (!kPrefetch) {  // streamed cells: one pass writes the indices and zeroes the cells
+      i32* q = out;
+      for (u64 bits = word; bits != 0; bits &= bits - 1) {
+        const i32 bit = __builtin_ctzll(bits);
+        if (fused) *q++ = static_cast<i32>(base + bit);
+        zero_cell(cells + element_size * static_cast<u64>(bit));
+      }
+      left -= q - out;
+      pos += q - out;
+      out = q;
+      continue;
     }
-    left -= q - out;
-    pos += q - out;
-    out = q;
+    if (fused) {
+      i32* q = out;
+      for (u64 bits = word; bits != 0; bits &= bits - 1) {
+        const i32 bit = __builtin_ctzll(bits);
+        *q++ = static_cast<i32>(base + bit);
+        prefetch_for_write(cells + element_size * static_cast<u64>(bit));
+      }
+      left -= q - out;
+      pos += q - out;
+      out = q;
+    } else {
+      for (u64 bits = word; bits != 0; bits &= bits - 1) {
+        prefetch_for_write(cells + element_size * static_cast<u64>(__builtin_ctzll(bits)));
+      }
+    }
+    zero_pending();
+    pending = word;
+    pending_cells = cells;
   }
+  zero_pending();
   writer->p = out;
   writer->left = left;
   writer->pos = pos;
@@ -219,8 +264,8 @@ void cells_bucket(const ListManager& data, u64 element_size, u64* bitmap, const 
 template <u64 kSize>
 void small_cells_bucket(const ListManager& data, u64* bitmap, const GcPlan& plan, i64 w0, i64 w1,
                         bool clear, bool list, IndexWriter* writer) {
-  cells_bucket(data, kSize, bitmap, plan, w0, w1, clear, list, writer,
-               [](Ptr p) { __builtin_memset(p, 0, kSize); });
+  cells_bucket</*kPrefetch=*/true>(data, kSize, bitmap, plan, w0, w1, clear, list, writer,
+                                   [](Ptr p) { __builtin_memset(p, 0, kSize); });
 }
 
 // Returns false if no per-cell specialization applies.
@@ -232,11 +277,11 @@ bool small_cells_dispatch(const ListManager& data, const Zeroer& zeroer, u64* bi
   if (zeroer.streaming) {
     if (size % 64 != 0) return false;
     if (size == 64) {
-      cells_bucket(data, 64, bitmap, plan, w0, w1, clear, list, writer,
-                   [](Ptr p) { stream_lines(p, 64); });
+      cells_bucket</*kPrefetch=*/false>(data, 64, bitmap, plan, w0, w1, clear, list, writer,
+                                        [](Ptr p) { stream_lines(p, 64); });
     } else {
-      cells_bucket(data, size, bitmap, plan, w0, w1, clear, list, writer,
-                   [size](Ptr p) { stream_lines(p, size); });
+      cells_bucket</*kPrefetch=*/false>(data, size, bitmap, plan, w0, w1, clear, list, writer,
+                                        [size](Ptr p) { stream_lines(p, size); });
     }
     return true;
   }

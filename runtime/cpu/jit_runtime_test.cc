@@ -89,11 +89,13 @@ TEST(JitRuntimeTest, FreestandingRuntimeIsInlinedIntoKernels) {
   auto module = (*jit)->CompileIr(ir, {"probe"});
   ASSERT_TRUE(module.ok()) << module.status();
   auto probe = reinterpret_cast<bool (*)(void*, void*, int)>(*(*module)->Lookup("probe"));
-  // A StructMeta whose max_num_elements (the third 8-byte word) is 2: slots follow 2 lock words.
-  alignas(8) int64_t meta[16] = {0, 0, 2};
-  alignas(8) void* node[4] = {nullptr, nullptr, nullptr, &meta[0]};
+  // A StructMeta whose max_num_elements (the third 8-byte word) is 3: one slot per cell; slot 2
+  // holds the value of a slot whose activation is in progress (inactive).
+  alignas(8) int64_t meta[16] = {0, 0, 3};
+  alignas(8) void* node[3] = {nullptr, &meta[0], reinterpret_cast<void*>(uintptr_t{1})};
   EXPECT_FALSE(probe(meta, node, 0));
   EXPECT_TRUE(probe(meta, node, 1));
+  EXPECT_FALSE(probe(meta, node, 2));
   EXPECT_THAT((*module)->optimized_ir(), Not(HasSubstr("call ")));
 }
 

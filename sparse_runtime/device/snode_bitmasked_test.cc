@@ -1,5 +1,6 @@
 #include "sparse_runtime/device/snode_bitmasked.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -35,17 +36,18 @@ TEST_F(SNodeBitmaskedTest, ActivateAndDeactivateOneBit) {
   EXPECT_EQ(Bitmasked_get_num_elements(m_, node), 70);
 }
 
-// Mask words are 4-byte aligned even for 1-byte cells (upstream puts them at offset 3 for n = 3).
-TEST_F(SNodeBitmaskedTest, MaskWordsAreAligned) {
+// The flags (one byte per cell) start at a 4-byte aligned offset even for 1-byte cells
+// (upstream puts its mask at offset 3 for n = 3) and are padded to whole u32 words.
+TEST_F(SNodeBitmaskedTest, FlagsAreBytesAtAnAlignedOffset) {
   EXPECT_EQ(Bitmasked_mask_offset(1, 3), 4u);
   EXPECT_EQ(Bitmasked_mask_offset(4, 3), 12u);
   EXPECT_EQ(Bitmasked_container_size(1, 3), 8u);
-  EXPECT_EQ(Bitmasked_container_size(8, 33), 8u * 33 + 8);
+  EXPECT_EQ(Bitmasked_container_size(8, 33), 8u * 33 + 36);
   Init(1, 3);
   Bitmasked_activate(m_, ctx_.root(), 2);
   uint32_t word;
   std::memcpy(&word, ctx_.root() + 4, 4);
-  EXPECT_EQ(word, 4u);
+  EXPECT_EQ(word, 1u << 16);  // byte 2 of the flags
 }
 
 // Lookup is node + element_size * i (cells first).
@@ -72,14 +74,15 @@ TEST_F(SNodeBitmaskedTest, DeactivatedCellReadsZero) {
   EXPECT_EQ(Bitmasked_lookup_element(m_, node, 2)[0], 7);
 }
 
-// The inline forms over a compile-time meta (1-byte cells: the mask offset is rounded up to a
-// word) set, test and clear the same bits as the entry points, and zero-fill on deactivation.
+// The inline forms over a compile-time meta (1-byte cells: the flag offset is rounded up to a
+// word) set, test and clear the same flags as the entry points, and zero-fill on deactivation.
 TEST_F(SNodeBitmaskedTest, InlineFormsMatchEntryPoints) {
   Init(1, 37);
   Ptr node = ctx_.root();
   const StaticMeta<37, 1> sm{m_};
   ASSERT_TRUE(sm.matches());
-  EXPECT_EQ(reinterpret_cast<Ptr>(Bitmasked_mask_word_of(sm, node, 33)), node + 40 + 4);
+  EXPECT_EQ(Bitmasked_flag_of(sm, node, 33), node + 40 + 33);
+  EXPECT_EQ(reinterpret_cast<Ptr>(Bitmasked_flag_word_of(sm, node, 33)), node + 40 + 32);
   Bitmasked_activate_inline(sm, node, 33);
   Bitmasked_activate_inline(sm, node, 33);
   Bitmasked_activate_inline(RuntimeMeta{m_}, node, 5);
@@ -108,6 +111,37 @@ TEST_F(SNodeBitmaskedTest, ConcurrentActivationKeepsAllBits) {
   }
   for (auto& th : threads) th.join();
   for (int i = 0; i < 64; ++i) EXPECT_TRUE(Bitmasked_is_active(m_, node, i)) << i;
+}
+
+// Two threads toggle different cells of the same u32 words (one thread the first byte of each
+// word, the other the three others): neither thread ever sees one of its own cells in a state
+// other than the one its last operation left (a deactivation's clear of its byte must not write
+// back a neighbour's stale flag).
+TEST_F(SNodeBitmaskedTest, ConcurrentTogglingKeepsNeighbourFlags) {
+  Init(4, 64);
+  Ptr node = ctx_.root();
+  std::atomic<int> ready{0};
+  std::atomic<int> wrong{0};
+  auto churn = [&](bool first_byte) {
+    ready.fetch_add(1);
+    while (ready.load() < 2) {
+    }
+    for (int round = 0; round < 20000; ++round) {
+      for (int i = 0; i < 64; ++i) {
+        if (((i & 3) == 0) != first_byte) continue;
+        Bitmasked_activate(m_, node, i);
+        if (!Bitmasked_is_active(m_, node, i)) wrong.fetch_add(1);
+        Bitmasked_deactivate(m_, node, i);
+        if (Bitmasked_is_active(m_, node, i)) wrong.fetch_add(1);
+      }
+    }
+  };
+  std::thread a(churn, true);
+  std::thread b(churn, false);
+  a.join();
+  b.join();
+  EXPECT_EQ(wrong.load(), 0);
+  for (int i = 0; i < 64; ++i) EXPECT_FALSE(Bitmasked_is_active(m_, node, i)) << i;
 }
 
 }  // namespace

@@ -7,37 +7,63 @@ i32 Pointer_get_num_elements(Ptr meta, Ptr) {
   return static_cast<i32>(as_struct_meta(meta)->max_num_elements);
 }
 
+namespace {
+
+ACCELMEM_RT_INLINE Ptr allocate_cell(const StructMeta* m, NodeCache* cache) {
+  return cache != nullptr ? cache->allocate()
+                          : runtime_node_manager(m->context, m->snode_id)->allocate();
+}
+
+// Activation of one slot by one thread: lock the slot (CAS null -> locked), allocate, publish.
+// Returns once the slot holds a cell or, if the allocation failed, is null again.
+ACCELMEM_RT_INLINE void activate_slot(const StructMeta* m, Ptr* slot, NodeCache* cache) {
+  Ptr v = atomic_load_acquire(slot);
+  for (;;) {
+    if (Pointer_is_cell(v)) return;
+    if (v == nullptr) {
+      if (atomic_cas(slot, &v, Pointer_locked_value())) {
+        // Null when the allocator failed (error recorded): the cell stays inactive.
+        atomic_store_release(slot, allocate_cell(m, cache));
+        return;
+      }
+      continue;  // v now holds what the slot held instead of null
+    }
+    spin_pause();  // another thread is allocating this cell
+    v = atomic_load_acquire(slot);
+  }
+}
+
+}  // namespace
+
 // noinline: in this file and in the linked runtime bitcode the compiler could otherwise fold the
-// locked path back into Pointer_activate, whose fast path would then pay its frame.
+// slow path back into Pointer_activate, whose fast path would then pay its frame.
 __attribute__((noinline)) void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
   Ptr* slot = Pointer_slot(meta, node, i);
-  const StructMeta* m = as_struct_meta(meta);
-  warp_locked_task(
-      Pointer_lock(node, i),
-      [&] {
-        Ptr cell = cache != nullptr ? cache->allocate()
-                                    : runtime_node_manager(m->context, m->snode_id)->allocate();
-        if (cell != nullptr) atomic_store_release(slot, cell);
-      },
-      [&] { return atomic_load_acquire(slot) == nullptr; });
+  // CUDA: one lane per distinct slot among the warp's active lanes activates it, the others wait
+  // at the warp barrier (no intra-warp spinning on the slot). CPU: mask 0, always representative.
+  const u32 mask = active_mask();
+  if (is_representative(mask, slot)) activate_slot(as_struct_meta(meta), slot, cache);
+  warp_barrier(mask);
 }
 
 __attribute__((noinline)) void Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i,
                                                        NodeCache* cache) {
   Ptr* slot = Pointer_slot(meta, node, i);
-  const StructMeta* m = as_struct_meta(meta);
-  locked_task(
-      Pointer_lock(node, i),
-      [&] {
-        Ptr cell = atomic_load_relaxed(slot);
-        atomic_store_release(slot, static_cast<Ptr>(nullptr));
-        if (cache != nullptr) {
-          cache->recycle(cell);
-        } else {
-          runtime_node_manager(m->context, m->snode_id)->recycle(cell);
-        }
-      },
-      [&] { return atomic_load_acquire(slot) != nullptr; });
+  Ptr v = atomic_load_acquire(slot);
+  // Exactly one thread turns a given cell pointer into null, and only that thread recycles it.
+  // A cell address cannot come back into the slot before a GC (which runs alone), so the CAS has
+  // no ABA problem.
+  while (Pointer_is_cell(v)) {
+    if (atomic_cas(slot, &v, static_cast<Ptr>(nullptr))) {
+      if (cache != nullptr) {
+        cache->recycle(v);
+      } else {
+        const StructMeta* m = as_struct_meta(meta);
+        runtime_node_manager(m->context, m->snode_id)->recycle(v);
+      }
+      return;
+    }
+  }
 }
 
 void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {

@@ -1,14 +1,27 @@
 // File: sparse_runtime/device/snode_pointer.h
 //
-// `pointer` SNode functions (upstream node_pointer.h). Container layout: `i64 lock[n]` then
-// `Ptr ptr[n]` (16 bytes per cell; lock i uses the low 32 bits of its word). An active cell is a
-// NodeManager cell of this SNode; an inactive one (null) resolves to the SNode's ambient element,
-// which is all zeros, so reads of inactive cells return 0.
+// `pointer` SNode functions (upstream node_pointer.h). Container layout: `Ptr slot[n]`, 8 bytes
+// per cell (upstream: `i64 lock[n]` then `Ptr ptr[n]`, 16 bytes). A slot holds one of
 //
-//   activate(i):   if ptr[i] is null: warp_locked_task(lock i, test ptr[i] == null):
-//                  ptr[i] = node_manager.allocate() (release store)
-//   deactivate(i): locked_task(lock i, test ptr[i] != null): p = ptr[i]; ptr[i] = null;
-//                  node_manager.recycle(p)   -- O(1); the cell is zeroed by the next GC
+//   null               inactive: the cell resolves to the SNode's ambient element (all zeros,
+//                      so reads of inactive cells return 0);
+//   kPointerLocked     (the address 1) an activation is allocating the cell; still inactive for
+//                      readers (is_active false, lookup returns the ambient element);
+//   a cell             active: a NodeManager cell of this SNode (at least 8-byte aligned, so it
+//                      is never 1).
+//
+//   activate(i):   if slot[i] is null: CAS null -> kPointerLocked; allocate; release-store the
+//                  cell (null if the allocation failed). A concurrent activation that finds the
+//                  slot locked waits until it is not, then sees the cell. On CUDA one lane per
+//                  distinct slot of a warp does this, the others wait at a warp barrier (the
+//                  warp-representative scheme of upstream's warp_locked_task).
+//   deactivate(i): v = slot[i]; if v is a cell: CAS v -> null; the thread whose CAS succeeds
+//                  recycles v into the NodeManager -- O(1), one atomic on the slot, no lock; the
+//                  cell is zeroed by the next GC. A locked slot is inactive: deactivation leaves
+//                  it alone (it linearizes before the activation in progress).
+//
+// The lock bit lives in the slot, so an operation touches one cache line (upstream's touches the
+// slot's and the lock's) and the container is half upstream's size.
 //
 // Does not activate ancestors (the host walker does). If the allocator fails, the cell stays
 // inactive and the error is recorded in the runtime memory.
@@ -19,7 +32,7 @@
 // over a meta view (struct_meta.h: RuntimeMeta, or StaticMeta with the shape known at compile
 // time), in the header so that C++ callers inline them; the X_* functions are these templates
 // over RuntimeMeta. Only the slow paths stay out of line: Pointer_activate_slow (lock, allocate)
-// and Pointer_deactivate_slow (lock, recycle), entered when the unlocked test says there is work.
+// and Pointer_deactivate_slow (CAS, recycle), entered when the unlocked test says there is work.
 // An already-active activation is therefore one load and a branch, not a call into the locked
 // path's frame.
 //
@@ -40,47 +53,57 @@ struct PointerMeta {
 };
 
 ACCELMEM_RT_INLINE u64 Pointer_container_size(i64 max_num_elements) {
-  return 16 * static_cast<u64>(max_num_elements);
+  return 8 * static_cast<u64>(max_num_elements);
 }
-ACCELMEM_RT_INLINE i32* Pointer_lock(Ptr node, i32 i) {
-  return reinterpret_cast<i32*>(node + 8 * static_cast<u64>(i));
-}
-// The slot of cell i through a meta view.
+// The slot value of a cell whose activation is in progress (never a cell address: cells are at
+// least 8-byte aligned).
+ACCELMEM_RT_INLINE Ptr Pointer_locked_value() { return reinterpret_cast<Ptr>(uptr{1}); }
+// Whether a slot value is a cell (neither null nor Pointer_locked_value()).
+ACCELMEM_RT_INLINE bool Pointer_is_cell(Ptr v) { return reinterpret_cast<uptr>(v) > 1; }
+// The slot of cell i through a meta view (slot i is at node + 8 i whatever the meta; the view is
+// kept for symmetry with the other kinds).
 template <typename M>
-ACCELMEM_RT_INLINE Ptr* Pointer_slot_of(const M& m, Ptr node, i32 i) {
-  return reinterpret_cast<Ptr*>(node + 8 * static_cast<u64>(m.max_num_elements() + i));
+ACCELMEM_RT_INLINE Ptr* Pointer_slot_of(const M&, Ptr node, i32 i) {
+  return reinterpret_cast<Ptr*>(node) + i;
 }
 ACCELMEM_RT_INLINE Ptr* Pointer_slot(Ptr meta, Ptr node, i32 i) {
   return Pointer_slot_of(RuntimeMeta{meta}, node, i);
 }
+// The cell of slot i, or null when inactive (locked counts as inactive).
+ACCELMEM_RT_INLINE Ptr Pointer_cell(Ptr meta, Ptr node, i32 i) {
+  Ptr v = atomic_load_acquire(Pointer_slot(meta, node, i));
+  return Pointer_is_cell(v) ? v : nullptr;
+}
 
-// Slow paths (out of line, never inlined): the locked part of activate / deactivate, entered
-// after the unlocked test found the slot null / non-null. Same semantics as the X_* functions
-// (each tests the slot again under the lock).
+// Slow paths (out of line, never inlined): the locked part of activate and the CAS-and-recycle
+// part of deactivate, entered after the unlocked test found the slot not a cell / a cell. Same
+// semantics as the X_* functions (each reads the slot again).
 void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 void Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 
 // Inline fast paths. `cache`: as Pointer_activate_cached (null: the NodeManager).
 template <typename M>
 ACCELMEM_RT_INLINE bool Pointer_is_active_inline(const M& m, Ptr node, i32 i) {
-  return atomic_load_acquire(Pointer_slot_of(m, node, i)) != nullptr;
+  return Pointer_is_cell(atomic_load_acquire(Pointer_slot_of(m, node, i)));
 }
 template <typename M>
 ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const M& m, Ptr node, i32 i) {
   Ptr cell = atomic_load_acquire(Pointer_slot_of(m, node, i));
-  if (__builtin_expect(cell != nullptr, 1)) return cell;
+  if (__builtin_expect(Pointer_is_cell(cell), 1)) return cell;
   return runtime_ambient_element(m.base()->context, m.base()->snode_id);
 }
 template <typename M>
 ACCELMEM_RT_INLINE void Pointer_activate_inline(const M& m, Ptr node, i32 i,
                                                 NodeCache* cache = nullptr) {
-  if (__builtin_expect(atomic_load_acquire(Pointer_slot_of(m, node, i)) != nullptr, 1)) return;
+  if (__builtin_expect(Pointer_is_cell(atomic_load_acquire(Pointer_slot_of(m, node, i))), 1)) {
+    return;
+  }
   Pointer_activate_slow(m.meta, node, i, cache);
 }
 template <typename M>
 ACCELMEM_RT_INLINE void Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
                                                   NodeCache* cache = nullptr) {
-  if (atomic_load_acquire(Pointer_slot_of(m, node, i)) == nullptr) return;
+  if (!Pointer_is_cell(atomic_load_acquire(Pointer_slot_of(m, node, i)))) return;
   Pointer_deactivate_slow(m.meta, node, i, cache);
 }
 

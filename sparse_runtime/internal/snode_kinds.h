@@ -96,10 +96,8 @@ struct PointerKind {
   }
   static bool IsActive(Ptr meta, Ptr node, i32 i) { return Pointer_is_active(meta, node, i); }
   static Ptr Lookup(Ptr meta, Ptr node, i32 i) { return Pointer_lookup_element(meta, node, i); }
-  // The slot itself (null when inactive), not the ambient element an inactive lookup returns.
-  static Ptr Cell(Ptr meta, Ptr node, i32 i) {
-    return atomic_load_acquire(Pointer_slot(meta, node, i));
-  }
+  // The slot's cell (null when inactive), not the ambient element an inactive lookup returns.
+  static Ptr Cell(Ptr meta, Ptr node, i32 i) { return Pointer_cell(meta, node, i); }
   using Cursor = IndexCursor<&Cell>;
 };
 
