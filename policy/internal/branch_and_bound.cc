@@ -228,8 +228,16 @@ inline SearchResult BranchAndBound::Search(const std::vector<int>& members, int 
   const size_t first = static_cast<size_t>(
       std::lower_bound(cands.begin(), cands.end(), Candidate{last_offset, last_rank, -1}) -
       cands.begin());
+  // A placement at offset o puts every later one at o or above, so the child fails its section
+  // check once o + total > cap in any section of [lo, hi) (in the placed buffer's own sections
+  // its top replaces its size, the same sum). Most children fail exactly so; stopping here
+  // saves creating them. Candidates are sorted by offset: none after this one passes either.
+  int64_t max_total = 0;
+  for (int s = lo; s < hi; ++s) max_total = std::max(max_total, total_[s]);
+  const int64_t highest_offset = cap_ - max_total;
   for (size_t c = first; c < cands.size(); ++c) {
     const Candidate cand = cands[c];
+    if (cand.offset > highest_offset) break;
     // Dominance: a buffer could fit entirely below this offset; leaving that gap is never
     // needed. Candidates are sorted by offset, so none after this one qualifies either.
     if (cand.offset >= min_height) break;
