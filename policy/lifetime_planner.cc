@@ -113,16 +113,14 @@ Incumbent PlaceGreedy(const Items& items, const std::vector<GreedyOrder>& orders
   return best;
 }
 
-// How many preorders the branch and bound runs at once. Below ~64 buffers a search ends in
-// microseconds; threads would cost more than they save. By default, the re-ranked preorder runs
-// only with a fourth hardware thread: on two cores a fourth thread slows the others more than it
-// helps (7 instead of 8 MiniMalloc instances within 1 s).
+// How many preorders the branch and bound runs at once: one per hardware thread, at least two
+// (the first two solve all of MiniMalloc's A-K between them) and at most all of them. Below ~64
+// buffers a search ends in microseconds; threads would cost more than they save.
 int SearchPreorders(const PlannerOptions& options, const Items& items) {
   int preorders = options.search_threads;
   if (preorders == 0) {
-    preorders = items.count() < 64                         ? 1
-                : std::thread::hardware_concurrency() >= 4 ? BranchAndBound::kNumPreorders
-                                                           : 3;
+    preorders =
+        items.count() < 64 ? 1 : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   }
   return std::min(preorders, BranchAndBound::kNumPreorders);
 }
@@ -172,7 +170,7 @@ class TargetSearch {
     }
   }
 
-  // Step 2b: one thread, the three static preorders in turn.
+  // Step 2b: one thread, the three re-ranked preorders in turn (MiniMalloc's round robin).
   void RunRoundRobin(BranchAndBound& bnb, Clock::time_point deadline) {
     std::vector<int64_t> found;
     int64_t node_limit = std::max<int64_t>(2 * items_.count(), 64);

@@ -53,12 +53,12 @@ struct PlannerOptions {
                                      GreedyOrder::kLifetime,      GreedyOrder::kStart,
                                      GreedyOrder::kWholeThenSize, GreedyOrder::kSizeFirstFit};
   uint64_t seed = 1;  // Search mode: seed of the hill climb's perturbations.
-  // Search mode threads. The branch and bound has four preorders (three static ones after
-  // MiniMalloc, and one re-ranked at each decomposition). 0 (default): one thread per preorder,
-  // three of them, or all four on machines with >= 4 hardware threads; each searches without
-  // restarts until one succeeds. Instances under 64 buffers use 1 instead. 3 or 4: that many
-  // preorders concurrently. 1: one thread trying the three static preorders in turn with node
-  // limits that double each round (restarts repeat work).
+  // Search mode threads. The branch and bound has four preorders (MiniMalloc's three, each
+  // re-ranked at every decomposition, and the first one never re-ranked). 0 (default): one
+  // thread per hardware thread, at least 2 and at most 4, each running one preorder without
+  // restarts until one succeeds; instances under 64 buffers use 1 instead. 2 to 4: that many
+  // preorders concurrently. 1: one thread trying the three re-ranked preorders in turn with node
+  // limits that double each round (restarts repeat work), as MiniMalloc does.
   int search_threads = 0;
 };
 

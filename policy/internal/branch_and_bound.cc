@@ -46,6 +46,12 @@ bool BranchAndBound::Prepare(const Items& items, int64_t max_pairs) {
       item_total_[i] = std::max(item_total_[i], base_total_[s]);
     }
   }
+  twins_.assign(n, {});
+  for (int i = 0; i < n; ++i) {
+    for (int j : overlaps_[i]) {
+      if (items.lo[j] == items.lo[i] && items.hi[j] == items.hi[i]) twins_[i].push_back(j);
+    }
+  }
   prepared_ = true;
   return true;
 }
@@ -79,15 +85,16 @@ SearchResult BranchAndBound::Solve(int64_t cap, int heuristic, int64_t node_limi
   trail_min_off_.clear();
   // One candidate list per depth, sized up front so references stay valid during recursion.
   if (static_cast<int>(candidates_.size()) < n + 2) candidates_.resize(n + 2);
-  heuristic_ = heuristic == 3 ? 2 : heuristic;
-  rerank_ = heuristic == 3;
+  heuristic_ = heuristic == 3 ? 0 : heuristic;
+  rerank_ = heuristic != 3;
   piece_total_.assign(n, 0);
   std::vector<int> all(n);
   std::iota(all.begin(), all.end(), 0);
   rank_.assign(n, 0);
   Rank(all, item_total_);
+  twin_order_ = rank_;
   nodes_used_ = 0;
-  const SearchResult result = SplitAndSolve(all, 0, num_sections, 0);
+  const SearchResult result = SplitAndSolve(all, 0, num_sections, 0, 0);
   if (result == SearchResult::kFound) offsets = solution_;
   return result;
 }
@@ -100,30 +107,38 @@ inline void BranchAndBound::Rank(std::vector<int> members, const std::vector<int
   };
   std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
     switch (heuristic_) {
-      case 0:  // Width, area, total.
+      case 0:  // Total, width, area.
+        if (total[a] != total[b]) return total[a] > total[b];
         if (width(a) != width(b)) return width(a) > width(b);
-        if (area(a) != area(b)) return area(a) > area(b);
-        return total[a] > total[b];
+        return area(a) > area(b);
       case 1:  // Total, area, width.
         if (total[a] != total[b]) return total[a] > total[b];
         if (area(a) != area(b)) return area(a) > area(b);
         return width(a) > width(b);
-      default:  // Total, width, area.
-        if (total[a] != total[b]) return total[a] > total[b];
+      default:  // Width, area, total.
         if (width(a) != width(b)) return width(a) > width(b);
-        return area(a) > area(b);
+        if (area(a) != area(b)) return area(a) > area(b);
+        return total[a] > total[b];
     }
   });
   for (size_t r = 0; r < members.size(); ++r) rank_[members[r]] = static_cast<int>(r);
 }
 
 inline SearchResult BranchAndBound::SplitAndSolve(const std::vector<int>& members, int lo, int hi,
-                                                  int depth) {
+                                                  int depth, int64_t floor_offset) {
   std::vector<int> cut_points;
   for (int k = lo; k + 1 < hi; ++k) {
     if (cuts_[k] == 0) cut_points.push_back(k + 1);
   }
-  if (cut_points.empty()) return Search(members, lo, hi, 0, -1, depth);
+  if (cut_points.empty()) return Search(members, lo, hi, floor_offset, -1, depth);
+  // The section check of every piece at once (the pieces share no section).
+  split_cands_.clear();
+  for (int i : members) {
+    if (off_[i] < 0) split_cands_.push_back({min_off_[i], rank_[i], i});
+  }
+  std::sort(split_cands_.begin(), split_cands_.end());
+  int64_t min_height = std::numeric_limits<int64_t>::max();
+  if (!Feasible(split_cands_, floor_offset, min_height)) return SearchResult::kNotFound;
   cut_points.push_back(hi);
   std::vector<std::vector<int>> pieces(cut_points.size());
   for (int i : members) {
@@ -139,7 +154,7 @@ inline SearchResult BranchAndBound::SplitAndSolve(const std::vector<int>& member
   for (size_t p = 0; p < pieces.size(); ++p) {
     const int piece_hi = cut_points[p];
     if (!pieces[p].empty() && !rerank_) {
-      const SearchResult r = Search(pieces[p], piece_lo, piece_hi, 0, -1, depth);
+      const SearchResult r = Search(pieces[p], piece_lo, piece_hi, floor_offset, -1, depth);
       if (r != SearchResult::kFound) return r;
     } else if (!pieces[p].empty()) {
       saved_rank.clear();
@@ -150,7 +165,7 @@ inline SearchResult BranchAndBound::SplitAndSolve(const std::vector<int>& member
         piece_total_[i] = total;
       }
       Rank(pieces[p], piece_total_);
-      const SearchResult r = Search(pieces[p], piece_lo, piece_hi, 0, -1, depth);
+      const SearchResult r = Search(pieces[p], piece_lo, piece_hi, floor_offset, -1, depth);
       for (size_t k = 0; k < pieces[p].size(); ++k) rank_[pieces[p][k]] = saved_rank[k];
       if (r != SearchResult::kFound) return r;
     }
@@ -213,14 +228,22 @@ inline SearchResult BranchAndBound::Search(const std::vector<int>& members, int 
   const size_t first = static_cast<size_t>(
       std::lower_bound(cands.begin(), cands.end(), Candidate{last_offset, last_rank, -1}) -
       cands.begin());
+  // A placement at offset o puts every later one at o or above, so the child fails its section
+  // check once o + total > cap in any section of [lo, hi) (in the placed buffer's own sections
+  // its top replaces its size, the same sum). Most children fail exactly so; stopping here
+  // saves creating them. Candidates are sorted by offset: none after this one passes either.
+  int64_t max_total = 0;
+  for (int s = lo; s < hi; ++s) max_total = std::max(max_total, total_[s]);
+  const int64_t highest_offset = cap_ - max_total;
   for (size_t c = first; c < cands.size(); ++c) {
     const Candidate cand = cands[c];
+    if (cand.offset > highest_offset) break;
     // Dominance: a buffer could fit entirely below this offset; leaving that gap is never
     // needed. Candidates are sorted by offset, so none after this one qualifies either.
     if (cand.offset >= min_height) break;
     const int i = cand.item;
     const int64_t top = cand.offset + items.size[i];
-    if (top > cap_) continue;
+    if (top > cap_ || OnTwinOutOfOrder(i, cand.offset)) continue;
     const size_t floor_mark = trail_floor_.size();
     const size_t min_off_mark = trail_min_off_.size();
     Place(i, cand.offset);
@@ -229,13 +252,22 @@ inline SearchResult BranchAndBound::Search(const std::vector<int>& members, int 
       if (--cuts_[k] == 0) split = true;
     }
     const SearchResult result =
-        split ? SplitAndSolve(members, lo, hi, depth + 1)
+        split ? SplitAndSolve(members, lo, hi, depth + 1, cand.offset)
               : Search(members, lo, hi, cand.offset, cand.rank, depth + 1, &cands, min_off_mark);
     for (int k = items.lo[i]; k + 1 < items.hi[i]; ++k) ++cuts_[k];
     Unplace(i, floor_mark, min_off_mark);
     if (result != SearchResult::kNotFound) return result;
   }
   return SearchResult::kNotFound;
+}
+
+inline bool BranchAndBound::OnTwinOutOfOrder(int i, int64_t offset) const {
+  for (int j : twins_[i]) {
+    if (off_[j] >= 0 && off_[j] + items_->size[j] == offset && twin_order_[j] > twin_order_[i]) {
+      return true;
+    }
+  }
+  return false;
 }
 
 inline void BranchAndBound::Place(int i, int64_t offset) {

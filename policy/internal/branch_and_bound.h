@@ -28,11 +28,12 @@ class BranchAndBound {
   // pairs, the point where the per-node work makes the search hopeless within a budget.
   bool Prepare(const Items& items, int64_t max_pairs);
 
-  // Three static preorders, after MiniMalloc (0: width, area, total; 1: total, area, width;
-  // 2: total, width, area), plus preorder 2 re-ranked at every decomposition (3). On the
-  // MiniMalloc set the re-ranked variant solves instances the static ones do not and vice versa;
-  // it runs only where a fourth hardware thread is free (see PlanPlacement). Randomly perturbed
-  // extra preorders were tried and solved fewer instances within 1 s.
+  // The preorders (the static order that breaks ties between buffers at the same offset and
+  // ranks the search's choices), with MiniMalloc's keys: 0: total, width, area; 1: total, area,
+  // width; 2: width, area, total; each re-ranked at every decomposition with the section totals
+  // of what is left to place, as MiniMalloc's sub-solves do; 3: the keys of 0, never re-ranked.
+  // 0 and 1 between them solve all of MiniMalloc's challenging instances A-K (policy/README.md);
+  // PlanPlacement runs as many of them, in this order, as there are hardware threads.
   static constexpr int kNumPreorders = 4;
 
   // Searches for a placement with height <= cap using preorder `heuristic` for at most
@@ -61,7 +62,12 @@ class BranchAndBound {
 
   // Splits the unplaced `members` over sections [lo, hi) at boundaries no unplaced buffer
   // crosses, and solves every piece on its own; one infeasible piece makes the whole infeasible.
-  inline SearchResult SplitAndSolve(const std::vector<int>& members, int lo, int hi, int depth);
+  // `floor_offset` is the offset of the placement that made the split: the canonical order places
+  // every remaining buffer at or above it, in every piece. All pieces pass the section check
+  // against it before any is searched, so no search of an early piece is spent on a split that a
+  // later piece makes infeasible.
+  inline SearchResult SplitAndSolve(const std::vector<int>& members, int lo, int hi, int depth,
+                                    int64_t floor_offset);
 
   inline bool OutOfBudget();
 
@@ -80,6 +86,12 @@ class BranchAndBound {
 
   inline void Unplace(int i, size_t floor_mark, size_t min_off_mark);
 
+  // Symmetry: two buffers with the same sections (twins) that touch, one directly on top of the
+  // other, can swap places without changing anything else. The search keeps only the placements
+  // where the lower of touching twins comes first in twin_order_ (the preorder at the start of
+  // Solve, fixed for the whole search): true if placing `i` at `offset` would break that.
+  inline bool OnTwinOutOfOrder(int i, int64_t offset) const;
+
   // Every section's unplaced buffers must still stack under the capacity, starting no lower than
   // the section's floor, the last placed offset (later placements never go lower) and the lowest
   // offset any of them can take. `cands` (the unplaced buffers, sorted by lowest offset) paints
@@ -91,6 +103,7 @@ class BranchAndBound {
   const Items* items_ = nullptr;
   bool prepared_ = false;
   std::vector<std::vector<int>> overlaps_;
+  std::vector<std::vector<int>> twins_;  // Overlapping buffers with the same sections.
   std::vector<int64_t> base_total_;
   std::vector<int64_t> item_total_;
   std::vector<int64_t> piece_total_;  // Scratch for Rank() in SplitAndSolve().
@@ -104,7 +117,8 @@ class BranchAndBound {
   int64_t nodes_used_ = 0;
   int clock_countdown_ = 0;
   std::vector<int64_t> off_, min_off_, solution_, floor_, total_;
-  std::vector<int> cuts_, rank_;
+  std::vector<int> cuts_, rank_, twin_order_;
+  std::vector<Candidate> split_cands_;  // Scratch for the section check in SplitAndSolve().
   std::vector<uint32_t> stamp_;  // Marks buffers whose lowest offset the last placement raised.
   uint32_t stamp_value_ = 0;
   std::vector<Candidate> changed_;
