@@ -15,6 +15,8 @@
 //     Where an inlined upstream row exists, a `BM_Inlined_<op>` row follows accelmem's: its
 //     header-inline form (`X_op_inline` over a StaticMeta, the shape known at compile time), on
 //     the same cells in the same order, with the same counters.
+//   * Pointer deactivation through a NodeCache (per call) and through the batch entry point
+//     Pointer_deactivate_indices, on the same cells in the same order as the deactivation pair.
 //   * The host API's Write for its per-call overhead.
 //   * Dynamic append from 1 and 2 threads (wall time) against std::vector::push_back and a
 //     std::mutex-guarded vector.
@@ -274,6 +276,55 @@ void BM_Pointer_Deactivate(benchmark::State& state) {
     t.ActivateAll();
     row.Time([&] {
       for (int32_t i : order) Pointer_deactivate(t.meta, t.node, i);
+    });
+    t.Collect();
+  }
+  FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
+}
+
+// The two forms of deactivation that avoid per-cell shared atomics, on the same cells in the same
+// order as BM_Pointer_Deactivate: _Cached is the per-call Pointer_deactivate_cached through one
+// NodeCache (one CAS per cell, recycling into the cache); _Indices is the batch entry point
+// Pointer_deactivate_indices over the whole order array (slots prefetched one block ahead), which
+// recycles through the NodeManager with one recycle_cells per block (/cache:0) or through the
+// NodeCache (/cache:1). The cache's final flush is timed.
+struct DeactivateCache {
+  explicit DeactivateCache(const PointerTree& t) : cache(new NodeCache()) {
+    const StructMeta* m = as_struct_meta(t.meta);
+    cache->init(runtime_node_manager(m->context, m->snode_id));
+  }
+  std::unique_ptr<NodeCache> cache;
+};
+
+void BM_Pointer_Deactivate_Cached(benchmark::State& state) {
+  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
+  PointerTree t;
+  DeactivateCache c(t);
+  PairedRow row(state);
+  for (auto _ : state) {
+    t.ActivateAll();
+    row.Time([&] {
+      for (int32_t i : order) Pointer_deactivate_cached(t.meta, t.node, i, c.cache.get());
+      c.cache->flush();
+    });
+    t.Collect();
+  }
+  FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
+}
+
+void BM_Pointer_Deactivate_Indices(benchmark::State& state) {
+  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
+  PointerTree t;
+  DeactivateCache c(t);
+  NodeCache* const cache = state.range(1) != 0 ? c.cache.get() : nullptr;
+  PairedRow row(state);
+  for (auto _ : state) {
+    t.ActivateAll();
+    row.Time([&] {
+      Pointer_deactivate_indices(t.meta, t.node, order.data(), kCells, cache);
+      if (cache != nullptr) cache->flush();
     });
     t.Collect();
   }
@@ -1020,6 +1071,12 @@ BENCHMARK(BM_Pointer_Activate_AlreadyActive)->Apply(Paired);
 BENCHMARK(BM_Inlined_Pointer_Activate_AlreadyActive)->Apply(Paired);
 BENCHMARK(BM_Upstream_Pointer_Deactivate)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Deactivate)->Apply(PairedOrder);
+BENCHMARK(BM_Pointer_Deactivate_Cached)->Apply(PairedOrder);
+BENCHMARK(BM_Pointer_Deactivate_Indices)
+    ->ArgNames({"random", "cache"})
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Floor_Pointer_CasAndPush)->Apply(PairedOrder);
 BENCHMARK(BM_Floor_Pointer_SlotLoad)->Apply(PairedOrder);
 BENCHMARK(BM_Upstream_Pointer_Lookup)->Apply(PairedOrder);

@@ -33,6 +33,28 @@ ACCELMEM_RT_INLINE void activate_slot(const StructMeta* m, Ptr* slot, NodeCache*
   }
 }
 
+// A hint that `p` is about to be written (x64: PREFETCHW when the CPU has it). CUDA has no use
+// for it here (latency is hidden by other warps), so it is a no-op there.
+ACCELMEM_RT_INLINE void prefetch_for_write(const void* p) {
+#if defined(ARCH_cuda)
+  (void)p;
+#else
+  __builtin_prefetch(p, /*rw=*/1, /*locality=*/3);
+#endif
+}
+
+// Deactivation of one slot; returns the cell this thread nulled, or null if it nulled none.
+ACCELMEM_RT_INLINE Ptr take_cell(Ptr* slot) {
+  Ptr v = atomic_load_acquire(slot);
+  // Exactly one thread turns a given cell pointer into null, and only that thread recycles it.
+  // A cell address cannot come back into the slot before a GC (which runs alone), so the CAS has
+  // no ABA problem.
+  while (Pointer_is_cell(v)) {
+    if (atomic_cas(slot, &v, static_cast<Ptr>(nullptr))) return v;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 // noinline: in this file and in the linked runtime bitcode the compiler could otherwise fold the
@@ -48,22 +70,49 @@ __attribute__((noinline)) void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, 
 
 __attribute__((noinline)) void Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i,
                                                        NodeCache* cache) {
-  Ptr* slot = Pointer_slot(meta, node, i);
-  Ptr v = atomic_load_acquire(slot);
-  // Exactly one thread turns a given cell pointer into null, and only that thread recycles it.
-  // A cell address cannot come back into the slot before a GC (which runs alone), so the CAS has
-  // no ABA problem.
-  while (Pointer_is_cell(v)) {
-    if (atomic_cas(slot, &v, static_cast<Ptr>(nullptr))) {
+  Ptr v = take_cell(Pointer_slot(meta, node, i));
+  if (v == nullptr) return;
+  if (cache != nullptr) {
+    cache->recycle(v);
+  } else {
+    const StructMeta* m = as_struct_meta(meta);
+    runtime_node_manager(m->context, m->snode_id)->recycle(v);
+  }
+}
+
+void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, NodeCache* cache) {
+  constexpr i32 kBlock = kPointerDeactivateBlock;
+  Ptr* const slots = Pointer_slot(meta, node, 0);
+  NodeManager* manager = nullptr;
+  if (cache == nullptr) {
+    const StructMeta* m = as_struct_meta(meta);
+    manager = runtime_node_manager(m->context, m->snode_id);
+  }
+  // Cells this thread took, not yet recycled (only without a cache).
+  Ptr taken[kPointerDeactivateRecycleBatch];
+  i32 num_taken = 0;
+  for (i32 k = 0; k < n && k < kBlock; ++k) prefetch_for_write(slots + indices[k]);
+  for (i32 begin = 0; begin < n; begin += kBlock) {
+    const i32 end = n - begin > kBlock ? begin + kBlock : n;
+    // The next block's slots, one block ahead: issued before this block's first locked
+    // instruction, so these misses proceed while the CASes below run.
+    const i32 ahead = n - end > kBlock ? end + kBlock : n;
+    for (i32 k = end; k < ahead; ++k) prefetch_for_write(slots + indices[k]);
+    for (i32 k = begin; k < end; ++k) {
+      Ptr v = take_cell(slots + indices[k]);
+      if (v == nullptr) continue;
       if (cache != nullptr) {
         cache->recycle(v);
-      } else {
-        const StructMeta* m = as_struct_meta(meta);
-        runtime_node_manager(m->context, m->snode_id)->recycle(v);
+        continue;
       }
-      return;
+      taken[num_taken++] = v;
+      if (num_taken == kPointerDeactivateRecycleBatch) {
+        manager->recycle_cells(taken, num_taken);
+        num_taken = 0;
+      }
     }
   }
+  if (num_taken > 0) manager->recycle_cells(taken, num_taken);
 }
 
 void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {

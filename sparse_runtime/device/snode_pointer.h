@@ -116,6 +116,20 @@ void Pointer_deactivate(Ptr meta, Ptr node, i32 i);
 // must belong to the calling worker; null means the manager (as above).
 void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache);
+// Deactivation of many cells of one container: Pointer_deactivate_cached(meta, node, indices[k],
+// cache) for k = 0..n-1, in that order, with the same guarantee per cell (the thread whose CAS
+// nulls the slot recycles the cell, exactly once; indices may repeat and may race with other
+// threads' activations and deactivations). Why: per call, a random-order deactivation waits for
+// each slot's cache miss in turn -- the CAS is a locked instruction, and the CPU starts no later
+// load until it completes. Here the slots are taken in blocks of kPointerDeactivateBlock: before
+// the CASes of one block, the next block's slots are prefetched (x64, with write intent where
+// the compiler targets it; no prefetch on CUDA), so their misses overlap each other and this
+// block's CASes, and the CASes find their lines in cache. Recycling: into `cache` when given (no
+// shared atomic), otherwise through NodeManager::recycle_cells once per
+// kPointerDeactivateRecycleBatch cells taken (one shared atomic per batch instead of per cell).
+constexpr i32 kPointerDeactivateBlock = 16;
+constexpr i32 kPointerDeactivateRecycleBatch = 128;
+void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, NodeCache* cache);
 bool Pointer_is_active(Ptr meta, Ptr node, i32 i);
 Ptr Pointer_lookup_element(Ptr meta, Ptr node, i32 i);
 

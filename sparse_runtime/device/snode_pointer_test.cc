@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -202,6 +203,144 @@ TEST(SNodePointerConcurrencyTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
     EXPECT_EQ(nm->num_in_use(), active);
     nm->gc_serial();
     EXPECT_EQ(nm->num_recycled(), 0);
+    EXPECT_EQ(nm->num_in_use(), active);
+    EXPECT_EQ(nm->num_reserved(), nm->num_in_use() + nm->num_free());
+  }
+}
+
+// Batch deactivation does what per-call deactivation does for every listed index, in and across
+// blocks: listed active cells become inactive and are recycled once each (repeats and inactive
+// cells are harmless), unlisted cells stay active, with and without a NodeCache.
+TEST(SNodePointerBatchTest, DeactivateIndicesRecyclesEachListedCellOnce) {
+  constexpr i32 kSlots = 500;
+  for (bool use_cache : {false, true}) {
+    SNodeTestContext ctx;
+    PointerMeta meta;
+    ctx.FillMeta(&meta.base, 1, 16, kSlots);
+    Ptr m = reinterpret_cast<Ptr>(&meta);
+    NodeManager* nm = ctx.MakeAllocator(1, 16);
+    Ptr node = ctx.root();
+    ASSERT_GE(4096u, Pointer_container_size(kSlots));
+    auto cache = std::make_unique<NodeCache>();
+    cache->init(nm);
+    for (i32 i = 0; i < kSlots; i += 2) Pointer_activate(m, node, i);  // odd cells inactive
+    // Every index < 400 once (its even ones active), then 0..9 again: spans several prefetch
+    // blocks and recycle batches.
+    std::vector<i32> indices;
+    for (i32 i = 399; i >= 0; --i) indices.push_back(i);
+    for (i32 i = 0; i < 10; ++i) indices.push_back(i);
+    ASSERT_GT(static_cast<i32>(indices.size()), 3 * kPointerDeactivateBlock);
+    ASSERT_GT(200, kPointerDeactivateRecycleBatch);
+    Pointer_deactivate_indices(m, node, indices.data(), static_cast<i32>(indices.size()),
+                               use_cache ? cache.get() : nullptr);
+    cache->flush();
+    EXPECT_EQ(ctx.error(), 0);
+    for (i32 i = 0; i < kSlots; ++i) {
+      EXPECT_EQ(Pointer_is_active(m, node, i), i >= 400 && i % 2 == 0) << "cell " << i;
+    }
+    // The 200 active listed cells (the cache allocated nothing, so its flush adds none).
+    EXPECT_EQ(nm->num_recycled(), 200);
+    EXPECT_EQ(nm->num_in_use(), 50);
+    // n == 0 touches nothing.
+    Pointer_deactivate_indices(m, node, indices.data(), 0, nullptr);
+    EXPECT_EQ(nm->num_recycled(), 200);
+  }
+}
+
+// Threads deactivating overlapping index sets with the batch form (half through their own
+// NodeCache, half through the manager), racing per-call deactivations and activations of the
+// same cells, lose and duplicate no cell: afterwards (caches flushed) every reserved cell is
+// exactly once in a slot, on the free list or on the recycled list, and without activations
+// every listed cell is inactive and recycled exactly once.
+TEST(SNodePointerConcurrencyTest, BatchDeactivationRecyclesEveryCellExactlyOnce) {
+  constexpr i32 kSlots = 512;
+  constexpr int kThreads = 4;
+  SNodeTestContext ctx;
+  PointerMeta meta;
+  ctx.FillMeta(&meta.base, 1, 16, kSlots);
+  Ptr m = reinterpret_cast<Ptr>(&meta);
+  NodeManager* nm = ctx.MakeAllocator(1, 16);
+  Ptr node = ctx.root();
+  ASSERT_GE(4096u, Pointer_container_size(kSlots));
+  std::vector<NodeCache> caches(kThreads);
+  for (NodeCache& c : caches) c.init(nm);
+  for (int round = 0; round < 6; ++round) {
+    const bool with_activations = round % 2 == 1;
+    for (i32 i = 0; i < kSlots; ++i) Pointer_activate(m, node, i);
+    // Thread t lists cells [t * kSlots / 8, t * kSlots / 8 + kSlots / 2) in a shuffled order, so
+    // neighbouring threads share half their cells; cells of the last eighth are listed by none.
+    std::vector<std::vector<i32>> lists(kThreads);
+    for (int t = 0; t < kThreads; ++t) {
+      u32 x = 0x9e3779b9u * static_cast<u32>(t + 1 + 31 * round);
+      for (i32 k = 0; k < kSlots / 2; ++k) lists[t].push_back(t * (kSlots / 8) + k);
+      for (i32 k = kSlots / 2 - 1; k > 0; --k) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        std::swap(lists[t][k], lists[t][x % static_cast<u32>(k + 1)]);
+      }
+    }
+    std::atomic<int> go{0};
+    const int num_threads = kThreads + (with_activations ? 1 : 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        NodeCache* cache = t % 2 == 0 ? nullptr : &caches[t];
+        go.fetch_add(1);
+        while (go.load() < num_threads) {
+        }
+        const std::vector<i32>& list = lists[t];
+        const i32 half = static_cast<i32>(list.size()) / 2;
+        Pointer_deactivate_indices(m, node, list.data(), half, cache);
+        // The second half: per call on one thread of each kind, batched on the others.
+        if (t < 2) {
+          for (i32 k = half; k < static_cast<i32>(list.size()); ++k) {
+            Pointer_deactivate_cached(m, node, list[k], cache);
+          }
+        } else {
+          Pointer_deactivate_indices(m, node, list.data() + half,
+                                     static_cast<i32>(list.size()) - half, cache);
+        }
+      });
+    }
+    if (with_activations) {
+      threads.emplace_back([&] {
+        go.fetch_add(1);
+        while (go.load() < num_threads) {
+        }
+        for (int k = 0; k < 4 * kSlots; ++k) Pointer_activate(m, node, (k * 37) % kSlots);
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (NodeCache& c : caches) c.flush();
+    ASSERT_EQ(ctx.error(), 0);
+
+    const i32 reserved = nm->num_reserved();
+    std::vector<int> seen(reserved, 0);
+    i32 active = 0;
+    for (i32 i = 0; i < kSlots; ++i) {
+      Ptr v = *Pointer_slot(m, node, i);
+      ASSERT_NE(v, Pointer_locked_value()) << "slot " << i << " left locked";
+      if (!with_activations) {
+        // Cells [0, 7/8 kSlots) are listed by some thread; the rest by none.
+        EXPECT_EQ(v != nullptr, i >= kSlots / 8 * 7) << "slot " << i << " round " << round;
+      }
+      if (v == nullptr) continue;
+      ++active;
+      const i32 index = nm->locate(v);
+      ASSERT_GE(index, 0);
+      ASSERT_LT(index, reserved);
+      ++seen[index];
+    }
+    for (i32 k = nm->free_list_used; k < nm->free_list.size(); ++k) {
+      ++seen[nm->free_list.get<i32>(k)];
+    }
+    for (i32 k = 0; k < nm->recycled_list.size(); ++k) ++seen[nm->recycled_list.get<i32>(k)];
+    for (i32 index = 0; index < reserved; ++index) {
+      EXPECT_EQ(seen[index], 1) << "cell " << index << " round " << round;
+    }
+    EXPECT_EQ(nm->num_in_use(), active);
+    nm->gc_serial();
     EXPECT_EQ(nm->num_in_use(), active);
     EXPECT_EQ(nm->num_reserved(), nm->num_in_use() + nm->num_free());
   }
