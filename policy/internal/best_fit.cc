@@ -62,8 +62,8 @@ inline int64_t BestFitPlacer::BestGap(int64_t size, bool first_fit) {
     const int owner = free_scratch_.back();
     free_scratch_.pop_back();
     std::vector<Interval>& out = scratch_[owner];
-    if (out.size() < x.size + y.size) out.resize(x.size + y.size);
-    const size_t merged = static_cast<size_t>(
+    if (out.size() < size_t{x.size} + y.size) out.resize(size_t{x.size} + y.size);
+    const uint32_t merged = static_cast<uint32_t>(
         MergeRuns(x.data, x.data + x.size, y.data, y.data + y.size, out.data()) - out.data());
     if (x.owner >= 0) free_scratch_.push_back(x.owner);
     if (y.owner >= 0) free_scratch_.push_back(y.owner);

@@ -22,11 +22,12 @@ struct Interval {
 };
 
 // A sorted, coalesced run of intervals, as OccupancyTree::Query returns them; `owner` >= 0 marks
-// a run that BestFitPlacer merged into its own scratch (Query sets -1).
+// a run that BestFitPlacer merged into its own scratch (Query sets -1). 16 bytes: BestFitPlacer
+// sorts a few of them per query.
 struct IntervalRun {
   const Interval* data;
-  size_t size;
-  int owner;
+  uint32_t size;
+  int32_t owner;
 };
 
 // Adds [begin, end) to the sorted list of disjoint, non-touching intervals data[0, size),
@@ -96,7 +97,7 @@ class OccupancyTree {
   int block_level_ = 0;
   // Both lists of a node side by side: an insertion or a query touches them together (the node
   // arrays are larger than L2 at 10^4 buffers). The intervals live in large chunks rather than
-  // in a vector per list: no allocation per list, and 32 bytes per node instead of 48.
+  // in a vector per list: no allocation per list, and 40 bytes per node instead of 48.
   // `*_readers`: items not yet retired whose queries read that list.
   struct Node {
     List cover;
