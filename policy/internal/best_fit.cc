@@ -26,8 +26,9 @@ int64_t BestFitPlacer::Run(const std::vector<int>& order, std::vector<int64_t>& 
     }
   }
   for (int i : order) {
-    lists_.clear();
-    tree_.Query(items_.lo[i], items_.hi[i], lists_);
+    runs_.clear();
+    tree_.Query(items_.lo[i], items_.hi[i], runs_);
+    tree_.Retire(items_.lo[i], items_.hi[i]);
     // Best fit: the smallest free gap that holds the buffer, lowest first; else the top.
     const int64_t size = items_.size[i];
     const int64_t offset = BestGap(size, first_fit);
@@ -40,10 +41,6 @@ int64_t BestFitPlacer::Run(const std::vector<int>& order, std::vector<int64_t>& 
 }
 
 inline int64_t BestFitPlacer::BestGap(int64_t size, bool first_fit) {
-  runs_.clear();
-  for (const std::vector<Interval>* list : lists_) {
-    runs_.push_back({list->data(), list->size(), -1});
-  }
   // Largest first, so the two smallest are at the back (few lists: insertion sort).
   for (size_t k = 1; k < runs_.size(); ++k) {
     const IntervalRun r = runs_[k];
@@ -65,8 +62,8 @@ inline int64_t BestFitPlacer::BestGap(int64_t size, bool first_fit) {
     const int owner = free_scratch_.back();
     free_scratch_.pop_back();
     std::vector<Interval>& out = scratch_[owner];
-    if (out.size() < x.size + y.size) out.resize(x.size + y.size);
-    const size_t merged = static_cast<size_t>(
+    if (out.size() < size_t{x.size} + y.size) out.resize(size_t{x.size} + y.size);
+    const uint32_t merged = static_cast<uint32_t>(
         MergeRuns(x.data, x.data + x.size, y.data, y.data + y.size, out.data()) - out.data());
     if (x.owner >= 0) free_scratch_.push_back(x.owner);
     if (y.owner >= 0) free_scratch_.push_back(y.owner);

@@ -17,13 +17,6 @@ namespace accelmem {
 namespace policy {
 namespace internal {
 
-// A sorted, coalesced run of intervals; `owner` >= 0 if it lives in BestFitPlacer's scratch.
-struct IntervalRun {
-  const Interval* data;
-  size_t size;
-  int owner;
-};
-
 // Runs best-fit over items in a given order; reusable across orders of one instance.
 class BestFitPlacer {
  public:
@@ -40,7 +33,7 @@ class BestFitPlacer {
               const std::vector<std::pair<int, int64_t>>* fixed = nullptr);
 
  private:
-  // Best fit over the free gaps of the union of `lists_` (each sorted and coalesced). All lists
+  // Best fit over the free gaps of the union of `runs_` (each sorted and coalesced). All lists
   // but the last two are merged two smallest first (Huffman order: the largest list, often
   // half of the total, is copied at most once; coalescing shrinks the runs as they grow); the
   // last two are merged only virtually, while scanning their gaps, so the union of a query is
@@ -55,8 +48,7 @@ class BestFitPlacer {
 
   const Items& items_;
   OccupancyTree tree_;
-  std::vector<const std::vector<Interval>*> lists_;
-  std::vector<IntervalRun> runs_;  // BestGap(): runs still to merge, largest first.
+  std::vector<IntervalRun> runs_;  // The query's lists; in BestGap(), runs still to merge.
   std::vector<std::vector<Interval>> scratch_;
   std::vector<int> free_scratch_;
 };

@@ -1,37 +1,47 @@
 #include "policy/internal/occupancy_tree.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace accelmem {
 namespace policy {
 namespace internal {
 
-void AddInterval(std::vector<Interval>& list, int64_t begin, int64_t end) {
+size_t AddInterval(Interval* data, size_t size, int64_t begin, int64_t end) {
   // Fast path: at or above the top (best fit often places there, or in the top gap).
-  if (list.empty() || list.back().end < begin) {
-    list.push_back(Interval{begin, end});
-    return;
+  if (size == 0 || data[size - 1].end < begin) {
+    data[size] = Interval{begin, end};
+    return size + 1;
   }
-  if (list.back().begin <= begin) {
-    if (list.back().end < end) list.back().end = end;
-    return;
+  if (data[size - 1].begin <= begin) {
+    if (data[size - 1].end < end) data[size - 1].end = end;
+    return size;
   }
-  auto first = std::lower_bound(list.begin(), list.end(), begin,
-                                [](const Interval& iv, int64_t b) { return iv.end < b; });
-  auto last = first;
+  Interval* const list_end = data + size;
+  Interval* first = std::lower_bound(data, list_end, begin,
+                                     [](const Interval& iv, int64_t b) { return iv.end < b; });
+  Interval* last = first;
   int64_t b = begin;
   int64_t e = end;
-  while (last != list.end() && last->begin <= end) {
+  while (last != list_end && last->begin <= end) {
     b = std::min(b, last->begin);
     e = std::max(e, last->end);
     ++last;
   }
   if (first == last) {
-    list.insert(first, Interval{b, e});
-  } else {
+    std::memmove(first + 1, first, static_cast<size_t>(list_end - first) * sizeof(Interval));
     *first = Interval{b, e};
-    list.erase(first + 1, last);
+    return size + 1;
   }
+  *first = Interval{b, e};
+  std::memmove(first + 1, last, static_cast<size_t>(list_end - last) * sizeof(Interval));
+  return size - static_cast<size_t>(last - first - 1);
+}
+
+void AddInterval(std::vector<Interval>& list, int64_t begin, int64_t end) {
+  const size_t size = list.size();
+  list.push_back(Interval{0, 0});  // Room for one more.
+  list.resize(AddInterval(list.data(), size, begin, end));
 }
 
 OccupancyTree::OccupancyTree(const Items& items) {
@@ -43,33 +53,54 @@ OccupancyTree::OccupancyTree(const Items& items) {
   }
   block_level_ = std::min(kBlockLevel, levels_);
   nodes_.resize(2 * leaves_);
-  read_.assign(2 * leaves_, 0);
   for (int i = 0; i < items.count(); ++i) {
     int level = 0;
     for (int a = items.lo[i] + leaves_, b = items.hi[i] - 1 + leaves_; level <= block_level_;
          a >>= 1, b >>= 1, ++level) {
-      read_[a] |= kCoverRead;
-      read_[b] |= kCoverRead;
+      ++nodes_[a].cover_readers;
+      if (b != a) ++nodes_[b].cover_readers;
     }
     for (int a = items.lo[i] + leaves_, b = items.hi[i] + leaves_; a < b; a >>= 1, b >>= 1) {
-      if (a & 1) read_[a++] |= kSubRead;
-      if (b & 1) read_[--b] |= kSubRead;
+      if (a & 1) ++nodes_[a++].sub_readers;
+      if (b & 1) ++nodes_[--b].sub_readers;
     }
+  }
+  readers_.resize(nodes_.size());
+  for (size_t v = 0; v < nodes_.size(); ++v) {
+    readers_[v] = {nodes_[v].cover_readers, nodes_[v].sub_readers};
   }
 }
 
 void OccupancyTree::Clear() {
+  // The lists keep their room in the chunks for the next order.
   for (int v : touched_) {
-    nodes_[v].cover.clear();
-    nodes_[v].sub.clear();
+    nodes_[v].cover.size = 0;
+    nodes_[v].sub.size = 0;
   }
   touched_.clear();
+  for (size_t v = 0; v < nodes_.size(); ++v) {
+    nodes_[v].cover_readers = readers_[v].first;
+    nodes_[v].sub_readers = readers_[v].second;
+  }
+}
+
+void OccupancyTree::Retire(int lo, int hi) {
+  int level = 0;
+  for (int a = lo + leaves_, b = hi - 1 + leaves_; level <= block_level_;
+       a >>= 1, b >>= 1, ++level) {
+    --nodes_[a].cover_readers;
+    if (b != a) --nodes_[b].cover_readers;
+  }
+  for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1) {
+    if (a & 1) --nodes_[a++].sub_readers;
+    if (b & 1) --nodes_[--b].sub_readers;
+  }
 }
 
 void OccupancyTree::Insert(int lo, int hi, int64_t begin, int64_t end) {
   for (int a = lo + leaves_, b = hi - 1 + leaves_; a >= 1; a >>= 1, b >>= 1) {
-    if (read_[a] & kSubRead) Add(nodes_[a].sub, a, begin, end);
-    if (b != a && (read_[b] & kSubRead)) Add(nodes_[b].sub, b, begin, end);
+    if (nodes_[a].sub_readers != 0) Add(nodes_[a].sub, a, begin, end);
+    if (b != a && nodes_[b].sub_readers != 0) Add(nodes_[b].sub, b, begin, end);
   }
   int level = 0;
   for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1, ++level) {
@@ -79,23 +110,45 @@ void OccupancyTree::Insert(int lo, int hi, int64_t begin, int64_t end) {
 }
 
 inline void OccupancyTree::AddCanonical(int node, int level, int64_t begin, int64_t end) {
-  if (read_[node] & kSubRead) Add(nodes_[node].sub, node, begin, end);
+  if (nodes_[node].sub_readers != 0) Add(nodes_[node].sub, node, begin, end);
   if (level <= block_level_) {
-    if (read_[node] & kCoverRead) Add(nodes_[node].cover, node, begin, end);
+    if (nodes_[node].cover_readers != 0) Add(nodes_[node].cover, node, begin, end);
     return;
   }
   const int shift = level - block_level_;
   for (int v = node << shift, last = (node + 1) << shift; v < last; ++v) {
-    if (read_[v] & kCoverRead) Add(nodes_[v].cover, v, begin, end);
+    if (nodes_[v].cover_readers != 0) Add(nodes_[v].cover, v, begin, end);
   }
 }
 
-inline void OccupancyTree::Add(std::vector<Interval>& list, int node, int64_t begin, int64_t end) {
-  if (nodes_[node].cover.empty() && nodes_[node].sub.empty()) touched_.push_back(node);
-  // A list that is written at all usually grows to a dozen intervals or more: start it with room
-  // for 8 rather than reallocating at 1, 2, 4 and 8 (Clear() keeps the room for the next order).
-  if (list.capacity() == 0) list.reserve(8);
-  AddInterval(list, begin, end);
+inline void OccupancyTree::Add(List& list, int node, int64_t begin, int64_t end) {
+  if (nodes_[node].cover.size == 0 && nodes_[node].sub.size == 0) touched_.push_back(node);
+  if (list.capacity_log2 < 0 || list.size == (uint32_t{1} << list.capacity_log2)) Grow(list);
+  list.size = static_cast<uint32_t>(AddInterval(list.data, list.size, begin, end));
+}
+
+void OccupancyTree::Grow(List& list) {
+  const int log2 = list.capacity_log2 < 0 ? kMinCapacityLog2 : list.capacity_log2 + 1;
+  const uint64_t capacity = uint64_t{1} << log2;
+  Interval* data;
+  if (!free_[log2].empty()) {
+    data = free_[log2].back();
+    free_[log2].pop_back();
+  } else {
+    if (chunks_.empty() || chunk_used_ + capacity > chunk_size_) {
+      // Chunks double (the first holds 2^12 intervals), so there are O(log) of them; the
+      // unused end of the previous chunk is left over (at most the largest block).
+      chunk_size_ = std::max<size_t>({size_t{1} << 12, 2 * chunk_size_, capacity});
+      chunks_.emplace_back(new Interval[chunk_size_]);
+      chunk_used_ = 0;
+    }
+    data = chunks_.back().get() + chunk_used_;
+    chunk_used_ += capacity;
+  }
+  if (list.size != 0) std::memcpy(data, list.data, list.size * sizeof(Interval));
+  if (list.capacity_log2 >= 0) free_[list.capacity_log2].push_back(list.data);
+  list.data = data;
+  list.capacity_log2 = log2;
 }
 
 }  // namespace internal

@@ -3,7 +3,10 @@
 #ifndef ACCELMEM_POLICY_INTERNAL_OCCUPANCY_TREE_H_
 #define ACCELMEM_POLICY_INTERNAL_OCCUPANCY_TREE_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "policy/internal/placement_items.h"
@@ -18,7 +21,20 @@ struct Interval {
   int64_t end;
 };
 
-// Adds [begin, end) to a sorted list of disjoint, non-touching intervals, coalescing.
+// A sorted, coalesced run of intervals, as OccupancyTree::Query returns them; `owner` >= 0 marks
+// a run that BestFitPlacer merged into its own scratch (Query sets -1). 16 bytes: BestFitPlacer
+// sorts a few of them per query.
+struct IntervalRun {
+  const Interval* data;
+  uint32_t size;
+  int32_t owner;
+};
+
+// Adds [begin, end) to the sorted list of disjoint, non-touching intervals data[0, size),
+// coalescing; `data` must have room for size + 1 intervals. Returns the new size.
+size_t AddInterval(Interval* data, size_t size, int64_t begin, int64_t end);
+
+// The same on a vector.
 void AddInterval(std::vector<Interval>& list, int64_t begin, int64_t end);
 
 // Segment tree over sections, with leaves at level 0. Below `block_level_`, `cover[v]` holds the
@@ -31,49 +47,77 @@ void AddInterval(std::vector<Interval>& list, int64_t begin, int64_t end);
 // nodes on the two boundary paths up to block level.
 class OccupancyTree {
  public:
-  // `items` are the only ranges that will ever be queried, so lists nobody reads are skipped.
+  // `items` are the only ranges that will ever be queried: each node counts the items whose
+  // queries read each of its lists, and a list nobody will read again is not written.
   explicit OccupancyTree(const Items& items);
 
-  // Empties every list (the tree can be filled again for another order).
+  // Empties every list and makes every item a reader again (the tree can be filled again for
+  // another order).
   void Clear();
 
   // Occupies addresses [begin, end) over sections [lo, hi), which must be an item's range.
   void Insert(int lo, int hi, int64_t begin, int64_t end);
 
-  // Appends the (sorted, coalesced) lists whose union is the occupancy of sections [lo, hi).
-  void Query(int lo, int hi, std::vector<const std::vector<Interval>*>& out) const;
+  // Appends the (sorted, coalesced, non-empty) lists whose union is the occupancy of sections
+  // [lo, hi). They stay valid until the next Insert() or Clear(). Exact for the range of any
+  // item not yet retired.
+  void Query(int lo, int hi, std::vector<IntervalRun>& out) const;
+
+  // One item with range [lo, hi) will not query again (until Clear()): lists that only retired
+  // items read are no longer kept up to date. At most once per item between two Clear() calls.
+  // Best fit retires each item after its query: in the lifetime order the long buffers go
+  // first, and the large lists near the root that only they read stop growing.
+  void Retire(int lo, int hi);
 
  private:
   // Level at which covers are kept per block rather than per ancestor; 2^8 sections per block.
   static constexpr int kBlockLevel = 8;
 
-  static constexpr uint8_t kCoverRead = 1;  // Some query reads the cover of this node.
-  static constexpr uint8_t kSubRead = 2;    // Some query reads the sub list of this node.
+  // Capacities are powers of two from 2^kMinCapacityLog2 (a list that is written at all usually
+  // grows to a dozen intervals or more, so it starts with room for 8).
+  static constexpr int kMinCapacityLog2 = 3;
+
+  // A list of intervals in one of `chunks_`: data[0, size), room for 2^capacity_log2.
+  struct List {
+    Interval* data = nullptr;
+    uint32_t size = 0;
+    int32_t capacity_log2 = -1;  // -1: no room yet.
+  };
 
   // Defined in occupancy_tree.cc, their only user; inline so that Insert() inlines them.
   inline void AddCanonical(int node, int level, int64_t begin, int64_t end);
 
-  inline void Add(std::vector<Interval>& list, int node, int64_t begin, int64_t end);
+  inline void Add(List& list, int node, int64_t begin, int64_t end);
+
+  // Gives `list` room for twice as many intervals (a block from `free_` or a new one).
+  void Grow(List& list);
 
   int leaves_ = 1;
   int levels_ = 0;
   int block_level_ = 0;
-  // Both lists of a node side by side: an insertion or a query touches them together, and one
-  // cache line then holds both headers (the node arrays are larger than L2 at 10^4 buffers).
+  // Both lists of a node side by side: an insertion or a query touches them together (the node
+  // arrays are larger than L2 at 10^4 buffers). The intervals live in large chunks rather than
+  // in a vector per list: no allocation per list, and 40 bytes per node instead of 48.
+  // `*_readers`: items not yet retired whose queries read that list.
   struct Node {
-    std::vector<Interval> cover;
-    std::vector<Interval> sub;
+    List cover;
+    List sub;
+    uint32_t cover_readers = 0;
+    uint32_t sub_readers = 0;
   };
   std::vector<Node> nodes_;
-  std::vector<uint8_t> read_;  // kCoverRead | kSubRead per node.
+  std::vector<std::pair<uint32_t, uint32_t>> readers_;  // Of every item: (cover, sub) per node.
+  std::vector<std::unique_ptr<Interval[]>> chunks_;     // Blocks are carved from the last chunk.
+  size_t chunk_used_ = 0;
+  size_t chunk_size_ = 0;
+  std::vector<Interval*> free_[40];  // Blocks given up by growing lists, by capacity_log2.
   std::vector<int> touched_;
 };
 
 // Inline: best fit queries once per buffer placed.
-inline void OccupancyTree::Query(int lo, int hi,
-                                 std::vector<const std::vector<Interval>*>& out) const {
-  auto take = [&out](const std::vector<Interval>& list) {
-    if (!list.empty()) out.push_back(&list);
+inline void OccupancyTree::Query(int lo, int hi, std::vector<IntervalRun>& out) const {
+  auto take = [this, &out](const List& list) {
+    if (list.size != 0) out.push_back({list.data, list.size, -1});
   };
   int level = 0;
   for (int a = lo + leaves_, b = hi - 1 + leaves_; level <= block_level_;
