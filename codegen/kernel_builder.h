@@ -45,7 +45,7 @@
 // i8* cell), i8* data)` visit every active cell of an SNode (for a place: its value in the
 // parent's active cells) whose outermost path cell (the cell of path()[1]) lies in [begin, end),
 // in layout order, and return the number visited (see StructForExtent).
-// GC kernels (issue 7; upstream gc_parallel_0/1/2(context, snode_id) and gc_serial) collect the
+// GC kernels (upstream gc_parallel_0/1/2(context, snode_id) and gc_serial) collect the
 // allocator (NodeManager) of one pointer or dynamic SNode, reached as
 // ctx->runtime->node_managers[snode id], by calling the runtime bitcode's own GC functions
 // (gc/device/gc_scratch.h, phase*.h, gc_serial.h). `scratch` is a zero-initialized gc::GcScratch in

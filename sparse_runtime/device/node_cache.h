@@ -4,7 +4,7 @@
 // local free lists of mimalloc), so that the per-cell allocate()/recycle() fast path touches no
 // shared atomic and no shared cache line. Why: NodeManager::allocate/recycle cost one atomic
 // add on a shared cursor each; with two workers those cursors bounce between cores and the
-// per-cell API gets slower than on one worker (issue 5).
+// per-cell API gets slower than on one worker.
 //
 //   allocate():  return free_ptr[kBatch - num_free--]; when empty, refill kBatch cells with ONE
 //                NodeManager::allocate_indices() (free list first, then fresh cells) and compute
