@@ -1,0 +1,174 @@
+// Random operation sequences on a NodeManager and its NodeCaches, checked step by step against a
+// plain model that shares no code with them: a map from cell address to state (in use, cached,
+// buffered for recycling, recycled, free). Cells are tagged with their owner when handed out, so a
+// cell handed out twice, or one handed out without being zeroed, is seen at once.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "sparse_runtime/device/node_cache.h"
+#include "sparse_runtime/device/node_manager.h"
+#include "sparse_runtime/host_memory_pool.h"
+
+namespace accelmem {
+namespace sparse_runtime {
+namespace {
+
+constexpr int kCaches = 3;
+
+// Where the model says a cell is.
+enum class Where { kInUse, kRecycled, kFree };
+
+struct Model {
+  std::map<Ptr, Where> cells;  // every cell the manager ever handed out or holds
+  std::vector<Ptr> in_use;     // handed out, owned by the test
+};
+
+// Parameters: data-list layout (contiguous reservation or granule table), cell size, chunk size.
+class NodeManagerModelTest : public ::testing::TestWithParam<std::tuple<bool, int, int>> {
+ protected:
+  NodeManagerModelTest() { pool_.Attach(&memory_, /*reservations=*/std::get<0>(GetParam())); }
+
+  HostMemoryPool pool_;
+  RuntimeMemory memory_;
+  NodeManager nm_{};
+};
+
+bool AllZero(Ptr p, int bytes) {
+  for (int k = 0; k < bytes; ++k) {
+    if (p[k] != 0) return false;
+  }
+  return true;
+}
+
+// Rule: under any interleaving of per-cell and batch allocation and recycling, through the manager
+// and through caches, with cache flushes and GCs in between, every cell handed out is zero and not
+// in use elsewhere; the manager's counters match the model after every flush; and after a GC every
+// recycled cell is free again, exactly once.
+TEST_P(NodeManagerModelTest, RandomOperationsMatchTheModel) {
+  const int cell_bytes = std::get<1>(GetParam());
+  const int chunk = std::get<2>(GetParam());
+  ASSERT_TRUE(nm_.init(&memory_, cell_bytes, 8, chunk));
+  std::vector<std::unique_ptr<NodeCache>> caches;
+  for (int c = 0; c < kCaches; ++c) {
+    caches.push_back(std::make_unique<NodeCache>());
+    caches.back()->init(&nm_);
+  }
+  Model model;
+  std::mt19937 rng(static_cast<unsigned>(cell_bytes * 131 + chunk));
+  uint8_t next_tag = 1;
+
+  auto take = [&](Ptr p) {
+    ASSERT_NE(p, nullptr);
+    auto it = model.cells.find(p);
+    if (it != model.cells.end()) {
+      // Reuse is allowed only for cells the model has as free (zeroed by a GC).
+      ASSERT_EQ(it->second, Where::kFree) << "cell handed out while in use or not yet collected";
+    }
+    ASSERT_TRUE(AllZero(p, cell_bytes)) << "cell handed out without being zeroed";
+    std::memset(p, next_tag, cell_bytes);  // a second hand-out of this cell would not be zero
+    next_tag = static_cast<uint8_t>(next_tag % 250 + 1);
+    model.cells[p] = Where::kInUse;
+    model.in_use.push_back(p);
+  };
+  auto pick_in_use = [&]() {
+    const size_t i = rng() % model.in_use.size();
+    std::swap(model.in_use[i], model.in_use.back());
+    Ptr p = model.in_use.back();
+    model.in_use.pop_back();
+    model.cells[p] = Where::kRecycled;
+    return p;
+  };
+  auto check_counters = [&] {
+    for (auto& cache : caches) cache->flush();
+    int64_t in_use = 0;
+    int64_t recycled = 0;
+    for (const auto& entry : model.cells) {
+      in_use += entry.second == Where::kInUse;
+      recycled += entry.second == Where::kRecycled;
+    }
+    ASSERT_EQ(nm_.num_in_use(), in_use);
+    // Flushed cache-free cells go to the recycled list as well: at least the model's recycled.
+    ASSERT_GE(nm_.num_recycled(), recycled);
+    ASSERT_EQ(nm_.num_reserved(), nm_.num_in_use() + nm_.num_free() + nm_.num_recycled());
+  };
+
+  for (int step = 0; step < 6000; ++step) {
+    const int op = static_cast<int>(rng() % 100);
+    NodeCache& cache = *caches[rng() % kCaches];
+    if (op < 25) {
+      ASSERT_NO_FATAL_FAILURE(take(nm_.allocate()));
+    } else if (op < 45) {
+      ASSERT_NO_FATAL_FAILURE(take(cache.allocate()));
+    } else if (op < 52) {
+      const int n = 1 + static_cast<int>(rng() % 300);
+      std::vector<Ptr> out(n);
+      ASSERT_TRUE(nm_.allocate_cells(out.data(), n));
+      for (Ptr p : out) ASSERT_NO_FATAL_FAILURE(take(p));
+    } else if (model.in_use.empty()) {
+      continue;
+    } else if (op < 65) {
+      nm_.recycle(pick_in_use());
+    } else if (op < 78) {
+      cache.recycle(pick_in_use());
+    } else if (op < 84) {
+      nm_.recycle_index(nm_.locate(pick_in_use()));
+    } else if (op < 90) {
+      const int n = 1 + static_cast<int>(rng() % std::min<size_t>(model.in_use.size(), 300));
+      std::vector<Ptr> cells;
+      for (int k = 0; k < n; ++k) cells.push_back(pick_in_use());
+      ASSERT_EQ(nm_.recycle_cells(cells.data(), n), 0);
+    } else if (op < 97) {
+      ASSERT_NO_FATAL_FAILURE(check_counters());
+    } else {
+      ASSERT_NO_FATAL_FAILURE(check_counters());
+      const int32_t recycled_before = nm_.num_recycled();
+      const int32_t free_before = nm_.num_free();
+      nm_.gc_serial();
+      ASSERT_EQ(nm_.num_recycled(), 0);
+      ASSERT_EQ(nm_.num_free(), free_before + recycled_before);
+      for (auto& entry : model.cells) {
+        if (entry.second == Where::kRecycled) entry.second = Where::kFree;
+      }
+      // Every free-list entry not handed out names a distinct cell the model has as free or has
+      // never seen (flushed cache cells), and none in use.
+      std::set<int32_t> seen;
+      for (int32_t k = nm_.free_list_used; k < nm_.free_list.size(); ++k) {
+        const int32_t index = nm_.free_list.get<int32_t>(k);
+        ASSERT_TRUE(seen.insert(index).second) << "index " << index << " twice on the free list";
+        auto it = model.cells.find(nm_.get_cell(index));
+        if (it != model.cells.end()) {
+          ASSERT_EQ(it->second, Where::kFree);
+        }
+      }
+    }
+    ASSERT_EQ(runtime_error_code(&memory_), kRuntimeOk) << memory_.error_message;
+  }
+  // Return everything and collect: the manager ends with every reserved cell free.
+  while (!model.in_use.empty()) nm_.recycle(pick_in_use());
+  ASSERT_NO_FATAL_FAILURE(check_counters());
+  nm_.gc_serial();
+  EXPECT_EQ(nm_.num_in_use(), 0);
+  EXPECT_EQ(nm_.num_free(), nm_.num_reserved());
+}
+
+INSTANTIATE_TEST_SUITE_P(LayoutsAndShapes, NodeManagerModelTest,
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(8, 24, 64),
+                                            ::testing::Values(16, 256)),
+                         [](const ::testing::TestParamInfo<std::tuple<bool, int, int>>& info) {
+                           return std::string(std::get<0>(info.param) ? "contiguous" : "granule") +
+                                  "_cell" + std::to_string(std::get<1>(info.param)) + "_chunk" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
+
+}  // namespace
+}  // namespace sparse_runtime
+}  // namespace accelmem
