@@ -20,6 +20,24 @@ uint64_t PageSize() {
   return page;
 }
 
+// Maps `length` bytes (a multiple of the page size) at an `alignment`-aligned address (a power of
+// two, at least a page): maps alignment - page bytes more and unmaps the slack on both sides.
+// `huge_pages` advises the range onto transparent huge pages. Null if the kernel refuses.
+void* MapAligned(uint64_t length, uint64_t alignment, int prot, bool huge_pages) {
+  const uint64_t over = length + alignment - PageSize();
+  void* raw = mmap(nullptr, over, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (begin + alignment - 1) & ~(alignment - 1);
+  if (aligned > begin) munmap(raw, aligned - begin);
+  const uintptr_t end = begin + over;
+  if (end > aligned + length) {
+    munmap(reinterpret_cast<void*>(aligned + length), end - aligned - length);
+  }
+  if (huge_pages) madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);
+  return reinterpret_cast<void*>(aligned);
+}
+
 }  // namespace
 
 HostMemoryPool::HostMemoryPool(uint64_t limit_bytes, uint64_t max_reserved_bytes)
@@ -47,30 +65,18 @@ void* HostMemoryPool::Allocate(uint64_t size, uint64_t alignment) {
     if (limit_bytes_ != 0 && bytes_mapped_ + length > limit_bytes_) return nullptr;
     bytes_mapped_ += length;
   }
-  const uint64_t over = length + alignment - page;
-  void* raw = mmap(nullptr, over, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (raw == MAP_FAILED) {
-    std::lock_guard<std::mutex> lock(mu_);
+  // Large mappings (root buffers, big chunks) on transparent huge pages: random accesses to
+  // pointer slots and cells otherwise pay a page walk each (expensive under virtualization).
+  void* aligned =
+      MapAligned(length, alignment, PROT_READ | PROT_WRITE, length >= kHugePageThreshold);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (aligned == nullptr) {
     bytes_mapped_ -= length;
     return nullptr;
   }
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (begin + alignment - 1) & ~(alignment - 1);
-  if (aligned > begin) munmap(raw, aligned - begin);
-  const uintptr_t end = begin + over;
-  if (end > aligned + length) {
-    munmap(reinterpret_cast<void*>(aligned + length), end - aligned - length);
-  }
-  // Large mappings (root buffers, big chunks) on transparent huge pages: random accesses to
-  // pointer slots and cells otherwise pay a page walk each (expensive under virtualization).
-  if (length >= kHugePageThreshold) {
-    madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  mappings_.push_back({reinterpret_cast<void*>(aligned), static_cast<size_t>(length)});
+  mappings_.push_back({aligned, static_cast<size_t>(length)});
   g_live_bytes.fetch_add(length, std::memory_order_relaxed);
-  return reinterpret_cast<void*>(aligned);
+  return aligned;
 }
 
 void* HostMemoryPool::Reserve(uint64_t size, uint64_t alignment) {
@@ -87,24 +93,15 @@ void* HostMemoryPool::Reserve(uint64_t size, uint64_t alignment) {
     if (length > max_reserved_bytes_ - bytes_reserved_) return nullptr;
     bytes_reserved_ += length;
   }
-  const uint64_t over = length + alignment - page;
-  void* raw = mmap(nullptr, over, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (raw == MAP_FAILED) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void* address = MapAligned(length, alignment, PROT_NONE, huge);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (address == nullptr) {
     bytes_reserved_ -= length;
     return nullptr;
   }
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (begin + alignment - 1) & ~(alignment - 1);
-  if (aligned > begin) munmap(raw, aligned - begin);
-  const uintptr_t end = begin + over;
-  if (end > aligned + length) {
-    munmap(reinterpret_cast<void*>(aligned + length), end - aligned - length);
-  }
-  if (huge) madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);
-  std::lock_guard<std::mutex> lock(mu_);
+  const uintptr_t aligned = reinterpret_cast<uintptr_t>(address);
   reservations_.push_back({aligned, aligned + length, aligned, step});
-  return reinterpret_cast<void*>(aligned);
+  return address;
 }
 
 bool HostMemoryPool::Commit(void* address, uint64_t size) {

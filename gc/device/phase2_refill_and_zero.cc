@@ -10,6 +10,7 @@ using sparse_runtime::block_barrier;
 using sparse_runtime::ListManager;
 using sparse_runtime::mem_zero;
 using sparse_runtime::min_of;
+using sparse_runtime::prefetch_for_write;
 using sparse_runtime::uptr;
 
 ACCELMEM_RT_INLINE void store8(Ptr p) {
@@ -171,24 +172,15 @@ struct IndexWriter {
   }
 };
 
-// Asks for the line at p in a writable state ahead of a store to it (x86 PREFETCHW; nothing
-// elsewhere). Zeroing scattered cells with ordinary stores waits on each line's
-// read-for-ownership when the store reaches it; issued a word of cells ahead, the fetches overlap
-// (a microbenchmark of 10^4 sorted 64-byte cells among 2 * 10^4: 130 us without, 20 us with, 16
-// us for one memset of the same bytes).
-ACCELMEM_RT_INLINE void prefetch_for_write(Ptr p) {
-#if defined(ARCH_x64)
-  __builtin_prefetch(p, 1, 3);
-#else
-  (void)p;
-#endif
-}
-
 // Per-cell zeroing straight from the bitmap bits, without building runs, for the cases where
 // runs buy nothing: small cells (element_size <= 64, a multiple of 8: a few inline stores per
 // cell; the run bookkeeping and memset calls would cost more than the stores) and streamed cells
 // of whole cache lines (a non-temporal line write does not care whether its neighbour is written
-// too). Needs 64 cells of a bitmap word inside one data chunk (chunk >= 64). Streamed cells
+// too). Why prefetch (arch.h prefetch_for_write): zeroing scattered cells with ordinary stores
+// waits on each line's read-for-ownership when the store reaches it; issued a word of cells
+// ahead, the fetches overlap (a microbenchmark of 10^4 sorted 64-byte cells among 2 * 10^4:
+// 130 us without, 20 us with, 16 us for one memset of the same bytes).
+// Needs 64 cells of a bitmap word inside one data chunk (chunk >= 64). Streamed cells
 // (!kPrefetch): one pass over the bits of a word writes its indices to the free list and zeroes
 // its cells (zero_cell(Ptr)). Cells zeroed with ordinary stores (kPrefetch): one pass writes the
 // indices and prefetches the cells for writing, and the cells of the previous non-empty word are
@@ -224,36 +216,26 @@ void cells_bucket(const ListManager& data, u64 element_size, u64* bitmap, const 
       pos = writer->pos;
       fused = false;
     }
-    if (!kPrefetch) {  // streamed cells: one pass writes the indices and zeroes the cells
-      i32* q = out;
-      for (u64 bits = word; bits != 0; bits &= bits - 1) {
-        const i32 bit = __builtin_ctzll(bits);
-        if (fused) *q++ = static_cast<i32>(base + bit);
-        zero_cell(cells + element_size * static_cast<u64>(bit));
-      }
-      left -= q - out;
-      pos += q - out;
-      out = q;
-      continue;
-    }
-    if (fused) {
-      i32* q = out;
-      for (u64 bits = word; bits != 0; bits &= bits - 1) {
-        const i32 bit = __builtin_ctzll(bits);
-        *q++ = static_cast<i32>(base + bit);
-        prefetch_for_write(cells + element_size * static_cast<u64>(bit));
-      }
-      left -= q - out;
-      pos += q - out;
-      out = q;
-    } else {
-      for (u64 bits = word; bits != 0; bits &= bits - 1) {
-        prefetch_for_write(cells + element_size * static_cast<u64>(__builtin_ctzll(bits)));
+    // One pass writes the indices and zeroes (streamed) or prefetches (kPrefetch) the cells.
+    i32* q = out;
+    for (u64 bits = word; bits != 0; bits &= bits - 1) {
+      const i32 bit = __builtin_ctzll(bits);
+      if (fused) *q++ = static_cast<i32>(base + bit);
+      const Ptr cell = cells + element_size * static_cast<u64>(bit);
+      if (kPrefetch) {
+        prefetch_for_write(cell);
+      } else {
+        zero_cell(cell);
       }
     }
-    zero_pending();
-    pending = word;
-    pending_cells = cells;
+    left -= q - out;
+    pos += q - out;
+    out = q;
+    if (kPrefetch) {
+      zero_pending();
+      pending = word;
+      pending_cells = cells;
+    }
   }
   zero_pending();
   writer->p = out;

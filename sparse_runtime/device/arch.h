@@ -253,6 +253,8 @@ ACCELMEM_RT_INLINE i32 grid_dim() { return __nvvm_read_ptx_sreg_nctaid_x(); }
 ACCELMEM_RT_INLINE i32 lane_id() { return __nvvm_read_ptx_sreg_laneid(); }
 ACCELMEM_RT_INLINE void block_barrier() { __nvvm_bar_sync(0); }
 ACCELMEM_RT_INLINE void spin_pause() {}
+// A hint that the line at p is about to be written. CUDA hides latency with other warps: no-op.
+ACCELMEM_RT_INLINE void prefetch_for_write(const void*) {}
 ACCELMEM_RT_INLINE u32 active_mask() {
   u32 mask;
   asm volatile("activemask.b32 %0;" : "=r"(mask));
@@ -285,6 +287,10 @@ ACCELMEM_RT_INLINE void spin_pause() {
   __builtin_ia32_pause();
 #endif
 }
+// A hint that the line at p is about to be written (PREFETCHW where the target has it, else a
+// read prefetch), so that the misses of several upcoming stores overlap instead of each store
+// waiting for its line.
+ACCELMEM_RT_INLINE void prefetch_for_write(const void* p) { __builtin_prefetch(p, 1, 3); }
 ACCELMEM_RT_INLINE u32 active_mask() { return 0; }
 ACCELMEM_RT_INLINE void warp_barrier(u32) {}
 ACCELMEM_RT_INLINE bool is_representative(u32, const void*) { return true; }

@@ -33,16 +33,6 @@ ACCELMEM_RT_INLINE void activate_slot(const StructMeta* m, Ptr* slot, NodeCache*
   }
 }
 
-// A hint that `p` is about to be written (x64: PREFETCHW when the CPU has it). CUDA has no use
-// for it here (latency is hidden by other warps), so it is a no-op there.
-ACCELMEM_RT_INLINE void prefetch_for_write(const void* p) {
-#if defined(ARCH_cuda)
-  (void)p;
-#else
-  __builtin_prefetch(p, /*rw=*/1, /*locality=*/3);
-#endif
-}
-
 // Deactivation of one slot; returns the cell this thread nulled, or null if it nulled none.
 ACCELMEM_RT_INLINE Ptr take_cell(Ptr* slot) {
   Ptr v = atomic_load_acquire(slot);

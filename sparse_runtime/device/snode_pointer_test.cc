@@ -127,6 +127,34 @@ TEST_F(SNodePointerTest, ConcurrentInlineActivationAllocatesOnce) {
   for (i32 i = 0; i < 8; ++i) EXPECT_TRUE(Pointer_is_active(m_, node, i));
 }
 
+// Checks that every reserved cell of `nm` is exactly once in one of the `slots` slots of `node`,
+// on the free list (not handed out) or on the recycled list, that no slot is left locked, and
+// that the manager counts the cells in the slots as in use. Returns how many slots hold a cell.
+i32 ExpectEveryCellOnce(Ptr m, Ptr node, i32 slots, NodeManager* nm, int round) {
+  const i32 reserved = nm->num_reserved();
+  std::vector<int> seen(reserved, 0);
+  i32 active = 0;
+  for (i32 i = 0; i < slots; ++i) {
+    Ptr v = *Pointer_slot(m, node, i);
+    EXPECT_NE(v, Pointer_locked_value()) << "slot " << i << " left locked";
+    if (!Pointer_is_cell(v)) continue;
+    ++active;
+    const i32 index = nm->locate(v);
+    EXPECT_GE(index, 0);
+    EXPECT_LT(index, reserved);
+    if (index >= 0 && index < reserved) ++seen[index];
+  }
+  for (i32 k = nm->free_list_used; k < nm->free_list.size(); ++k) {
+    ++seen[nm->free_list.get<i32>(k)];
+  }
+  for (i32 k = 0; k < nm->recycled_list.size(); ++k) ++seen[nm->recycled_list.get<i32>(k)];
+  for (i32 index = 0; index < reserved; ++index) {
+    EXPECT_EQ(seen[index], 1) << "cell " << index << " round " << round;
+  }
+  EXPECT_EQ(nm->num_in_use(), active);
+  return active;
+}
+
 // Racing activations and deactivations of the same and of different cells, from threads using
 // the NodeManager directly and threads using their own NodeCache, lose and duplicate no cell:
 // afterwards (caches flushed) every reserved cell is exactly once either in a slot, on the free
@@ -179,28 +207,10 @@ TEST(SNodePointerConcurrencyTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
     for (NodeCache& c : caches) c.flush();
     ASSERT_EQ(ctx.error(), 0);
 
-    const i32 reserved = nm->num_reserved();
-    std::vector<int> seen(reserved, 0);
-    i32 active = 0;
     for (i32 i = 0; i < kSlots; ++i) {
-      Ptr v = *Pointer_slot(m, node, i);
-      ASSERT_NE(v, Pointer_locked_value()) << "slot " << i << " left locked";
-      EXPECT_EQ(Pointer_is_active(m, node, i), v != nullptr);
-      if (v == nullptr) continue;
-      ++active;
-      const i32 index = nm->locate(v);
-      ASSERT_GE(index, 0);
-      ASSERT_LT(index, reserved);
-      ++seen[index];
+      EXPECT_EQ(Pointer_is_active(m, node, i), Pointer_is_cell(*Pointer_slot(m, node, i)));
     }
-    for (i32 k = nm->free_list_used; k < nm->free_list.size(); ++k) {
-      ++seen[nm->free_list.get<i32>(k)];
-    }
-    for (i32 k = 0; k < nm->recycled_list.size(); ++k) ++seen[nm->recycled_list.get<i32>(k)];
-    for (i32 index = 0; index < reserved; ++index) {
-      EXPECT_EQ(seen[index], 1) << "cell " << index << " round " << round;
-    }
-    EXPECT_EQ(nm->num_in_use(), active);
+    const i32 active = ExpectEveryCellOnce(m, node, kSlots, nm, round);
     nm->gc_serial();
     EXPECT_EQ(nm->num_recycled(), 0);
     EXPECT_EQ(nm->num_in_use(), active);
@@ -315,31 +325,14 @@ TEST(SNodePointerConcurrencyTest, BatchDeactivationRecyclesEveryCellExactlyOnce)
     for (NodeCache& c : caches) c.flush();
     ASSERT_EQ(ctx.error(), 0);
 
-    const i32 reserved = nm->num_reserved();
-    std::vector<int> seen(reserved, 0);
-    i32 active = 0;
-    for (i32 i = 0; i < kSlots; ++i) {
-      Ptr v = *Pointer_slot(m, node, i);
-      ASSERT_NE(v, Pointer_locked_value()) << "slot " << i << " left locked";
-      if (!with_activations) {
-        // Cells [0, 7/8 kSlots) are listed by some thread; the rest by none.
-        EXPECT_EQ(v != nullptr, i >= kSlots / 8 * 7) << "slot " << i << " round " << round;
+    if (!with_activations) {
+      // Cells [0, 7/8 kSlots) are listed by some thread; the rest by none.
+      for (i32 i = 0; i < kSlots; ++i) {
+        EXPECT_EQ(*Pointer_slot(m, node, i) != nullptr, i >= kSlots / 8 * 7)
+            << "slot " << i << " round " << round;
       }
-      if (v == nullptr) continue;
-      ++active;
-      const i32 index = nm->locate(v);
-      ASSERT_GE(index, 0);
-      ASSERT_LT(index, reserved);
-      ++seen[index];
     }
-    for (i32 k = nm->free_list_used; k < nm->free_list.size(); ++k) {
-      ++seen[nm->free_list.get<i32>(k)];
-    }
-    for (i32 k = 0; k < nm->recycled_list.size(); ++k) ++seen[nm->recycled_list.get<i32>(k)];
-    for (i32 index = 0; index < reserved; ++index) {
-      EXPECT_EQ(seen[index], 1) << "cell " << index << " round " << round;
-    }
-    EXPECT_EQ(nm->num_in_use(), active);
+    const i32 active = ExpectEveryCellOnce(m, node, kSlots, nm, round);
     nm->gc_serial();
     EXPECT_EQ(nm->num_in_use(), active);
     EXPECT_EQ(nm->num_reserved(), nm->num_in_use() + nm->num_free());
