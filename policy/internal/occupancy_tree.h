@@ -116,7 +116,7 @@ class OccupancyTree {
 
 // Inline: best fit queries once per buffer placed.
 inline void OccupancyTree::Query(int lo, int hi, std::vector<IntervalRun>& out) const {
-  auto take = [this, &out](const List& list) {
+  auto take = [&out](const List& list) {
     if (list.size != 0) out.push_back({list.data, list.size, -1});
   };
   int level = 0;
