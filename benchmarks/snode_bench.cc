@@ -15,7 +15,8 @@
 //     Where an inlined upstream row exists, a `BM_Inlined_<op>` row follows accelmem's: its
 //     header-inline form (`X_op_inline` over a StaticMeta, the shape known at compile time), on
 //     the same cells in the same order, with the same counters.
-//   * Pointer deactivation through a NodeCache (per call) and through the batch entry point
+//   * Pointer deactivation through a NodeCache (per call, with the CAS and, for a caller that
+//     owns its cells, without: Pointer_deactivate_owned) and through the batch entry point
 //     Pointer_deactivate_indices, on the same cells in the same order as the deactivation pair.
 //   * The host API's Write for its per-call overhead.
 //   * Dynamic append from 1 and 2 threads (wall time) against std::vector::push_back and a
@@ -306,6 +307,25 @@ void BM_Pointer_Deactivate_Cached(benchmark::State& state) {
     t.ActivateAll();
     row.Time([&] {
       for (int32_t i : order) Pointer_deactivate_cached(t.meta, t.node, i, c.cache.get());
+      c.cache->flush();
+    });
+    t.Collect();
+  }
+  FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
+}
+
+// _Owned: the per-call Pointer_deactivate_owned through the same NodeCache, for a caller that is
+// the only deactivator of its cells (no CAS: a release store of null).
+void BM_Pointer_Deactivate_Owned(benchmark::State& state) {
+  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
+  PointerTree t;
+  DeactivateCache c(t);
+  PairedRow row(state);
+  for (auto _ : state) {
+    t.ActivateAll();
+    row.Time([&] {
+      for (int32_t i : order) Pointer_deactivate_owned(t.meta, t.node, i, c.cache.get());
       c.cache->flush();
     });
     t.Collect();
@@ -1072,6 +1092,7 @@ BENCHMARK(BM_Inlined_Pointer_Activate_AlreadyActive)->Apply(Paired);
 BENCHMARK(BM_Upstream_Pointer_Deactivate)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Deactivate)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Deactivate_Cached)->Apply(PairedOrder);
+BENCHMARK(BM_Pointer_Deactivate_Owned)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Deactivate_Indices)
     ->ArgNames({"random", "cache"})
     ->ArgsProduct({{0, 1}, {0, 1}})

@@ -117,6 +117,10 @@ void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
   Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, cache);
 }
 
+void Pointer_deactivate_owned(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
+  Pointer_deactivate_owned_inline(RuntimeMeta{meta}, node, i, cache);
+}
+
 void Pointer_deactivate(Ptr meta, Ptr node, i32 i) {
   Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, nullptr);
 }

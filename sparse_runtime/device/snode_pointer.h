@@ -106,6 +106,26 @@ ACCELMEM_RT_INLINE void Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
   if (!Pointer_is_cell(atomic_load_acquire(Pointer_slot_of(m, node, i)))) return;
   Pointer_deactivate_slow(m.meta, node, i, cache);
 }
+// Deactivation by the slot's owner: the caller guarantees that no other thread deactivates slot
+// i while this runs (other threads may activate, look up or test it); e.g. a parallel loop over
+// the active cells deactivating the cell it visits, each cell visited by one thread. Same result
+// as the CAS form. Why: with no competing deactivation nobody else can change a cell value in the
+// slot (an activation only swaps null -> locked), so a release store of null takes the cell, and
+// without a locked instruction per call the CPU overlaps the slot misses of consecutive calls
+// (random order: close to a plain load per cell instead of one serialized miss per cell).
+template <typename M>
+ACCELMEM_RT_INLINE void Pointer_deactivate_owned_inline(const M& m, Ptr node, i32 i,
+                                                        NodeCache* cache = nullptr) {
+  Ptr* slot = Pointer_slot_of(m, node, i);
+  Ptr v = atomic_load_acquire(slot);
+  if (!Pointer_is_cell(v)) return;  // inactive, or another thread is activating it
+  atomic_store_release(slot, static_cast<Ptr>(nullptr));
+  if (cache != nullptr) {
+    cache->recycle(v);
+  } else {
+    runtime_node_manager(m.base()->context, m.base()->snode_id)->recycle(v);
+  }
+}
 
 // The out-of-line entry points.
 i32 Pointer_get_num_elements(Ptr meta, Ptr node);
@@ -116,6 +136,9 @@ void Pointer_deactivate(Ptr meta, Ptr node, i32 i);
 // must belong to the calling worker; null means the manager (as above).
 void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache);
+// Pointer_deactivate_owned_inline out of line: the caller must be the only thread deactivating
+// slot i meanwhile (see there); `cache` as above.
+void Pointer_deactivate_owned(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 // Deactivation of many cells of one container: Pointer_deactivate_cached(meta, node, indices[k],
 // cache) for k = 0..n-1, in that order, with the same guarantee per cell (the thread whose CAS
 // nulls the slot recycles the cell, exactly once; indices may repeat and may race with other

@@ -218,6 +218,125 @@ TEST(SNodePointerConcurrencyTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
   }
 }
 
+// Owned deactivation (no CAS) does what the CAS form does: every active cell it is called on
+// becomes inactive (lookups read the ambient element again) and is recycled exactly once,
+// repeated calls and inactive cells are harmless, and a slot being activated (locked) is left
+// alone; with and without a NodeCache.
+TEST(SNodePointerOwnedTest, DeactivatesAndRecyclesEachActiveCellOnce) {
+  constexpr i32 kSlots = 300;
+  for (bool use_cache : {false, true}) {
+    SNodeTestContext ctx;
+    PointerMeta meta;
+    ctx.FillMeta(&meta.base, 1, 16, kSlots);
+    Ptr m = reinterpret_cast<Ptr>(&meta);
+    NodeManager* nm = ctx.MakeAllocator(1, 16);
+    Ptr node = ctx.root();
+    ASSERT_GE(4096u, Pointer_container_size(kSlots));
+    auto cache = std::make_unique<NodeCache>();
+    cache->init(nm);
+    NodeCache* c = use_cache ? cache.get() : nullptr;
+    for (i32 i = 0; i < kSlots; i += 3) Pointer_activate(m, node, i);  // 100 active cells
+    *Pointer_slot(m, node, 1) = Pointer_locked_value();                // an activation in progress
+    for (i32 i = kSlots - 1; i >= 0; --i) Pointer_deactivate_owned(m, node, i, c);
+    for (i32 i = 0; i < kSlots; i += 6) Pointer_deactivate_owned(m, node, i, c);  // again
+    EXPECT_EQ(*Pointer_slot(m, node, 1), Pointer_locked_value());
+    *Pointer_slot(m, node, 1) = nullptr;
+    cache->flush();
+    EXPECT_EQ(ctx.error(), 0);
+    Ptr ambient = runtime_ambient_element(ctx.rt(), 1);
+    for (i32 i = 0; i < kSlots; ++i) {
+      EXPECT_FALSE(Pointer_is_active(m, node, i)) << "cell " << i;
+      EXPECT_EQ(Pointer_lookup_element(m, node, i), ambient) << "cell " << i;
+    }
+    EXPECT_EQ(nm->num_recycled(), 100);
+    EXPECT_EQ(nm->num_in_use(), 0);
+    ExpectEveryCellOnce(m, node, kSlots, nm, 0);
+  }
+}
+
+// Owners deactivating their own cells (each cell owned by one thread: i % kOwners), half through
+// their NodeCache, while other threads activate and look up every cell, lose and duplicate no
+// cell: afterwards every reserved cell is exactly once in a slot, on the free list or on the
+// recycled list, no slot is left locked, and a GC leaves exactly the slots' cells in use.
+TEST(SNodePointerConcurrencyTest, OwnedDeactivationRacingActivationsKeepsEveryCellOnce) {
+  constexpr i32 kSlots = 512;
+  constexpr int kOwners = 4;
+  constexpr int kActivators = 2;
+  SNodeTestContext ctx;
+  PointerMeta meta;
+  ctx.FillMeta(&meta.base, 1, 16, kSlots);
+  Ptr m = reinterpret_cast<Ptr>(&meta);
+  NodeManager* nm = ctx.MakeAllocator(1, 16);
+  Ptr node = ctx.root();
+  ASSERT_GE(4096u, Pointer_container_size(kSlots));
+  std::vector<NodeCache> caches(kOwners + kActivators);
+  for (NodeCache& c : caches) c.init(nm);
+  for (int round = 0; round < 4; ++round) {
+    for (i32 i = 0; i < kSlots; ++i) Pointer_activate(m, node, i);
+    std::atomic<int> go{0};
+    std::atomic<int> owners_done{0};
+    constexpr int kThreads = kOwners + kActivators;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kOwners; ++t) {
+      threads.emplace_back([&, t] {
+        NodeCache* cache = t % 2 == 0 ? nullptr : &caches[t];
+        u32 x = 0x9e3779b9u * static_cast<u32>(t + 1 + 13 * round);
+        go.fetch_add(1);
+        while (go.load() < kThreads) {
+        }
+        for (int pass = 0; pass < 8; ++pass) {
+          for (i32 k = 0; k < kSlots / kOwners; ++k) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            const i32 i = static_cast<i32>(x % (kSlots / kOwners)) * kOwners + t;
+            Pointer_deactivate_owned(m, node, i, cache);
+          }
+        }
+        owners_done.fetch_add(1);
+      });
+    }
+    for (int a = 0; a < kActivators; ++a) {
+      threads.emplace_back([&, a] {
+        NodeCache* cache = a == 0 ? nullptr : &caches[kOwners + a];
+        go.fetch_add(1);
+        while (go.load() < kThreads) {
+        }
+        for (int k = 0; owners_done.load() < kOwners || k < kSlots; ++k) {
+          const i32 i = static_cast<i32>((k * 61 + a * 7) % kSlots);
+          Pointer_activate_cached(m, node, i, cache);
+          Ptr cell = Pointer_cell(m, node, i);
+          if (cell != nullptr) {
+            EXPECT_GE(nm->locate(cell), 0);
+          }
+          (void)Pointer_lookup_element(m, node, i);
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (NodeCache& c : caches) c.flush();
+    ASSERT_EQ(ctx.error(), 0);
+    const i32 active = ExpectEveryCellOnce(m, node, kSlots, nm, round);
+    nm->gc_serial();
+    EXPECT_EQ(nm->num_recycled(), 0);
+    EXPECT_EQ(nm->num_in_use(), active);
+    EXPECT_EQ(nm->num_reserved(), nm->num_in_use() + nm->num_free());
+    // Without activators, one pass of the owners leaves every cell inactive and recycled once.
+    for (i32 i = 0; i < kSlots; ++i) Pointer_activate(m, node, i);
+    std::vector<std::thread> solo;
+    for (int t = 0; t < kOwners; ++t) {
+      solo.emplace_back([&, t] {
+        for (i32 i = t; i < kSlots; i += kOwners) Pointer_deactivate_owned(m, node, i, &caches[t]);
+      });
+    }
+    for (auto& th : solo) th.join();
+    for (NodeCache& c : caches) c.flush();
+    for (i32 i = 0; i < kSlots; ++i) EXPECT_FALSE(Pointer_is_active(m, node, i)) << i;
+    EXPECT_EQ(ExpectEveryCellOnce(m, node, kSlots, nm, round), 0);
+    nm->gc_serial();
+  }
+}
+
 // Batch deactivation does what per-call deactivation does for every listed index, in and across
 // blocks: listed active cells become inactive and are recycled once each (repeats and inactive
 // cells are harmless), unlisted cells stay active, with and without a NodeCache.
