@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
 #include "ir/checked_math.h"
+#include "ir/memory_space.h"
 #include "ir/mutator.h"
 #include "ir/op_registry.h"
 #include "ir/view_layout.h"
@@ -92,14 +93,29 @@ class Assigner final : public ir::IRVisitor {
 
   // `v` lives where `from` lives (a carry, a branch result, a write-into result), so it has
   // `from`'s layout too: a carried slice still steps over its root's rows.
-  void Share(const ir::Var& v, const ir::Expr* from, MemRefPtr m) {
-    if (ir::AsTile(v.type) == nullptr || m == nullptr) return;
+  absl::Status Share(const ir::Var& v, const ir::Expr* from, MemRefPtr m) {
+    const ir::TileType* tile = ir::AsTile(v.type);
+    if (tile == nullptr || m == nullptr) return absl::OkStatus();
+    if (absl::Status s = SameSpace(v, *tile, *m); !s.ok()) return s;
     map_[&v] = std::move(m);
     const ir::Var* f = from != nullptr ? ir::AsVar(from) : nullptr;
     auto it = f != nullptr ? frames_.find(f) : frames_.end();
-    if (it == frames_.end()) return;
+    if (it == frames_.end()) return absl::OkStatus();
     ir::ViewFrame frame = it->second;  // copied first: inserting may rehash
     frames_[&v] = std::move(frame);
+    return absl::OkStatus();
+  }
+
+  // A value that shares another's MemRef (a view, an in-place result, a carried or branch value)
+  // lives in that MemRef's space. The verifier rejects a declared space that differs; without it
+  // (--verify=false) the value would get a MemRef of one space and keep a type of another.
+  absl::Status SameSpace(const ir::Var& v, const ir::TileType& tile, const MemRef& m) const {
+    if (tile.space == m.space()) return absl::OkStatus();
+    return Error(absl::StrCat("value '", v.name, "' is declared in ",
+                              ir::MemorySpaceName(tile.space), " but shares the memory of a ",
+                              ir::MemorySpaceName(m.space()),
+                              " value (views, in-place results and carried or branch values keep "
+                              "their source's memory space)"));
   }
 
   // The MemRef at byte `offset` of `root`, `size` bytes long; the root itself when it covers the
@@ -143,6 +159,7 @@ class Assigner final : public ir::IRVisitor {
     if (!offset.ok()) {
       return Error(absl::StrCat("value '", v.name, "': ", offset.status().message()));
     }
+    if (absl::Status s = SameSpace(v, *tile, *src); !s.ok()) return s;
     map_[&v] = ViewOf(src->root_ptr(), *offset, *size);
     frames_[&v] = *std::move(frame);
     return absl::OkStatus();
@@ -159,15 +176,13 @@ class Assigner final : public ir::IRVisitor {
     if (def != nullptr && def->memory == ir::MemoryBehavior::kWritesInto &&
         def->writes_into_arg < static_cast<int>(call->args.size())) {
       if (MemRefPtr dst = Of(call->args[def->writes_into_arg])) {
-        Share(v, call->args[def->writes_into_arg].get(), dst);
-        return absl::OkStatus();
+        return Share(v, call->args[def->writes_into_arg].get(), dst);
       }
     }
     if (const ir::Var* alias = ir::AsVar(a.value.get())) {  // `a = b`, if ever written
       if (MemRefPtr m = Of(a.value)) {
         (void)alias;
-        Share(v, a.value.get(), m);
-        return absl::OkStatus();
+        return Share(v, a.value.get(), m);
       }
     }
     return Fresh(v);
@@ -182,7 +197,7 @@ class Assigner final : public ir::IRVisitor {
     for (size_t k = 0; k < f.iter_args.size() && status_.ok(); ++k) {
       MemRefPtr m = k < f.inits.size() ? Of(f.inits[k]) : nullptr;
       if (m != nullptr) {
-        Share(*f.iter_args[k], f.inits[k].get(), m);
+        status_ = Share(*f.iter_args[k], f.inits[k].get(), m);
       } else {
         status_ = Fresh(*f.iter_args[k]);
       }
@@ -191,7 +206,7 @@ class Assigner final : public ir::IRVisitor {
     for (size_t k = 0; k < f.return_vars.size() && status_.ok(); ++k) {
       MemRefPtr m = k < f.iter_args.size() ? Of(f.iter_args[k]) : nullptr;
       if (m != nullptr) {
-        Share(*f.return_vars[k], f.iter_args[k].get(), m);
+        status_ = Share(*f.return_vars[k], f.iter_args[k].get(), m);
       } else {
         status_ = Fresh(*f.return_vars[k]);
       }
@@ -211,7 +226,7 @@ class Assigner final : public ir::IRVisitor {
         m = Of(ey->values[k]);
       }
       if (m != nullptr) {
-        Share(*i.return_vars[k], from, m);
+        status_ = Share(*i.return_vars[k], from, m);
       } else {
         status_ = Fresh(*i.return_vars[k]);
       }

@@ -7,6 +7,7 @@
 #include "backends/backend.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
+#include "passes/pass_manager.h"
 #include "passes/test_util.h"
 
 namespace accelmem {
@@ -59,6 +60,44 @@ TEST(InitMemRefTest, DynamicShapeIsAnError) {
   EXPECT_EQ(r.status().message(),
             "in function 'g': value 't' has a non-static shape [n, 64]; init-memref needs static "
             "shapes");
+}
+
+// A value that would share a MemRef of another memory space (here a view declared in Mat of a
+// Vec tile) is an error naming the function, the value and both spaces, also when no verifier
+// runs before the pass (tile_opt --verify=false): otherwise its type would keep Mat while its
+// MemRef is in Vec, and the printed program would read back as a different one.
+TEST(InitMemRefTest, SharingAcrossMemorySpacesIsAnError) {
+  backends::BackendConfig::Reset();
+  constexpr char kView[] = R"(def v(p: Tile[[16, 16], FP32, Vec]) -> Tile[[16, 16], FP32, Vec]:
+    s: Tile[[4, 16], FP32, Mat] = tile.slice(p, [4, 16], [2, 0])
+    return p
+)";
+  constexpr char kCarry[] = R"(def c(p: Tile[[16, 16], FP32, Vec]) -> Tile[[16, 16], FP32, Vec]:
+    for i, (acc,) in range(0, 4, 1, init=(p,)) -> (out: Tile[[16, 16], FP32, Mat],):
+        yield acc
+    return p
+)";
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  for (const Case& c :
+       {Case{kView,
+             "in function 'v': value 's' is declared in Mat but shares the memory of a Vec value"},
+        Case{kCarry,
+             "in function 'c': value 'out' is declared in Mat but shares the memory of a "
+             "Vec value"}}) {
+    ir::ProgramPtr program = testing::ParseOrDie(c.text);
+    PassManagerOptions options;
+    options.verify = false;  // as tile_opt --verify=false
+    PassManager pm(options);
+    ASSERT_TRUE(AddPasses("init-memref", &pm).ok());
+    absl::StatusOr<ProgramResult> r = pm.Run(program);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_TRUE(absl::StartsWith(r.status().message(), c.message)) << r.status().message();
+    // With the verifier, the declared type is rejected before the pass runs.
+    EXPECT_FALSE(RunOnText(c.text, "init-memref").ok());
+  }
 }
 
 // With the Ascend 910B backend an Acc tile's alloc pads its rows (17 -> 32 for INT32).
