@@ -333,6 +333,29 @@ void BM_Pointer_Deactivate_Owned(benchmark::State& state) {
   FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
 }
 
+// The same, through the header-inline form over the compile-time meta (as a kernel built from
+// C++, or JIT-linked with the runtime bitcode, calls it).
+void BM_Inlined_Pointer_Deactivate_Owned(benchmark::State& state) {
+  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
+  PointerTree t;
+  const PointerTree::Static sm = t.sm();
+  if (!StaticOk(state, sm)) return;
+  DeactivateCache c(t);
+  NodeCache* const cache = c.cache.get();
+  PairedRow row(state);
+  for (auto _ : state) {
+    t.ActivateAll();
+    const Ptr node = t.node;  // in a register, as in a kernel
+    row.Time([&] {
+      for (int32_t i : order) Pointer_deactivate_owned_inline(sm, node, i, cache);
+      cache->flush();
+    });
+    t.Collect();
+  }
+  FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
+}
+
 void BM_Pointer_Deactivate_Indices(benchmark::State& state) {
   std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
   if (state.range(0) == 0) std::reverse(order.begin(), order.end());
@@ -1093,6 +1116,7 @@ BENCHMARK(BM_Upstream_Pointer_Deactivate)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Deactivate)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Deactivate_Cached)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Deactivate_Owned)->Apply(PairedOrder);
+BENCHMARK(BM_Inlined_Pointer_Deactivate_Owned)->Apply(PairedOrder);
 BENCHMARK(BM_Pointer_Deactivate_Indices)
     ->ArgNames({"random", "cache"})
     ->ArgsProduct({{0, 1}, {0, 1}})
