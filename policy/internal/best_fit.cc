@@ -27,8 +27,7 @@ int64_t BestFitPlacer::Run(const std::vector<int>& order, std::vector<int64_t>& 
   }
   for (int i : order) {
     runs_.clear();
-    tree_.Query(items_.lo[i], items_.hi[i], runs_);
-    tree_.Retire(items_.lo[i], items_.hi[i]);
+    tree_.QueryAndRetire(items_.lo[i], items_.hi[i], runs_);
     // Best fit: the smallest free gap that holds the buffer, lowest first; else the top.
     const int64_t size = items_.size[i];
     const int64_t offset = BestGap(size, first_fit);

@@ -54,16 +54,8 @@ OccupancyTree::OccupancyTree(const Items& items) {
   block_level_ = std::min(kBlockLevel, levels_);
   nodes_.resize(2 * leaves_);
   for (int i = 0; i < items.count(); ++i) {
-    int level = 0;
-    for (int a = items.lo[i] + leaves_, b = items.hi[i] - 1 + leaves_; level <= block_level_;
-         a >>= 1, b >>= 1, ++level) {
-      ++nodes_[a].cover_readers;
-      if (b != a) ++nodes_[b].cover_readers;
-    }
-    for (int a = items.lo[i] + leaves_, b = items.hi[i] + leaves_; a < b; a >>= 1, b >>= 1) {
-      if (a & 1) ++nodes_[a++].sub_readers;
-      if (b & 1) ++nodes_[--b].sub_readers;
-    }
+    ForEachReadList(items.lo[i], items.hi[i],
+                    [this](int node, bool cover) { ++Readers(node, cover); });
   }
   readers_.resize(nodes_.size());
   for (size_t v = 0; v < nodes_.size(); ++v) {
@@ -85,16 +77,7 @@ void OccupancyTree::Clear() {
 }
 
 void OccupancyTree::Retire(int lo, int hi) {
-  int level = 0;
-  for (int a = lo + leaves_, b = hi - 1 + leaves_; level <= block_level_;
-       a >>= 1, b >>= 1, ++level) {
-    --nodes_[a].cover_readers;
-    if (b != a) --nodes_[b].cover_readers;
-  }
-  for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1) {
-    if (a & 1) --nodes_[a++].sub_readers;
-    if (b & 1) --nodes_[--b].sub_readers;
-  }
+  ForEachReadList(lo, hi, [this](int node, bool cover) { --Readers(node, cover); });
 }
 
 void OccupancyTree::Insert(int lo, int hi, int64_t begin, int64_t end) {

@@ -69,6 +69,9 @@ class OccupancyTree {
   // first, and the large lists near the root that only they read stop growing.
   void Retire(int lo, int hi);
 
+  // Query() then Retire() of the same item, in one walk over the nodes (what best fit does).
+  void QueryAndRetire(int lo, int hi, std::vector<IntervalRun>& out);
+
  private:
   // Level at which covers are kept per block rather than per ancestor; 2^8 sections per block.
   static constexpr int kBlockLevel = 8;
@@ -83,6 +86,34 @@ class OccupancyTree {
     uint32_t size = 0;
     int32_t capacity_log2 = -1;  // -1: no room yet.
   };
+
+  // Calls visit(node, cover) for every list a query of [lo, hi) reads: the covers of the nodes on
+  // the two boundary paths up to block level (cover = true), the subs of the canonical nodes
+  // (cover = false). The one walk behind Query(), Retire() and the readers' counts.
+  template <typename Visit>
+  void ForEachReadList(int lo, int hi, Visit&& visit) const {
+    int level = 0;
+    for (int a = lo + leaves_, b = hi - 1 + leaves_; level <= block_level_;
+         a >>= 1, b >>= 1, ++level) {
+      visit(a, true);
+      if (b != a) visit(b, true);
+    }
+    for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1) {
+      if (a & 1) visit(a++, false);
+      if (b & 1) visit(--b, false);
+    }
+  }
+
+  // The readers count of one list.
+  uint32_t& Readers(int node, bool cover) {
+    return cover ? nodes_[node].cover_readers : nodes_[node].sub_readers;
+  }
+
+  // Appends one list, if not empty, to a query's output.
+  void Take(int node, bool cover, std::vector<IntervalRun>& out) const {
+    const List& list = cover ? nodes_[node].cover : nodes_[node].sub;
+    if (list.size != 0) out.push_back({list.data, list.size, -1});
+  }
 
   // Defined in occupancy_tree.cc, their only user; inline so that Insert() inlines them.
   inline void AddCanonical(int node, int level, int64_t begin, int64_t end);
@@ -116,19 +147,14 @@ class OccupancyTree {
 
 // Inline: best fit queries once per buffer placed.
 inline void OccupancyTree::Query(int lo, int hi, std::vector<IntervalRun>& out) const {
-  auto take = [&out](const List& list) {
-    if (list.size != 0) out.push_back({list.data, list.size, -1});
-  };
-  int level = 0;
-  for (int a = lo + leaves_, b = hi - 1 + leaves_; level <= block_level_;
-       a >>= 1, b >>= 1, ++level) {
-    take(nodes_[a].cover);
-    if (b != a) take(nodes_[b].cover);
-  }
-  for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1) {
-    if (a & 1) take(nodes_[a++].sub);
-    if (b & 1) take(nodes_[--b].sub);
-  }
+  ForEachReadList(lo, hi, [&](int node, bool cover) { Take(node, cover, out); });
+}
+
+inline void OccupancyTree::QueryAndRetire(int lo, int hi, std::vector<IntervalRun>& out) {
+  ForEachReadList(lo, hi, [&](int node, bool cover) {
+    Take(node, cover, out);
+    --Readers(node, cover);
+  });
 }
 
 }  // namespace internal
