@@ -43,8 +43,11 @@ void AddInterval(std::vector<Interval>& list, int64_t begin, int64_t end);
 // whole block, so one list stands for the covers of all the block's ancestors (fewer, less
 // fragmented lists per query; a long buffer pays one insertion per block it covers). `sub[v]`
 // holds the buffers stored at v or below, or ending inside v. The buffers whose lifetimes meet a
-// query range are exactly those in `sub` of the query's canonical nodes plus `cover` of the
-// nodes on the two boundary paths up to block level.
+// query range [lo, hi) are exactly those in `sub` of the query's canonical nodes plus `cover` of
+// the nodes on the path from lo's leaf up to block level: a buffer that starts inside the range
+// is in `sub` of the canonical node holding its start (Insert adds it to every ancestor of its
+// endpoints), and one that starts before it covers lo, so one of its canonical nodes (or, above
+// block level, lo's block) is on lo's path. The path from hi - 1 adds nothing.
 class OccupancyTree {
  public:
   // `items` are the only ranges that will ever be queried: each node counts the items whose
@@ -88,15 +91,12 @@ class OccupancyTree {
   };
 
   // Calls visit(node, cover) for every list a query of [lo, hi) reads: the covers of the nodes on
-  // the two boundary paths up to block level (cover = true), the subs of the canonical nodes
-  // (cover = false). The one walk behind Query(), Retire() and the readers' counts.
+  // lo's path up to block level (cover = true), the subs of the canonical nodes (cover = false).
+  // The one walk behind Query(), Retire() and the readers' counts.
   template <typename Visit>
   void ForEachReadList(int lo, int hi, Visit&& visit) const {
-    int level = 0;
-    for (int a = lo + leaves_, b = hi - 1 + leaves_; level <= block_level_;
-         a >>= 1, b >>= 1, ++level) {
+    for (int a = lo + leaves_, level = 0; level <= block_level_; a >>= 1, ++level) {
       visit(a, true);
-      if (b != a) visit(b, true);
     }
     for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1) {
       if (a & 1) visit(a++, false);
