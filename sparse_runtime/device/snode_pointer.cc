@@ -61,13 +61,7 @@ __attribute__((noinline)) void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, 
 __attribute__((noinline)) void Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i,
                                                        NodeCache* cache) {
   Ptr v = take_cell(Pointer_slot(meta, node, i));
-  if (v == nullptr) return;
-  if (cache != nullptr) {
-    cache->recycle(v);
-  } else {
-    const StructMeta* m = as_struct_meta(meta);
-    runtime_node_manager(m->context, m->snode_id)->recycle(v);
-  }
+  if (v != nullptr) Pointer_recycle_taken(RuntimeMeta{meta}, v, cache);
 }
 
 void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, NodeCache* cache) {

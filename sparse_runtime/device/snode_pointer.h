@@ -81,6 +81,17 @@ ACCELMEM_RT_INLINE Ptr Pointer_cell(Ptr meta, Ptr node, i32 i) {
 void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 void Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 
+// Recycles cell v, taken from its slot by this thread, into `cache` or (null) this SNode's
+// NodeManager.
+template <typename M>
+ACCELMEM_RT_INLINE void Pointer_recycle_taken(const M& m, Ptr v, NodeCache* cache) {
+  if (cache != nullptr) {
+    cache->recycle(v);
+  } else {
+    runtime_node_manager(m.base()->context, m.base()->snode_id)->recycle(v);
+  }
+}
+
 // Inline fast paths. `cache`: as Pointer_activate_cached (null: the NodeManager).
 template <typename M>
 ACCELMEM_RT_INLINE bool Pointer_is_active_inline(const M& m, Ptr node, i32 i) {
@@ -120,11 +131,7 @@ ACCELMEM_RT_INLINE void Pointer_deactivate_owned_inline(const M& m, Ptr node, i3
   Ptr v = atomic_load_acquire(slot);
   if (!Pointer_is_cell(v)) return;  // inactive, or another thread is activating it
   atomic_store_release(slot, static_cast<Ptr>(nullptr));
-  if (cache != nullptr) {
-    cache->recycle(v);
-  } else {
-    runtime_node_manager(m.base()->context, m.base()->snode_id)->recycle(v);
-  }
+  Pointer_recycle_taken(m, v, cache);
 }
 
 // The out-of-line entry points.

@@ -127,6 +127,29 @@ TEST_F(SNodePointerTest, ConcurrentInlineActivationAllocatesOnce) {
   for (i32 i = 0; i < 8; ++i) EXPECT_TRUE(Pointer_is_active(m_, node, i));
 }
 
+// Starts the calling thread's work only once all `n` threads have arrived.
+void WaitForAll(std::atomic<int>& go, int n) {
+  go.fetch_add(1);
+  while (go.load() < n) {
+  }
+}
+
+// One xorshift32 step: a cheap per-thread random stream for the races below.
+void XorShift(u32& x) {
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+}
+
+// After a GC, the manager holds exactly the `active` cells in the slots in use, recycles
+// nothing and has every other reserved cell free.
+void ExpectGcKeepsOnlySlotCells(NodeManager* nm, i32 active) {
+  nm->gc_serial();
+  EXPECT_EQ(nm->num_recycled(), 0);
+  EXPECT_EQ(nm->num_in_use(), active);
+  EXPECT_EQ(nm->num_reserved(), nm->num_in_use() + nm->num_free());
+}
+
 // Checks that every reserved cell of `nm` is exactly once in one of the `slots` slots of `node`,
 // on the free list (not handed out) or on the recycled list, that no slot is left locked, and
 // that the manager counts the cells in the slots as in use. Returns how many slots hold a cell.
@@ -180,13 +203,9 @@ TEST(SNodePointerConcurrencyTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
       threads.emplace_back([&, t] {
         NodeCache* cache = t % 2 == 0 ? nullptr : &caches[t];
         u32 x = 0x9e3779b9u * static_cast<u32>(t + 1 + 17 * round);
-        go.fetch_add(1);
-        while (go.load() < kThreads) {
-        }
+        WaitForAll(go, kThreads);
         for (int k = 0; k < kOps; ++k) {
-          x ^= x << 13;
-          x ^= x >> 17;
-          x ^= x << 5;
+          XorShift(x);
           // Half the operations on 4 hot cells (the same cells on every thread).
           const i32 i = static_cast<i32>((x >> 8) % ((x & 1) != 0 ? 4 : kSlots));
           if ((x & 2) != 0) {
@@ -211,10 +230,7 @@ TEST(SNodePointerConcurrencyTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
       EXPECT_EQ(Pointer_is_active(m, node, i), Pointer_is_cell(*Pointer_slot(m, node, i)));
     }
     const i32 active = ExpectEveryCellOnce(m, node, kSlots, nm, round);
-    nm->gc_serial();
-    EXPECT_EQ(nm->num_recycled(), 0);
-    EXPECT_EQ(nm->num_in_use(), active);
-    EXPECT_EQ(nm->num_reserved(), nm->num_in_use() + nm->num_free());
+    ExpectGcKeepsOnlySlotCells(nm, active);
   }
 }
 
@@ -281,14 +297,10 @@ TEST(SNodePointerConcurrencyTest, OwnedDeactivationRacingActivationsKeepsEveryCe
       threads.emplace_back([&, t] {
         NodeCache* cache = t % 2 == 0 ? nullptr : &caches[t];
         u32 x = 0x9e3779b9u * static_cast<u32>(t + 1 + 13 * round);
-        go.fetch_add(1);
-        while (go.load() < kThreads) {
-        }
+        WaitForAll(go, kThreads);
         for (int pass = 0; pass < 8; ++pass) {
           for (i32 k = 0; k < kSlots / kOwners; ++k) {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
+            XorShift(x);
             const i32 i = static_cast<i32>(x % (kSlots / kOwners)) * kOwners + t;
             Pointer_deactivate_owned(m, node, i, cache);
           }
@@ -299,9 +311,7 @@ TEST(SNodePointerConcurrencyTest, OwnedDeactivationRacingActivationsKeepsEveryCe
     for (int a = 0; a < kActivators; ++a) {
       threads.emplace_back([&, a] {
         NodeCache* cache = a == 0 ? nullptr : &caches[kOwners + a];
-        go.fetch_add(1);
-        while (go.load() < kThreads) {
-        }
+        WaitForAll(go, kThreads);
         for (int k = 0; owners_done.load() < kOwners || k < kSlots; ++k) {
           const i32 i = static_cast<i32>((k * 61 + a * 7) % kSlots);
           Pointer_activate_cached(m, node, i, cache);
@@ -317,10 +327,7 @@ TEST(SNodePointerConcurrencyTest, OwnedDeactivationRacingActivationsKeepsEveryCe
     for (NodeCache& c : caches) c.flush();
     ASSERT_EQ(ctx.error(), 0);
     const i32 active = ExpectEveryCellOnce(m, node, kSlots, nm, round);
-    nm->gc_serial();
-    EXPECT_EQ(nm->num_recycled(), 0);
-    EXPECT_EQ(nm->num_in_use(), active);
-    EXPECT_EQ(nm->num_reserved(), nm->num_in_use() + nm->num_free());
+    ExpectGcKeepsOnlySlotCells(nm, active);
     // Without activators, one pass of the owners leaves every cell inactive and recycled once.
     for (i32 i = 0; i < kSlots; ++i) Pointer_activate(m, node, i);
     std::vector<std::thread> solo;
@@ -403,9 +410,7 @@ TEST(SNodePointerConcurrencyTest, BatchDeactivationRecyclesEveryCellExactlyOnce)
       u32 x = 0x9e3779b9u * static_cast<u32>(t + 1 + 31 * round);
       for (i32 k = 0; k < kSlots / 2; ++k) lists[t].push_back(t * (kSlots / 8) + k);
       for (i32 k = kSlots / 2 - 1; k > 0; --k) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
+        XorShift(x);
         std::swap(lists[t][k], lists[t][x % static_cast<u32>(k + 1)]);
       }
     }
@@ -415,9 +420,7 @@ TEST(SNodePointerConcurrencyTest, BatchDeactivationRecyclesEveryCellExactlyOnce)
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
         NodeCache* cache = t % 2 == 0 ? nullptr : &caches[t];
-        go.fetch_add(1);
-        while (go.load() < num_threads) {
-        }
+        WaitForAll(go, num_threads);
         const std::vector<i32>& list = lists[t];
         const i32 half = static_cast<i32>(list.size()) / 2;
         Pointer_deactivate_indices(m, node, list.data(), half, cache);
@@ -434,9 +437,7 @@ TEST(SNodePointerConcurrencyTest, BatchDeactivationRecyclesEveryCellExactlyOnce)
     }
     if (with_activations) {
       threads.emplace_back([&] {
-        go.fetch_add(1);
-        while (go.load() < num_threads) {
-        }
+        WaitForAll(go, num_threads);
         for (int k = 0; k < 4 * kSlots; ++k) Pointer_activate(m, node, (k * 37) % kSlots);
       });
     }
