@@ -253,9 +253,14 @@ void BM_Inlined_Pointer_Activate_AlreadyActive(benchmark::State& state) {
 
 // Deactivation of every cell, in reverse activation order (/random:0) or a random order; the
 // cells are re-activated and collected, untimed, between rounds.
-void BM_Upstream_Pointer_Deactivate(benchmark::State& state) {
+std::vector<int32_t> DeactivationOrder(const benchmark::State& state) {
   std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
   if (state.range(0) == 0) std::reverse(order.begin(), order.end());
+  return order;
+}
+
+void BM_Upstream_Pointer_Deactivate(benchmark::State& state) {
+  const std::vector<int32_t> order = DeactivationOrder(state);
   UpstreamPointerTree t;
   PairedRow row(state);
   for (auto _ : state) {
@@ -268,27 +273,41 @@ void BM_Upstream_Pointer_Deactivate(benchmark::State& state) {
   FinishBaseline(state, row, Key("Pointer_Deactivate", state), kCells);
 }
 
-void BM_Pointer_Deactivate(benchmark::State& state) {
-  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
-  PointerTree t;
+// Every accelmem deactivation row: deactivate_all(order) on the fully active tree `t`, then the
+// flush of `cache` (if any), timed; re-activation and GC between rounds untimed.
+template <typename DeactivateAll>
+void TimeDeactivation(benchmark::State& state, PointerTree& t, NodeCache* cache,
+                      const DeactivateAll& deactivate_all) {
+  const std::vector<int32_t> order = DeactivationOrder(state);
   PairedRow row(state);
   for (auto _ : state) {
     t.ActivateAll();
     row.Time([&] {
-      for (int32_t i : order) Pointer_deactivate(t.meta, t.node, i);
+      deactivate_all(order);
+      if (cache != nullptr) cache->flush();
     });
     t.Collect();
   }
   FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
 }
 
-// The two forms of deactivation that avoid per-cell shared atomics, on the same cells in the same
+void BM_Pointer_Deactivate(benchmark::State& state) {
+  PointerTree t;
+  TimeDeactivation(state, t, nullptr, [&](const std::vector<int32_t>& order) {
+    for (int32_t i : order) Pointer_deactivate(t.meta, t.node, i);
+  });
+}
+
+// The forms of deactivation that avoid per-cell shared atomics, on the same cells in the same
 // order as BM_Pointer_Deactivate: _Cached is the per-call Pointer_deactivate_cached through one
-// NodeCache (one CAS per cell, recycling into the cache); _Indices is the batch entry point
-// Pointer_deactivate_indices over the whole order array (slots prefetched one block ahead), which
-// recycles through the NodeManager with one recycle_cells per block (/cache:0) or through the
-// NodeCache (/cache:1). The cache's final flush is timed.
+// NodeCache (one CAS per cell, recycling into the cache); _Owned the per-call
+// Pointer_deactivate_owned through the same cache, for a caller that is the only deactivator of
+// its cells (no CAS: a release store of null), out of line and (_Inlined_) through the
+// header-inline form over the compile-time meta, as a kernel built from C++ or JIT-linked with
+// the runtime bitcode calls it; _Indices is the batch entry point Pointer_deactivate_indices over
+// the whole order array (slots prefetched one block ahead), which recycles through the
+// NodeManager with one recycle_cells per block (/cache:0) or through the NodeCache (/cache:1).
+// The cache's final flush is timed.
 struct DeactivateCache {
   explicit DeactivateCache(const PointerTree& t) : cache(new NodeCache()) {
     const StructMeta* m = as_struct_meta(t.meta);
@@ -298,80 +317,42 @@ struct DeactivateCache {
 };
 
 void BM_Pointer_Deactivate_Cached(benchmark::State& state) {
-  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
   PointerTree t;
   DeactivateCache c(t);
-  PairedRow row(state);
-  for (auto _ : state) {
-    t.ActivateAll();
-    row.Time([&] {
-      for (int32_t i : order) Pointer_deactivate_cached(t.meta, t.node, i, c.cache.get());
-      c.cache->flush();
-    });
-    t.Collect();
-  }
-  FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
+  NodeCache* const cache = c.cache.get();
+  TimeDeactivation(state, t, cache, [&](const std::vector<int32_t>& order) {
+    for (int32_t i : order) Pointer_deactivate_cached(t.meta, t.node, i, cache);
+  });
 }
 
-// _Owned: the per-call Pointer_deactivate_owned through the same NodeCache, for a caller that is
-// the only deactivator of its cells (no CAS: a release store of null).
 void BM_Pointer_Deactivate_Owned(benchmark::State& state) {
-  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
   PointerTree t;
   DeactivateCache c(t);
-  PairedRow row(state);
-  for (auto _ : state) {
-    t.ActivateAll();
-    row.Time([&] {
-      for (int32_t i : order) Pointer_deactivate_owned(t.meta, t.node, i, c.cache.get());
-      c.cache->flush();
-    });
-    t.Collect();
-  }
-  FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
+  NodeCache* const cache = c.cache.get();
+  TimeDeactivation(state, t, cache, [&](const std::vector<int32_t>& order) {
+    for (int32_t i : order) Pointer_deactivate_owned(t.meta, t.node, i, cache);
+  });
 }
 
-// The same, through the header-inline form over the compile-time meta (as a kernel built from
-// C++, or JIT-linked with the runtime bitcode, calls it).
 void BM_Inlined_Pointer_Deactivate_Owned(benchmark::State& state) {
-  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
   PointerTree t;
   const PointerTree::Static sm = t.sm();
   if (!StaticOk(state, sm)) return;
   DeactivateCache c(t);
   NodeCache* const cache = c.cache.get();
-  PairedRow row(state);
-  for (auto _ : state) {
-    t.ActivateAll();
+  TimeDeactivation(state, t, cache, [&](const std::vector<int32_t>& order) {
     const Ptr node = t.node;  // in a register, as in a kernel
-    row.Time([&] {
-      for (int32_t i : order) Pointer_deactivate_owned_inline(sm, node, i, cache);
-      cache->flush();
-    });
-    t.Collect();
-  }
-  FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
+    for (int32_t i : order) Pointer_deactivate_owned_inline(sm, node, i, cache);
+  });
 }
 
 void BM_Pointer_Deactivate_Indices(benchmark::State& state) {
-  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
   PointerTree t;
   DeactivateCache c(t);
   NodeCache* const cache = state.range(1) != 0 ? c.cache.get() : nullptr;
-  PairedRow row(state);
-  for (auto _ : state) {
-    t.ActivateAll();
-    row.Time([&] {
-      Pointer_deactivate_indices(t.meta, t.node, order.data(), kCells, cache);
-      if (cache != nullptr) cache->flush();
-    });
-    t.Collect();
-  }
-  FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
+  TimeDeactivation(state, t, cache, [&](const std::vector<int32_t>& order) {
+    Pointer_deactivate_indices(t.meta, t.node, order.data(), kCells, cache);
+  });
 }
 
 // Floors for the pointer rows, on the same tree's slot array (2^20 slots, 8 MiB) in the same
@@ -406,8 +387,7 @@ void BM_Floor_Pointer_SlotLoad(benchmark::State& state) {
 }
 
 void BM_Floor_Pointer_CasAndPush(benchmark::State& state) {
-  std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  if (state.range(0) == 0) std::reverse(order.begin(), order.end());
+  const std::vector<int32_t> order = DeactivationOrder(state);
   PointerTree t;
   t.ActivateAll();
   Ptr* const slots = Pointer_slot(t.meta, t.node, 0);
