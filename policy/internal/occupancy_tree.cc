@@ -81,9 +81,8 @@ void OccupancyTree::Retire(int lo, int hi) {
 }
 
 void OccupancyTree::Insert(int lo, int hi, int64_t begin, int64_t end) {
-  for (int a = lo + leaves_, b = hi - 1 + leaves_; a >= 1; a >>= 1, b >>= 1) {
+  for (int a = lo + leaves_; a >= 1; a >>= 1) {
     if (nodes_[a].sub_readers != 0) Add(nodes_[a].sub, a, begin, end);
-    if (b != a && nodes_[b].sub_readers != 0) Add(nodes_[b].sub, b, begin, end);
   }
   int level = 0;
   for (int a = lo + leaves_, b = hi + leaves_; a < b; a >>= 1, b >>= 1, ++level) {
@@ -93,7 +92,6 @@ void OccupancyTree::Insert(int lo, int hi, int64_t begin, int64_t end) {
 }
 
 inline void OccupancyTree::AddCanonical(int node, int level, int64_t begin, int64_t end) {
-  if (nodes_[node].sub_readers != 0) Add(nodes_[node].sub, node, begin, end);
   if (level <= block_level_) {
     if (nodes_[node].cover_readers != 0) Add(nodes_[node].cover, node, begin, end);
     return;

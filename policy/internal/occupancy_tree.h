@@ -42,12 +42,12 @@ void AddInterval(std::vector<Interval>& list, int64_t begin, int64_t end);
 // `block_level_` ("blocks"), `cover[v]` holds those of every buffer whose lifetime covers the
 // whole block, so one list stands for the covers of all the block's ancestors (fewer, less
 // fragmented lists per query; a long buffer pays one insertion per block it covers). `sub[v]`
-// holds the buffers stored at v or below, or ending inside v. The buffers whose lifetimes meet a
-// query range [lo, hi) are exactly those in `sub` of the query's canonical nodes plus `cover` of
-// the nodes on the path from lo's leaf up to block level: a buffer that starts inside the range
-// is in `sub` of the canonical node holding its start (Insert adds it to every ancestor of its
-// endpoints), and one that starts before it covers lo, so one of its canonical nodes (or, above
-// block level, lo's block) is on lo's path. The path from hi - 1 adds nothing.
+// holds the buffers that start inside v. The buffers whose lifetimes meet a query range [lo, hi)
+// are exactly those in `sub` of the query's canonical nodes plus `cover` of the nodes on the path
+// from lo's leaf up to block level: a buffer that starts inside the range is in `sub` of the
+// canonical node holding its start, and one that starts before it covers lo, so one of its
+// canonical nodes (or, above block level, lo's block) is on lo's path. Nothing else is needed:
+// neither the path from hi - 1 nor a buffer's end or canonical nodes in `sub`.
 class OccupancyTree {
  public:
   // `items` are the only ranges that will ever be queried: each node counts the items whose
