@@ -4,7 +4,6 @@
 #include <functional>
 #include <map>
 #include <numeric>
-#include <queue>
 #include <set>
 #include <tuple>
 
@@ -133,8 +132,17 @@ int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
   offsets.assign(items.count(), 0);
   std::map<int64_t, int64_t> live;             // Offset -> end address of live buffers.
   std::set<std::pair<int64_t, int64_t>> gaps;  // (length, offset) of gaps between them.
-  using Expiry = std::pair<int64_t, int>;      // (end time, item).
-  std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiry;
+  // The items by end section (a counting sort): those ending at or before a start are freed
+  // first. In start order every one of them is placed already (it starts before it ends).
+  const int n = items.count();
+  std::vector<int> by_end(n);
+  {
+    std::vector<int> first(items.num_sections + 2, 0);
+    for (int j = 0; j < n; ++j) ++first[items.hi[j] + 1];
+    for (size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
+    for (int j = 0; j < n; ++j) by_end[first[items.hi[j]]++] = j;
+  }
+  int freed = 0;
   auto remove = [&](int j) {
     auto it = live.find(offsets[j]);
     const int64_t below = it == live.begin() ? 0 : std::prev(it)->second;
@@ -148,10 +156,7 @@ int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
   };
   int64_t height = 0;
   for (int i : order) {
-    while (!expiry.empty() && expiry.top().first <= items.start[i]) {
-      remove(expiry.top().second);
-      expiry.pop();
-    }
+    while (freed < n && items.hi[by_end[freed]] <= items.lo[i]) remove(by_end[freed++]);
     const int64_t size = items.size[i];
     int64_t offset;
     auto gap = gaps.lower_bound({size, std::numeric_limits<int64_t>::min()});
@@ -165,7 +170,6 @@ int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
     }
     live.emplace(offset, offset + size);
     offsets[i] = offset;
-    expiry.push({items.end[i], i});
     height = std::max(height, offset + size);
     if (height > limit) return height;
   }
@@ -233,17 +237,6 @@ std::vector<int> OrderItemsByComparison(const Items& items, GreedyOrder order) {
 
 // Above this many items, ranks take more than 21 bits and three do not pack into 64.
 constexpr int kMaxPackedItems = 1 << 21;
-// Below this many items a comparison sort beats the radix sort's histograms.
-constexpr size_t kMinRadixItems = 512;
-constexpr int kDigitBits = 11;
-
-// Bits needed to hold every value in [0, max_value].
-int BitsFor(uint64_t max_value) {
-  int bits = 1;
-  while (bits < 64 && (max_value >> bits) != 0) ++bits;
-  return bits;
-}
-
 }  // namespace
 
 std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
@@ -252,41 +245,9 @@ std::vector<int> OrderItems(const Items& items, GreedyOrder order) {
 }
 
 void ItemOrderer::SortKeyed(int key_bits) {
-  const size_t n = keyed_.size();
-  if (n < kMinRadixItems) {
-    std::sort(keyed_.begin(), keyed_.end(), [](const Keyed& a, const Keyed& b) {
-      return a.key != b.key ? a.key < b.key : a.index < b.index;
-    });
-  } else {
-    // LSD radix sort, stable: keyed_ starts in index order, so ties stay in index order. All
-    // digit histograms in one pass; a digit equal in every key is skipped.
-    const int passes = (key_bits + kDigitBits - 1) / kDigitBits;
-    constexpr size_t kBuckets = size_t{1} << kDigitBits;
-    std::vector<uint32_t> count(static_cast<size_t>(passes) * kBuckets, 0);
-    for (const Keyed& k : keyed_) {
-      for (int p = 0; p < passes; ++p) {
-        ++count[p * kBuckets + ((k.key >> (p * kDigitBits)) & (kBuckets - 1))];
-      }
-    }
-    spare_.resize(n);
-    for (int p = 0; p < passes; ++p) {
-      uint32_t* c = &count[p * kBuckets];
-      const uint64_t first_digit = (keyed_[0].key >> (p * kDigitBits)) & (kBuckets - 1);
-      if (c[first_digit] == n) continue;
-      uint32_t sum = 0;
-      for (size_t b = 0; b < kBuckets; ++b) {
-        const uint32_t here = c[b];
-        c[b] = sum;
-        sum += here;
-      }
-      for (const Keyed& k : keyed_) {
-        spare_[c[(k.key >> (p * kDigitBits)) & (kBuckets - 1)]++] = k;
-      }
-      keyed_.swap(spare_);
-    }
-  }
-  order_.resize(n);
-  for (size_t k = 0; k < n; ++k) order_[k] = keyed_[k].index;
+  SortByKey(keyed_, spare_, key_bits);
+  order_.resize(keyed_.size());
+  for (size_t k = 0; k < keyed_.size(); ++k) order_[k] = keyed_[k].index;
 }
 
 const std::vector<uint32_t>& ItemOrderer::Ranks(Field field) {

@@ -57,6 +57,7 @@ class BestFitPlacer {
 // every placed buffer that overlaps its lifetime is live at its start, so the free gaps are those
 // of one moment. A set of gaps keyed by (length, offset) answers best fit in O(log n); buffers
 // are freed when time passes their end. Same placements as BestFitPlacer, in O(n log n).
+// `order` must list the items by start.
 int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
                      std::vector<int64_t>& offsets,
                      int64_t limit = std::numeric_limits<int64_t>::max());
@@ -78,10 +79,7 @@ class ItemOrderer {
 
  private:
   enum Field { kSizeRank, kLengthRank, kStartRank, kAreaRank, kNumFields };
-  struct Keyed {
-    uint64_t key;
-    int index;
-  };
+  using Keyed = KeyedIndex;
 
   // Dense ranks (0 = smallest; equal values, equal ranks) of one key, computed on first use.
   const std::vector<uint32_t>& Ranks(Field field);

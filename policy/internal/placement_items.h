@@ -38,6 +38,20 @@ struct Items {
   int count() const { return static_cast<int>(buffer.size()); }
 };
 
+// An index with a 64-bit sort key.
+struct KeyedIndex {
+  uint64_t key;
+  int index;
+};
+
+// Sorts `keyed`, which must be in increasing index order, by (key, index); every key is below
+// 2^key_bits. A stable LSD radix sort (a comparison sort below a few hundred entries); `spare`
+// is its scratch.
+void SortByKey(std::vector<KeyedIndex>& keyed, std::vector<KeyedIndex>& spare, int key_bits);
+
+// Bits needed to hold every value in [0, max_value] (at least 1).
+int BitsFor(uint64_t max_value);
+
 // The items of `buffers` (a valid instance for `alignment`), in input order.
 Items MakeItems(absl::Span<const PlacementBuffer> buffers, int64_t alignment);
 
