@@ -47,7 +47,8 @@ void AddInterval(std::vector<Interval>& list, int64_t begin, int64_t end) {
 OccupancyTree::OccupancyTree(const Items& items) {
   leaves_ = 1;
   levels_ = 0;
-  while (leaves_ < std::max(items.num_sections, 1)) {
+  sections_ = std::max(items.num_sections, 1);
+  while (leaves_ < sections_) {
     leaves_ <<= 1;
     ++levels_;
   }
@@ -70,9 +71,13 @@ void OccupancyTree::Clear() {
     nodes_[v].sub.size = 0;
   }
   touched_.clear();
-  for (size_t v = 0; v < nodes_.size(); ++v) {
-    nodes_[v].cover_readers = readers_[v].first;
-    nodes_[v].sub_readers = readers_[v].second;
+  // Only nodes over sections [0, sections_) are ever read or written: at level l, the first
+  // ceil(sections_ / 2^l) of the level (leaves_ is rounded up to a power of two).
+  for (int first = leaves_, level = 0; first >= 1; first >>= 1, ++level) {
+    for (int v = first, last = first + ((sections_ - 1) >> level) + 1; v < last; ++v) {
+      nodes_[v].cover_readers = readers_[v].first;
+      nodes_[v].sub_readers = readers_[v].second;
+    }
   }
 }
 

@@ -123,6 +123,7 @@ class OccupancyTree {
   // Gives `list` room for twice as many intervals (a block from `free_` or a new one).
   void Grow(List& list);
 
+  int sections_ = 1;
   int leaves_ = 1;
   int levels_ = 0;
   int block_level_ = 0;
