@@ -39,6 +39,25 @@ int64_t BestFitPlacer::Run(const std::vector<int>& order, std::vector<int64_t>& 
 }
 
 inline int64_t BestFitPlacer::BestGap(int64_t size, bool first_fit) {
+  {
+    tiny_.clear();
+    size_t kept = 0;
+    for (const IntervalRun& r : runs_) {
+      if (r.size <= kTinyRun) {
+        for (uint32_t k = 0; k < r.size; ++k) {
+          const Interval iv = r.data[k];
+          size_t j = tiny_.size();
+          tiny_.push_back(iv);
+          for (; j > 0 && tiny_[j - 1].begin > iv.begin; --j) tiny_[j] = tiny_[j - 1];
+          tiny_[j] = iv;
+        }
+      } else {
+        runs_[kept++] = r;
+      }
+    }
+    runs_.resize(kept);
+    if (!tiny_.empty()) runs_.push_back({tiny_.data(), static_cast<uint32_t>(tiny_.size())});
+  }
   // Largest first, so the two smallest are at the back (few lists: insertion sort).
   for (size_t k = 1; k < runs_.size(); ++k) {
     const IntervalRun r = runs_[k];
@@ -46,26 +65,23 @@ inline int64_t BestFitPlacer::BestGap(int64_t size, bool first_fit) {
     for (; j > 0 && runs_[j - 1].size < r.size; --j) runs_[j] = runs_[j - 1];
     runs_[j] = r;
   }
-  free_scratch_.clear();
-  for (int k = 0; k < static_cast<int>(scratch_.size()); ++k) free_scratch_.push_back(k);
+  // Merge outputs are carved from one buffer: each merge writes at most the sum of its inputs,
+  // and there are runs - 2 merges, so (runs - 2) * total intervals bounds the whole.
+  if (runs_.size() > 2) {
+    size_t total = 0;
+    for (const IntervalRun& r : runs_) total += r.size;
+    const size_t bound = (runs_.size() - 2) * total;
+    if (scratch_.size() < bound) scratch_.resize(bound);
+  }
+  Interval* out = scratch_.data();
   while (runs_.size() > 2) {
     const IntervalRun x = runs_.back();
     runs_.pop_back();
     const IntervalRun y = runs_.back();
     runs_.pop_back();
-    if (free_scratch_.empty()) {
-      free_scratch_.push_back(static_cast<int>(scratch_.size()));
-      scratch_.emplace_back();
-    }
-    const int owner = free_scratch_.back();
-    free_scratch_.pop_back();
-    std::vector<Interval>& out = scratch_[owner];
-    if (out.size() < size_t{x.size} + y.size) out.resize(size_t{x.size} + y.size);
-    const uint32_t merged = static_cast<uint32_t>(
-        MergeRuns(x.data, x.data + x.size, y.data, y.data + y.size, out.data()) - out.data());
-    if (x.owner >= 0) free_scratch_.push_back(x.owner);
-    if (y.owner >= 0) free_scratch_.push_back(y.owner);
-    const IntervalRun r{out.data(), merged, owner};
+    Interval* const end = MergeRuns(x.data, x.data + x.size, y.data, y.data + y.size, out);
+    const IntervalRun r{out, static_cast<uint32_t>(end - out)};
+    out = end;
     size_t j = runs_.size();
     runs_.push_back(r);
     for (; j > 0 && runs_[j - 1].size < r.size; --j) runs_[j] = runs_[j - 1];

@@ -33,7 +33,8 @@ class BestFitPlacer {
               const std::vector<std::pair<int, int64_t>>* fixed = nullptr);
 
  private:
-  // Best fit over the free gaps of the union of `runs_` (each sorted and coalesced). All lists
+  // Best fit over the free gaps of the union of `runs_` (each sorted and coalesced). Lists of at
+  // most kTinyRun intervals are first pooled into one run sorted by begin. All lists
   // but the last two are merged two smallest first (Huffman order: the largest list, often
   // half of the total, is copied at most once; coalescing shrinks the runs as they grow); the
   // last two are merged only virtually, while scanning their gaps, so the union of a query is
@@ -42,15 +43,17 @@ class BestFitPlacer {
   // inlines them.
   inline int64_t BestGap(int64_t size, bool first_fit);
 
-  // Merges two sorted, coalesced runs into `out` (room for both), coalescing; returns the end.
+  // Merges two runs sorted by begin into `out` (room for both), coalescing; returns the end.
   static inline Interval* MergeRuns(const Interval* a, const Interval* a_end, const Interval* b,
                                     const Interval* b_end, Interval* out);
 
   const Items& items_;
   OccupancyTree tree_;
   std::vector<IntervalRun> runs_;  // The query's lists; in BestGap(), runs still to merge.
-  std::vector<std::vector<Interval>> scratch_;
-  std::vector<int> free_scratch_;
+  // Lists this short (most covers below block level) cost less pooled than a merge step each.
+  static constexpr uint32_t kTinyRun = 4;
+  std::vector<Interval> tiny_;     // The intervals of the query's tiny lists, by begin.
+  std::vector<Interval> scratch_;  // Merge outputs of one BestGap(), one after another.
 };
 
 // Best fit for orders sorted by start (kStart), as an allocator would do it: when a buffer starts,

@@ -21,13 +21,10 @@ struct Interval {
   int64_t end;
 };
 
-// A sorted, coalesced run of intervals, as OccupancyTree::Query returns them; `owner` >= 0 marks
-// a run that BestFitPlacer merged into its own scratch (Query sets -1). 16 bytes: BestFitPlacer
-// sorts a few of them per query.
+// A sorted, coalesced run of intervals, as OccupancyTree::Query returns them.
 struct IntervalRun {
   const Interval* data;
   uint32_t size;
-  int32_t owner;
 };
 
 // Adds [begin, end) to the sorted list of disjoint, non-touching intervals data[0, size),
@@ -112,7 +109,7 @@ class OccupancyTree {
   // Appends one list, if not empty, to a query's output.
   void Take(int node, bool cover, std::vector<IntervalRun>& out) const {
     const List& list = cover ? nodes_[node].cover : nodes_[node].sub;
-    if (list.size != 0) out.push_back({list.data, list.size, -1});
+    if (list.size != 0) out.push_back({list.data, list.size});
   }
 
   // Defined in occupancy_tree.cc, their only user; inline so that Insert() inlines them.
