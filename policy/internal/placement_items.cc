@@ -77,7 +77,8 @@ Items MakeItems(absl::Span<const PlacementBuffer> buffers, int64_t alignment) {
   std::vector<KeyedIndex> spare;
   uint64_t last_point = 0;
   for (int i = 0; i < n; ++i) {
-    const uint64_t start = static_cast<uint64_t>(items.start[i]) - static_cast<uint64_t>(first_time);
+    const uint64_t start =
+        static_cast<uint64_t>(items.start[i]) - static_cast<uint64_t>(first_time);
     const uint64_t end = static_cast<uint64_t>(items.end[i]) - static_cast<uint64_t>(first_time);
     points[2 * i] = {start, 2 * i};
     points[2 * i + 1] = {end, 2 * i + 1};
