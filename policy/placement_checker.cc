@@ -32,6 +32,10 @@ int64_t RoundUp(int64_t value, int64_t alignment) {
 
 absl::Status ValidateInstance(absl::Span<const PlacementBuffer> buffers,
                               const PlacementLimits& limits) {
+  if (buffers.size() > kMaxPlacementBuffers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(buffers.size(), " buffers, above the limit ", kMaxPlacementBuffers));
+  }
   if (limits.alignment < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("alignment must be >= 1, got ", limits.alignment));

@@ -14,6 +14,7 @@
 #ifndef ACCELMEM_POLICY_PLACEMENT_CHECKER_H_
 #define ACCELMEM_POLICY_PLACEMENT_CHECKER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -41,14 +42,18 @@ struct PlacementLimits {
 // of sizes and offsets never overflow int64_t.
 inline constexpr int64_t kMaxPlacementBytes = int64_t{1} << 60;
 
+// Most buffers an instance may have: the planner numbers items, and each item's start and end
+// time point, with `int`.
+inline constexpr size_t kMaxPlacementBuffers = size_t{1} << 30;
+
 // True if the two half-open lifetimes share at least one step. Empty lifetimes intersect nothing.
 inline bool LifetimesIntersect(const PlacementBuffer& a, const PlacementBuffer& b) {
   return a.start < a.end && b.start < b.end && a.start < b.end && b.start < a.end;
 }
 
-// Checks that the instance itself is well formed: start <= end, size >= 0, alignment >= 1,
-// capacity >= 0, and the sum of all sizes (each rounded up to the alignment) is at most
-// kMaxPlacementBytes. Errors name the offending buffer.
+// Checks that the instance itself is well formed: at most kMaxPlacementBuffers buffers,
+// start <= end, size >= 0, alignment >= 1, capacity >= 0, and the sum of all sizes (each rounded
+// up to the alignment) is at most kMaxPlacementBytes. Errors name the offending buffer.
 absl::Status ValidateInstance(absl::Span<const PlacementBuffer> buffers,
                               const PlacementLimits& limits = {});
 

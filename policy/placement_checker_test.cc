@@ -110,6 +110,15 @@ TEST(CheckPlacementTest, RejectsNegativeOffsetAndWrongCount) {
 }
 
 // Malformed instances are rejected before any placement is looked at.
+// Too many buffers are rejected before any is read (the span's elements past the first are never
+// touched: the count is checked first).
+TEST(ValidateInstanceTest, RejectsTooManyBuffers) {
+  const PlacementBuffer one = B("a", 0, 5, 8);
+  const absl::Span<const PlacementBuffer> huge(&one, kMaxPlacementBuffers + 1);
+  EXPECT_THAT(ValidateInstance(huge).message(), HasSubstr("buffers, above the limit"));
+  EXPECT_TRUE(ValidateInstance(absl::Span<const PlacementBuffer>(&one, 1)).ok());
+}
+
 TEST(ValidateInstanceTest, RejectsMalformedInstances) {
   EXPECT_TRUE(ValidateInstance({B("a", 0, 5, 8)}).ok());
   EXPECT_THAT(ValidateInstance({B("a", 6, 5, 8)}).message(), HasSubstr("'a' (#0) ends"));
