@@ -38,26 +38,28 @@ int64_t BestFitPlacer::Run(const std::vector<int>& order, std::vector<int64_t>& 
   return height;
 }
 
-inline int64_t BestFitPlacer::BestGap(int64_t size, bool first_fit) {
-  {
-    tiny_.clear();
-    size_t kept = 0;
-    for (const IntervalRun& r : runs_) {
-      if (r.size <= kTinyRun) {
-        for (uint32_t k = 0; k < r.size; ++k) {
-          const Interval iv = r.data[k];
-          size_t j = tiny_.size();
-          tiny_.push_back(iv);
-          for (; j > 0 && tiny_[j - 1].begin > iv.begin; --j) tiny_[j] = tiny_[j - 1];
-          tiny_[j] = iv;
-        }
-      } else {
-        runs_[kept++] = r;
-      }
+inline void BestFitPlacer::PoolTinyRuns() {
+  tiny_.clear();
+  size_t kept = 0;
+  for (const IntervalRun& r : runs_) {
+    if (r.size > kTinyRun) {
+      runs_[kept++] = r;
+      continue;
     }
-    runs_.resize(kept);
-    if (!tiny_.empty()) runs_.push_back({tiny_.data(), static_cast<uint32_t>(tiny_.size())});
+    for (uint32_t k = 0; k < r.size; ++k) {
+      const Interval iv = r.data[k];
+      size_t j = tiny_.size();
+      tiny_.push_back(iv);
+      for (; j > 0 && tiny_[j - 1].begin > iv.begin; --j) tiny_[j] = tiny_[j - 1];
+      tiny_[j] = iv;
+    }
   }
+  runs_.resize(kept);
+  if (!tiny_.empty()) runs_.push_back({tiny_.data(), static_cast<uint32_t>(tiny_.size())});
+}
+
+inline int64_t BestFitPlacer::BestGap(int64_t size, bool first_fit) {
+  PoolTinyRuns();
   // Largest first, so the two smallest are at the back (few lists: insertion sort).
   for (size_t k = 1; k < runs_.size(); ++k) {
     const IntervalRun r = runs_[k];
@@ -148,16 +150,12 @@ int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
   offsets.assign(items.count(), 0);
   std::map<int64_t, int64_t> live;             // Offset -> end address of live buffers.
   std::set<std::pair<int64_t, int64_t>> gaps;  // (length, offset) of gaps between them.
-  // The items by end section (a counting sort): those ending at or before a start are freed
-  // first. In start order every one of them is placed already (it starts before it ends).
+  // The items by end section: those ending at or before a start are freed first. In start order
+  // every one of them is placed already (it starts before it ends).
   const int n = items.count();
-  std::vector<int> by_end(n);
-  {
-    std::vector<int> first(items.num_sections + 2, 0);
-    for (int j = 0; j < n; ++j) ++first[items.hi[j] + 1];
-    for (size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
-    for (int j = 0; j < n; ++j) by_end[first[items.hi[j]]++] = j;
-  }
+  std::vector<KeyedIndex> by_end(n), spare;
+  for (int j = 0; j < n; ++j) by_end[j] = {static_cast<uint64_t>(items.hi[j]), j};
+  SortByKey(by_end, spare, BitsFor(static_cast<uint64_t>(items.num_sections)));
   int freed = 0;
   auto remove = [&](int j) {
     auto it = live.find(offsets[j]);
@@ -172,7 +170,9 @@ int64_t SweepBestFit(const Items& items, const std::vector<int>& order,
   };
   int64_t height = 0;
   for (int i : order) {
-    while (freed < n && items.hi[by_end[freed]] <= items.lo[i]) remove(by_end[freed++]);
+    while (freed < n && items.hi[by_end[freed].index] <= items.lo[i]) {
+      remove(by_end[freed++].index);
+    }
     const int64_t size = items.size[i];
     int64_t offset;
     auto gap = gaps.lower_bound({size, std::numeric_limits<int64_t>::min()});

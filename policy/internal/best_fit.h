@@ -39,9 +39,13 @@ class BestFitPlacer {
   // half of the total, is copied at most once; coalescing shrinks the runs as they grow); the
   // last two are merged only virtually, while scanning their gaps, so the union of a query is
   // never written out.
-  // BestGap() and MergeRuns() are defined in best_fit.cc, their only user; inline so that Run()
-  // inlines them.
+  // BestGap(), PoolTinyRuns() and MergeRuns() are defined in best_fit.cc, their only user; inline
+  // so that Run() inlines them.
   inline int64_t BestGap(int64_t size, bool first_fit);
+
+  // Replaces the runs of at most kTinyRun intervals by one run of all their intervals, sorted by
+  // begin (in `tiny_`).
+  inline void PoolTinyRuns();
 
   // Merges two runs sorted by begin into `out` (room for both), coalescing; returns the end.
   static inline Interval* MergeRuns(const Interval* a, const Interval* a_end, const Interval* b,

@@ -178,6 +178,22 @@ i32 ExpectEveryCellOnce(Ptr m, Ptr node, i32 slots, NodeManager* nm, int round) 
   return active;
 }
 
+// A pointer SNode of `slots` 16-byte cells in the root of its own test context, with the
+// cells' NodeManager: the setup every test below shares.
+struct PointerUnderTest {
+  explicit PointerUnderTest(i32 slots) {
+    ctx.FillMeta(&meta.base, 1, 16, slots);
+    m = reinterpret_cast<Ptr>(&meta);
+    nm = ctx.MakeAllocator(1, 16);
+    node = ctx.root();
+  }
+  SNodeTestContext ctx;
+  PointerMeta meta;
+  Ptr m = nullptr;
+  NodeManager* nm = nullptr;
+  Ptr node = nullptr;
+};
+
 // Racing activations and deactivations of the same and of different cells, from threads using
 // the NodeManager directly and threads using their own NodeCache, lose and duplicate no cell:
 // afterwards (caches flushed) every reserved cell is exactly once either in a slot, on the free
@@ -187,12 +203,10 @@ TEST(SNodePointerConcurrencyTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
   constexpr i32 kSlots = 64;
   constexpr int kThreads = 4;
   constexpr int kOps = 20000;
-  SNodeTestContext ctx;
-  PointerMeta meta;
-  ctx.FillMeta(&meta.base, 1, 16, kSlots);
-  Ptr m = reinterpret_cast<Ptr>(&meta);
-  NodeManager* nm = ctx.MakeAllocator(1, 16);
-  Ptr node = ctx.root();
+  PointerUnderTest p(kSlots);
+  SNodeTestContext& ctx = p.ctx;
+  const Ptr m = p.m, node = p.node;
+  NodeManager* const nm = p.nm;
   ASSERT_GE(4096u, Pointer_container_size(kSlots));
   std::vector<NodeCache> caches(kThreads);
   for (NodeCache& c : caches) c.init(nm);
@@ -241,12 +255,10 @@ TEST(SNodePointerConcurrencyTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
 TEST(SNodePointerOwnedTest, DeactivatesAndRecyclesEachActiveCellOnce) {
   constexpr i32 kSlots = 300;
   for (bool use_cache : {false, true}) {
-    SNodeTestContext ctx;
-    PointerMeta meta;
-    ctx.FillMeta(&meta.base, 1, 16, kSlots);
-    Ptr m = reinterpret_cast<Ptr>(&meta);
-    NodeManager* nm = ctx.MakeAllocator(1, 16);
-    Ptr node = ctx.root();
+    PointerUnderTest p(kSlots);
+    SNodeTestContext& ctx = p.ctx;
+    const Ptr m = p.m, node = p.node;
+    NodeManager* const nm = p.nm;
     ASSERT_GE(4096u, Pointer_container_size(kSlots));
     auto cache = std::make_unique<NodeCache>();
     cache->init(nm);
@@ -278,12 +290,10 @@ TEST(SNodePointerConcurrencyTest, OwnedDeactivationRacingActivationsKeepsEveryCe
   constexpr i32 kSlots = 512;
   constexpr int kOwners = 4;
   constexpr int kActivators = 2;
-  SNodeTestContext ctx;
-  PointerMeta meta;
-  ctx.FillMeta(&meta.base, 1, 16, kSlots);
-  Ptr m = reinterpret_cast<Ptr>(&meta);
-  NodeManager* nm = ctx.MakeAllocator(1, 16);
-  Ptr node = ctx.root();
+  PointerUnderTest p(kSlots);
+  SNodeTestContext& ctx = p.ctx;
+  const Ptr m = p.m, node = p.node;
+  NodeManager* const nm = p.nm;
   ASSERT_GE(4096u, Pointer_container_size(kSlots));
   std::vector<NodeCache> caches(kOwners + kActivators);
   for (NodeCache& c : caches) c.init(nm);
@@ -350,12 +360,10 @@ TEST(SNodePointerConcurrencyTest, OwnedDeactivationRacingActivationsKeepsEveryCe
 TEST(SNodePointerBatchTest, DeactivateIndicesRecyclesEachListedCellOnce) {
   constexpr i32 kSlots = 500;
   for (bool use_cache : {false, true}) {
-    SNodeTestContext ctx;
-    PointerMeta meta;
-    ctx.FillMeta(&meta.base, 1, 16, kSlots);
-    Ptr m = reinterpret_cast<Ptr>(&meta);
-    NodeManager* nm = ctx.MakeAllocator(1, 16);
-    Ptr node = ctx.root();
+    PointerUnderTest p(kSlots);
+    SNodeTestContext& ctx = p.ctx;
+    const Ptr m = p.m, node = p.node;
+    NodeManager* const nm = p.nm;
     ASSERT_GE(4096u, Pointer_container_size(kSlots));
     auto cache = std::make_unique<NodeCache>();
     cache->init(nm);
@@ -391,12 +399,10 @@ TEST(SNodePointerBatchTest, DeactivateIndicesRecyclesEachListedCellOnce) {
 TEST(SNodePointerConcurrencyTest, BatchDeactivationRecyclesEveryCellExactlyOnce) {
   constexpr i32 kSlots = 512;
   constexpr int kThreads = 4;
-  SNodeTestContext ctx;
-  PointerMeta meta;
-  ctx.FillMeta(&meta.base, 1, 16, kSlots);
-  Ptr m = reinterpret_cast<Ptr>(&meta);
-  NodeManager* nm = ctx.MakeAllocator(1, 16);
-  Ptr node = ctx.root();
+  PointerUnderTest p(kSlots);
+  SNodeTestContext& ctx = p.ctx;
+  const Ptr m = p.m, node = p.node;
+  NodeManager* const nm = p.nm;
   ASSERT_GE(4096u, Pointer_container_size(kSlots));
   std::vector<NodeCache> caches(kThreads);
   for (NodeCache& c : caches) c.init(nm);
