@@ -1,23 +1,18 @@
 // snode_bench: the sparse runtime's SNode operations against upstream's algorithms and plain
 // baselines.
 //
-//   * Upstream pairs: for pointer activation (after a GC / already active), deactivation (LIFO /
-//     random), lookup and is_active (sequential / random), dense lookup, bitmasked activation
-//     (from inactive / already active) and lookup, and dynamic append on one thread, a
-//     `BM_Upstream_<op>` row runs the re-implemented upstream function (//benchmarks/baselines,
-//     out of line, the meta read from memory) on the same number of cells in the same order,
-//     right before accelmem's `BM_<op>` row; for the lookups, is_active and the activations
-//     without allocation a `BM_UpstreamInlined_<op>` row adds upstream's inlined form (the meta's
-//     constants known at compile time, as in a generated kernel). Both rows of a pair time only
-//     the operation (thread CPU time, reported as manual time; re-activation and GC between
-//     rounds are untimed) and accelmem's row reports `vs_upstream` (and `vs_upstream_inlined`) =
-//     upstream's time per operation / accelmem's (see benchmarks/baselines/paired_timing.h).
-//     Where an inlined upstream row exists, a `BM_Inlined_<op>` row follows accelmem's: its
-//     header-inline form (`X_op_inline` over a StaticMeta, the shape known at compile time), on
-//     the same cells in the same order, with the same counters.
-//   * Pointer deactivation through a NodeCache (per call, with the CAS and, for a caller that
-//     owns its cells, without: Pointer_deactivate_owned) and through the batch entry point
-//     Pointer_deactivate_indices, on the same cells in the same order as the deactivation pair.
+//   * Interleaved rows (see the section below and benchmarks/baselines/paired_timing.h): for
+//     pointer activation (after a GC / already active), deactivation (LIFO / random, every form),
+//     lookup and is_active (sequential / random), dense lookup, bitmasked activation (from
+//     inactive / already active) and lookup, and dynamic append on one thread, one row runs the
+//     re-implemented upstream function (//benchmarks/baselines, out of line, the meta read from
+//     memory), upstream's inlined form where it has one (the meta's constants known at compile
+//     time, as in a generated kernel), accelmem's X_* entry point and its header-inline form
+//     (`X_op_inline` over a StaticMeta) on the same number of cells in the same order, round by
+//     round, plus floors (bare slot loads; CAS + shared push) and a plain array where they tell
+//     what the operation cannot go below. Only the operation is timed (thread CPU time);
+//     re-activation and GC between rounds are untimed. Counters vs_upstream and
+//     vs_upstream_inlined: upstream's time per operation / accelmem's (> 1: accelmem is faster).
 //   * The host API's Write for its per-call overhead.
 //   * Dynamic append from 1 and 2 threads (wall time) against std::vector::push_back and a
 //     std::mutex-guarded vector.
@@ -29,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -47,7 +43,6 @@
 namespace {
 
 using namespace accelmem::sparse_runtime;  // NOLINT: benchmark brevity
-using accelmem::baselines::PairedRow;
 using accelmem::baselines::UpstreamAllocator;
 using accelmem::baselines::UpstreamDynamicMeta;
 using accelmem::baselines::UpstreamDynamicNode;
@@ -63,24 +58,6 @@ std::vector<int32_t> Order(int32_t n, bool random) {
   std::iota(order.begin(), order.end(), 0);
   if (random) std::shuffle(order.begin(), order.end(), std::mt19937(7));
   return order;
-}
-
-std::string Key(const char* op, benchmark::State& state) {
-  return std::string(op) + "/" + std::to_string(state.range(0));
-}
-
-// Ends a baseline row: items processed, and its time per item remembered under `key`.
-void FinishBaseline(benchmark::State& state, PairedRow& row, const std::string& key,
-                    int64_t items) {
-  row.RecordBaseline(key, static_cast<double>(items));
-  state.SetItemsProcessed(state.iterations() * items);
-}
-
-// Ends accelmem's row: items processed, vs_upstream and (where it ran) vs_upstream_inlined.
-void FinishOurs(benchmark::State& state, PairedRow& row, const std::string& key, int64_t items) {
-  row.ReportAgainst(key, static_cast<double>(items));
-  row.ReportAgainst(key + "#inlined", static_cast<double>(items), "vs_upstream_inlined");
-  state.SetItemsProcessed(state.iterations() * items);
 }
 
 int64_t sink = 0;  // results of the lookup loops
@@ -181,133 +158,137 @@ struct UpstreamPointerTree : UpstreamTree {
 using UpstreamInlinedPointer = accelmem::baselines::UpstreamInlinedPointer<kCells>;
 
 // ---------------------------------------------------------------------------------------------
-// Pointer activation of cells that are all inactive, each taking a cell from the allocator's free
-// list (everything deactivated and collected, untimed, between rounds).
-void BM_Upstream_Pointer_Activate_AfterGc(benchmark::State& state) {
-  UpstreamPointerTree t;
-  t.ActivateAll();
-  t.DeactivateAllAndCollect();
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] { t.ActivateAll(); });
-    t.DeactivateAllAndCollect();
-  }
-  FinishBaseline(state, row, "Pointer_Activate_AfterGc", kCells);
+// Interleaved rows (benchmarks/baselines/paired_timing.h): one row per operation and order holds
+// upstream's function out of line (`upstream`, the meta read from memory), upstream's inlined
+// form over compile-time constants (`upstream_inlined`, as its code generator emits it),
+// accelmem's X_* entry point (`accelmem`) and its header-inline form over a StaticMeta
+// (`inlined`, as a kernel built from C++ or JIT-linked with the runtime bitcode gets it). The two
+// upstream contenders share one tree and the two accelmem ones another, so within a row only the
+// code differs. Each iteration runs every contender's round once (rotating the order); counters:
+// `<name>_ns` (median CPU ns per cell), vs_upstream = upstream / accelmem and vs_upstream_inlined
+// = upstream_inlined / inlined (medians of per-iteration ratios; > 1: accelmem is faster). The
+// Time column is accelmem's round.
+using accelmem::baselines::Comparison;
+using accelmem::baselines::Contender;
+using accelmem::baselines::RunInterleaved;
+namespace baselines = accelmem::baselines;
+
+const std::vector<Comparison>& VsUpstream() {
+  static const std::vector<Comparison> comparisons = {{"vs_upstream", "upstream", "accelmem"}};
+  return comparisons;
+}
+const std::vector<Comparison>& VsBoth() {
+  static const std::vector<Comparison> comparisons = {
+      {"vs_upstream", "upstream", "accelmem"},
+      {"vs_upstream_inlined", "upstream_inlined", "inlined"}};
+  return comparisons;
 }
 
+// Rounds over `order` (every cell once). The per-cell function is copied into a local first: a
+// local whose address never escapes stays in registers, where an acquire load in the loop body
+// would otherwise make the compiler reload a captured value from memory on every cell.
+template <typename Op>
+std::function<void()> EachCell(const std::vector<int32_t>& order, Op op) {
+  return [&order, op] {
+    const Op f = op;
+    for (const int32_t *p = order.data(), *end = p + order.size(); p != end; ++p) f(*p);
+  };
+}
+// Sums the int32 at each cell's lookup(i) (the value is loaded, as a kernel reading it would).
+template <typename Lookup>
+std::function<void()> SumLookups(const std::vector<int32_t>& order, Lookup lookup) {
+  return [&order, lookup] {
+    const Lookup f = lookup;
+    int64_t sum = 0;
+    for (const int32_t *p = order.data(), *end = p + order.size(); p != end; ++p) {
+      sum += *reinterpret_cast<const int32_t*>(f(*p));
+    }
+    sink += sum;
+  };
+}
+// Counts the cells for which test(i) holds.
+template <typename Test>
+std::function<void()> CountTrue(const std::vector<int32_t>& order, Test test) {
+  return [&order, test] {
+    const Test f = test;
+    int64_t n = 0;
+    for (const int32_t *p = order.data(), *end = p + order.size(); p != end; ++p) n += f(*p);
+    sink += n;
+  };
+}
+
+// Pointer: root.pointer(i, 2^20).place<int32>, one NodeManager cell (8 B) per active cell.
+//
+// Activation of cells that are all inactive, each taking a cell from the allocator's free list
+// (untimed before each round: everything deactivated and collected).
 void BM_Pointer_Activate_AfterGc(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, false);
+  UpstreamPointerTree up;
   PointerTree t;
+  up.ActivateAll();
   t.ActivateAll();
-  t.DeactivateAllAndCollect();
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] { t.ActivateAll(); });
-    t.DeactivateAllAndCollect();
-  }
-  FinishOurs(state, row, "Pointer_Activate_AfterGc", kCells);
+  RunInterleaved(
+      state, kCells,
+      {{"upstream",
+        EachCell(order, [m = up.m(), node = up.node](
+                            int32_t i) { baselines::UpstreamPointer_activate(m, node, i); }),
+        [&] { up.DeactivateAllAndCollect(); }},
+       {"accelmem",
+        EachCell(order, [m = t.meta, node = t.node](int32_t i) { Pointer_activate(m, node, i); }),
+        [&] { t.DeactivateAllAndCollect(); }}},
+      "accelmem", VsUpstream());
 }
 
-// Activation of cells that are all active already (a test of the slot and nothing else).
-void BM_Upstream_Pointer_Activate_AlreadyActive(benchmark::State& state) {
-  UpstreamPointerTree t;
-  t.ActivateAll();
-  PairedRow row(state);
-  for (auto _ : state) row.Time([&] { t.ActivateAll(); });
-  FinishBaseline(state, row, "Pointer_Activate_AlreadyActive", kCells);
-}
-
-void BM_UpstreamInlined_Pointer_Activate_AlreadyActive(benchmark::State& state) {
-  UpstreamPointerTree t;
-  t.ActivateAll();
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      for (int32_t i = 0; i < kCells; ++i) UpstreamInlinedPointer::activate(t.node, i, t.nm.get());
-    });
-  }
-  FinishBaseline(state, row, "Pointer_Activate_AlreadyActive#inlined", kCells);
-}
-
+// Activation of cells that are all active already (a test of the slot and nothing else), with
+// `floor`: one plain load of each slot (what any already-active test must read).
 void BM_Pointer_Activate_AlreadyActive(benchmark::State& state) {
+  const std::vector<int32_t> order = Order(kCells, false);
+  UpstreamPointerTree up;
   PointerTree t;
-  t.ActivateAll();
-  PairedRow row(state);
-  for (auto _ : state) row.Time([&] { t.ActivateAll(); });
-  FinishOurs(state, row, "Pointer_Activate_AlreadyActive", kCells);
-}
-
-void BM_Inlined_Pointer_Activate_AlreadyActive(benchmark::State& state) {
-  PointerTree t;
+  up.ActivateAll();
   t.ActivateAll();
   const PointerTree::Static sm = t.sm();
   if (!StaticOk(state, sm)) return;
-  const Ptr node = t.node;  // in a register, as in a kernel
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      for (int32_t i = 0; i < kCells; ++i) Pointer_activate_inline(sm, node, i);
-    });
-  }
-  FinishOurs(state, row, "Pointer_Activate_AlreadyActive", kCells);
+  UpstreamNodeManager* const nm = up.nm.get();
+  RunInterleaved(
+      state, kCells,
+      {{"upstream",
+        EachCell(order, [m = up.m(), node = up.node](
+                            int32_t i) { baselines::UpstreamPointer_activate(m, node, i); })},
+       {"upstream_inlined",
+        EachCell(order, [node = up.node,
+                         nm](int32_t i) { UpstreamInlinedPointer::activate(node, i, nm); })},
+       {"accelmem",
+        EachCell(order, [m = t.meta, node = t.node](int32_t i) { Pointer_activate(m, node, i); })},
+       {"inlined",
+        EachCell(order, [sm, node = t.node](int32_t i) { Pointer_activate_inline(sm, node, i); })},
+       {"floor", CountTrue(order,
+                           [slots = Pointer_slot(t.meta, t.node, 0)](int32_t i) {
+                             return Pointer_is_cell(atomic_load_acquire(slots + i));
+                           })}},
+      "accelmem", VsBoth());
 }
 
-// Deactivation of every cell, in reverse activation order (/random:0) or a random order; the
-// cells are re-activated and collected, untimed, between rounds.
+// Deactivation of every cell, in reverse activation order (/random:0) or a random order; before
+// each round, untimed, the tree is collected and fully re-activated. Besides the plain per-call
+// form (`accelmem`, one CAS per cell and recycling into the NodeManager): `cached`, the per-call
+// Pointer_deactivate_cached through one NodeCache (one CAS per cell, recycling into the cache);
+// `owned`, Pointer_deactivate_owned through the same cache, for a caller that is the only
+// deactivator of its cells (no CAS: a release store of null), and `inlined_owned`, its
+// header-inline form over the StaticMeta; `indices` and `indices_cached`, the batch entry point
+// Pointer_deactivate_indices over the whole order array (slots prefetched one block ahead),
+// recycling through the NodeManager with one recycle_cells per block or through the NodeCache.
+// A cache's final flush is timed. `floor_cas_push` (on a tree of its own, slots restored before
+// each round): what any lock-free deactivation with a shared recycled list must do per cell --
+// load the slot, one compare-and-swap of it to null, one atomic add on a shared counter to append
+// the cell's index (NodeManager::recycle's atomic); locked instructions keep later loads from
+// passing them, so the misses do not overlap. Counters `<name>_vs_upstream` for each form.
 std::vector<int32_t> DeactivationOrder(const benchmark::State& state) {
   std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
   if (state.range(0) == 0) std::reverse(order.begin(), order.end());
   return order;
 }
 
-void BM_Upstream_Pointer_Deactivate(benchmark::State& state) {
-  const std::vector<int32_t> order = DeactivationOrder(state);
-  UpstreamPointerTree t;
-  PairedRow row(state);
-  for (auto _ : state) {
-    t.ActivateAll();
-    row.Time([&] {
-      for (int32_t i : order) accelmem::baselines::UpstreamPointer_deactivate(t.m(), t.node, i);
-    });
-    t.nm->gc_serial();
-  }
-  FinishBaseline(state, row, Key("Pointer_Deactivate", state), kCells);
-}
-
-// Every accelmem deactivation row: deactivate_all(order) on the fully active tree `t`, then the
-// flush of `cache` (if any), timed; re-activation and GC between rounds untimed.
-template <typename DeactivateAll>
-void TimeDeactivation(benchmark::State& state, PointerTree& t, NodeCache* cache,
-                      const DeactivateAll& deactivate_all) {
-  const std::vector<int32_t> order = DeactivationOrder(state);
-  PairedRow row(state);
-  for (auto _ : state) {
-    t.ActivateAll();
-    row.Time([&] {
-      deactivate_all(order);
-      if (cache != nullptr) cache->flush();
-    });
-    t.Collect();
-  }
-  FinishOurs(state, row, Key("Pointer_Deactivate", state), kCells);
-}
-
-void BM_Pointer_Deactivate(benchmark::State& state) {
-  PointerTree t;
-  TimeDeactivation(state, t, nullptr, [&](const std::vector<int32_t>& order) {
-    for (int32_t i : order) Pointer_deactivate(t.meta, t.node, i);
-  });
-}
-
-// The forms of deactivation that avoid per-cell shared atomics, on the same cells in the same
-// order as BM_Pointer_Deactivate: _Cached is the per-call Pointer_deactivate_cached through one
-// NodeCache (one CAS per cell, recycling into the cache); _Owned the per-call
-// Pointer_deactivate_owned through the same cache, for a caller that is the only deactivator of
-// its cells (no CAS: a release store of null), out of line and (_Inlined_) through the
-// header-inline form over the compile-time meta, as a kernel built from C++ or JIT-linked with
-// the runtime bitcode calls it; _Indices is the batch entry point Pointer_deactivate_indices over
-// the whole order array (slots prefetched one block ahead), which recycles through the
-// NodeManager with one recycle_cells per block (/cache:0) or through the NodeCache (/cache:1).
-// The cache's final flush is timed.
 struct DeactivateCache {
   explicit DeactivateCache(const PointerTree& t) : cache(new NodeCache()) {
     const StructMeta* m = as_struct_meta(t.meta);
@@ -316,324 +297,203 @@ struct DeactivateCache {
   std::unique_ptr<NodeCache> cache;
 };
 
-void BM_Pointer_Deactivate_Cached(benchmark::State& state) {
-  PointerTree t;
-  DeactivateCache c(t);
-  NodeCache* const cache = c.cache.get();
-  TimeDeactivation(state, t, cache, [&](const std::vector<int32_t>& order) {
-    for (int32_t i : order) Pointer_deactivate_cached(t.meta, t.node, i, cache);
-  });
-}
-
-void BM_Pointer_Deactivate_Owned(benchmark::State& state) {
-  PointerTree t;
-  DeactivateCache c(t);
-  NodeCache* const cache = c.cache.get();
-  TimeDeactivation(state, t, cache, [&](const std::vector<int32_t>& order) {
-    for (int32_t i : order) Pointer_deactivate_owned(t.meta, t.node, i, cache);
-  });
-}
-
-void BM_Inlined_Pointer_Deactivate_Owned(benchmark::State& state) {
+void BM_Pointer_Deactivate(benchmark::State& state) {
+  const std::vector<int32_t> order = DeactivationOrder(state);
+  UpstreamPointerTree up;
   PointerTree t;
   const PointerTree::Static sm = t.sm();
   if (!StaticOk(state, sm)) return;
   DeactivateCache c(t);
   NodeCache* const cache = c.cache.get();
-  TimeDeactivation(state, t, cache, [&](const std::vector<int32_t>& order) {
-    const Ptr node = t.node;  // in a register, as in a kernel
-    for (int32_t i : order) Pointer_deactivate_owned_inline(sm, node, i, cache);
-  });
-}
-
-void BM_Pointer_Deactivate_Indices(benchmark::State& state) {
-  PointerTree t;
-  DeactivateCache c(t);
-  NodeCache* const cache = state.range(1) != 0 ? c.cache.get() : nullptr;
-  TimeDeactivation(state, t, cache, [&](const std::vector<int32_t>& order) {
-    Pointer_deactivate_indices(t.meta, t.node, order.data(), kCells, cache);
-  });
-}
-
-// Floors for the pointer rows, on the same tree's slot array (2^20 slots, 8 MiB) in the same
-// order: (1) one plain load per slot, counting the cells (what any lookup, is_active or
-// already-active activation must read; independent loads, so the CPU overlaps their misses; in
-// sequential order a plain loop over the slots, without the order array);
-// (2) what any lock-free deactivation with a shared recycled list must do per cell: load the
-// slot, one compare-and-swap of it to null, and one atomic add on a shared counter to append the
-// cell's index (NodeManager::recycle's atomic). Locked instructions do not let later loads pass
-// them, so in (2) the misses no longer overlap. Thread CPU time, manual; slots restored untimed.
-void BM_Floor_Pointer_SlotLoad(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  PointerTree t;
-  t.ActivateAll();
-  Ptr* const slots = Pointer_slot(t.meta, t.node, 0);
-  PairedRow row(state);
-  for (auto _ : state) {
-    int64_t cells = 0;
-    if (state.range(0) == 0) {  // sequential: no order array to read
-      row.Time([&] {
-        for (int32_t i = 0; i < kCells; ++i)
-          cells += Pointer_is_cell(atomic_load_acquire(slots + i));
-      });
-    } else {
-      row.Time([&] {
-        for (int32_t i : order) cells += Pointer_is_cell(atomic_load_acquire(slots + i));
-      });
-    }
-    sink += cells;
-  }
-  state.SetItemsProcessed(state.iterations() * kCells);
-}
-
-void BM_Floor_Pointer_CasAndPush(benchmark::State& state) {
-  const std::vector<int32_t> order = DeactivationOrder(state);
-  PointerTree t;
-  t.ActivateAll();
-  Ptr* const slots = Pointer_slot(t.meta, t.node, 0);
+  auto reactivate = [&] {
+    t.Collect();
+    t.ActivateAll();
+  };
+  // Ends a round through the cache with its flush (timed).
+  auto flushed = [cache](std::function<void()> round) {
+    return [cache, round] {
+      round();
+      cache->flush();
+    };
+  };
+  // The floor's own tree and its fully active slots, restored before each of its rounds.
+  PointerTree floor_tree;
+  floor_tree.ActivateAll();
+  Ptr* const slots = Pointer_slot(floor_tree.meta, floor_tree.node, 0);
   const std::vector<Ptr> saved(slots, slots + kCells);
   std::vector<int32_t> pushed(kCells);
   int32_t num_pushed = 0;
-  PairedRow row(state);
-  for (auto _ : state) {
-    std::copy(saved.begin(), saved.end(), slots);
-    num_pushed = 0;
-    row.Time([&] {
-      for (int32_t i : order) {
-        Ptr v = atomic_load_acquire(slots + i);
-        if (Pointer_is_cell(v) && atomic_cas(slots + i, &v, static_cast<Ptr>(nullptr))) {
-          pushed[atomic_add(&num_pushed, 1)] = i;
-        }
-      }
-    });
+  std::vector<Comparison> comparisons = {{"vs_upstream", "upstream", "accelmem"}};
+  for (const char* form : {"cached", "owned", "inlined_owned", "indices", "indices_cached"}) {
+    comparisons.push_back({std::string(form) + "_vs_upstream", "upstream", form});
   }
-  std::copy(saved.begin(), saved.end(), slots);
-  state.SetItemsProcessed(state.iterations() * kCells);
+  RunInterleaved(
+      state, kCells,
+      {{"upstream",
+        EachCell(order, [m = up.m(), node = up.node](
+                            int32_t i) { baselines::UpstreamPointer_deactivate(m, node, i); }),
+        [&] {
+          up.nm->gc_serial();
+          up.ActivateAll();
+        }},
+       {"accelmem",
+        EachCell(order, [m = t.meta, node = t.node](int32_t i) { Pointer_deactivate(m, node, i); }),
+        reactivate},
+       {"cached",
+        flushed(EachCell(order, [m = t.meta, node = t.node, cache](
+                                    int32_t i) { Pointer_deactivate_cached(m, node, i, cache); })),
+        reactivate},
+       {"owned",
+        flushed(EachCell(order, [m = t.meta, node = t.node, cache](
+                                    int32_t i) { Pointer_deactivate_owned(m, node, i, cache); })),
+        reactivate},
+       {"inlined_owned",
+        flushed(EachCell(order,
+                         [sm, node = t.node, cache](int32_t i) {
+                           Pointer_deactivate_owned_inline(sm, node, i, cache);
+                         })),
+        reactivate},
+       {"indices",
+        [&order, m = t.meta, node = t.node] {
+          Pointer_deactivate_indices(m, node, order.data(), kCells, nullptr);
+        },
+        reactivate},
+       {"indices_cached", flushed([&order, m = t.meta, node = t.node, cache] {
+          Pointer_deactivate_indices(m, node, order.data(), kCells, cache);
+        }),
+        reactivate},
+       {"floor_cas_push",
+        EachCell(order,
+                 [slots, p = pushed.data(), n = &num_pushed](int32_t i) {
+                   Ptr v = atomic_load_acquire(slots + i);
+                   if (Pointer_is_cell(v) && atomic_cas(slots + i, &v, static_cast<Ptr>(nullptr))) {
+                     p[atomic_add(n, 1)] = i;
+                   }
+                 }),
+        [&] {
+          std::copy(saved.begin(), saved.end(), slots);
+          num_pushed = 0;
+        }}},
+      "accelmem", comparisons);
+  std::copy(saved.begin(), saved.end(), slots);  // leave the floor tree consistent for its GC
 }
 
 // Lookup of every (active) cell and a load of its value, sequential or random order.
-void BM_Upstream_Pointer_Lookup(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamPointerTree t;
-  t.ActivateAll();
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum += *reinterpret_cast<int32_t*>(
-            accelmem::baselines::UpstreamPointer_lookup_element(t.m(), t.node, i));
-      }
-      sink += sum;
-    });
-  }
-  FinishBaseline(state, row, Key("Pointer_Lookup", state), kCells);
-}
-
-void BM_UpstreamInlined_Pointer_Lookup(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamPointerTree t;
-  t.ActivateAll();
-  Ptr ambient = t.rt->ambient_elements[0];
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum +=
-            *reinterpret_cast<int32_t*>(UpstreamInlinedPointer::lookup_element(t.node, i, ambient));
-      }
-      sink += sum;
-    });
-  }
-  FinishBaseline(state, row, Key("Pointer_Lookup", state) + "#inlined", kCells);
-}
-
 void BM_Pointer_Lookup(benchmark::State& state) {
   const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamPointerTree up;
   PointerTree t;
-  t.ActivateAll();
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum += *reinterpret_cast<int32_t*>(Pointer_lookup_element(t.meta, t.node, i));
-      }
-      sink += sum;
-    });
-  }
-  FinishOurs(state, row, Key("Pointer_Lookup", state), kCells);
-}
-
-void BM_Inlined_Pointer_Lookup(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  PointerTree t;
+  up.ActivateAll();
   t.ActivateAll();
   const PointerTree::Static sm = t.sm();
   if (!StaticOk(state, sm)) return;
-  const Ptr node = t.node;  // in a register, as in a kernel
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum += *reinterpret_cast<int32_t*>(Pointer_lookup_element_inline(sm, node, i));
-      }
-      sink += sum;
-    });
+  // Real values in every cell, so the loads read written memory (a never-written cell maps the
+  // kernel's shared zero page, which would make every value load hit the cache).
+  for (int32_t i = 0; i < kCells; ++i) {
+    *reinterpret_cast<int32_t*>(baselines::UpstreamPointer_lookup_element(up.m(), up.node, i)) = i;
+    *reinterpret_cast<int32_t*>(Pointer_lookup_element(t.meta, t.node, i)) = i;
   }
-  FinishOurs(state, row, Key("Pointer_Lookup", state), kCells);
+  RunInterleaved(
+      state, kCells,
+      {{"upstream", SumLookups(order,
+                               [m = up.m(), node = up.node](int32_t i) {
+                                 return baselines::UpstreamPointer_lookup_element(m, node, i);
+                               })},
+       {"upstream_inlined",
+        SumLookups(order,
+                   [node = up.node, ambient = up.rt->ambient_elements[0]](int32_t i) {
+                     return UpstreamInlinedPointer::lookup_element(node, i, ambient);
+                   })},
+       {"accelmem",
+        SumLookups(order, [m = t.meta, node = t.node](
+                              int32_t i) { return Pointer_lookup_element(m, node, i); })},
+       {"inlined",
+        SumLookups(order, [sm, node = t.node](
+                              int32_t i) { return Pointer_lookup_element_inline(sm, node, i); })}},
+      "accelmem", VsBoth());
 }
 
-// is_active of every (active) cell, sequential or random order.
-void BM_Upstream_Pointer_IsActive(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamPointerTree t;
-  t.ActivateAll();
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t n = 0;
-      for (int32_t i : order) n += accelmem::baselines::UpstreamPointer_is_active(t.m(), t.node, i);
-      sink += n;
-    });
-  }
-  FinishBaseline(state, row, Key("Pointer_IsActive", state), kCells);
-}
-
-void BM_UpstreamInlined_Pointer_IsActive(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamPointerTree t;
-  t.ActivateAll();
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t n = 0;
-      for (int32_t i : order) n += UpstreamInlinedPointer::is_active(t.node, i);
-      sink += n;
-    });
-  }
-  FinishBaseline(state, row, Key("Pointer_IsActive", state) + "#inlined", kCells);
-}
-
+// is_active of every (active) cell, sequential or random order, with `floor`: one plain load of
+// each slot in the same order.
 void BM_Pointer_IsActive(benchmark::State& state) {
   const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamPointerTree up;
   PointerTree t;
-  t.ActivateAll();
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t n = 0;
-      for (int32_t i : order) n += Pointer_is_active(t.meta, t.node, i);
-      sink += n;
-    });
-  }
-  FinishOurs(state, row, Key("Pointer_IsActive", state), kCells);
-}
-
-void BM_Inlined_Pointer_IsActive(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  PointerTree t;
+  up.ActivateAll();
   t.ActivateAll();
   const PointerTree::Static sm = t.sm();
   if (!StaticOk(state, sm)) return;
-  const Ptr node = t.node;  // in a register, as in a kernel
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t n = 0;
-      for (int32_t i : order) n += Pointer_is_active_inline(sm, node, i);
-      sink += n;
-    });
-  }
-  FinishOurs(state, row, Key("Pointer_IsActive", state), kCells);
+  RunInterleaved(
+      state, kCells,
+      {{"upstream", CountTrue(order,
+                              [m = up.m(), node = up.node](int32_t i) {
+                                return baselines::UpstreamPointer_is_active(m, node, i);
+                              })},
+       {"upstream_inlined",
+        CountTrue(order, [node = up.node](
+                             int32_t i) { return UpstreamInlinedPointer::is_active(node, i); })},
+       {"accelmem", CountTrue(order, [m = t.meta, node = t.node](
+                                         int32_t i) { return Pointer_is_active(m, node, i); })},
+       {"inlined",
+        CountTrue(order, [sm, node = t.node](
+                             int32_t i) { return Pointer_is_active_inline(sm, node, i); })},
+       {"floor", CountTrue(order,
+                           [slots = Pointer_slot(t.meta, t.node, 0)](int32_t i) {
+                             return Pointer_is_cell(atomic_load_acquire(slots + i));
+                           })}},
+      "accelmem", VsBoth());
 }
 
 // ---------------------------------------------------------------------------------------------
-// Dense lookup: root.dense(i, 2^20).place<int32>, every cell looked up and loaded.
-void BM_Upstream_Dense_Lookup(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamTree t(4, kCells, 4 * uint64_t{kCells}, 0);
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum += *reinterpret_cast<int32_t*>(
-            accelmem::baselines::UpstreamDense_lookup_element(t.m(), t.node, i));
-      }
-      sink += sum;
-    });
-  }
-  FinishBaseline(state, row, Key("Dense_Lookup", state), kCells);
-}
-
-void BM_UpstreamInlined_Dense_Lookup(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamTree t(4, kCells, 4 * uint64_t{kCells}, 0);
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum += *reinterpret_cast<int32_t*>(
-            accelmem::baselines::UpstreamInlinedDense<4>::lookup_element(t.node, i));
-      }
-      sink += sum;
-    });
-  }
-  FinishBaseline(state, row, Key("Dense_Lookup", state) + "#inlined", kCells);
-}
-
+// Dense lookup: root.dense(i, 2^20).place<int32>, every cell looked up and loaded, with `array`:
+// the same loads from a plain std::vector<int32_t>.
 void BM_Dense_Lookup(benchmark::State& state) {
   const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  Tree t([](SNode& root) { root.dense(Axis(0), kCells).place<int32_t>("d"); });
-  t.Bind("d");
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum += *reinterpret_cast<int32_t*>(Dense_lookup_element(t.meta, t.node, i));
-      }
-      sink += sum;
-    });
-  }
-  FinishOurs(state, row, Key("Dense_Lookup", state), kCells);
-}
-
-void BM_Inlined_Dense_Lookup(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamTree up(4, kCells, 4 * uint64_t{kCells}, 0);
   Tree t([](SNode& root) { root.dense(Axis(0), kCells).place<int32_t>("d"); });
   t.Bind("d");
   const StaticMeta<kCells, 4> sm{t.meta};
   if (!StaticOk(state, sm)) return;
-  const Ptr node = t.node;  // in a register, as in a kernel
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum += *reinterpret_cast<int32_t*>(Dense_lookup_element_inline(sm, node, i));
-      }
-      sink += sum;
-    });
+  std::vector<int32_t> values(kCells);
+  for (int32_t i = 0; i < kCells; ++i) {  // written memory, as in the pointer lookup row
+    *reinterpret_cast<int32_t*>(baselines::UpstreamDense_lookup_element(up.m(), up.node, i)) = i;
+    *reinterpret_cast<int32_t*>(Dense_lookup_element(t.meta, t.node, i)) = i;
+    values[i] = i;
   }
-  FinishOurs(state, row, Key("Dense_Lookup", state), kCells);
+  RunInterleaved(
+      state, kCells,
+      {{"upstream", SumLookups(order,
+                               [m = up.m(), node = up.node](int32_t i) {
+                                 return baselines::UpstreamDense_lookup_element(m, node, i);
+                               })},
+       {"upstream_inlined", SumLookups(order,
+                                       [node = up.node](int32_t i) {
+                                         return baselines::UpstreamInlinedDense<4>::lookup_element(
+                                             node, i);
+                                       })},
+       {"accelmem", SumLookups(order, [m = t.meta, node = t.node](
+                                          int32_t i) { return Dense_lookup_element(m, node, i); })},
+       {"inlined",
+        SumLookups(order, [sm, node = t.node](
+                              int32_t i) { return Dense_lookup_element_inline(sm, node, i); })},
+       {"array", SumLookups(order, [v = values.data()](int32_t i) { return v + i; })}},
+      "accelmem", VsBoth());
 }
 
 // ---------------------------------------------------------------------------------------------
 // Bitmasked: root.bitmasked(i, 2^20).place<int32>. Activation of every cell from all inactive
-// (the mask / flags cleared, untimed, between rounds), and lookup of every active cell, sequential
-// or random order.
-using UpstreamInlinedBitmasked = accelmem::baselines::UpstreamInlinedBitmasked<4, kCells>;
+// (the mask / flags cleared, untimed, before each round), activation of cells all active already
+// (kernels activate the path on every write: upstream ORs unconditionally, accelmem tests the
+// cell's flag byte first), and lookup of every active cell; sequential or random order.
+using UpstreamInlinedBitmasked = baselines::UpstreamInlinedBitmasked<4, kCells>;
 
 struct UpstreamBitmaskedTree : UpstreamTree {
   UpstreamBitmaskedTree()
-      : UpstreamTree(4, kCells, accelmem::baselines::UpstreamBitmaskedContainerBytes(4, kCells),
-                     0) {}
+      : UpstreamTree(4, kCells, baselines::UpstreamBitmaskedContainerBytes(4, kCells), 0) {}
   void Clear() { std::memset(node + 4 * uint64_t{kCells}, 0, kCells / 8); }
+  void ActivateAll() {
+    for (int32_t i = 0; i < kCells; ++i) baselines::UpstreamBitmasked_activate(m(), node, i);
+  }
 };
 
 struct BitmaskedTree : Tree {
@@ -645,192 +505,80 @@ struct BitmaskedTree : Tree {
   void Clear() {
     for (int32_t i = 0; i < kCells; ++i) Bitmasked_deactivate(meta, node, i);
   }
+  void ActivateAll() {
+    for (int32_t i = 0; i < kCells; ++i) Bitmasked_activate(meta, node, i);
+  }
 };
 
-void BM_Upstream_Bitmasked_Activate(benchmark::State& state) {
+// The four activation contenders; `clear` before each round (or none, for already active).
+void BitmaskedActivation(benchmark::State& state, bool clear) {
   const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamBitmaskedTree t;
-  PairedRow row(state);
-  for (auto _ : state) {
-    t.Clear();
-    row.Time([&] {
-      for (int32_t i : order) accelmem::baselines::UpstreamBitmasked_activate(t.m(), t.node, i);
-    });
-  }
-  FinishBaseline(state, row, Key("Bitmasked_Activate", state), kCells);
-}
-
-void BM_UpstreamInlined_Bitmasked_Activate(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamBitmaskedTree t;
-  PairedRow row(state);
-  for (auto _ : state) {
-    t.Clear();
-    row.Time([&] {
-      for (int32_t i : order) UpstreamInlinedBitmasked::activate(t.node, i);
-    });
-  }
-  FinishBaseline(state, row, Key("Bitmasked_Activate", state) + "#inlined", kCells);
-}
-
-void BM_Bitmasked_Activate(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  BitmaskedTree t;
-  PairedRow row(state);
-  for (auto _ : state) {
-    t.Clear();
-    row.Time([&] {
-      for (int32_t i : order) Bitmasked_activate(t.meta, t.node, i);
-    });
-  }
-  FinishOurs(state, row, Key("Bitmasked_Activate", state), kCells);
-}
-
-void BM_Inlined_Bitmasked_Activate(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamBitmaskedTree up;
   BitmaskedTree t;
   const BitmaskedTree::Static sm = t.sm();
   if (!StaticOk(state, sm)) return;
-  const Ptr node = t.node;  // in a register, as in a kernel
-  PairedRow row(state);
-  for (auto _ : state) {
-    t.Clear();
-    row.Time([&] {
-      for (int32_t i : order) Bitmasked_activate_inline(sm, node, i);
-    });
+  up.ActivateAll();
+  t.ActivateAll();
+  std::function<void()> clear_up, clear_t;
+  if (clear) {
+    clear_up = [&] { up.Clear(); };
+    clear_t = [&] { t.Clear(); };
   }
-  FinishOurs(state, row, Key("Bitmasked_Activate", state), kCells);
+  RunInterleaved(
+      state, kCells,
+      {{"upstream",
+        EachCell(order, [m = up.m(), node = up.node](
+                            int32_t i) { baselines::UpstreamBitmasked_activate(m, node, i); }),
+        clear_up},
+       {"upstream_inlined",
+        EachCell(order,
+                 [node = up.node](int32_t i) { UpstreamInlinedBitmasked::activate(node, i); }),
+        clear_up},
+       {"accelmem",
+        EachCell(order, [m = t.meta, node = t.node](int32_t i) { Bitmasked_activate(m, node, i); }),
+        clear_t},
+       {"inlined",
+        EachCell(order, [sm, node = t.node](int32_t i) { Bitmasked_activate_inline(sm, node, i); }),
+        clear_t}},
+      "accelmem", VsBoth());
 }
 
-// Activation of cells that are all active already (kernels activate the path on every write):
-// upstream ORs unconditionally, accelmem tests the cell's flag byte first.
-void BM_Upstream_Bitmasked_Activate_AlreadyActive(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamBitmaskedTree t;
-  for (int32_t i = 0; i < kCells; ++i)
-    accelmem::baselines::UpstreamBitmasked_activate(t.m(), t.node, i);
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      for (int32_t i : order) accelmem::baselines::UpstreamBitmasked_activate(t.m(), t.node, i);
-    });
-  }
-  FinishBaseline(state, row, Key("Bitmasked_Activate_AlreadyActive", state), kCells);
-}
-
-void BM_UpstreamInlined_Bitmasked_Activate_AlreadyActive(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamBitmaskedTree t;
-  for (int32_t i = 0; i < kCells; ++i) UpstreamInlinedBitmasked::activate(t.node, i);
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      for (int32_t i : order) UpstreamInlinedBitmasked::activate(t.node, i);
-    });
-  }
-  FinishBaseline(state, row, Key("Bitmasked_Activate_AlreadyActive", state) + "#inlined", kCells);
-}
-
+void BM_Bitmasked_Activate(benchmark::State& state) { BitmaskedActivation(state, true); }
 void BM_Bitmasked_Activate_AlreadyActive(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  BitmaskedTree t;
-  for (int32_t i = 0; i < kCells; ++i) Bitmasked_activate(t.meta, t.node, i);
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      for (int32_t i : order) Bitmasked_activate(t.meta, t.node, i);
-    });
-  }
-  FinishOurs(state, row, Key("Bitmasked_Activate_AlreadyActive", state), kCells);
-}
-
-void BM_Inlined_Bitmasked_Activate_AlreadyActive(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  BitmaskedTree t;
-  const BitmaskedTree::Static sm = t.sm();
-  if (!StaticOk(state, sm)) return;
-  const Ptr node = t.node;  // in a register, as in a kernel
-  for (int32_t i = 0; i < kCells; ++i) Bitmasked_activate_inline(sm, node, i);
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      for (int32_t i : order) Bitmasked_activate_inline(sm, node, i);
-    });
-  }
-  FinishOurs(state, row, Key("Bitmasked_Activate_AlreadyActive", state), kCells);
-}
-
-void BM_Upstream_Bitmasked_Lookup(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamBitmaskedTree t;
-  for (int32_t i = 0; i < kCells; ++i)
-    accelmem::baselines::UpstreamBitmasked_activate(t.m(), t.node, i);
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum += *reinterpret_cast<int32_t*>(
-            accelmem::baselines::UpstreamBitmasked_lookup_element(t.m(), t.node, i));
-      }
-      sink += sum;
-    });
-  }
-  FinishBaseline(state, row, Key("Bitmasked_Lookup", state), kCells);
-}
-
-void BM_UpstreamInlined_Bitmasked_Lookup(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  UpstreamBitmaskedTree t;
-  for (int32_t i = 0; i < kCells; ++i) UpstreamInlinedBitmasked::activate(t.node, i);
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum += *reinterpret_cast<int32_t*>(UpstreamInlinedBitmasked::lookup_element(t.node, i));
-      }
-      sink += sum;
-    });
-  }
-  FinishBaseline(state, row, Key("Bitmasked_Lookup", state) + "#inlined", kCells);
+  BitmaskedActivation(state, false);
 }
 
 void BM_Bitmasked_Lookup(benchmark::State& state) {
   const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
-  BitmaskedTree t;
-  for (int32_t i = 0; i < kCells; ++i) Bitmasked_activate(t.meta, t.node, i);
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum += *reinterpret_cast<int32_t*>(Bitmasked_lookup_element(t.meta, t.node, i));
-      }
-      sink += sum;
-    });
-  }
-  FinishOurs(state, row, Key("Bitmasked_Lookup", state), kCells);
-}
-
-void BM_Inlined_Bitmasked_Lookup(benchmark::State& state) {
-  const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
+  UpstreamBitmaskedTree up;
   BitmaskedTree t;
   const BitmaskedTree::Static sm = t.sm();
   if (!StaticOk(state, sm)) return;
-  const Ptr node = t.node;  // in a register, as in a kernel
-  for (int32_t i = 0; i < kCells; ++i) Bitmasked_activate_inline(sm, node, i);
-  PairedRow row(state);
-  for (auto _ : state) {
-    row.Time([&] {
-      int64_t sum = 0;
-      for (int32_t i : order) {
-        sum += *reinterpret_cast<int32_t*>(Bitmasked_lookup_element_inline(sm, node, i));
-      }
-      sink += sum;
-    });
+  up.ActivateAll();
+  t.ActivateAll();
+  for (int32_t i = 0; i < kCells; ++i) {  // written memory, as in the pointer lookup row
+    *reinterpret_cast<int32_t*>(baselines::UpstreamBitmasked_lookup_element(up.m(), up.node, i)) =
+        i;
+    *reinterpret_cast<int32_t*>(Bitmasked_lookup_element(t.meta, t.node, i)) = i;
   }
-  FinishOurs(state, row, Key("Bitmasked_Lookup", state), kCells);
+  RunInterleaved(
+      state, kCells,
+      {{"upstream", SumLookups(order,
+                               [m = up.m(), node = up.node](int32_t i) {
+                                 return baselines::UpstreamBitmasked_lookup_element(m, node, i);
+                               })},
+       {"upstream_inlined", SumLookups(order,
+                                       [node = up.node](int32_t i) {
+                                         return UpstreamInlinedBitmasked::lookup_element(node, i);
+                                       })},
+       {"accelmem",
+        SumLookups(order, [m = t.meta, node = t.node](
+                              int32_t i) { return Bitmasked_lookup_element(m, node, i); })},
+       {"inlined", SumLookups(order,
+                              [sm, node = t.node](int32_t i) {
+                                return Bitmasked_lookup_element_inline(sm, node, i);
+                              })}},
+      "accelmem", VsBoth());
 }
 
 // The host API on the same tree: index checks, shared lock, walk, activation, store; 1 or 2
@@ -853,24 +601,9 @@ void BM_HostApi_Write(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kCells);
 }
 
-// Baseline for lookups: a plain array of the same values.
-void BM_DenseArray_Lookup(benchmark::State& state) {
-  const bool random = state.range(0) != 0;
-  std::vector<int32_t> values(kCells, 1);
-  std::vector<int32_t> order(kCells);
-  std::iota(order.begin(), order.end(), 0);
-  if (random) std::shuffle(order.begin(), order.end(), std::mt19937(7));
-  int64_t sum = 0;
-  for (auto _ : state) {
-    for (int32_t i : order) sum += values[i];
-  }
-  benchmark::DoNotOptimize(sum);
-  state.SetItemsProcessed(state.iterations() * kCells);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Dynamic append: root.dynamic(i, 2^22, chunk 4096).place<int32>; 2^20 appends from empty (the
-// list deactivated and collected, untimed, between rounds).
+// list deactivated and collected, untimed, before each round).
 constexpr int32_t kAppends = 1 << 20;
 constexpr int32_t kDynamicChunk = 4096;
 
@@ -886,46 +619,41 @@ struct DynamicTree : Tree {
 struct UpstreamDynamicTree : UpstreamTree {
   UpstreamDynamicTree()
       : UpstreamTree(4, 4 * kAppends, sizeof(UpstreamDynamicNode),
-                     accelmem::baselines::UpstreamDynamicChunkBytes(4, kDynamicChunk)) {
+                     baselines::UpstreamDynamicChunkBytes(4, kDynamicChunk)) {
     meta.chunk_size = kDynamicChunk;
   }
   void Clear() {
-    accelmem::baselines::UpstreamDynamic_deactivate(m(), node);
+    baselines::UpstreamDynamic_deactivate(m(), node);
     nm->gc_serial();
   }
 };
 
-void BM_Upstream_Dynamic_Append(benchmark::State& state) {
-  UpstreamDynamicTree t;
-  PairedRow row(state);
-  for (auto _ : state) {
-    t.Clear();
-    row.Time([&] {
-      for (int32_t k = 0; k < kAppends; ++k)
-        accelmem::baselines::UpstreamDynamic_append(t.m(), t.node, k);
-    });
-  }
-  if (accelmem::baselines::UpstreamDynamic_get_num_elements(t.m(), t.node) != kAppends) {
+void BM_Dynamic_Append(benchmark::State& state) {
+  UpstreamDynamicTree up;
+  DynamicTree t;
+  RunInterleaved(state, kAppends,
+                 {{"upstream",
+                   [m = up.m(), node = up.node] {
+                     for (int32_t k = 0; k < kAppends; ++k)
+                       baselines::UpstreamDynamic_append(m, node, k);
+                   },
+                   [&] { up.Clear(); }},
+                  {"accelmem",
+                   [m = t.meta, node = t.node] {
+                     for (int32_t k = 0; k < kAppends; ++k) {
+                       int32_t len;
+                       *reinterpret_cast<int32_t*>(Dynamic_allocate(m, node, &len)) = k;
+                     }
+                   },
+                   [&] {
+                     Dynamic_deactivate(t.meta, t.node);
+                     if (!t.rt->CollectGarbage().ok()) std::abort();
+                   }}},
+                 "accelmem", VsUpstream());
+  if (baselines::UpstreamDynamic_get_num_elements(up.m(), up.node) != kAppends ||
+      Dynamic_get_num_elements(t.meta, t.node) != kAppends) {
     state.SkipWithError("wrong length");
   }
-  FinishBaseline(state, row, "Dynamic_Append", kAppends);
-}
-
-void BM_Dynamic_Append(benchmark::State& state) {
-  DynamicTree t;
-  PairedRow row(state);
-  for (auto _ : state) {
-    Dynamic_deactivate(t.meta, t.node);
-    if (!t.rt->CollectGarbage().ok()) std::abort();
-    row.Time([&] {
-      for (int32_t k = 0; k < kAppends; ++k) {
-        int32_t len;
-        *reinterpret_cast<int32_t*>(Dynamic_allocate(t.meta, t.node, &len)) = k;
-      }
-    });
-  }
-  if (Dynamic_get_num_elements(t.meta, t.node) != kAppends) state.SkipWithError("wrong length");
-  FinishOurs(state, row, "Dynamic_Append", kAppends);
 }
 
 template <typename Fn>
@@ -1078,61 +806,26 @@ void BM_DenseLoop_Visit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kCells);
 }
 
-// Upstream pairs: manual time (thread CPU time of the operation only), baseline rows first.
-void Paired(benchmark::internal::Benchmark* b) {
+// Interleaved rows: manual time (the thread CPU time of accelmem's round).
+void Interleaved(benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Unit(benchmark::kMillisecond);
 }
-void PairedOrder(benchmark::internal::Benchmark* b) {
+void InterleavedOrder(benchmark::internal::Benchmark* b) {
   b->ArgName("random")->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-BENCHMARK(BM_Upstream_Pointer_Activate_AfterGc)->Apply(Paired);
-BENCHMARK(BM_Pointer_Activate_AfterGc)->Apply(Paired);
-BENCHMARK(BM_Upstream_Pointer_Activate_AlreadyActive)->Apply(Paired);
-BENCHMARK(BM_UpstreamInlined_Pointer_Activate_AlreadyActive)->Apply(Paired);
-BENCHMARK(BM_Pointer_Activate_AlreadyActive)->Apply(Paired);
-BENCHMARK(BM_Inlined_Pointer_Activate_AlreadyActive)->Apply(Paired);
-BENCHMARK(BM_Upstream_Pointer_Deactivate)->Apply(PairedOrder);
-BENCHMARK(BM_Pointer_Deactivate)->Apply(PairedOrder);
-BENCHMARK(BM_Pointer_Deactivate_Cached)->Apply(PairedOrder);
-BENCHMARK(BM_Pointer_Deactivate_Owned)->Apply(PairedOrder);
-BENCHMARK(BM_Inlined_Pointer_Deactivate_Owned)->Apply(PairedOrder);
-BENCHMARK(BM_Pointer_Deactivate_Indices)
-    ->ArgNames({"random", "cache"})
-    ->ArgsProduct({{0, 1}, {0, 1}})
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Floor_Pointer_CasAndPush)->Apply(PairedOrder);
-BENCHMARK(BM_Floor_Pointer_SlotLoad)->Apply(PairedOrder);
-BENCHMARK(BM_Upstream_Pointer_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_UpstreamInlined_Pointer_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_Pointer_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_Inlined_Pointer_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_Upstream_Pointer_IsActive)->Apply(PairedOrder);
-BENCHMARK(BM_UpstreamInlined_Pointer_IsActive)->Apply(PairedOrder);
-BENCHMARK(BM_Pointer_IsActive)->Apply(PairedOrder);
-BENCHMARK(BM_Inlined_Pointer_IsActive)->Apply(PairedOrder);
-BENCHMARK(BM_Upstream_Dense_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_UpstreamInlined_Dense_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_Dense_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_Inlined_Dense_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_Upstream_Bitmasked_Activate)->Apply(PairedOrder);
-BENCHMARK(BM_UpstreamInlined_Bitmasked_Activate)->Apply(PairedOrder);
-BENCHMARK(BM_Bitmasked_Activate)->Apply(PairedOrder);
-BENCHMARK(BM_Inlined_Bitmasked_Activate)->Apply(PairedOrder);
-BENCHMARK(BM_Upstream_Bitmasked_Activate_AlreadyActive)->Apply(PairedOrder);
-BENCHMARK(BM_UpstreamInlined_Bitmasked_Activate_AlreadyActive)->Apply(PairedOrder);
-BENCHMARK(BM_Bitmasked_Activate_AlreadyActive)->Apply(PairedOrder);
-BENCHMARK(BM_Inlined_Bitmasked_Activate_AlreadyActive)->Apply(PairedOrder);
-BENCHMARK(BM_Upstream_Bitmasked_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_UpstreamInlined_Bitmasked_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_Bitmasked_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_Inlined_Bitmasked_Lookup)->Apply(PairedOrder);
-BENCHMARK(BM_Upstream_Dynamic_Append)->Apply(Paired);
-BENCHMARK(BM_Dynamic_Append)->Apply(Paired);
+BENCHMARK(BM_Pointer_Activate_AfterGc)->Apply(Interleaved);
+BENCHMARK(BM_Pointer_Activate_AlreadyActive)->Apply(Interleaved);
+BENCHMARK(BM_Pointer_Deactivate)->Apply(InterleavedOrder);
+BENCHMARK(BM_Pointer_Lookup)->Apply(InterleavedOrder);
+BENCHMARK(BM_Pointer_IsActive)->Apply(InterleavedOrder);
+BENCHMARK(BM_Dense_Lookup)->Apply(InterleavedOrder);
+BENCHMARK(BM_Bitmasked_Activate)->Apply(InterleavedOrder);
+BENCHMARK(BM_Bitmasked_Activate_AlreadyActive)->Apply(InterleavedOrder);
+BENCHMARK(BM_Bitmasked_Lookup)->Apply(InterleavedOrder);
+BENCHMARK(BM_Dynamic_Append)->Apply(Interleaved);
 
-// Plain baselines and the rows without an upstream pair.
-BENCHMARK(BM_DenseArray_Lookup)->ArgName("random")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+// The rows without an upstream contender.
 BENCHMARK(BM_HostApi_Write)
     ->ArgName("threads")
     ->Arg(1)

@@ -1,20 +1,35 @@
 // File: benchmarks/baselines/paired_timing.h
 //
-// How the runtime benchmarks put an upstream baseline row and accelmem's row side by side in one
-// binary run. Each pair is two rows registered one after the other, the baseline first (google
-// benchmark runs rows in registration order). Both rows time only the operation under test in
-// this thread's CPU time (robust to the shared machine descheduling us) and report it as manual
-// time (UseManualTime); the untimed set-up of an iteration (re-activating cells, a GC between
-// rounds) sits outside the timed section. The baseline row stores its seconds per item under a
-// key (the operation and its arguments); the accelmem row after it reads them and reports the
-// counter `vs_upstream` = baseline seconds per item / accelmem seconds per item (> 1: accelmem
-// is faster). If the baseline row was filtered out, the counter is missing.
+// How the runtime benchmarks put an upstream baseline and accelmem side by side in one binary
+// run. Two forms:
+//
+// * Interleaved rows (RunInterleaved, snode_bench): one benchmark row holds every contender of an
+//   operation -- upstream out of line, upstream inlined, accelmem's X_* function, its inline
+//   form, a floor -- and each benchmark iteration runs every contender's round once, the order
+//   rotated by one each iteration. Each round is timed in this thread's CPU time; untimed set-up
+//   (re-activating cells, a GC) runs before it. The row reports, per contender, `<name>_ns` =
+//   the median CPU ns per item over its rounds, and per comparison a ratio counter = the median
+//   over iterations of (baseline round time / contender round time) (> 1: the contender is
+//   faster). Why: on a shared VM the speed of the machine drifts by 1.5-2x over seconds; rows
+//   timed one after the other (the pair form below) put that drift into the ratio (identical
+//   code read 0.8-1.6x), while rounds of the same iteration run within milliseconds of each
+//   other and see the same machine.
+// * Paired rows (PairedRow, node_manager_bench and gc_bench): two rows registered one after the
+//   other, the baseline first. Both rows time only the operation under test in this thread's CPU
+//   time and report it as manual time (UseManualTime); the baseline row stores its seconds per
+//   item under a key (the operation and its arguments); the accelmem row after it reads them and
+//   reports the counter `vs_upstream` = baseline seconds per item / accelmem seconds per item
+//   (> 1: accelmem is faster). If the baseline row was filtered out, the counter is missing.
 #ifndef ACCELMEM_BENCHMARKS_BASELINES_PAIRED_TIMING_H_
 #define ACCELMEM_BENCHMARKS_BASELINES_PAIRED_TIMING_H_
 
+#include <algorithm>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "benchmark/benchmark.h"
 
@@ -33,6 +48,77 @@ double CpuSeconds(Fn&& fn) {
   const double start = ThreadCpuSeconds();
   fn();
   return ThreadCpuSeconds() - start;
+}
+
+// One contender of an interleaved row.
+struct Contender {
+  std::string name;                    // counter `<name>_ns`
+  std::function<void()> round;         // the timed operation over all items
+  std::function<void()> prepare = {};  // untimed, before each of its rounds (may be empty)
+};
+
+// A ratio counter of an interleaved row: `counter` = median over iterations of
+// (`baseline`'s round time / `contender`'s round time).
+struct Comparison {
+  std::string counter;
+  std::string baseline;
+  std::string contender;
+};
+
+inline double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// Runs the interleaved row described above: `items` per round; the iteration's manual time (the
+// row's Time column, and what --benchmark_min_time counts) is the round time of the contender
+// named `timed`. Sets items_processed from `timed`'s rounds.
+inline void RunInterleaved(benchmark::State& state, double items,
+                           const std::vector<Contender>& contenders, const std::string& timed,
+                           const std::vector<Comparison>& comparisons) {
+  const std::size_t n = contenders.size();
+  std::vector<std::vector<double>> seconds(n);
+  std::size_t timed_index = n;
+  for (std::size_t c = 0; c < n; ++c) {
+    if (contenders[c].name == timed) timed_index = c;
+  }
+  if (timed_index == n) {
+    state.SkipWithError("no contender named as the timed one");
+    return;
+  }
+  std::size_t first = 0;
+  for (auto _ : state) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const Contender& c = contenders[(first + k) % n];
+      if (c.prepare) c.prepare();
+      seconds[(first + k) % n].push_back(CpuSeconds(c.round));
+    }
+    first = (first + 1) % n;
+    state.SetIterationTime(seconds[timed_index].back());
+  }
+  auto index_of = [&](const std::string& name) {
+    for (std::size_t c = 0; c < n; ++c) {
+      if (contenders[c].name == name) return c;
+    }
+    return n;
+  };
+  for (std::size_t c = 0; c < n; ++c) {
+    if (!seconds[c].empty()) {
+      state.counters[contenders[c].name + "_ns"] = 1e9 * Median(seconds[c]) / items;
+    }
+  }
+  for (const Comparison& comparison : comparisons) {
+    const std::size_t b = index_of(comparison.baseline);
+    const std::size_t o = index_of(comparison.contender);
+    if (b == n || o == n || seconds[b].empty()) continue;
+    std::vector<double> ratios;
+    for (std::size_t k = 0; k < seconds[b].size() && k < seconds[o].size(); ++k) {
+      if (seconds[o][k] > 0) ratios.push_back(seconds[b][k] / seconds[o][k]);
+    }
+    if (!ratios.empty()) state.counters[comparison.counter] = Median(ratios);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(static_cast<double>(state.iterations()) * items));
 }
 
 // Seconds per item of the baseline rows that ran so far, by key.

@@ -58,8 +58,10 @@ ACCELMEM_RT_INLINE u64 Pointer_container_size(i64 max_num_elements) {
 // The slot value of a cell whose activation is in progress (never a cell address: cells are at
 // least 8-byte aligned).
 ACCELMEM_RT_INLINE Ptr Pointer_locked_value() { return reinterpret_cast<Ptr>(uptr{1}); }
-// Whether a slot value is a cell (neither null nor Pointer_locked_value()).
-ACCELMEM_RT_INLINE bool Pointer_is_cell(Ptr v) { return reinterpret_cast<uptr>(v) > 1; }
+// Whether a slot value is a cell (neither null nor Pointer_locked_value()). Written as v / 2 != 0
+// rather than v > 1 (the same test): gcc turns `n += v > 1` into cmp/seta/movzx/add but
+// `n += (v >> 1) != 0` into shr/cmp/sbb, one instruction less per cell in a counting loop.
+ACCELMEM_RT_INLINE bool Pointer_is_cell(Ptr v) { return (reinterpret_cast<uptr>(v) >> 1) != 0; }
 // The slot of cell i through a meta view (slot i is at node + 8 i whatever the meta; the view is
 // kept for symmetry with the other kinds).
 template <typename M>
