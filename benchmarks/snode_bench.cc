@@ -319,8 +319,8 @@ void BM_Pointer_Deactivate(benchmark::State& state) {
   // The floor's own tree and its fully active slots, restored before each of its rounds.
   PointerTree floor_tree;
   floor_tree.ActivateAll();
-  Ptr* const slots = Pointer_slot(floor_tree.meta, floor_tree.node, 0);
-  const std::vector<Ptr> saved(slots, slots + kCells);
+  PointerSlot* const slots = Pointer_slot(floor_tree.meta, floor_tree.node, 0);
+  const std::vector<PointerSlot> saved(slots, slots + kCells);
   std::vector<int32_t> pushed(kCells);
   int32_t num_pushed = 0;
   std::vector<Comparison> comparisons = {{"vs_upstream", "upstream", "accelmem"}};
@@ -365,8 +365,8 @@ void BM_Pointer_Deactivate(benchmark::State& state) {
        {"floor_cas_push",
         EachCell(order,
                  [slots, p = pushed.data(), n = &num_pushed](int32_t i) {
-                   Ptr v = atomic_load_acquire(slots + i);
-                   if (Pointer_is_cell(v) && atomic_cas(slots + i, &v, static_cast<Ptr>(nullptr))) {
+                   PointerSlot v = atomic_load_acquire(slots + i);
+                   if (Pointer_is_cell(v) && atomic_cas(slots + i, &v, PointerSlot{0})) {
                      p[atomic_add(n, 1)] = i;
                    }
                  }),

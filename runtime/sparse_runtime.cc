@@ -154,6 +154,9 @@ absl::Status SparseRuntime::Init() {
                                             options_.max_num_chunks)) {
       return errors.Take(absl::StrCat("creating the allocator of ", s.DebugPath()));
     }
+    if (s.type() == SNodeType::kPointer) {
+      Pointer_bind_cells(&m.pointer, runtime_node_manager(&context_, id));
+    }
   }
   if (options_.kernel_backend) {
     absl::StatusOr<std::unique_ptr<KernelBackend>> backend = options_.kernel_backend(this);

@@ -160,7 +160,7 @@ bool SparseRuntime::FlushWorkerCaches() {
   bool recycled = false;
   for (NodeCache& cache : caches_) {
     if (cache.manager == nullptr) continue;
-    if (cache.num_free > 0 || cache.num_recycled > 0) recycled = true;
+    if (cache.num_cached_free() > 0 || cache.num_cached_recycled() > 0) recycled = true;
     cache.flush();
   }
   return recycled;

@@ -460,7 +460,7 @@ TEST_P(SparseRuntimeTest, CheckInvariantsDetectsCorruption) {
   runtime_ambient_element(rt->context(), ptr.id())[0] = 1;
   EXPECT_THAT(rt->CheckInvariants().message(), HasSubstr("ambient element was written"));
   runtime_ambient_element(rt->context(), ptr.id())[0] = 0;
-  *Pointer_slot(rt->meta(ptr), rt->context()->root, 2) = nullptr;  // drop the cell on the floor
+  *Pointer_slot(rt->meta(ptr), rt->context()->root, 2) = 0;  // drop the cell on the floor
   EXPECT_THAT(rt->CheckInvariants().message(), HasSubstr("lost"));
 }
 

@@ -17,9 +17,11 @@ namespace sparse_runtime {
 
 class SNodeTestContext {
  public:
-  explicit SNodeTestContext(i32 num_snodes = 4, u64 root_size = 4096) {
+  // `reservations`: whether the memory can reserve address space (NodeManager data lists are
+  // then contiguous; otherwise chunked, as on the preallocated device pool).
+  explicit SNodeTestContext(i32 num_snodes = 4, u64 root_size = 4096, bool reservations = true) {
     std::memset(&rt_, 0, sizeof(rt_));
-    pool_.Attach(&rt_.memory);
+    pool_.Attach(&rt_.memory, reservations);
     EXPECT_TRUE(runtime_context_init(&rt_, num_snodes, root_size));
   }
 

@@ -33,12 +33,12 @@ TEST(SNodeTreeTest, TaichiStyleBuilder) {
   EXPECT_EQ(dyn.container_size(), 32u);
   EXPECT_EQ(dyn.allocator_node_size(), 16u + 16 * 4);
   EXPECT_EQ(ptr.num_cells_per_container(), 64);
-  EXPECT_EQ(ptr.container_size(), 64u * 8);  // one 8-byte slot per cell
+  EXPECT_EQ(ptr.container_size(), 64u * 4);  // one 4-byte slot per cell
   EXPECT_EQ(ptr.cell_size(), 32u);           // the DynamicNode
   EXPECT_EQ(ptr.allocator_node_size(), 32u);
-  EXPECT_EQ(dense.cell_size(), 512u);
-  EXPECT_EQ(dense.container_size(), 16u * 512);
-  EXPECT_EQ(tree.root_size(), 16u * 512);
+  EXPECT_EQ(dense.cell_size(), 256u);
+  EXPECT_EQ(dense.container_size(), 16u * 256);
+  EXPECT_EQ(tree.root_size(), 16u * 256);
   EXPECT_TRUE(dense.has_sparse_descendant());
   EXPECT_FALSE(dyn.has_sparse_descendant());
 }

@@ -212,6 +212,10 @@ absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
     meta->from_parent_element = nullptr;
     meta->is_active = nullptr;
     meta->get_num_elements = nullptr;
+    if (tree.snode(id).type() == sparse_runtime::SNodeType::kPointer) {
+      // Host addresses: the device's data lists are chunked, so it takes the chunk-table path.
+      reinterpret_cast<sparse_runtime::PointerMeta*>(slot)->cell_origin = 0;
+    }
     metas[id] = rt->base_ + structs_off + id * meta_slot;
     ambients[id] = init_out[2 + id];
   }

@@ -8,6 +8,7 @@ void NodeCache::init(NodeManager* manager_in) {
   manager = manager_in;
   num_free = 0;
   num_recycled = 0;
+  num_recycled_index = 0;
 }
 
 bool NodeCache::refill() {
@@ -30,6 +31,8 @@ bool NodeCache::refill() {
 void NodeCache::flush_recycled() {
   manager->recycle_cells(recycled_ptr, num_recycled);  // unknown pointers: reported, dropped
   num_recycled = 0;
+  manager->recycle_indices(recycled_index, num_recycled_index);
+  num_recycled_index = 0;
 }
 
 void NodeCache::flush() {

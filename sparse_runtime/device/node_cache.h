@@ -31,6 +31,7 @@
 //
 // Ownership: one NodeCache per (worker, NodeManager), used by one thread at a time; no
 // thread_local. The object is cache-line aligned so two workers' caches never share a line.
+// recycle_index(k) buffers an index beside the pointers (pushed at the same flushes, no locate).
 // Errors (out of chunks / memory, unknown pointer) are recorded in the manager's RuntimeMemory
 // exactly as by the plain API.
 //
@@ -54,9 +55,13 @@ struct alignas(64) NodeCache {
   NodeManager* manager;
   i32 num_free;      // cells free_ptr[kBatch - num_free, kBatch) are cached, zeroed, not handed out
   i32 num_recycled;  // recycled_ptr[0, num_recycled) are buffered for the recycled list
+  // recycled_index[0, num_recycled_index) are buffered too (cells recycled by index: the pointer
+  // SNode's slots hold indices, so they need no address -> index step at the flush).
+  i32 num_recycled_index;
   Ptr free_ptr[kBatch];  // free_ptr[k] = manager->get_cell(free_index[k])
   i32 free_index[kBatch];
   Ptr recycled_ptr[kBatch];
+  i32 recycled_index[kBatch];
 
   void init(NodeManager* manager);
 
@@ -77,7 +82,10 @@ struct alignas(64) NodeCache {
     recycled_ptr[num_recycled++] = p;
   }
   // Buffers cell `index` (0 <= index < manager->num_reserved()).
-  ACCELMEM_RT_INLINE void recycle_index(i32 index) { recycle(manager->get_cell(index)); }
+  ACCELMEM_RT_INLINE void recycle_index(i32 index) {
+    if (num_recycled_index == kBatch) flush_recycled();
+    recycled_index[num_recycled_index++] = index;
+  }
 
   // Returns every cached cell to the manager (see the file comment). The cache stays usable.
   void flush();
@@ -85,7 +93,7 @@ struct alignas(64) NodeCache {
   void flush_recycled();
 
   ACCELMEM_RT_INLINE i32 num_cached_free() const { return num_free; }
-  ACCELMEM_RT_INLINE i32 num_cached_recycled() const { return num_recycled; }
+  ACCELMEM_RT_INLINE i32 num_cached_recycled() const { return num_recycled + num_recycled_index; }
 
   // Slow path of allocate (num_free == 0): one allocate_indices() of kBatch. False if no cell
   // could be had (error recorded); otherwise num_free > 0.

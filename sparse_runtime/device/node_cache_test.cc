@@ -122,17 +122,26 @@ TEST_P(NodeCacheTest, KeepsFifoReuseOrderAfterGc) {
 }
 
 // Recycled indices are buffered until kBatch are held and then pushed to the recycled list
-// together, in recycle order.
+// together, in recycle order; cells recycled by address sit in their own buffer and are pushed at
+// the same flushes (addresses first).
 TEST_P(NodeCacheTest, BuffersRecycledIndicesUntilABatchIsFull) {
   std::vector<int> indices;
-  for (int k = 0; k < kBatch + 1; ++k) indices.push_back(cache_.allocate_index());
+  for (int k = 0; k < kBatch + 2; ++k) indices.push_back(cache_.allocate_index());
   for (int k = 0; k < kBatch; ++k) cache_.recycle_index(indices[k]);
   EXPECT_EQ(nm_.recycled_list.size(), 0);
   EXPECT_EQ(cache_.num_cached_recycled(), kBatch);
-  cache_.recycle(nm_.get_cell(indices[kBatch]));
-  EXPECT_EQ(nm_.recycled_list.size(), kBatch);
+  cache_.recycle(nm_.get_cell(indices[kBatch]));  // the address buffer: no flush yet
+  EXPECT_EQ(nm_.recycled_list.size(), 0);
+  EXPECT_EQ(cache_.num_cached_recycled(), kBatch + 1);
+  cache_.recycle_index(indices[kBatch + 1]);  // the index buffer is full: both are pushed
+  EXPECT_EQ(nm_.recycled_list.size(), kBatch + 1);
   EXPECT_EQ(cache_.num_cached_recycled(), 1);
-  EXPECT_EQ(RecycledEntries(nm_), std::vector<int>(indices.begin(), indices.begin() + kBatch));
+  std::vector<int> expected = {indices[kBatch]};
+  expected.insert(expected.end(), indices.begin(), indices.begin() + kBatch);
+  EXPECT_EQ(RecycledEntries(nm_), expected);
+  cache_.flush_recycled();
+  expected.push_back(indices[kBatch + 1]);
+  EXPECT_EQ(RecycledEntries(nm_), expected);
 }
 
 // A recycled cell is not handed out again before a GC (other workers may still read it), even

@@ -7,42 +7,60 @@ i32 Pointer_get_num_elements(Ptr meta, Ptr) {
   return static_cast<i32>(as_struct_meta(meta)->max_num_elements);
 }
 
-namespace {
-
-ACCELMEM_RT_INLINE Ptr allocate_cell(const StructMeta* m, NodeCache* cache) {
-  return cache != nullptr ? cache->allocate()
-                          : runtime_node_manager(m->context, m->snode_id)->allocate();
+void Pointer_bind_cells(PointerMeta* meta, const NodeManager* manager) {
+  const ListManager& cells = manager->data_list;
+  if (cells.is_contiguous()) {
+    meta->cell_stride = cells.element_size;
+    meta->cell_origin = reinterpret_cast<uptr>(cells.contiguous_base) - 2 * cells.element_size;
+  } else {
+    meta->cell_stride = 0;
+    meta->cell_origin = 0;
+  }
 }
 
-// Activation of one slot by one thread: lock the slot (CAS null -> locked), allocate, publish.
-// Returns once the slot holds a cell or, if the allocation failed, is null again.
-ACCELMEM_RT_INLINE void activate_slot(const StructMeta* m, Ptr* slot, NodeCache* cache) {
-  Ptr v = atomic_load_acquire(slot);
+Ptr Pointer_cell_address_chunked(Ptr meta, PointerSlot v) {
+  const StructMeta* m = as_struct_meta(meta);
+  return runtime_node_manager(m->context, m->snode_id)->get_cell(Pointer_cell_index(v));
+}
+
+namespace {
+
+// The index of a newly allocated cell, or -1 (error recorded).
+ACCELMEM_RT_INLINE i32 allocate_cell(const StructMeta* m, NodeCache* cache) {
+  return cache != nullptr ? cache->allocate_index()
+                          : runtime_node_manager(m->context, m->snode_id)->allocate_index();
+}
+
+// Activation of one slot by one thread: lock the slot (CAS 0 -> locked), allocate, publish.
+// Returns once the slot holds a cell or, if the allocation failed, is 0 again.
+ACCELMEM_RT_INLINE void activate_slot(const StructMeta* m, PointerSlot* slot, NodeCache* cache) {
+  PointerSlot v = atomic_load_acquire(slot);
   for (;;) {
     if (Pointer_is_cell(v)) return;
-    if (v == nullptr) {
-      if (atomic_cas(slot, &v, Pointer_locked_value())) {
-        // Null when the allocator failed (error recorded): the cell stays inactive.
-        atomic_store_release(slot, allocate_cell(m, cache));
+    if (v == 0) {
+      if (atomic_cas(slot, &v, kPointerLocked)) {
+        // -1 when the allocator failed (error recorded): the cell stays inactive.
+        const i32 k = allocate_cell(m, cache);
+        atomic_store_release(slot, k >= 0 ? Pointer_slot_value(k) : PointerSlot{0});
         return;
       }
-      continue;  // v now holds what the slot held instead of null
+      continue;  // v now holds what the slot held instead of 0
     }
     spin_pause();  // another thread is allocating this cell
     v = atomic_load_acquire(slot);
   }
 }
 
-// Deactivation of one slot; returns the cell this thread nulled, or null if it nulled none.
-ACCELMEM_RT_INLINE Ptr take_cell(Ptr* slot) {
-  Ptr v = atomic_load_acquire(slot);
-  // Exactly one thread turns a given cell pointer into null, and only that thread recycles it.
-  // A cell address cannot come back into the slot before a GC (which runs alone), so the CAS has
-  // no ABA problem.
+// Deactivation of one slot; returns the cell value this thread zeroed, or 0 if it zeroed none.
+ACCELMEM_RT_INLINE PointerSlot take_cell(PointerSlot* slot) {
+  PointerSlot v = atomic_load_acquire(slot);
+  // Exactly one thread turns a given cell value into 0, and only that thread recycles it. A cell
+  // index cannot come back into the slot before a GC (which runs alone: a recycled index is
+  // handed out again only after it), so the CAS has no ABA problem.
   while (Pointer_is_cell(v)) {
-    if (atomic_cas(slot, &v, static_cast<Ptr>(nullptr))) return v;
+    if (atomic_cas(slot, &v, PointerSlot{0})) return v;
   }
-  return nullptr;
+  return 0;
 }
 
 }  // namespace
@@ -50,7 +68,7 @@ ACCELMEM_RT_INLINE Ptr take_cell(Ptr* slot) {
 // noinline: in this file and in the linked runtime bitcode the compiler could otherwise fold the
 // slow path back into Pointer_activate, whose fast path would then pay its frame.
 __attribute__((noinline)) void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
-  Ptr* slot = Pointer_slot(meta, node, i);
+  PointerSlot* slot = Pointer_slot(meta, node, i);
   // CUDA: one lane per distinct slot among the warp's active lanes activates it, the others wait
   // at the warp barrier (no intra-warp spinning on the slot). CPU: mask 0, always representative.
   const u32 mask = active_mask();
@@ -60,20 +78,20 @@ __attribute__((noinline)) void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, 
 
 __attribute__((noinline)) void Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i,
                                                        NodeCache* cache) {
-  Ptr v = take_cell(Pointer_slot(meta, node, i));
-  if (v != nullptr) Pointer_recycle_taken(RuntimeMeta{meta}, v, cache);
+  const PointerSlot v = take_cell(Pointer_slot(meta, node, i));
+  if (v != 0) Pointer_recycle_taken(RuntimeMeta{meta}, v, cache);
 }
 
 void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, NodeCache* cache) {
   constexpr i32 kBlock = kPointerDeactivateBlock;
-  Ptr* const slots = Pointer_slot(meta, node, 0);
+  PointerSlot* const slots = Pointer_slot(meta, node, 0);
   NodeManager* manager = nullptr;
   if (cache == nullptr) {
     const StructMeta* m = as_struct_meta(meta);
     manager = runtime_node_manager(m->context, m->snode_id);
   }
-  // Cells this thread took, not yet recycled (only without a cache).
-  Ptr taken[kPointerDeactivateRecycleBatch];
+  // Indices of the cells this thread took, not yet recycled (only without a cache).
+  i32 taken[kPointerDeactivateRecycleBatch];
   i32 num_taken = 0;
   for (i32 k = 0; k < n && k < kBlock; ++k) prefetch_for_write(slots + indices[k]);
   for (i32 begin = 0; begin < n; begin += kBlock) {
@@ -83,20 +101,20 @@ void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, N
     const i32 ahead = n - end > kBlock ? end + kBlock : n;
     for (i32 k = end; k < ahead; ++k) prefetch_for_write(slots + indices[k]);
     for (i32 k = begin; k < end; ++k) {
-      Ptr v = take_cell(slots + indices[k]);
-      if (v == nullptr) continue;
+      const PointerSlot v = take_cell(slots + indices[k]);
+      if (v == 0) continue;
       if (cache != nullptr) {
-        cache->recycle(v);
+        cache->recycle_index(Pointer_cell_index(v));
         continue;
       }
-      taken[num_taken++] = v;
+      taken[num_taken++] = Pointer_cell_index(v);
       if (num_taken == kPointerDeactivateRecycleBatch) {
-        manager->recycle_cells(taken, num_taken);
+        manager->recycle_indices(taken, num_taken);
         num_taken = 0;
       }
     }
   }
-  if (num_taken > 0) manager->recycle_cells(taken, num_taken);
+  if (num_taken > 0) manager->recycle_indices(taken, num_taken);
 }
 
 void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {

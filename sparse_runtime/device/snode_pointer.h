@@ -1,27 +1,33 @@
 // File: sparse_runtime/device/snode_pointer.h
 //
-// `pointer` SNode functions (upstream node_pointer.h). Container layout: `Ptr slot[n]`, 8 bytes
+// `pointer` SNode functions (upstream node_pointer.h). Container layout: `u32 slot[n]`, 4 bytes
 // per cell (upstream: `i64 lock[n]` then `Ptr ptr[n]`, 16 bytes). A slot holds one of
 //
-//   null               inactive: the cell resolves to the SNode's ambient element (all zeros,
+//   0                  inactive: the cell resolves to the SNode's ambient element (all zeros,
 //                      so reads of inactive cells return 0);
-//   kPointerLocked     (the address 1) an activation is allocating the cell; still inactive for
-//                      readers (is_active false, lookup returns the ambient element);
-//   a cell             active: a NodeManager cell of this SNode (at least 8-byte aligned, so it
-//                      is never 1).
+//   kPointerLocked (1) an activation is allocating the cell; still inactive for readers
+//                      (is_active false, lookup returns the ambient element);
+//   k + 2              active: cell k of this SNode's NodeManager (its data-list index).
 //
-//   activate(i):   if slot[i] is null: CAS null -> kPointerLocked; allocate; release-store the
-//                  cell (null if the allocation failed). A concurrent activation that finds the
-//                  slot locked waits until it is not, then sees the cell. On CUDA one lane per
-//                  distinct slot of a warp does this, the others wait at a warp barrier (the
+//   activate(i):   if slot[i] is 0: CAS 0 -> 1; allocate an index k; release-store k + 2 (0 if
+//                  the allocation failed). A concurrent activation that finds the slot locked
+//                  waits until it is not, then sees the cell. On CUDA one lane per distinct slot
+//                  of a warp does this, the others wait at a warp barrier (the
 //                  warp-representative scheme of upstream's warp_locked_task).
-//   deactivate(i): v = slot[i]; if v is a cell: CAS v -> null; the thread whose CAS succeeds
-//                  recycles v into the NodeManager -- O(1), one atomic on the slot, no lock; the
-//                  cell is zeroed by the next GC. A locked slot is inactive: deactivation leaves
-//                  it alone (it linearizes before the activation in progress).
+//   deactivate(i): v = slot[i]; if v is a cell: CAS v -> 0; the thread whose CAS succeeds
+//                  recycles index v - 2 into the NodeManager -- O(1), one atomic on the slot, no
+//                  lock, no address -> index step; the cell is zeroed by the next GC. A locked
+//                  slot is inactive: deactivation leaves it alone (it linearizes before the
+//                  activation in progress).
 //
-// The lock bit lives in the slot, so an operation touches one cache line (upstream's touches the
-// slot's and the lock's) and the container is half upstream's size.
+// Why an index and not the cell's address: a lookup, is_active or already-active activation
+// reads one slot, so the slot's size is what these operations stream; 4 bytes is half upstream's
+// pointer array (and a quarter of its container), so twice the slots per cache line and per
+// byte of bandwidth. Turning k + 2 into an address costs one multiply-add where the NodeManager's
+// data list is one contiguous reservation (the CPU host pool): PointerMeta caches its origin and
+// stride (Pointer_bind_cells). Otherwise (chunked data list, e.g. the preallocated device pool,
+// or a meta never bound) the address comes from the NodeManager's chunk table, out of line. The
+// lock lives in the slot too, so an operation touches one cache line (upstream's touches two).
 //
 // Does not activate ancestors (the host walker does). If the allocator fails, the cell stays
 // inactive and the error is recorded in the runtime memory.
@@ -32,9 +38,9 @@
 // over a meta view (struct_meta.h: RuntimeMeta, or StaticMeta with the shape known at compile
 // time), in the header so that C++ callers inline them; the X_* functions are these templates
 // over RuntimeMeta. Only the slow paths stay out of line: Pointer_activate_slow (lock, allocate)
-// and Pointer_deactivate_slow (CAS, recycle), entered when the unlocked test says there is work.
-// An already-active activation is therefore one load and a branch, not a call into the locked
-// path's frame.
+// and Pointer_deactivate_slow (CAS, recycle), entered when the unlocked test says there is work,
+// and Pointer_cell_address_chunked. An already-active activation is therefore one load and a
+// branch, not a call into the locked path's frame.
 //
 // Freestanding C++17 (see arch.h).
 #ifndef ACCELMEM_SPARSE_RUNTIME_DEVICE_SNODE_POINTER_H_
@@ -42,39 +48,69 @@
 
 #include "sparse_runtime/device/arch.h"
 #include "sparse_runtime/device/node_cache.h"
+#include "sparse_runtime/device/node_manager.h"
 #include "sparse_runtime/device/struct_meta.h"
 
 namespace accelmem {
 namespace sparse_runtime {
 
+using PointerSlot = u32;
+
 struct PointerMeta {
   StructMeta base;
-  bool _;  // placeholder, as upstream
+  // Slot value v >= 2 -> the cell's address cell_origin + v * cell_stride, when this SNode's
+  // NodeManager keeps its cells in one contiguous reservation (cell_origin = the data list's base
+  // - 2 * stride, as an integer); 0 otherwise (then the NodeManager's chunk table is used). Set by
+  // Pointer_bind_cells; a zero-filled meta is valid and takes the chunk-table path. A meta copied
+  // to another address space (the device) must zero it.
+  uptr cell_origin;
+  u64 cell_stride;
 };
 
+// Caches the contiguous layout of `manager` (this SNode's NodeManager) in `meta`, or clears it
+// when the manager's data list is chunked. Call after the manager's init, before any operation.
+void Pointer_bind_cells(PointerMeta* meta, const NodeManager* manager);
+
 ACCELMEM_RT_INLINE u64 Pointer_container_size(i64 max_num_elements) {
-  return 8 * static_cast<u64>(max_num_elements);
+  return sizeof(PointerSlot) * static_cast<u64>(max_num_elements);
 }
-// The slot value of a cell whose activation is in progress (never a cell address: cells are at
-// least 8-byte aligned).
-ACCELMEM_RT_INLINE Ptr Pointer_locked_value() { return reinterpret_cast<Ptr>(uptr{1}); }
-// Whether a slot value is a cell (neither null nor Pointer_locked_value()). Written as v / 2 != 0
-// rather than v > 1 (the same test): gcc turns `n += v > 1` into cmp/seta/movzx/add but
-// `n += (v >> 1) != 0` into shr/cmp/sbb, one instruction less per cell in a counting loop.
-ACCELMEM_RT_INLINE bool Pointer_is_cell(Ptr v) { return (reinterpret_cast<uptr>(v) >> 1) != 0; }
-// The slot of cell i through a meta view (slot i is at node + 8 i whatever the meta; the view is
+// The slot value of a cell whose activation is in progress.
+constexpr PointerSlot kPointerLocked = 1;
+ACCELMEM_RT_INLINE PointerSlot Pointer_locked_value() { return kPointerLocked; }
+// Whether a slot value is a cell (neither 0 nor kPointerLocked).
+ACCELMEM_RT_INLINE bool Pointer_is_cell(PointerSlot v) { return v > 1; }
+// The slot value of cell index k, and back.
+ACCELMEM_RT_INLINE PointerSlot Pointer_slot_value(i32 k) { return static_cast<PointerSlot>(k) + 2; }
+ACCELMEM_RT_INLINE i32 Pointer_cell_index(PointerSlot v) { return static_cast<i32>(v - 2); }
+// The slot of cell i through a meta view (slot i is at node + 4 i whatever the meta; the view is
 // kept for symmetry with the other kinds).
 template <typename M>
-ACCELMEM_RT_INLINE Ptr* Pointer_slot_of(const M&, Ptr node, i32 i) {
-  return reinterpret_cast<Ptr*>(node) + i;
+ACCELMEM_RT_INLINE PointerSlot* Pointer_slot_of(const M&, Ptr node, i32 i) {
+  return reinterpret_cast<PointerSlot*>(node) + i;
 }
-ACCELMEM_RT_INLINE Ptr* Pointer_slot(Ptr meta, Ptr node, i32 i) {
+ACCELMEM_RT_INLINE PointerSlot* Pointer_slot(Ptr meta, Ptr node, i32 i) {
   return Pointer_slot_of(RuntimeMeta{meta}, node, i);
+}
+ACCELMEM_RT_INLINE const PointerMeta* as_pointer_meta(Ptr meta) {
+  return reinterpret_cast<const PointerMeta*>(meta);
+}
+
+// The address of the cell of slot value v (a cell) through the NodeManager's chunk table.
+Ptr Pointer_cell_address_chunked(Ptr meta, PointerSlot v);
+// The address of the cell of slot value v (a cell).
+template <typename M>
+ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const M& m, PointerSlot v) {
+  const PointerMeta* pm = as_pointer_meta(m.meta);
+  const uptr origin = pm->cell_origin;
+  if (__builtin_expect(origin != 0, 1)) {
+    return reinterpret_cast<Ptr>(origin + static_cast<uptr>(v) * pm->cell_stride);
+  }
+  return Pointer_cell_address_chunked(m.meta, v);
 }
 // The cell of slot i, or null when inactive (locked counts as inactive).
 ACCELMEM_RT_INLINE Ptr Pointer_cell(Ptr meta, Ptr node, i32 i) {
-  Ptr v = atomic_load_acquire(Pointer_slot(meta, node, i));
-  return Pointer_is_cell(v) ? v : nullptr;
+  const PointerSlot v = atomic_load_acquire(Pointer_slot(meta, node, i));
+  return Pointer_is_cell(v) ? Pointer_cell_address(RuntimeMeta{meta}, v) : nullptr;
 }
 
 // Slow paths (out of line, never inlined): the locked part of activate and the CAS-and-recycle
@@ -83,26 +119,30 @@ ACCELMEM_RT_INLINE Ptr Pointer_cell(Ptr meta, Ptr node, i32 i) {
 void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 void Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 
-// Recycles cell v, taken from its slot by this thread, into `cache` or (null) this SNode's
-// NodeManager.
+// Recycles the cell of slot value v, taken from its slot by this thread, into `cache` or (null)
+// this SNode's NodeManager.
 template <typename M>
-ACCELMEM_RT_INLINE void Pointer_recycle_taken(const M& m, Ptr v, NodeCache* cache) {
+ACCELMEM_RT_INLINE void Pointer_recycle_taken(const M& m, PointerSlot v, NodeCache* cache) {
   if (cache != nullptr) {
-    cache->recycle(v);
+    cache->recycle_index(Pointer_cell_index(v));
   } else {
-    runtime_node_manager(m.base()->context, m.base()->snode_id)->recycle(v);
+    runtime_node_manager(m.base()->context, m.base()->snode_id)
+        ->recycle_index(Pointer_cell_index(v));
   }
 }
 
 // Inline fast paths. `cache`: as Pointer_activate_cached (null: the NodeManager).
+// Pointer_is_cell written as v / 2 != 0 (the same test): for a result used as a value gcc turns
+// `n += v > 1` into cmp/seta/movzx/add but `n += (v >> 1) != 0` into shr/cmp/sbb, one
+// instruction less per cell in a counting loop (for a branch, v > 1 is the shorter form).
 template <typename M>
 ACCELMEM_RT_INLINE bool Pointer_is_active_inline(const M& m, Ptr node, i32 i) {
-  return Pointer_is_cell(atomic_load_acquire(Pointer_slot_of(m, node, i)));
+  return (atomic_load_acquire(Pointer_slot_of(m, node, i)) >> 1) != 0;
 }
 template <typename M>
 ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const M& m, Ptr node, i32 i) {
-  Ptr cell = atomic_load_acquire(Pointer_slot_of(m, node, i));
-  if (__builtin_expect(Pointer_is_cell(cell), 1)) return cell;
+  const PointerSlot v = atomic_load_acquire(Pointer_slot_of(m, node, i));
+  if (__builtin_expect(Pointer_is_cell(v), 1)) return Pointer_cell_address(m, v);
   return runtime_ambient_element(m.base()->context, m.base()->snode_id);
 }
 template <typename M>
@@ -123,16 +163,16 @@ ACCELMEM_RT_INLINE void Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
 // i while this runs (other threads may activate, look up or test it); e.g. a parallel loop over
 // the active cells deactivating the cell it visits, each cell visited by one thread. Same result
 // as the CAS form. Why: with no competing deactivation nobody else can change a cell value in the
-// slot (an activation only swaps null -> locked), so a release store of null takes the cell, and
+// slot (an activation only swaps 0 -> locked), so a release store of 0 takes the cell, and
 // without a locked instruction per call the CPU overlaps the slot misses of consecutive calls
 // (random order: close to a plain load per cell instead of one serialized miss per cell).
 template <typename M>
 ACCELMEM_RT_INLINE void Pointer_deactivate_owned_inline(const M& m, Ptr node, i32 i,
                                                         NodeCache* cache = nullptr) {
-  Ptr* slot = Pointer_slot_of(m, node, i);
-  Ptr v = atomic_load_acquire(slot);
+  PointerSlot* slot = Pointer_slot_of(m, node, i);
+  const PointerSlot v = atomic_load_acquire(slot);
   if (!Pointer_is_cell(v)) return;  // inactive, or another thread is activating it
-  atomic_store_release(slot, static_cast<Ptr>(nullptr));
+  atomic_store_release(slot, PointerSlot{0});
   Pointer_recycle_taken(m, v, cache);
 }
 
@@ -150,14 +190,14 @@ void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 void Pointer_deactivate_owned(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 // Deactivation of many cells of one container: Pointer_deactivate_cached(meta, node, indices[k],
 // cache) for k = 0..n-1, in that order, with the same guarantee per cell (the thread whose CAS
-// nulls the slot recycles the cell, exactly once; indices may repeat and may race with other
+// zeroes the slot recycles the cell, exactly once; indices may repeat and may race with other
 // threads' activations and deactivations). Why: per call, a random-order deactivation waits for
 // each slot's cache miss in turn -- the CAS is a locked instruction, and the CPU starts no later
 // load until it completes. Here the slots are taken in blocks of kPointerDeactivateBlock: before
 // the CASes of one block, the next block's slots are prefetched (x64, with write intent where
 // the compiler targets it; no prefetch on CUDA), so their misses overlap each other and this
 // block's CASes, and the CASes find their lines in cache. Recycling: into `cache` when given (no
-// shared atomic), otherwise through NodeManager::recycle_cells once per
+// shared atomic), otherwise through NodeManager::recycle_indices once per
 // kPointerDeactivateRecycleBatch cells taken (one shared atomic per batch instead of per cell).
 constexpr i32 kPointerDeactivateBlock = 16;
 constexpr i32 kPointerDeactivateRecycleBatch = 128;

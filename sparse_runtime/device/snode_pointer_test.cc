@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -21,9 +22,10 @@ class SNodePointerTest : public ::testing::Test {
     ctx_.FillMeta(&meta_.base, 1, 32, 8);
     m_ = reinterpret_cast<Ptr>(&meta_);
     nm_ = ctx_.MakeAllocator(1, 32);
+    Pointer_bind_cells(&meta_, nm_);
   }
   SNodeTestContext ctx_;
-  PointerMeta meta_;
+  PointerMeta meta_{};
   Ptr m_ = nullptr;
   NodeManager* nm_ = nullptr;
 };
@@ -43,11 +45,12 @@ TEST_F(SNodePointerTest, ActivationAllocatesOneCell) {
   Pointer_activate(m_, node, 5);
   EXPECT_TRUE(Pointer_is_active(m_, node, 5));
   Ptr cell = Pointer_lookup_element(m_, node, 5);
-  EXPECT_EQ(*Pointer_slot(m_, node, 5), cell);
+  EXPECT_EQ(*Pointer_slot(m_, node, 5), Pointer_slot_value(0));  // cell index 0, stored + 2
+  EXPECT_EQ(Pointer_cell(m_, node, 5), cell);
   EXPECT_EQ(nm_->locate(cell), 0);
   Pointer_activate(m_, node, 5);  // already active: no new cell
   EXPECT_EQ(nm_->data_list.size(), 1);
-  EXPECT_EQ(Pointer_container_size(8), 64u);  // one 8-byte slot per cell, no lock array
+  EXPECT_EQ(Pointer_container_size(8), 32u);  // one 4-byte slot per cell, no lock array
 }
 
 // Deactivation recycles the cell (O(1)) and nulls the slot; twice is harmless.
@@ -158,11 +161,11 @@ i32 ExpectEveryCellOnce(Ptr m, Ptr node, i32 slots, NodeManager* nm, int round) 
   std::vector<int> seen(reserved, 0);
   i32 active = 0;
   for (i32 i = 0; i < slots; ++i) {
-    Ptr v = *Pointer_slot(m, node, i);
+    const PointerSlot v = *Pointer_slot(m, node, i);
     EXPECT_NE(v, Pointer_locked_value()) << "slot " << i << " left locked";
     if (!Pointer_is_cell(v)) continue;
     ++active;
-    const i32 index = nm->locate(v);
+    const i32 index = Pointer_cell_index(v);
     EXPECT_GE(index, 0);
     EXPECT_LT(index, reserved);
     if (index >= 0 && index < reserved) ++seen[index];
@@ -179,31 +182,92 @@ i32 ExpectEveryCellOnce(Ptr m, Ptr node, i32 slots, NodeManager* nm, int round) 
 }
 
 // A pointer SNode of `slots` 16-byte cells in the root of its own test context, with the
-// cells' NodeManager: the setup every test below shares.
+// cells' NodeManager: the setup every test below shares. `layout`: kContiguous binds the meta to
+// the contiguous data list (the CPU runtime's default); kChunked gives the manager a chunked data
+// list (no reservations, as on the device); kUnbound keeps the contiguous list but never binds
+// the meta (a meta filled without Pointer_bind_cells must still work).
+enum class CellLayout { kContiguous, kChunked, kUnbound };
+
 struct PointerUnderTest {
-  explicit PointerUnderTest(i32 slots) {
+  explicit PointerUnderTest(i32 slots, CellLayout layout = CellLayout::kContiguous)
+      : ctx(4, 4096, /*reservations=*/layout != CellLayout::kChunked) {
     ctx.FillMeta(&meta.base, 1, 16, slots);
     m = reinterpret_cast<Ptr>(&meta);
     nm = ctx.MakeAllocator(1, 16);
     node = ctx.root();
+    if (layout != CellLayout::kUnbound) Pointer_bind_cells(&meta, nm);
   }
   SNodeTestContext ctx;
-  PointerMeta meta;
+  PointerMeta meta{};
   Ptr m = nullptr;
   NodeManager* nm = nullptr;
   Ptr node = nullptr;
 };
+
+// The tests below run on each CellLayout.
+class SNodePointerLayoutTest : public ::testing::TestWithParam<CellLayout> {};
+
+// A slot's value names the cell its lookups return, on every layout: cells activated in a
+// shuffled order are distinct, zero, inside the manager's data list and equal to
+// NodeManager::get_cell of the slot's index (computed by the chunk table, independently of the
+// meta's cached origin); a value written through one form of lookup reads back through the
+// others; after deactivation, a GC and re-activation the recycled cells come back.
+TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
+  constexpr i32 kSlots = 1000;
+  PointerUnderTest p(kSlots, GetParam());
+  const Ptr m = p.m, node = p.node;
+  NodeManager* const nm = p.nm;
+  EXPECT_EQ(p.meta.cell_origin != 0, GetParam() == CellLayout::kContiguous);
+  EXPECT_EQ(nm->data_list.is_contiguous(), GetParam() != CellLayout::kChunked);
+  const StaticMeta<kSlots, 16> sm{m};
+  ASSERT_TRUE(sm.matches());
+  std::vector<i32> order(kSlots);
+  for (i32 i = 0; i < kSlots; ++i) order[i] = (i * 617) % kSlots;  // 617 is prime to 1000
+  for (int round = 0; round < 2; ++round) {
+    std::set<Ptr> cells;
+    for (i32 i : order) Pointer_activate(m, node, i);
+    for (i32 i = 0; i < kSlots; ++i) {
+      const PointerSlot v = *Pointer_slot(m, node, i);
+      ASSERT_TRUE(Pointer_is_cell(v)) << "slot " << i;
+      const i32 k = Pointer_cell_index(v);
+      ASSERT_GE(k, 0);
+      ASSERT_LT(k, nm->num_reserved());
+      const Ptr cell = nm->get_cell(k);
+      EXPECT_EQ(Pointer_lookup_element(m, node, i), cell) << "slot " << i;
+      EXPECT_EQ(Pointer_lookup_element_inline(sm, node, i), cell) << "slot " << i;
+      EXPECT_EQ(Pointer_cell(m, node, i), cell) << "slot " << i;
+      EXPECT_EQ(nm->locate(cell), k);
+      EXPECT_TRUE(cells.insert(cell).second) << "cell of slot " << i << " handed out twice";
+      i32 value;
+      std::memcpy(&value, cell, sizeof(value));
+      EXPECT_EQ(value, 0) << "slot " << i << " round " << round;
+      value = i + 1;
+      std::memcpy(Pointer_lookup_element_inline(sm, node, i), &value, sizeof(value));
+    }
+    for (i32 i = 0; i < kSlots; ++i) {
+      i32 value;
+      std::memcpy(&value, Pointer_lookup_element(m, node, i), sizeof(value));
+      EXPECT_EQ(value, i + 1) << "slot " << i;
+    }
+    for (i32 i : order) Pointer_deactivate(m, node, i);
+    EXPECT_EQ(nm->num_recycled(), kSlots);
+    nm->gc_serial();
+    EXPECT_EQ(nm->num_in_use(), 0);
+  }
+  EXPECT_EQ(nm->num_reserved(), kSlots) << "the second round reused the recycled cells";
+  EXPECT_EQ(p.ctx.error(), 0);
+}
 
 // Racing activations and deactivations of the same and of different cells, from threads using
 // the NodeManager directly and threads using their own NodeCache, lose and duplicate no cell:
 // afterwards (caches flushed) every reserved cell is exactly once either in a slot, on the free
 // list or on the recycled list, no slot is left locked, and after a GC the manager counts exactly
 // the cells in the slots as in use.
-TEST(SNodePointerConcurrencyTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
+TEST_P(SNodePointerLayoutTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
   constexpr i32 kSlots = 64;
   constexpr int kThreads = 4;
   constexpr int kOps = 20000;
-  PointerUnderTest p(kSlots);
+  PointerUnderTest p(kSlots, GetParam());
   SNodeTestContext& ctx = p.ctx;
   const Ptr m = p.m, node = p.node;
   NodeManager* const nm = p.nm;
@@ -252,10 +316,10 @@ TEST(SNodePointerConcurrencyTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
 // becomes inactive (lookups read the ambient element again) and is recycled exactly once,
 // repeated calls and inactive cells are harmless, and a slot being activated (locked) is left
 // alone; with and without a NodeCache.
-TEST(SNodePointerOwnedTest, DeactivatesAndRecyclesEachActiveCellOnce) {
+TEST_P(SNodePointerLayoutTest, DeactivatesAndRecyclesEachActiveCellOnce) {
   constexpr i32 kSlots = 300;
   for (bool use_cache : {false, true}) {
-    PointerUnderTest p(kSlots);
+    PointerUnderTest p(kSlots, GetParam());
     SNodeTestContext& ctx = p.ctx;
     const Ptr m = p.m, node = p.node;
     NodeManager* const nm = p.nm;
@@ -268,7 +332,7 @@ TEST(SNodePointerOwnedTest, DeactivatesAndRecyclesEachActiveCellOnce) {
     for (i32 i = kSlots - 1; i >= 0; --i) Pointer_deactivate_owned(m, node, i, c);
     for (i32 i = 0; i < kSlots; i += 6) Pointer_deactivate_owned(m, node, i, c);  // again
     EXPECT_EQ(*Pointer_slot(m, node, 1), Pointer_locked_value());
-    *Pointer_slot(m, node, 1) = nullptr;
+    *Pointer_slot(m, node, 1) = 0;
     cache->flush();
     EXPECT_EQ(ctx.error(), 0);
     Ptr ambient = runtime_ambient_element(ctx.rt(), 1);
@@ -286,11 +350,11 @@ TEST(SNodePointerOwnedTest, DeactivatesAndRecyclesEachActiveCellOnce) {
 // their NodeCache, while other threads activate and look up every cell, lose and duplicate no
 // cell: afterwards every reserved cell is exactly once in a slot, on the free list or on the
 // recycled list, no slot is left locked, and a GC leaves exactly the slots' cells in use.
-TEST(SNodePointerConcurrencyTest, OwnedDeactivationRacingActivationsKeepsEveryCellOnce) {
+TEST_P(SNodePointerLayoutTest, OwnedDeactivationRacingActivationsKeepsEveryCellOnce) {
   constexpr i32 kSlots = 512;
   constexpr int kOwners = 4;
   constexpr int kActivators = 2;
-  PointerUnderTest p(kSlots);
+  PointerUnderTest p(kSlots, GetParam());
   SNodeTestContext& ctx = p.ctx;
   const Ptr m = p.m, node = p.node;
   NodeManager* const nm = p.nm;
@@ -357,10 +421,10 @@ TEST(SNodePointerConcurrencyTest, OwnedDeactivationRacingActivationsKeepsEveryCe
 // Batch deactivation does what per-call deactivation does for every listed index, in and across
 // blocks: listed active cells become inactive and are recycled once each (repeats and inactive
 // cells are harmless), unlisted cells stay active, with and without a NodeCache.
-TEST(SNodePointerBatchTest, DeactivateIndicesRecyclesEachListedCellOnce) {
+TEST_P(SNodePointerLayoutTest, DeactivateIndicesRecyclesEachListedCellOnce) {
   constexpr i32 kSlots = 500;
   for (bool use_cache : {false, true}) {
-    PointerUnderTest p(kSlots);
+    PointerUnderTest p(kSlots, GetParam());
     SNodeTestContext& ctx = p.ctx;
     const Ptr m = p.m, node = p.node;
     NodeManager* const nm = p.nm;
@@ -396,10 +460,10 @@ TEST(SNodePointerBatchTest, DeactivateIndicesRecyclesEachListedCellOnce) {
 // same cells, lose and duplicate no cell: afterwards (caches flushed) every reserved cell is
 // exactly once in a slot, on the free list or on the recycled list, and without activations
 // every listed cell is inactive and recycled exactly once.
-TEST(SNodePointerConcurrencyTest, BatchDeactivationRecyclesEveryCellExactlyOnce) {
+TEST_P(SNodePointerLayoutTest, BatchDeactivationRecyclesEveryCellExactlyOnce) {
   constexpr i32 kSlots = 512;
   constexpr int kThreads = 4;
-  PointerUnderTest p(kSlots);
+  PointerUnderTest p(kSlots, GetParam());
   SNodeTestContext& ctx = p.ctx;
   const Ptr m = p.m, node = p.node;
   NodeManager* const nm = p.nm;
@@ -454,7 +518,7 @@ TEST(SNodePointerConcurrencyTest, BatchDeactivationRecyclesEveryCellExactlyOnce)
     if (!with_activations) {
       // Cells [0, 7/8 kSlots) are listed by some thread; the rest by none.
       for (i32 i = 0; i < kSlots; ++i) {
-        EXPECT_EQ(*Pointer_slot(m, node, i) != nullptr, i >= kSlots / 8 * 7)
+        EXPECT_EQ(*Pointer_slot(m, node, i) != 0, i >= kSlots / 8 * 7)
             << "slot " << i << " round " << round;
       }
     }
@@ -468,7 +532,7 @@ TEST(SNodePointerConcurrencyTest, BatchDeactivationRecyclesEveryCellExactlyOnce)
 // When the allocator cannot provide a cell, the cell stays inactive and the error is recorded.
 TEST(SNodePointerLimitTest, AllocationFailureLeavesCellInactive) {
   SNodeTestContext ctx;
-  PointerMeta meta;
+  PointerMeta meta{};
   ctx.FillMeta(&meta.base, 1, 8, 4);
   Ptr m = reinterpret_cast<Ptr>(&meta);
   ASSERT_TRUE(runtime_initialize_snode_allocator(ctx.rt(), 1, 8, 8, 1, /*max_num_chunks=*/1));
@@ -478,6 +542,21 @@ TEST(SNodePointerLimitTest, AllocationFailureLeavesCellInactive) {
   EXPECT_FALSE(Pointer_is_active(m, ctx.root(), 1));
   EXPECT_EQ(ctx.error(), kErrorOutOfChunks);
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, SNodePointerLayoutTest,
+                         ::testing::Values(CellLayout::kContiguous, CellLayout::kChunked,
+                                           CellLayout::kUnbound),
+                         [](const ::testing::TestParamInfo<CellLayout>& info) {
+                           switch (info.param) {
+                             case CellLayout::kContiguous:
+                               return "Contiguous";
+                             case CellLayout::kChunked:
+                               return "Chunked";
+                             case CellLayout::kUnbound:
+                               return "Unbound";
+                           }
+                           return "Unknown";
+                         });
 
 }  // namespace
 }  // namespace sparse_runtime
