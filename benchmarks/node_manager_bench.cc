@@ -36,6 +36,9 @@
 // timed cycle, as a worker must before a GC). Counters: ns_per_cell (per allocate + release pair,
 // wall), cpu_ns_per_cell (the threads' CPU time per pair) and, for the NodeManager, meta_B_per_cell
 // (resident bytes of the free and recycled lists and of the chunk / granule tables, per cell).
+//
+// BM_Cycles and BM_CycleScaling (at the end) run the same cycles interleaved, every contender in
+// one row: the rows to quote ratios from (see there).
 #include <gperftools/tcmalloc.h>
 #include <jemalloc/jemalloc.h>
 #include <mimalloc.h>
@@ -47,6 +50,7 @@
 #include <cstdint>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -541,6 +545,209 @@ void BM_Memset_Limit(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(buffer.size()));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Interleaved cycle rows (benchmarks/baselines/paired_timing.h): every contender's cycle in one
+// row, one round each per iteration in rotating order, so that the ratios compare cycles run
+// within the same second of this VM's drifting speed rather than rows run minutes apart.
+//
+// BM_Cycles/random/touch, one thread, thread CPU time of a cycle: glibc, mimalloc, jemalloc,
+// tcmalloc, harness (no allocator), upstream, plain, batch64, cached (the same cycles as the rows
+// above; the GC between cycles untimed, before each round). Counters: `<name>_ns` = CPU ns per
+// allocate + release pair; `cached_vs_best_malloc` and `batch64_vs_best_malloc` = the fastest of
+// the four mallocs in the same iteration / the row (> 1: faster than every malloc);
+// `<name>_vs_upstream` for the three NodeManager forms.
+//
+// BM_CycleScaling/random/touch: cached, batch64, mimalloc and the harness on 1 and on 2 threads
+// (the same 2^20 cells split over the threads), wall time of a cycle; `<name>_scaling` = the
+// 1-thread time / the 2-thread time (2 = perfect strong scaling).
+struct CycleContender {
+  std::function<void(int)> cycle;  // the cycle's share of thread t
+  std::function<void()> between;   // untimed after each cycle (may be empty)
+};
+
+template <typename A>
+CycleContender MallocContender(Work& work, bool touch) {
+  return {[&work, touch](int t) {
+            HugeArray<void*>& ptrs = *work.ptrs[t];
+            const HugeArray<int32_t>& order = *work.order[t];
+            const int64_t n = static_cast<int64_t>(ptrs.size());
+            for (int64_t k = 0; k < n; ++k) {
+              ptrs[k] = A::Alloc();
+              if (touch) Touch(ptrs[k], k);
+            }
+            ReleaseGathered(ptrs, order, [](void** batch) {
+              for (int j = 0; j < 64; ++j) A::Free(batch[j]);
+            });
+          },
+          {}};
+}
+
+CycleContender HarnessContender(Work& work, bool touch) {
+  auto cells = std::make_shared<HugeArray<char>>(kCells * kCellBytes);
+  return {[&work, touch, cells](int t) {
+            HugeArray<void*>& ptrs = *work.ptrs[t];
+            const HugeArray<int32_t>& order = *work.order[t];
+            const int64_t n = static_cast<int64_t>(ptrs.size());
+            char* next = &(*cells)[static_cast<size_t>(t * n) * kCellBytes];
+            for (int64_t k = 0; k < n; ++k) {
+              ptrs[k] = next;
+              next += kCellBytes;
+              benchmark::DoNotOptimize(next);
+              if (touch) Touch(ptrs[k], k);
+            }
+            ReleaseGathered(ptrs, order, [](void** batch) {
+              for (int j = 0; j < 64; ++j) benchmark::DoNotOptimize(batch[j]);
+            });
+          },
+          {}};
+}
+
+CycleContender UpstreamContender(Work& work, bool touch) {
+  auto manager = std::make_shared<UpstreamManager>();
+  return {[&work, touch, manager](int t) {
+            UpstreamNodeManager& nm = manager->nm;
+            HugeArray<void*>& ptrs = *work.ptrs[t];
+            const HugeArray<int32_t>& order = *work.order[t];
+            const int64_t n = static_cast<int64_t>(ptrs.size());
+            for (int64_t k = 0; k < n; ++k) {
+              ptrs[k] = nm.allocate();
+              if (touch) Touch(ptrs[k], k);
+            }
+            ReleaseGathered(ptrs, order, [&](void** batch) {
+              for (int j = 0; j < 64; ++j) nm.recycle(batch[j]);
+            });
+          },
+          [manager] { manager->nm.gc_serial(); }};
+}
+
+// The three NodeManager forms of BM_NodeManager, `threads` caches for kCached.
+template <Api kApi>
+CycleContender NodeManagerContender(Work& work, bool touch, int threads) {
+  struct State {
+    Manager manager;
+    std::unique_ptr<NodeCache[]> caches;
+    accelmem::gc::GcScratch scratch{};
+  };
+  auto st = std::make_shared<State>();
+  st->caches.reset(new NodeCache[threads]());
+  for (int t = 0; t < threads; ++t) st->caches[t].init(&st->manager.nm);
+  return {[&work, touch, st](int t) {
+            NodeManager& nm = st->manager.nm;
+            HugeArray<void*>& ptrs = *work.ptrs[t];
+            const HugeArray<int32_t>& order = *work.order[t];
+            const int64_t n = static_cast<int64_t>(ptrs.size());
+            if (kApi == Api::kCached) {
+              NodeCache& cache = st->caches[t];
+              for (int64_t k = 0; k < n; ++k) {
+                ptrs[k] = cache.allocate();
+                if (touch) Touch(ptrs[k], k);
+              }
+              ReleaseGathered(ptrs, order, [&](void** batch) {
+                for (int j = 0; j < 64; ++j) cache.recycle(static_cast<uint8_t*>(batch[j]));
+              });
+              cache.flush();
+            } else if (kApi == Api::kPlain) {
+              for (int64_t k = 0; k < n; ++k) {
+                ptrs[k] = nm.allocate();
+                if (touch) Touch(ptrs[k], k);
+              }
+              ReleaseGathered(ptrs, order, [&](void** batch) {
+                for (int j = 0; j < 64; ++j) nm.recycle(static_cast<uint8_t*>(batch[j]));
+              });
+            } else {
+              for (int64_t k = 0; k < n; k += 64) {
+                nm.allocate_cells(reinterpret_cast<uint8_t**>(&ptrs[k]), 64);
+                if (touch) {
+                  for (int j = 0; j < 64; ++j) Touch(ptrs[k + j], k + j);
+                }
+              }
+              ReleaseGathered(ptrs, order, [&](void** batch) {
+                nm.recycle_cells(reinterpret_cast<uint8_t**>(batch), 64);
+              });
+            }
+          },
+          [st] {
+            if (!accelmem::gc::gc_serial(&st->manager.nm, &st->scratch)) std::abort();
+          }};
+}
+
+using accelmem::baselines::Comparison;
+using accelmem::baselines::Contender;
+using accelmem::baselines::RunInterleaved;
+
+// One untimed cycle of each contender (chunks, page faults), then the interleaved rounds.
+void RunCycleContenders(benchmark::State& state, std::vector<Contender> contenders,
+                        const std::vector<Comparison>& comparisons) {
+  for (const Contender& c : contenders) {
+    if (c.self_timed) {
+      c.self_timed();
+    } else {
+      c.round();
+    }
+    if (c.prepare) c.prepare();
+  }
+  RunInterleaved(state, kCells, contenders, "cached", comparisons);
+}
+
+void BM_Cycles(benchmark::State& state) {
+  const bool random = state.range(0) != 0;
+  const bool touch = state.range(1) != 0;
+  Work work(1, random);
+  std::vector<std::pair<std::string, CycleContender>> all = {
+      {"glibc", MallocContender<Glibc>(work, touch)},
+      {"mimalloc", MallocContender<Mimalloc>(work, touch)},
+      {"jemalloc", MallocContender<Jemalloc>(work, touch)},
+      {"tcmalloc", MallocContender<Tcmalloc>(work, touch)},
+      {"harness", HarnessContender(work, touch)},
+      {"upstream", UpstreamContender(work, touch)},
+      {"plain", NodeManagerContender<Api::kPlain>(work, touch, 1)},
+      {"batch64", NodeManagerContender<Api::kBatch64>(work, touch, 1)},
+      {"cached", NodeManagerContender<Api::kCached>(work, touch, 1)},
+  };
+  std::vector<Contender> contenders;
+  for (auto& [name, c] : all) {
+    // The GC between cycles runs before the next round, untimed.
+    contenders.push_back({name, [c] { c.cycle(0); }, c.between});
+  }
+  const std::string mallocs = "glibc|mimalloc|jemalloc|tcmalloc";
+  RunCycleContenders(state, contenders,
+                     {{"cached_vs_best_malloc", mallocs, "cached"},
+                      {"batch64_vs_best_malloc", mallocs, "batch64"},
+                      {"plain_vs_upstream", "upstream", "plain"},
+                      {"batch64_vs_upstream", "upstream", "batch64"},
+                      {"cached_vs_upstream", "upstream", "cached"}});
+}
+
+void BM_CycleScaling(benchmark::State& state) {
+  const bool random = state.range(0) != 0;
+  const bool touch = state.range(1) != 0;
+  Work one(1, random), two(2, random);
+  std::vector<Contender> contenders;
+  std::vector<Comparison> comparisons;
+  auto add = [&](const std::string& name, int threads, CycleContender c) {
+    contenders.push_back({name + (threads == 1 ? "_1t" : "_2t"), {}, c.between, [c, threads] {
+                            return TimeParallel(threads, c.cycle);
+                          }});
+  };
+  add("cached", 1, NodeManagerContender<Api::kCached>(one, touch, 1));
+  add("cached", 2, NodeManagerContender<Api::kCached>(two, touch, 2));
+  add("batch64", 1, NodeManagerContender<Api::kBatch64>(one, touch, 1));
+  add("batch64", 2, NodeManagerContender<Api::kBatch64>(two, touch, 2));
+  add("mimalloc", 1, MallocContender<Mimalloc>(one, touch));
+  add("mimalloc", 2, MallocContender<Mimalloc>(two, touch));
+  add("harness", 1, HarnessContender(one, touch));
+  add("harness", 2, HarnessContender(two, touch));
+  for (const char* name : {"cached", "batch64", "mimalloc", "harness"}) {
+    comparisons.push_back(
+        {std::string(name) + "_scaling", std::string(name) + "_1t", std::string(name) + "_2t"});
+  }
+  for (Contender& c : contenders) {
+    if (c.name == "cached_1t") c.name = "cached";  // the row's Time column
+  }
+  comparisons[0].baseline = "cached";
+  RunCycleContenders(state, contenders, comparisons);
+}
+
 void CycleArgs(benchmark::internal::Benchmark* b) {
   b->ArgNames({"random", "threads", "touch"});
   for (int touch : {0, 1}) {
@@ -575,5 +782,14 @@ BENCHMARK(BM_Upstream_GcSerial)->Apply(PairedOrder);
 BENCHMARK(BM_NodeManager_GcSerial)->Apply(PairedOrder);
 BENCHMARK(BM_Runtime_GcSerial)->Apply(PairedOrder);
 BENCHMARK(BM_Memset_Limit)->Unit(benchmark::kMillisecond);
+void InterleavedCycleArgs(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"random", "touch"})
+      ->ArgsProduct({{0, 1}, {0, 1}})
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.2);
+}
+BENCHMARK(BM_Cycles)->Apply(InterleavedCycleArgs);
+BENCHMARK(BM_CycleScaling)->Apply(InterleavedCycleArgs);
 
 }  // namespace

@@ -55,10 +55,14 @@ struct Contender {
   std::string name;                    // counter `<name>_ns`
   std::function<void()> round;         // the timed operation over all items
   std::function<void()> prepare = {};  // untimed, before each of its rounds (may be empty)
+  // If set, used instead of `round`: a round that times itself and returns its seconds (e.g. the
+  // wall time of a round split over several threads).
+  std::function<double()> self_timed = {};
 };
 
 // A ratio counter of an interleaved row: `counter` = median over iterations of
-// (`baseline`'s round time / `contender`'s round time).
+// (`baseline`'s round time / `contender`'s round time). `baseline` may name several contenders
+// separated by '|': the fastest of them in each iteration (e.g. the best of several mallocs).
 struct Comparison {
   std::string counter;
   std::string baseline;
@@ -92,7 +96,7 @@ inline void RunInterleaved(benchmark::State& state, double items,
     for (std::size_t k = 0; k < n; ++k) {
       const Contender& c = contenders[(first + k) % n];
       if (c.prepare) c.prepare();
-      seconds[(first + k) % n].push_back(CpuSeconds(c.round));
+      seconds[(first + k) % n].push_back(c.self_timed ? c.self_timed() : CpuSeconds(c.round));
     }
     first = (first + 1) % n;
     state.SetIterationTime(seconds[timed_index].back());
@@ -109,12 +113,27 @@ inline void RunInterleaved(benchmark::State& state, double items,
     }
   }
   for (const Comparison& comparison : comparisons) {
-    const std::size_t b = index_of(comparison.baseline);
+    std::vector<std::size_t> baselines;
+    for (std::size_t begin = 0; begin <= comparison.baseline.size();) {
+      std::size_t end = comparison.baseline.find('|', begin);
+      if (end == std::string::npos) end = comparison.baseline.size();
+      baselines.push_back(index_of(comparison.baseline.substr(begin, end - begin)));
+      begin = end + 1;
+    }
     const std::size_t o = index_of(comparison.contender);
-    if (b == n || o == n || seconds[b].empty()) continue;
+    if (o == n) continue;
+    bool known = true;
+    for (std::size_t b : baselines) known = known && b != n && !seconds[b].empty();
+    if (!known) continue;
     std::vector<double> ratios;
-    for (std::size_t k = 0; k < seconds[b].size() && k < seconds[o].size(); ++k) {
-      if (seconds[o][k] > 0) ratios.push_back(seconds[b][k] / seconds[o][k]);
+    for (std::size_t k = 0; k < seconds[o].size(); ++k) {
+      double fastest = 0;
+      for (std::size_t b : baselines) {
+        if (k < seconds[b].size() && (fastest == 0 || seconds[b][k] < fastest)) {
+          fastest = seconds[b][k];
+        }
+      }
+      if (fastest > 0 && seconds[o][k] > 0) ratios.push_back(fastest / seconds[o][k]);
     }
     if (!ratios.empty()) state.counters[comparison.counter] = Median(ratios);
   }
