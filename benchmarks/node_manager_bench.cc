@@ -32,7 +32,7 @@
 // upstream); `Batch64` uses allocate_cells()/recycle_cells() in batches of 64 (one atomic per
 // batch); `Cached` is the per-cell API through one NodeCache per thread (//sparse_runtime/device:
 // node_cache: per-cell allocate()/recycle(ptr) with no shared atomic on the fast path, refills
-// and flushes of NodeCache::kBatch = 256 indices; each thread flushes its cache at the end of the
+// and flushes of NodeCache::kBatch = 512 indices; each thread flushes its cache at the end of the
 // timed cycle, as a worker must before a GC). Counters: ns_per_cell (per allocate + release pair,
 // wall), cpu_ns_per_cell (the threads' CPU time per pair) and, for the NodeManager, meta_B_per_cell
 // (resident bytes of the free and recycled lists and of the chunk / granule tables, per cell).

@@ -47,9 +47,11 @@ namespace sparse_runtime {
 
 struct alignas(64) NodeCache {
   // Cells moved per shared atomic, in each direction. With two busy workers nearly every shared
-  // atomic finds its line on the other core; 64 per atomic left line transfers a visible share of
-  // the per-cell cost (node_manager_bench, two threads), 256 makes it small. Cost: 5 KiB per cache
-  // and up to kBatch cached free cells re-zeroed by the GC after a flush.
+  // atomic finds its line on the other core. 64 per atomic left those line transfers a visible
+  // share of the per-cell cost (node_manager_bench, two threads), and 256 still kept the 1 -> 2
+  // thread scaling of a pair clearly below the harness's own (BM_CycleScaling; figures in
+  // benchmarks/README.md); 512 halves the transfers again. Cost: 12 KiB per cache and up to
+  // kBatch cached free cells re-zeroed by the GC after a flush.
   static constexpr i32 kBatch = NodeManager::kCellBlock;
 
   NodeManager* manager;

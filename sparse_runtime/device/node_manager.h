@@ -46,8 +46,9 @@ struct alignas(64) NodeManager {
   static constexpr u64 kMaxChunkBytes = u64{128} << 20;
   // Index lists (free/recycled) use at least this many entries per chunk.
   static constexpr i32 kMinIndexListChunk = 4096;
-  // Cells per shared atomic in allocate_cells / recycle_cells (their index buffer on the stack).
-  static constexpr i32 kCellBlock = 256;
+  // Cells per shared atomic in allocate_cells / recycle_cells (their index buffer on the stack,
+  // 2 KiB) and per NodeCache refill / flush (see NodeCache::kBatch).
+  static constexpr i32 kCellBlock = 512;
 
   using list_data_type = i32;
 
@@ -83,7 +84,7 @@ struct alignas(64) NodeManager {
   // entries from the failure on are -1.
   bool allocate_indices(i32* out, i32 n);
 
-  // allocate_indices + the cells' addresses: out[0..n) = n zeroed cells (one atomic per 256).
+  // allocate_indices + the cells' addresses: out[0..n) = n zeroed cells (one atomic per 512).
   // Returns false (error recorded) if the data list runs out; then the entries from the failure
   // on are null.
   bool allocate_cells(Ptr* out, i32 n);
@@ -95,7 +96,7 @@ struct alignas(64) NodeManager {
   // Appends n indices to the recycled list with one atomic.
   void recycle_indices(const i32* indices, i32 n);
   // recycle() of cells[0..n), located in one tight loop (ListManager::ptrs2indices) and appended
-  // with one atomic per 256. Unknown pointers are skipped and reported once (kErrorPtrNotFound);
+  // with one atomic per 512. Unknown pointers are skipped and reported once (kErrorPtrNotFound);
   // returns how many there were.
   i32 recycle_cells(const Ptr* cells, i32 n);
 
