@@ -184,6 +184,16 @@ const std::vector<Comparison>& VsBoth() {
   return comparisons;
 }
 
+// The pointer rows add `inlined_view`: the inline form over Pointer_view(StaticMeta), the cells'
+// origin and stride read once (in registers, as a kernel loop keeps them).
+const std::vector<Comparison>& VsBothAndView() {
+  static const std::vector<Comparison> comparisons = {
+      {"vs_upstream", "upstream", "accelmem"},
+      {"vs_upstream_inlined", "upstream_inlined", "inlined"},
+      {"view_vs_upstream_inlined", "upstream_inlined", "inlined_view"}};
+  return comparisons;
+}
+
 // Rounds over `order` (every cell once). The per-cell function is copied into a local first: a
 // local whose address never escapes stays in registers, where an acquire load in the loop body
 // would otherwise make the compiler reload a captured value from memory on every cell.
@@ -262,11 +272,13 @@ void BM_Pointer_Activate_AlreadyActive(benchmark::State& state) {
         EachCell(order, [m = t.meta, node = t.node](int32_t i) { Pointer_activate(m, node, i); })},
        {"inlined",
         EachCell(order, [sm, node = t.node](int32_t i) { Pointer_activate_inline(sm, node, i); })},
+       {"inlined_view", EachCell(order, [v = Pointer_view(sm), node = t.node](
+                                            int32_t i) { Pointer_activate_inline(v, node, i); })},
        {"floor", CountTrue(order,
                            [slots = Pointer_slot(t.meta, t.node, 0)](int32_t i) {
                              return Pointer_is_cell(atomic_load_acquire(slots + i));
                            })}},
-      "accelmem", VsBoth());
+      "accelmem", VsBothAndView());
 }
 
 // Deactivation of every cell, in reverse activation order (/random:0) or a random order; before
@@ -409,8 +421,11 @@ void BM_Pointer_Lookup(benchmark::State& state) {
                               int32_t i) { return Pointer_lookup_element(m, node, i); })},
        {"inlined",
         SumLookups(order, [sm, node = t.node](
-                              int32_t i) { return Pointer_lookup_element_inline(sm, node, i); })}},
-      "accelmem", VsBoth());
+                              int32_t i) { return Pointer_lookup_element_inline(sm, node, i); })},
+       {"inlined_view",
+        SumLookups(order, [v = Pointer_view(sm), node = t.node](
+                              int32_t i) { return Pointer_lookup_element_inline(v, node, i); })}},
+      "accelmem", VsBothAndView());
 }
 
 // is_active of every (active) cell, sequential or random order, with `floor`: one plain load of
@@ -437,11 +452,14 @@ void BM_Pointer_IsActive(benchmark::State& state) {
        {"inlined",
         CountTrue(order, [sm, node = t.node](
                              int32_t i) { return Pointer_is_active_inline(sm, node, i); })},
+       {"inlined_view",
+        CountTrue(order, [v = Pointer_view(sm), node = t.node](
+                             int32_t i) { return Pointer_is_active_inline(v, node, i); })},
        {"floor", CountTrue(order,
                            [slots = Pointer_slot(t.meta, t.node, 0)](int32_t i) {
                              return Pointer_is_cell(atomic_load_acquire(slots + i));
                            })}},
-      "accelmem", VsBoth());
+      "accelmem", VsBothAndView());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -107,6 +107,36 @@ ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const M& m, PointerSlot v) {
   }
   return Pointer_cell_address_chunked(m.meta, v);
 }
+// A meta view for a kernel loop over one pointer SNode: the view `M` (RuntimeMeta or StaticMeta)
+// plus the cells' origin and stride, read from the PointerMeta once, when the view is made
+// (Pointer_view). Why: through M, every lookup reads them from the meta again -- the compiler
+// cannot hoist those loads above the slot's acquire load -- and a sequential lookup loop is bound
+// by the instructions it issues; with them in registers a lookup is the slot load, a test, one
+// multiply-add and the cell. The cached values are what Pointer_bind_cells stored, so make the
+// view after the runtime is created (they never change afterwards).
+template <typename M>
+struct PointerView {
+  M view;
+  uptr cell_origin;
+  u64 cell_stride;
+  Ptr meta;
+  ACCELMEM_RT_INLINE const StructMeta* base() const { return view.base(); }
+  ACCELMEM_RT_INLINE i64 max_num_elements() const { return view.max_num_elements(); }
+  ACCELMEM_RT_INLINE u64 element_size() const { return view.element_size(); }
+};
+template <typename M>
+ACCELMEM_RT_INLINE PointerView<M> Pointer_view(const M& m) {
+  const PointerMeta* pm = as_pointer_meta(m.meta);
+  return PointerView<M>{m, pm->cell_origin, pm->cell_stride, m.meta};
+}
+template <typename M>
+ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const PointerView<M>& m, PointerSlot v) {
+  if (__builtin_expect(m.cell_origin != 0, 1)) {
+    return reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * m.cell_stride);
+  }
+  return Pointer_cell_address_chunked(m.meta, v);
+}
+
 // The cell of slot i, or null when inactive (locked counts as inactive).
 ACCELMEM_RT_INLINE Ptr Pointer_cell(Ptr meta, Ptr node, i32 i) {
   const PointerSlot v = atomic_load_acquire(Pointer_slot(meta, node, i));

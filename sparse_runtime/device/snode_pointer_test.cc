@@ -221,6 +221,8 @@ TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
   EXPECT_EQ(nm->data_list.is_contiguous(), GetParam() != CellLayout::kChunked);
   const StaticMeta<kSlots, 16> sm{m};
   ASSERT_TRUE(sm.matches());
+  const auto view = Pointer_view(sm);  // origin and stride cached: 0 unless bound and contiguous
+  EXPECT_EQ(view.cell_origin, p.meta.cell_origin);
   std::vector<i32> order(kSlots);
   for (i32 i = 0; i < kSlots; ++i) order[i] = (i * 617) % kSlots;  // 617 is prime to 1000
   for (int round = 0; round < 2; ++round) {
@@ -235,6 +237,8 @@ TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
       const Ptr cell = nm->get_cell(k);
       EXPECT_EQ(Pointer_lookup_element(m, node, i), cell) << "slot " << i;
       EXPECT_EQ(Pointer_lookup_element_inline(sm, node, i), cell) << "slot " << i;
+      EXPECT_EQ(Pointer_lookup_element_inline(view, node, i), cell) << "slot " << i;
+      EXPECT_TRUE(Pointer_is_active_inline(view, node, i));
       EXPECT_EQ(Pointer_cell(m, node, i), cell) << "slot " << i;
       EXPECT_EQ(nm->locate(cell), k);
       EXPECT_TRUE(cells.insert(cell).second) << "cell of slot " << i << " handed out twice";
@@ -244,6 +248,8 @@ TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
       value = i + 1;
       std::memcpy(Pointer_lookup_element_inline(sm, node, i), &value, sizeof(value));
     }
+    Pointer_activate_inline(view, node, 0);  // already active: no new cell
+    EXPECT_EQ(nm->num_in_use(), kSlots);
     for (i32 i = 0; i < kSlots; ++i) {
       i32 value;
       std::memcpy(&value, Pointer_lookup_element(m, node, i), sizeof(value));
@@ -251,6 +257,7 @@ TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
     }
     for (i32 i : order) Pointer_deactivate(m, node, i);
     EXPECT_EQ(nm->num_recycled(), kSlots);
+    EXPECT_EQ(Pointer_lookup_element_inline(view, node, 0), runtime_ambient_element(p.ctx.rt(), 1));
     nm->gc_serial();
     EXPECT_EQ(nm->num_in_use(), 0);
   }
