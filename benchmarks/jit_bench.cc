@@ -15,6 +15,8 @@
 //     count the calls left in the optimized kernel module to the runtime's out-of-line
 //     Pointer_activate / Pointer_lookup_element (0: inlined into the kernel) and to the
 //     activation's slow path (kept out of line).
+//   * BM_ActivateWrite_AlreadyActive: that write interleaved with the same steps natively
+//     (header-inline forms) and with upstream's inlined functions (see there).
 //   * BM_StructFor_{JitKernel,JitBackend,HostApi}: visiting the 2^16 active cells of the first
 //     tree with a summing visitor: the struct-for kernel called directly, SparseRuntime::StructFor
 //     on the JIT backend, and natively.
@@ -24,6 +26,9 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
+#include "benchmarks/baselines/paired_timing.h"
+#include "benchmarks/baselines/upstream_node_manager.h"
+#include "benchmarks/baselines/upstream_snodes.h"
 #include "codegen/kernel_builder.h"
 #include "runtime/cpu/jit.h"
 #include "runtime/cpu/jit_backend.h"
@@ -31,10 +36,14 @@
 #include "runtime/kernel_context.h"
 #include "runtime/runtime_bitcode.h"
 #include "runtime/sparse_runtime.h"
+#include "sparse_runtime/device/snode_pointer.h"
+#include "sparse_runtime/device/struct_meta.h"
+#include "sparse_runtime/host_memory_pool.h"
 #include "sparse_runtime/snode_tree.h"
 
 namespace {
 
+using accelmem::baselines::RunInterleaved;
 using accelmem::codegen::BoundKernelContext;
 using accelmem::codegen::JitBackend;
 using accelmem::codegen::KernelBuilder;
@@ -249,6 +258,71 @@ void BM_Activate_JitKernel_AlreadyActive(benchmark::State& state) {
       *f.module, "_ZN8accelmem14sparse_runtime21Pointer_activate_slowEPhS1_iPNS0_9NodeCacheE");
 }
 BENCHMARK(BM_Activate_JitKernel_AlreadyActive)->Unit(benchmark::kMicrosecond);
+
+// Interleaved (benchmarks/baselines/paired_timing.h): the same range-for write over 2^16 pointer
+// cells that are all active already -- per cell: activate (a no-op), look up, store 1 -- by
+// `jit` (the kernel above, runtime inlined), `native` (the same steps in C++ through the
+// header-inline forms over Pointer_view(StaticMeta), on the same runtime's tree) and
+// `upstream_inlined` (upstream's inlined activate and lookup over compile-time constants, on
+// upstream's own pointer container and NodeManager from the same kind of pool). One round each
+// per iteration; counters `<name>_ns` per cell and jit_vs_upstream_inlined,
+// native_vs_upstream_inlined and jit_vs_native = the second-named contender's time / the
+// first-named one's (> 1: the first is faster).
+void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
+  namespace sr = accelmem::sparse_runtime;
+  namespace baselines = accelmem::baselines;
+  PointerFixture f(false);
+  if (f.activate(f.ctx->get(), 0, kCells) != kCells) std::abort();
+  const sr::Ptr meta = f.rt->meta(*f.ptr);
+  const sr::Ptr node = f.rt->context()->root + f.ptr->offset_in_parent_cell();
+  const sr::StaticMeta<kCells, 4> sm{meta};
+  if (!sm.matches()) {
+    state.SkipWithError("compile-time meta does not match the tree");
+    return;
+  }
+  // Upstream: its pointer container (lock and pointer per cell) and NodeManager of 8-byte cells.
+  sr::HostMemoryPool pool;
+  baselines::UpstreamNodeManager nm(8, baselines::UpstreamNodeManager::kRuntimeChunkNumElements,
+                                    {&sr::HostMemoryPool::AllocateCallback, &pool});
+  const sr::Ptr up_node =
+      static_cast<sr::Ptr>(pool.Allocate(baselines::UpstreamPointerContainerBytes(kCells), 4096));
+  const sr::Ptr ambient = static_cast<sr::Ptr>(pool.Allocate(64, 64));
+  if (up_node == nullptr || ambient == nullptr) std::abort();
+  using UpPointer = baselines::UpstreamInlinedPointer<kCells>;
+  for (int32_t i = 0; i < kCells; ++i) UpPointer::activate(up_node, i, &nm);
+  RunInterleaved(
+      state, kCells,
+      {{"jit",
+        [&] {
+          if (f.activate(f.ctx->get(), 0, kCells) != kCells) std::abort();
+        }},
+       // Each round copies what it captured into locals first: the stores into the cells could
+       // alias the closure's members, so the compiler would reload them on every cell (a kernel
+       // keeps them in locals too).
+       {"native",
+        [view0 = sr::Pointer_view(sm), node0 = node] {
+          const auto view = view0;
+          const sr::Ptr node = node0;
+          for (int32_t i = 0; i < kCells; ++i) {
+            sr::Pointer_activate_inline(view, node, i);
+            *reinterpret_cast<int32_t*>(sr::Pointer_lookup_element_inline(view, node, i)) = 1;
+          }
+        }},
+       {"upstream_inlined",
+        [up_node0 = up_node, ambient0 = ambient, up_nm0 = &nm] {
+          const sr::Ptr up_node = up_node0, ambient = ambient0;
+          baselines::UpstreamNodeManager* const up_nm = up_nm0;
+          for (int32_t i = 0; i < kCells; ++i) {
+            UpPointer::activate(up_node, i, up_nm);
+            *reinterpret_cast<int32_t*>(UpPointer::lookup_element(up_node, i, ambient)) = 1;
+          }
+        }}},
+      "jit",
+      {{"jit_vs_upstream_inlined", "upstream_inlined", "jit"},
+       {"native_vs_upstream_inlined", "upstream_inlined", "native"},
+       {"jit_vs_native", "native", "jit"}});
+}
+BENCHMARK(BM_ActivateWrite_AlreadyActive)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 void ActivatePerCell(benchmark::State& state, bool jit_backend) {
   PointerFixture f(jit_backend);
