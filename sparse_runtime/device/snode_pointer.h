@@ -120,6 +120,7 @@ struct PointerView {
   uptr cell_origin;
   u64 cell_stride;
   Ptr meta;
+  Ptr ambient;  // the SNode's ambient element, so that a lookup can select it without a branch
   ACCELMEM_RT_INLINE const StructMeta* base() const { return view.base(); }
   ACCELMEM_RT_INLINE i64 max_num_elements() const { return view.max_num_elements(); }
   ACCELMEM_RT_INLINE u64 element_size() const { return view.element_size(); }
@@ -127,7 +128,8 @@ struct PointerView {
 template <typename M>
 ACCELMEM_RT_INLINE PointerView<M> Pointer_view(const M& m) {
   const PointerMeta* pm = as_pointer_meta(m.meta);
-  return PointerView<M>{m, pm->cell_origin, pm->cell_stride, m.meta};
+  return PointerView<M>{m, pm->cell_origin, pm->cell_stride, m.meta,
+                        runtime_ambient_element(m.base()->context, m.base()->snode_id)};
 }
 template <typename M>
 ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const PointerView<M>& m, PointerSlot v) {
@@ -174,6 +176,18 @@ ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const M& m, Ptr node, i32 i
   const PointerSlot v = atomic_load_acquire(Pointer_slot_of(m, node, i));
   if (__builtin_expect(Pointer_is_cell(v), 1)) return Pointer_cell_address(m, v);
   return runtime_ambient_element(m.base()->context, m.base()->snode_id);
+}
+// Through a PointerView the lookup selects between the cell and the cached ambient element
+// without a branch (as upstream's `ptr ? ptr : ambient`), where the general form branches to the
+// ambient element's out-of-line lookup.
+template <typename M>
+ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const PointerView<M>& m, Ptr node, i32 i) {
+  const PointerSlot v = atomic_load_acquire(Pointer_slot_of(m, node, i));
+  if (__builtin_expect(m.cell_origin != 0, 1)) {
+    const Ptr cell = reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * m.cell_stride);
+    return Pointer_is_cell(v) ? cell : m.ambient;
+  }
+  return Pointer_is_cell(v) ? Pointer_cell_address_chunked(m.meta, v) : m.ambient;
 }
 template <typename M>
 ACCELMEM_RT_INLINE void Pointer_activate_inline(const M& m, Ptr node, i32 i,
