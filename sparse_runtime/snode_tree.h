@@ -30,7 +30,7 @@
 // Layout (natural alignment, as the LLVM struct types upstream): a cell is a struct of its
 // children's containers in declaration order. Containers: root = one cell; dense = n cells;
 // bitmasked = n cells then a flag byte per cell at round_up(n * cell, 4), padded to a multiple of
-// 4; pointer = Ptr slot[n]; dynamic = 32-byte DynamicNode; place = the scalar.
+// 4; pointer = u32 slot[n] (cell indices); dynamic = 32-byte DynamicNode; place = the scalar.
 #ifndef ACCELMEM_SPARSE_RUNTIME_SNODE_TREE_H_
 #define ACCELMEM_SPARSE_RUNTIME_SNODE_TREE_H_
 
