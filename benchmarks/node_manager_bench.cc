@@ -243,52 +243,71 @@ struct Tcmalloc {
   static void Free(void* p) { tc_free(p); }
 };
 
+// One contender of the cycle rows: its cycle on thread t (over work.ptrs[t] / work.order[t]) and
+// what runs untimed between cycles. The separate rows and the interleaved ones at the end share
+// these, so both time the same code.
+struct CycleContender {
+  std::function<void(int)> cycle;  // the cycle's share of thread t
+  std::function<void()> between;   // untimed after each cycle (may be empty)
+};
+
+template <typename A>
+CycleContender MallocContender(Work& work, bool touch) {
+  return {[&work, touch](int t) {
+            HugeArray<void*>& ptrs = *work.ptrs[t];
+            const HugeArray<int32_t>& order = *work.order[t];
+            const int64_t n = static_cast<int64_t>(ptrs.size());
+            for (int64_t k = 0; k < n; ++k) {
+              ptrs[k] = A::Alloc();
+              if (touch) Touch(ptrs[k], k);
+            }
+            ReleaseGathered(ptrs, order, [](void** batch) {
+              for (int j = 0; j < 64; ++j) A::Free(batch[j]);
+            });
+          },
+          {}};
+}
+
 template <typename A>
 void BM_Malloc(benchmark::State& state) {
   const bool random = state.range(0) != 0;
   const int threads = static_cast<int>(state.range(1));
   const bool touch = state.range(2) != 0;
   Work work(threads, random);
-  auto cycle = [&](int t) {
-    HugeArray<void*>& ptrs = *work.ptrs[t];
-    const HugeArray<int32_t>& order = *work.order[t];
-    const int64_t n = static_cast<int64_t>(ptrs.size());
-    for (int64_t k = 0; k < n; ++k) {
-      ptrs[k] = A::Alloc();
-      if (touch) Touch(ptrs[k], k);
-    }
-    ReleaseGathered(ptrs, order, [](void** batch) {
-      for (int j = 0; j < 64; ++j) A::Free(batch[j]);
-    });
-  };
-  TimeCycles(state, threads, cycle, [] {});
+  CycleContender c = MallocContender<A>(work, touch);
+  TimeCycles(state, threads, c.cycle, [] {});
 }
 
 // The harness alone: "allocation" hands out the next cell of a preallocated per-thread array and
 // "release" only consumes the pointer. Not an allocator: the floor that every row above and below
 // pays for its pointer array, release order and gathering.
+CycleContender HarnessContender(Work& work, bool touch) {
+  auto cells = std::make_shared<HugeArray<char>>(kCells * kCellBytes);
+  return {[&work, touch, cells](int t) {
+            HugeArray<void*>& ptrs = *work.ptrs[t];
+            const HugeArray<int32_t>& order = *work.order[t];
+            const int64_t n = static_cast<int64_t>(ptrs.size());
+            char* next = &(*cells)[static_cast<size_t>(t * n) * kCellBytes];
+            for (int64_t k = 0; k < n; ++k) {
+              ptrs[k] = next;
+              next += kCellBytes;
+              benchmark::DoNotOptimize(next);
+              if (touch) Touch(ptrs[k], k);
+            }
+            ReleaseGathered(ptrs, order, [](void** batch) {
+              for (int j = 0; j < 64; ++j) benchmark::DoNotOptimize(batch[j]);
+            });
+          },
+          {}};
+}
+
 void BM_Harness_Cycle(benchmark::State& state) {
   const bool random = state.range(0) != 0;
   const int threads = static_cast<int>(state.range(1));
   const bool touch = state.range(2) != 0;
   Work work(threads, random);
-  HugeArray<char> cells(kCells * kCellBytes);
-  auto cycle = [&](int t) {
-    HugeArray<void*>& ptrs = *work.ptrs[t];
-    const HugeArray<int32_t>& order = *work.order[t];
-    const int64_t n = static_cast<int64_t>(ptrs.size());
-    char* next = &cells[static_cast<size_t>(t * n) * kCellBytes];
-    for (int64_t k = 0; k < n; ++k) {
-      ptrs[k] = next;
-      next += kCellBytes;
-      benchmark::DoNotOptimize(next);
-      if (touch) Touch(ptrs[k], k);
-    }
-    ReleaseGathered(ptrs, order, [](void** batch) {
-      for (int j = 0; j < 64; ++j) benchmark::DoNotOptimize(batch[j]);
-    });
-  };
-  TimeCycles(state, threads, cycle, [] {});
+  CycleContender c = HarnessContender(work, touch);
+  TimeCycles(state, threads, c.cycle, [] {});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -335,62 +354,78 @@ struct Manager {
 
 enum class Api { kPlain, kBatch64, kCached };
 
+// A NodeManager with one cache per thread (cache-line aligned objects, so the threads share no
+// line) and the GC's scratch.
+struct NodeManagerSetup {
+  explicit NodeManagerSetup(int threads) : caches(new NodeCache[threads]()) {
+    for (int t = 0; t < threads; ++t) caches[t].init(&manager.nm);
+  }
+  Manager manager;
+  std::unique_ptr<NodeCache[]> caches;
+  accelmem::gc::GcScratch scratch{};
+};
+
+// The three NodeManager forms; between cycles the GC the runtime runs (SparseRuntime's
+// GcCollector with the default gc_workers = 1 calls gc::gc_serial), which makes the recycled
+// cells reusable.
+template <Api kApi>
+CycleContender NodeManagerContender(Work& work, bool touch, std::shared_ptr<NodeManagerSetup> st) {
+  return {[&work, touch, st](int t) {
+            NodeManager& nm = st->manager.nm;
+            HugeArray<void*>& ptrs = *work.ptrs[t];
+            const HugeArray<int32_t>& order = *work.order[t];
+            const int64_t n = static_cast<int64_t>(ptrs.size());
+            if (kApi == Api::kCached) {
+              NodeCache& cache = st->caches[t];
+              for (int64_t k = 0; k < n; ++k) {
+                ptrs[k] = cache.allocate();
+                if (touch) Touch(ptrs[k], k);
+              }
+              ReleaseGathered(ptrs, order, [&](void** batch) {
+                for (int j = 0; j < 64; ++j) cache.recycle(static_cast<uint8_t*>(batch[j]));
+              });
+              cache.flush();
+            } else if (kApi == Api::kPlain) {
+              for (int64_t k = 0; k < n; ++k) {
+                ptrs[k] = nm.allocate();
+                if (touch) Touch(ptrs[k], k);
+              }
+              ReleaseGathered(ptrs, order, [&](void** batch) {
+                for (int j = 0; j < 64; ++j) nm.recycle(static_cast<uint8_t*>(batch[j]));
+              });
+            } else {
+              for (int64_t k = 0; k < n; k += 64) {
+                nm.allocate_cells(reinterpret_cast<uint8_t**>(&ptrs[k]), 64);
+                if (touch) {
+                  for (int j = 0; j < 64; ++j) Touch(ptrs[k + j], k + j);
+                }
+              }
+              ReleaseGathered(ptrs, order, [&](void** batch) {
+                nm.recycle_cells(reinterpret_cast<uint8_t**>(batch), 64);
+              });
+            }
+          },
+          [st] {
+            if (!accelmem::gc::gc_serial(&st->manager.nm, &st->scratch)) std::abort();
+          }};
+}
+
 template <Api kApi>
 void BM_NodeManager(benchmark::State& state) {
   const bool random = state.range(0) != 0;
   const int threads = static_cast<int>(state.range(1));
   const bool touch = state.range(2) != 0;
   Work work(threads, random);
-  auto manager = std::make_unique<Manager>();
-  NodeManager& nm = manager->nm;
-  // One cache per thread (cache-line aligned objects, so the threads share no line).
-  std::unique_ptr<NodeCache[]> caches(new NodeCache[threads]());
-  for (int t = 0; t < threads; ++t) caches[t].init(&nm);
-  auto cycle = [&](int t) {
-    HugeArray<void*>& ptrs = *work.ptrs[t];
-    const HugeArray<int32_t>& order = *work.order[t];
-    const int64_t n = static_cast<int64_t>(ptrs.size());
-    if (kApi == Api::kCached) {
-      NodeCache& cache = caches[t];
-      for (int64_t k = 0; k < n; ++k) {
-        ptrs[k] = cache.allocate();
-        if (touch) Touch(ptrs[k], k);
-      }
-      ReleaseGathered(ptrs, order, [&](void** batch) {
-        for (int j = 0; j < 64; ++j) cache.recycle(static_cast<uint8_t*>(batch[j]));
-      });
-      cache.flush();
-      return;
-    }
-    if (kApi == Api::kPlain) {
-      for (int64_t k = 0; k < n; ++k) {
-        ptrs[k] = nm.allocate();
-        if (touch) Touch(ptrs[k], k);
-      }
-      ReleaseGathered(ptrs, order, [&](void** batch) {
-        for (int j = 0; j < 64; ++j) nm.recycle(static_cast<uint8_t*>(batch[j]));
-      });
-      return;
-    }
-    for (int64_t k = 0; k < n; k += 64) {
-      nm.allocate_cells(reinterpret_cast<uint8_t**>(&ptrs[k]), 64);
-      if (touch) {
-        for (int j = 0; j < 64; ++j) Touch(ptrs[k + j], k + j);
-      }
-    }
-    ReleaseGathered(ptrs, order, [&](void** batch) {
-      nm.recycle_cells(reinterpret_cast<uint8_t**>(batch), 64);
-    });
-  };
-  // Untimed between cycles: the GC the runtime runs (SparseRuntime's GcCollector with the default
-  // gc_workers = 1 calls gc::gc_serial), which makes the recycled cells reusable.
-  accelmem::gc::GcScratch scratch{};
+  auto st = std::make_shared<NodeManagerSetup>(threads);
+  CycleContender c = NodeManagerContender<kApi>(work, touch, st);
   auto collect = [&] {
-    if (!accelmem::gc::gc_serial(&nm, &scratch)) state.SkipWithError(manager->memory.error_message);
+    if (!accelmem::gc::gc_serial(&st->manager.nm, &st->scratch)) {
+      state.SkipWithError(st->manager.memory.error_message);
+    }
   };
-  const double cpu_per_cell = TimeCycles(state, threads, cycle, collect);
-  if (nm.data_list.size() != kCells) state.SkipWithError("cells were not reused");
-  state.counters["meta_B_per_cell"] = manager->MetaBytesPerCell();
+  const double cpu_per_cell = TimeCycles(state, threads, c.cycle, collect);
+  if (st->manager.nm.data_list.size() != kCells) state.SkipWithError("cells were not reused");
+  state.counters["meta_B_per_cell"] = st->manager.MetaBytesPerCell();
   auto upstream = BaselineSecondsPerItem().find(CycleKey(state));
   if (upstream != BaselineSecondsPerItem().end() && cpu_per_cell > 0) {
     state.counters["vs_upstream"] = upstream->second / cpu_per_cell;
@@ -407,27 +442,32 @@ struct UpstreamManager {
   UpstreamNodeManager nm;
 };
 
+CycleContender UpstreamContender(Work& work, bool touch, std::shared_ptr<UpstreamManager> manager) {
+  return {[&work, touch, manager](int t) {
+            UpstreamNodeManager& nm = manager->nm;
+            HugeArray<void*>& ptrs = *work.ptrs[t];
+            const HugeArray<int32_t>& order = *work.order[t];
+            const int64_t n = static_cast<int64_t>(ptrs.size());
+            for (int64_t k = 0; k < n; ++k) {
+              ptrs[k] = nm.allocate();
+              if (touch) Touch(ptrs[k], k);
+            }
+            ReleaseGathered(ptrs, order, [&](void** batch) {
+              for (int j = 0; j < 64; ++j) nm.recycle(batch[j]);
+            });
+          },
+          [manager] { manager->nm.gc_serial(); }};
+}
+
 void BM_Upstream_Cycle(benchmark::State& state) {
   const bool random = state.range(0) != 0;
   const int threads = static_cast<int>(state.range(1));
   const bool touch = state.range(2) != 0;
   Work work(threads, random);
-  auto manager = std::make_unique<UpstreamManager>();
-  UpstreamNodeManager& nm = manager->nm;
-  auto cycle = [&](int t) {
-    HugeArray<void*>& ptrs = *work.ptrs[t];
-    const HugeArray<int32_t>& order = *work.order[t];
-    const int64_t n = static_cast<int64_t>(ptrs.size());
-    for (int64_t k = 0; k < n; ++k) {
-      ptrs[k] = nm.allocate();
-      if (touch) Touch(ptrs[k], k);
-    }
-    ReleaseGathered(ptrs, order, [&](void** batch) {
-      for (int j = 0; j < 64; ++j) nm.recycle(batch[j]);
-    });
-  };
-  const double cpu_per_cell = TimeCycles(state, threads, cycle, [&] { nm.gc_serial(); });
-  if (nm.data_list->size() != kCells) state.SkipWithError("cells were not reused");
+  auto manager = std::make_shared<UpstreamManager>();
+  CycleContender c = UpstreamContender(work, touch, manager);
+  const double cpu_per_cell = TimeCycles(state, threads, c.cycle, c.between);
+  if (manager->nm.data_list->size() != kCells) state.SkipWithError("cells were not reused");
   BaselineSecondsPerItem()[CycleKey(state)] = cpu_per_cell;
 }
 
@@ -560,117 +600,6 @@ void BM_Memset_Limit(benchmark::State& state) {
 // BM_CycleScaling/random/touch: cached, batch64, mimalloc and the harness on 1 and on 2 threads
 // (the same 2^20 cells split over the threads), wall time of a cycle; `<name>_scaling` = the
 // 1-thread time / the 2-thread time (2 = perfect strong scaling).
-struct CycleContender {
-  std::function<void(int)> cycle;  // the cycle's share of thread t
-  std::function<void()> between;   // untimed after each cycle (may be empty)
-};
-
-template <typename A>
-CycleContender MallocContender(Work& work, bool touch) {
-  return {[&work, touch](int t) {
-            HugeArray<void*>& ptrs = *work.ptrs[t];
-            const HugeArray<int32_t>& order = *work.order[t];
-            const int64_t n = static_cast<int64_t>(ptrs.size());
-            for (int64_t k = 0; k < n; ++k) {
-              ptrs[k] = A::Alloc();
-              if (touch) Touch(ptrs[k], k);
-            }
-            ReleaseGathered(ptrs, order, [](void** batch) {
-              for (int j = 0; j < 64; ++j) A::Free(batch[j]);
-            });
-          },
-          {}};
-}
-
-CycleContender HarnessContender(Work& work, bool touch) {
-  auto cells = std::make_shared<HugeArray<char>>(kCells * kCellBytes);
-  return {[&work, touch, cells](int t) {
-            HugeArray<void*>& ptrs = *work.ptrs[t];
-            const HugeArray<int32_t>& order = *work.order[t];
-            const int64_t n = static_cast<int64_t>(ptrs.size());
-            char* next = &(*cells)[static_cast<size_t>(t * n) * kCellBytes];
-            for (int64_t k = 0; k < n; ++k) {
-              ptrs[k] = next;
-              next += kCellBytes;
-              benchmark::DoNotOptimize(next);
-              if (touch) Touch(ptrs[k], k);
-            }
-            ReleaseGathered(ptrs, order, [](void** batch) {
-              for (int j = 0; j < 64; ++j) benchmark::DoNotOptimize(batch[j]);
-            });
-          },
-          {}};
-}
-
-CycleContender UpstreamContender(Work& work, bool touch) {
-  auto manager = std::make_shared<UpstreamManager>();
-  return {[&work, touch, manager](int t) {
-            UpstreamNodeManager& nm = manager->nm;
-            HugeArray<void*>& ptrs = *work.ptrs[t];
-            const HugeArray<int32_t>& order = *work.order[t];
-            const int64_t n = static_cast<int64_t>(ptrs.size());
-            for (int64_t k = 0; k < n; ++k) {
-              ptrs[k] = nm.allocate();
-              if (touch) Touch(ptrs[k], k);
-            }
-            ReleaseGathered(ptrs, order, [&](void** batch) {
-              for (int j = 0; j < 64; ++j) nm.recycle(batch[j]);
-            });
-          },
-          [manager] { manager->nm.gc_serial(); }};
-}
-
-// The three NodeManager forms of BM_NodeManager, `threads` caches for kCached.
-template <Api kApi>
-CycleContender NodeManagerContender(Work& work, bool touch, int threads) {
-  struct State {
-    Manager manager;
-    std::unique_ptr<NodeCache[]> caches;
-    accelmem::gc::GcScratch scratch{};
-  };
-  auto st = std::make_shared<State>();
-  st->caches.reset(new NodeCache[threads]());
-  for (int t = 0; t < threads; ++t) st->caches[t].init(&st->manager.nm);
-  return {[&work, touch, st](int t) {
-            NodeManager& nm = st->manager.nm;
-            HugeArray<void*>& ptrs = *work.ptrs[t];
-            const HugeArray<int32_t>& order = *work.order[t];
-            const int64_t n = static_cast<int64_t>(ptrs.size());
-            if (kApi == Api::kCached) {
-              NodeCache& cache = st->caches[t];
-              for (int64_t k = 0; k < n; ++k) {
-                ptrs[k] = cache.allocate();
-                if (touch) Touch(ptrs[k], k);
-              }
-              ReleaseGathered(ptrs, order, [&](void** batch) {
-                for (int j = 0; j < 64; ++j) cache.recycle(static_cast<uint8_t*>(batch[j]));
-              });
-              cache.flush();
-            } else if (kApi == Api::kPlain) {
-              for (int64_t k = 0; k < n; ++k) {
-                ptrs[k] = nm.allocate();
-                if (touch) Touch(ptrs[k], k);
-              }
-              ReleaseGathered(ptrs, order, [&](void** batch) {
-                for (int j = 0; j < 64; ++j) nm.recycle(static_cast<uint8_t*>(batch[j]));
-              });
-            } else {
-              for (int64_t k = 0; k < n; k += 64) {
-                nm.allocate_cells(reinterpret_cast<uint8_t**>(&ptrs[k]), 64);
-                if (touch) {
-                  for (int j = 0; j < 64; ++j) Touch(ptrs[k + j], k + j);
-                }
-              }
-              ReleaseGathered(ptrs, order, [&](void** batch) {
-                nm.recycle_cells(reinterpret_cast<uint8_t**>(batch), 64);
-              });
-            }
-          },
-          [st] {
-            if (!accelmem::gc::gc_serial(&st->manager.nm, &st->scratch)) std::abort();
-          }};
-}
-
 using accelmem::baselines::Comparison;
 using accelmem::baselines::Contender;
 using accelmem::baselines::RunInterleaved;
@@ -699,10 +628,13 @@ void BM_Cycles(benchmark::State& state) {
       {"jemalloc", MallocContender<Jemalloc>(work, touch)},
       {"tcmalloc", MallocContender<Tcmalloc>(work, touch)},
       {"harness", HarnessContender(work, touch)},
-      {"upstream", UpstreamContender(work, touch)},
-      {"plain", NodeManagerContender<Api::kPlain>(work, touch, 1)},
-      {"batch64", NodeManagerContender<Api::kBatch64>(work, touch, 1)},
-      {"cached", NodeManagerContender<Api::kCached>(work, touch, 1)},
+      {"upstream", UpstreamContender(work, touch, std::make_shared<UpstreamManager>())},
+      {"plain",
+       NodeManagerContender<Api::kPlain>(work, touch, std::make_shared<NodeManagerSetup>(1))},
+      {"batch64",
+       NodeManagerContender<Api::kBatch64>(work, touch, std::make_shared<NodeManagerSetup>(1))},
+      {"cached",
+       NodeManagerContender<Api::kCached>(work, touch, std::make_shared<NodeManagerSetup>(1))},
   };
   std::vector<Contender> contenders;
   for (auto& [name, c] : all) {
@@ -724,27 +656,25 @@ void BM_CycleScaling(benchmark::State& state) {
   Work one(1, random), two(2, random);
   std::vector<Contender> contenders;
   std::vector<Comparison> comparisons;
-  auto add = [&](const std::string& name, int threads, CycleContender c) {
-    contenders.push_back({name + (threads == 1 ? "_1t" : "_2t"), {}, c.between, [c, threads] {
-                            return TimeParallel(threads, c.cycle);
-                          }});
+  // `name` on 1 and on 2 threads; the 1-thread cached contender is named "cached" (the row's
+  // Time column), the others "<name>_1t" / "<name>_2t".
+  auto add = [&](const std::string& name, CycleContender one_thread, CycleContender two_threads) {
+    const std::string single = name == "cached" ? name : name + "_1t";
+    auto wall_time = [](CycleContender c, int threads) {
+      return [c, threads] { return TimeParallel(threads, c.cycle); };
+    };
+    contenders.push_back({single, {}, one_thread.between, wall_time(one_thread, 1)});
+    contenders.push_back({name + "_2t", {}, two_threads.between, wall_time(two_threads, 2)});
+    comparisons.push_back({name + "_scaling", single, name + "_2t"});
   };
-  add("cached", 1, NodeManagerContender<Api::kCached>(one, touch, 1));
-  add("cached", 2, NodeManagerContender<Api::kCached>(two, touch, 2));
-  add("batch64", 1, NodeManagerContender<Api::kBatch64>(one, touch, 1));
-  add("batch64", 2, NodeManagerContender<Api::kBatch64>(two, touch, 2));
-  add("mimalloc", 1, MallocContender<Mimalloc>(one, touch));
-  add("mimalloc", 2, MallocContender<Mimalloc>(two, touch));
-  add("harness", 1, HarnessContender(one, touch));
-  add("harness", 2, HarnessContender(two, touch));
-  for (const char* name : {"cached", "batch64", "mimalloc", "harness"}) {
-    comparisons.push_back(
-        {std::string(name) + "_scaling", std::string(name) + "_1t", std::string(name) + "_2t"});
-  }
-  for (Contender& c : contenders) {
-    if (c.name == "cached_1t") c.name = "cached";  // the row's Time column
-  }
-  comparisons[0].baseline = "cached";
+  add("cached",
+      NodeManagerContender<Api::kCached>(one, touch, std::make_shared<NodeManagerSetup>(1)),
+      NodeManagerContender<Api::kCached>(two, touch, std::make_shared<NodeManagerSetup>(2)));
+  add("batch64",
+      NodeManagerContender<Api::kBatch64>(one, touch, std::make_shared<NodeManagerSetup>(1)),
+      NodeManagerContender<Api::kBatch64>(two, touch, std::make_shared<NodeManagerSetup>(2)));
+  add("mimalloc", MallocContender<Mimalloc>(one, touch), MallocContender<Mimalloc>(two, touch));
+  add("harness", HarnessContender(one, touch), HarnessContender(two, touch));
   RunCycleContenders(state, contenders, comparisons);
 }
 

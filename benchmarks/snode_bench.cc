@@ -204,27 +204,38 @@ std::function<void()> EachCell(const std::vector<int32_t>& order, Op op) {
     for (const int32_t *p = order.data(), *end = p + order.size(); p != end; ++p) f(*p);
   };
 }
+// Adds f(i) over `order` into `sink` (a count for a bool, a sum of values for a value).
+template <typename F>
+std::function<void()> Accumulate(const std::vector<int32_t>& order, F op) {
+  return [&order, op] {
+    const F f = op;
+    int64_t total = 0;
+    for (const int32_t *p = order.data(), *end = p + order.size(); p != end; ++p) total += f(*p);
+    sink += total;
+  };
+}
 // Sums the int32 at each cell's lookup(i) (the value is loaded, as a kernel reading it would).
 template <typename Lookup>
 std::function<void()> SumLookups(const std::vector<int32_t>& order, Lookup lookup) {
-  return [&order, lookup] {
-    const Lookup f = lookup;
-    int64_t sum = 0;
-    for (const int32_t *p = order.data(), *end = p + order.size(); p != end; ++p) {
-      sum += *reinterpret_cast<const int32_t*>(f(*p));
-    }
-    sink += sum;
-  };
+  return Accumulate(order, [lookup](int32_t i) -> int64_t {
+    return *reinterpret_cast<const int32_t*>(lookup(i));
+  });
 }
-// Counts the cells for which test(i) holds.
-template <typename Test>
-std::function<void()> CountTrue(const std::vector<int32_t>& order, Test test) {
-  return [&order, test] {
-    const Test f = test;
-    int64_t n = 0;
-    for (const int32_t *p = order.data(), *end = p + order.size(); p != end; ++p) n += f(*p);
-    sink += n;
-  };
+// The four contenders of a lookup row. First writes each cell's index into it through the two
+// out-of-line lookups, so that the value loads read written memory (a never-written cell maps
+// the kernel's shared zero page, which would make every value load hit the cache).
+template <typename Up, typename UpInlined, typename Ours, typename OursInlined>
+std::vector<Contender> LookupContenders(const std::vector<int32_t>& order, Up upstream,
+                                        UpInlined upstream_inlined, Ours accelmem,
+                                        OursInlined inlined) {
+  for (int32_t i = 0; i < kCells; ++i) {
+    *reinterpret_cast<int32_t*>(upstream(i)) = i;
+    *reinterpret_cast<int32_t*>(accelmem(i)) = i;
+  }
+  return {{"upstream", SumLookups(order, upstream)},
+          {"upstream_inlined", SumLookups(order, upstream_inlined)},
+          {"accelmem", SumLookups(order, accelmem)},
+          {"inlined", SumLookups(order, inlined)}};
 }
 
 // Pointer: root.pointer(i, 2^20).place<int32>, one NodeManager cell (8 B) per active cell.
@@ -274,10 +285,10 @@ void BM_Pointer_Activate_AlreadyActive(benchmark::State& state) {
         EachCell(order, [sm, node = t.node](int32_t i) { Pointer_activate_inline(sm, node, i); })},
        {"inlined_view", EachCell(order, [v = Pointer_view(sm), node = t.node](
                                             int32_t i) { Pointer_activate_inline(v, node, i); })},
-       {"floor", CountTrue(order,
-                           [slots = Pointer_slot(t.meta, t.node, 0)](int32_t i) {
-                             return Pointer_is_cell(atomic_load_acquire(slots + i));
-                           })}},
+       {"floor", Accumulate(order,
+                            [slots = Pointer_slot(t.meta, t.node, 0)](int32_t i) {
+                              return Pointer_is_cell(atomic_load_acquire(slots + i));
+                            })}},
       "accelmem", VsBothAndView());
 }
 
@@ -399,33 +410,21 @@ void BM_Pointer_Lookup(benchmark::State& state) {
   t.ActivateAll();
   const PointerTree::Static sm = t.sm();
   if (!StaticOk(state, sm)) return;
-  // Real values in every cell, so the loads read written memory (a never-written cell maps the
-  // kernel's shared zero page, which would make every value load hit the cache).
-  for (int32_t i = 0; i < kCells; ++i) {
-    *reinterpret_cast<int32_t*>(baselines::UpstreamPointer_lookup_element(up.m(), up.node, i)) = i;
-    *reinterpret_cast<int32_t*>(Pointer_lookup_element(t.meta, t.node, i)) = i;
-  }
-  RunInterleaved(
-      state, kCells,
-      {{"upstream", SumLookups(order,
-                               [m = up.m(), node = up.node](int32_t i) {
-                                 return baselines::UpstreamPointer_lookup_element(m, node, i);
-                               })},
-       {"upstream_inlined",
-        SumLookups(order,
-                   [node = up.node, ambient = up.rt->ambient_elements[0]](int32_t i) {
-                     return UpstreamInlinedPointer::lookup_element(node, i, ambient);
-                   })},
-       {"accelmem",
-        SumLookups(order, [m = t.meta, node = t.node](
-                              int32_t i) { return Pointer_lookup_element(m, node, i); })},
-       {"inlined",
-        SumLookups(order, [sm, node = t.node](
-                              int32_t i) { return Pointer_lookup_element_inline(sm, node, i); })},
-       {"inlined_view",
-        SumLookups(order, [v = Pointer_view(sm), node = t.node](
-                              int32_t i) { return Pointer_lookup_element_inline(v, node, i); })}},
-      "accelmem", VsBothAndView());
+  std::vector<Contender> contenders = LookupContenders(
+      order,
+      [m = up.m(), node = up.node](int32_t i) {
+        return baselines::UpstreamPointer_lookup_element(m, node, i);
+      },
+      [node = up.node, ambient = up.rt->ambient_elements[0]](int32_t i) {
+        return UpstreamInlinedPointer::lookup_element(node, i, ambient);
+      },
+      [m = t.meta, node = t.node](int32_t i) { return Pointer_lookup_element(m, node, i); },
+      [sm, node = t.node](int32_t i) { return Pointer_lookup_element_inline(sm, node, i); });
+  contenders.push_back(
+      {"inlined_view", SumLookups(order, [v = Pointer_view(sm), node = t.node](int32_t i) {
+         return Pointer_lookup_element_inline(v, node, i);
+       })});
+  RunInterleaved(state, kCells, contenders, "accelmem", VsBothAndView());
 }
 
 // is_active of every (active) cell, sequential or random order, with `floor`: one plain load of
@@ -440,25 +439,25 @@ void BM_Pointer_IsActive(benchmark::State& state) {
   if (!StaticOk(state, sm)) return;
   RunInterleaved(
       state, kCells,
-      {{"upstream", CountTrue(order,
-                              [m = up.m(), node = up.node](int32_t i) {
-                                return baselines::UpstreamPointer_is_active(m, node, i);
-                              })},
+      {{"upstream", Accumulate(order,
+                               [m = up.m(), node = up.node](int32_t i) {
+                                 return baselines::UpstreamPointer_is_active(m, node, i);
+                               })},
        {"upstream_inlined",
-        CountTrue(order, [node = up.node](
-                             int32_t i) { return UpstreamInlinedPointer::is_active(node, i); })},
-       {"accelmem", CountTrue(order, [m = t.meta, node = t.node](
-                                         int32_t i) { return Pointer_is_active(m, node, i); })},
+        Accumulate(order, [node = up.node](
+                              int32_t i) { return UpstreamInlinedPointer::is_active(node, i); })},
+       {"accelmem", Accumulate(order, [m = t.meta, node = t.node](
+                                          int32_t i) { return Pointer_is_active(m, node, i); })},
        {"inlined",
-        CountTrue(order, [sm, node = t.node](
-                             int32_t i) { return Pointer_is_active_inline(sm, node, i); })},
+        Accumulate(order, [sm, node = t.node](
+                              int32_t i) { return Pointer_is_active_inline(sm, node, i); })},
        {"inlined_view",
-        CountTrue(order, [v = Pointer_view(sm), node = t.node](
-                             int32_t i) { return Pointer_is_active_inline(v, node, i); })},
-       {"floor", CountTrue(order,
-                           [slots = Pointer_slot(t.meta, t.node, 0)](int32_t i) {
-                             return Pointer_is_cell(atomic_load_acquire(slots + i));
-                           })}},
+        Accumulate(order, [v = Pointer_view(sm), node = t.node](
+                              int32_t i) { return Pointer_is_active_inline(v, node, i); })},
+       {"floor", Accumulate(order,
+                            [slots = Pointer_slot(t.meta, t.node, 0)](int32_t i) {
+                              return Pointer_is_cell(atomic_load_acquire(slots + i));
+                            })}},
       "accelmem", VsBothAndView());
 }
 
@@ -472,30 +471,21 @@ void BM_Dense_Lookup(benchmark::State& state) {
   t.Bind("d");
   const StaticMeta<kCells, 4> sm{t.meta};
   if (!StaticOk(state, sm)) return;
+  std::vector<Contender> contenders = LookupContenders(
+      order,
+      [m = up.m(), node = up.node](int32_t i) {
+        return baselines::UpstreamDense_lookup_element(m, node, i);
+      },
+      [node = up.node](int32_t i) {
+        return baselines::UpstreamInlinedDense<4>::lookup_element(node, i);
+      },
+      [m = t.meta, node = t.node](int32_t i) { return Dense_lookup_element(m, node, i); },
+      [sm, node = t.node](int32_t i) { return Dense_lookup_element_inline(sm, node, i); });
   std::vector<int32_t> values(kCells);
-  for (int32_t i = 0; i < kCells; ++i) {  // written memory, as in the pointer lookup row
-    *reinterpret_cast<int32_t*>(baselines::UpstreamDense_lookup_element(up.m(), up.node, i)) = i;
-    *reinterpret_cast<int32_t*>(Dense_lookup_element(t.meta, t.node, i)) = i;
-    values[i] = i;
-  }
-  RunInterleaved(
-      state, kCells,
-      {{"upstream", SumLookups(order,
-                               [m = up.m(), node = up.node](int32_t i) {
-                                 return baselines::UpstreamDense_lookup_element(m, node, i);
-                               })},
-       {"upstream_inlined", SumLookups(order,
-                                       [node = up.node](int32_t i) {
-                                         return baselines::UpstreamInlinedDense<4>::lookup_element(
-                                             node, i);
-                                       })},
-       {"accelmem", SumLookups(order, [m = t.meta, node = t.node](
-                                          int32_t i) { return Dense_lookup_element(m, node, i); })},
-       {"inlined",
-        SumLookups(order, [sm, node = t.node](
-                              int32_t i) { return Dense_lookup_element_inline(sm, node, i); })},
-       {"array", SumLookups(order, [v = values.data()](int32_t i) { return v + i; })}},
-      "accelmem", VsBoth());
+  for (int32_t i = 0; i < kCells; ++i) values[i] = i;
+  contenders.push_back(
+      {"array", SumLookups(order, [v = values.data()](int32_t i) { return v + i; })});
+  RunInterleaved(state, kCells, contenders, "accelmem", VsBoth());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -574,28 +564,16 @@ void BM_Bitmasked_Lookup(benchmark::State& state) {
   if (!StaticOk(state, sm)) return;
   up.ActivateAll();
   t.ActivateAll();
-  for (int32_t i = 0; i < kCells; ++i) {  // written memory, as in the pointer lookup row
-    *reinterpret_cast<int32_t*>(baselines::UpstreamBitmasked_lookup_element(up.m(), up.node, i)) =
-        i;
-    *reinterpret_cast<int32_t*>(Bitmasked_lookup_element(t.meta, t.node, i)) = i;
-  }
   RunInterleaved(
       state, kCells,
-      {{"upstream", SumLookups(order,
-                               [m = up.m(), node = up.node](int32_t i) {
-                                 return baselines::UpstreamBitmasked_lookup_element(m, node, i);
-                               })},
-       {"upstream_inlined", SumLookups(order,
-                                       [node = up.node](int32_t i) {
-                                         return UpstreamInlinedBitmasked::lookup_element(node, i);
-                                       })},
-       {"accelmem",
-        SumLookups(order, [m = t.meta, node = t.node](
-                              int32_t i) { return Bitmasked_lookup_element(m, node, i); })},
-       {"inlined", SumLookups(order,
-                              [sm, node = t.node](int32_t i) {
-                                return Bitmasked_lookup_element_inline(sm, node, i);
-                              })}},
+      LookupContenders(
+          order,
+          [m = up.m(), node = up.node](int32_t i) {
+            return baselines::UpstreamBitmasked_lookup_element(m, node, i);
+          },
+          [node = up.node](int32_t i) { return UpstreamInlinedBitmasked::lookup_element(node, i); },
+          [m = t.meta, node = t.node](int32_t i) { return Bitmasked_lookup_element(m, node, i); },
+          [sm, node = t.node](int32_t i) { return Bitmasked_lookup_element_inline(sm, node, i); }),
       "accelmem", VsBoth());
 }
 

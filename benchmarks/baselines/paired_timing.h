@@ -82,11 +82,16 @@ inline void RunInterleaved(benchmark::State& state, double items,
                            const std::vector<Contender>& contenders, const std::string& timed,
                            const std::vector<Comparison>& comparisons) {
   const std::size_t n = contenders.size();
+  // The index of the contender called `name`, or n.
+  auto index_of = [&](const std::string& name) {
+    for (std::size_t c = 0; c < n; ++c) {
+      if (contenders[c].name == name) return c;
+    }
+    return n;
+  };
+  // seconds[c][k]: contender c's round in iteration k (every contender runs in every iteration).
   std::vector<std::vector<double>> seconds(n);
-  std::size_t timed_index = n;
-  for (std::size_t c = 0; c < n; ++c) {
-    if (contenders[c].name == timed) timed_index = c;
-  }
+  const std::size_t timed_index = index_of(timed);
   if (timed_index == n) {
     state.SkipWithError("no contender named as the timed one");
     return;
@@ -101,12 +106,6 @@ inline void RunInterleaved(benchmark::State& state, double items,
     first = (first + 1) % n;
     state.SetIterationTime(seconds[timed_index].back());
   }
-  auto index_of = [&](const std::string& name) {
-    for (std::size_t c = 0; c < n; ++c) {
-      if (contenders[c].name == name) return c;
-    }
-    return n;
-  };
   for (std::size_t c = 0; c < n; ++c) {
     if (!seconds[c].empty()) {
       state.counters[contenders[c].name + "_ns"] = 1e9 * Median(seconds[c]) / items;
@@ -121,18 +120,11 @@ inline void RunInterleaved(benchmark::State& state, double items,
       begin = end + 1;
     }
     const std::size_t o = index_of(comparison.contender);
-    if (o == n) continue;
-    bool known = true;
-    for (std::size_t b : baselines) known = known && b != n && !seconds[b].empty();
-    if (!known) continue;
+    if (o == n || std::find(baselines.begin(), baselines.end(), n) != baselines.end()) continue;
     std::vector<double> ratios;
     for (std::size_t k = 0; k < seconds[o].size(); ++k) {
-      double fastest = 0;
-      for (std::size_t b : baselines) {
-        if (k < seconds[b].size() && (fastest == 0 || seconds[b][k] < fastest)) {
-          fastest = seconds[b][k];
-        }
-      }
+      double fastest = seconds[baselines[0]][k];
+      for (std::size_t b : baselines) fastest = std::min(fastest, seconds[b][k]);
       if (fastest > 0 && seconds[o][k] > 0) ratios.push_back(fastest / seconds[o][k]);
     }
     if (!ratios.empty()) state.counters[comparison.counter] = Median(ratios);

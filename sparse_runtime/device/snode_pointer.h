@@ -76,7 +76,6 @@ ACCELMEM_RT_INLINE u64 Pointer_container_size(i64 max_num_elements) {
 }
 // The slot value of a cell whose activation is in progress.
 constexpr PointerSlot kPointerLocked = 1;
-ACCELMEM_RT_INLINE PointerSlot Pointer_locked_value() { return kPointerLocked; }
 // Whether a slot value is a cell (neither 0 nor kPointerLocked).
 ACCELMEM_RT_INLINE bool Pointer_is_cell(PointerSlot v) { return v > 1; }
 // The slot value of cell index k, and back.
@@ -97,15 +96,18 @@ ACCELMEM_RT_INLINE const PointerMeta* as_pointer_meta(Ptr meta) {
 
 // The address of the cell of slot value v (a cell) through the NodeManager's chunk table.
 Ptr Pointer_cell_address_chunked(Ptr meta, PointerSlot v);
-// The address of the cell of slot value v (a cell).
+// The address of the cell of slot value v (a cell): from the contiguous cells' origin and stride
+// (origin != 0), otherwise through the chunk table.
+ACCELMEM_RT_INLINE Ptr Pointer_cell_address_at(uptr origin, u64 stride, Ptr meta, PointerSlot v) {
+  if (__builtin_expect(origin != 0, 1)) {
+    return reinterpret_cast<Ptr>(origin + static_cast<uptr>(v) * stride);
+  }
+  return Pointer_cell_address_chunked(meta, v);
+}
 template <typename M>
 ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const M& m, PointerSlot v) {
   const PointerMeta* pm = as_pointer_meta(m.meta);
-  const uptr origin = pm->cell_origin;
-  if (__builtin_expect(origin != 0, 1)) {
-    return reinterpret_cast<Ptr>(origin + static_cast<uptr>(v) * pm->cell_stride);
-  }
-  return Pointer_cell_address_chunked(m.meta, v);
+  return Pointer_cell_address_at(pm->cell_origin, pm->cell_stride, m.meta, v);
 }
 // A meta view for a kernel loop over one pointer SNode: the view `M` (RuntimeMeta or StaticMeta)
 // plus the cells' origin and stride, read from the PointerMeta once, when the view is made
@@ -114,29 +116,24 @@ ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const M& m, PointerSlot v) {
 // by the instructions it issues; with them in registers a lookup is the slot load, a test, one
 // multiply-add and the cell. The cached values are what Pointer_bind_cells stored, so make the
 // view after the runtime is created (they never change afterwards).
+// The view is an M (meta, base(), the shape) with the cached values added.
 template <typename M>
-struct PointerView {
-  M view;
+struct PointerView : M {
   uptr cell_origin;
   u64 cell_stride;
-  Ptr meta;
   Ptr ambient;  // the SNode's ambient element, so that a lookup can select it without a branch
-  ACCELMEM_RT_INLINE const StructMeta* base() const { return view.base(); }
-  ACCELMEM_RT_INLINE i64 max_num_elements() const { return view.max_num_elements(); }
-  ACCELMEM_RT_INLINE u64 element_size() const { return view.element_size(); }
 };
 template <typename M>
 ACCELMEM_RT_INLINE PointerView<M> Pointer_view(const M& m) {
   const PointerMeta* pm = as_pointer_meta(m.meta);
-  return PointerView<M>{m, pm->cell_origin, pm->cell_stride, m.meta,
+  return PointerView<M>{{m},
+                        pm->cell_origin,
+                        pm->cell_stride,
                         runtime_ambient_element(m.base()->context, m.base()->snode_id)};
 }
 template <typename M>
 ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const PointerView<M>& m, PointerSlot v) {
-  if (__builtin_expect(m.cell_origin != 0, 1)) {
-    return reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * m.cell_stride);
-  }
-  return Pointer_cell_address_chunked(m.meta, v);
+  return Pointer_cell_address_at(m.cell_origin, m.cell_stride, m.meta, v);
 }
 
 // The cell of slot i, or null when inactive (locked counts as inactive).

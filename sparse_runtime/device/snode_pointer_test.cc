@@ -162,7 +162,7 @@ i32 ExpectEveryCellOnce(Ptr m, Ptr node, i32 slots, NodeManager* nm, int round) 
   i32 active = 0;
   for (i32 i = 0; i < slots; ++i) {
     const PointerSlot v = *Pointer_slot(m, node, i);
-    EXPECT_NE(v, Pointer_locked_value()) << "slot " << i << " left locked";
+    EXPECT_NE(v, kPointerLocked) << "slot " << i << " left locked";
     if (!Pointer_is_cell(v)) continue;
     ++active;
     const i32 index = Pointer_cell_index(v);
@@ -342,10 +342,10 @@ TEST_P(SNodePointerLayoutTest, DeactivatesAndRecyclesEachActiveCellOnce) {
     cache->init(nm);
     NodeCache* c = use_cache ? cache.get() : nullptr;
     for (i32 i = 0; i < kSlots; i += 3) Pointer_activate(m, node, i);  // 100 active cells
-    *Pointer_slot(m, node, 1) = Pointer_locked_value();                // an activation in progress
+    *Pointer_slot(m, node, 1) = kPointerLocked;                        // an activation in progress
     for (i32 i = kSlots - 1; i >= 0; --i) Pointer_deactivate_owned(m, node, i, c);
     for (i32 i = 0; i < kSlots; i += 6) Pointer_deactivate_owned(m, node, i, c);  // again
-    EXPECT_EQ(*Pointer_slot(m, node, 1), Pointer_locked_value());
+    EXPECT_EQ(*Pointer_slot(m, node, 1), kPointerLocked);
     *Pointer_slot(m, node, 1) = 0;
     cache->flush();
     EXPECT_EQ(ctx.error(), 0);
