@@ -119,8 +119,12 @@ TEST_P(NodeManagerModelTest, RandomOperationsMatchTheModel) {
       nm_.recycle(pick_in_use());
     } else if (op < 78) {
       cache.recycle(pick_in_use());
-    } else if (op < 84) {
+    } else if (op < 81) {
       nm_.recycle_index(nm_.locate(pick_in_use()));
+    } else if (op < 84) {
+      // Up to 300 at once through the cache's index buffer, so that it fills and is pushed.
+      const int n = 1 + static_cast<int>(rng() % std::min<size_t>(model.in_use.size(), 300));
+      for (int k = 0; k < n; ++k) cache.recycle_index(nm_.locate(pick_in_use()));
     } else if (op < 90) {
       const int n = 1 + static_cast<int>(rng() % std::min<size_t>(model.in_use.size(), 300));
       std::vector<Ptr> cells;
