@@ -13,6 +13,8 @@
 //   Gc_SerialRecycleOrder              gc/gc_serial in upstream's order (no sorting), one thread
 //   Gc_RuntimeNodeManagerGcSerial      sparse_runtime's NodeManager::gc_serial (upstream algorithm)
 //   Gc_ParallelSorted / _RecycleOrder  gc/gc_cpu_parallel with one worker per hardware thread
+//   Gc_Interleaved                     the limit, Gc_UpstreamSerial and Gc_SerialAutoOrder
+//                                      interleaved in one row, ratios per iteration (below)
 //   Gc_Cuda_*                          (only with --config=gpu) the device GC: gc_bench_cuda.cc
 // Every GC row is a complete collection (phases 0-2: free-list compaction, bookkeeping, refill,
 // zeroing); between iterations the state is restored in O(1) (the recycled list's lazy clear keeps
@@ -39,6 +41,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "benchmarks/baselines/paired_timing.h"
 #include "benchmarks/baselines/upstream_node_manager.h"
 #include "gc/device/gc_scratch.h"
 #include "gc/device/gc_serial.h"
@@ -49,6 +52,7 @@
 
 namespace {
 
+using accelmem::baselines::RunInterleaved;
 using accelmem::baselines::UpstreamAllocator;
 using accelmem::baselines::UpstreamNodeManager;
 using accelmem::gc::CpuParallelGc;
@@ -276,6 +280,48 @@ void BM_Gc_ParallelRecycleOrder(benchmark::State& state) {
   ParallelGc(state, accelmem::gc::kGcOrderRecycle);
 }
 
+// The limit, upstream's serial GC and gc/gc_serial (default order) interleaved in one row: each
+// iteration runs one memset of the N * cell_bytes limit buffer, one upstream collection and one
+// accelmem collection, in an order rotated per iteration (benchmarks/baselines/paired_timing.h),
+// so each contender finds its memory as its own previous round left it, with the other two
+// contenders' rounds in between: the same for all three. `vs_memset` = the median over
+// iterations of memset time / accelmem time, `vs_upstream` = upstream time / accelmem time,
+// `upstream_vs_memset` = memset time / upstream time. Why: the paired rows above run seconds
+// apart, and this VM's speed drifts between them (the 64-byte 10^4-cell collection read 27 us in
+// some processes and 40-55 us in others, against the same memset). Their repeated rounds also
+// keep each row's memory as warm as a 2 MiB L2 allows, which favours whichever row fits it.
+void BM_Gc_Interleaved(benchmark::State& state) {
+  Fixture& f = GetFixture(state.range(0), state.range(1));
+  UpstreamNodeManager& upstream = f.Upstream();
+  f.scratch.order = accelmem::gc::kGcOrderAuto;
+  bool lost = false;
+  RunInterleaved(state, static_cast<double>(f.cells),
+                 {{"memset",
+                   [&f] {
+                     std::memset(f.limit, 0, f.limit_bytes);
+                     benchmark::ClobberMemory();
+                   }},
+                  {"upstream",
+                   [&upstream] {
+                     upstream.gc_serial();
+                     benchmark::ClobberMemory();
+                   },
+                   [&f] { f.ResetUpstream(); }},
+                  {"accelmem",
+                   [&f, &lost] {
+                     lost |= !accelmem::gc::gc_serial(&f.nm, &f.scratch);
+                     benchmark::ClobberMemory();
+                   },
+                   [&f] { f.Reset(); }}},
+                 "accelmem",
+                 {{"vs_memset", "memset", "accelmem"},
+                  {"vs_upstream", "upstream", "accelmem"},
+                  {"upstream_vs_memset", "memset", "upstream"}});
+  if (lost) state.SkipWithError(f.memory.error_message);
+  if (upstream.free_list->size() != f.cells) state.SkipWithError("upstream GC lost cells");
+  if (f.nm.free_list.size() != f.cells) state.SkipWithError("GC lost cells");
+}
+
 // Registers every row configuration-major, so that each configuration's heap is built once.
 struct Registrar {
   Registrar() {
@@ -291,6 +337,7 @@ struct Registrar {
                         ->Unit(benchmark::kMicrosecond)
                         ->MinTime(0.05);
           if (wall) b->UseRealTime();
+          return b;
         };
         add("BM_ZeroCells_OneMemsetLimit", BM_ZeroCells_OneMemsetLimit);
         add("BM_ZeroCells_MemsetPerCellRandomOrder", BM_ZeroCells_MemsetPerCellRandomOrder);
@@ -301,6 +348,7 @@ struct Registrar {
         add("BM_Gc_RuntimeNodeManagerGcSerial", BM_Gc_RuntimeNodeManagerGcSerial);
         add("BM_Gc_ParallelSorted", BM_Gc_ParallelSorted, /*wall=*/true);
         add("BM_Gc_ParallelRecycleOrder", BM_Gc_ParallelRecycleOrder, /*wall=*/true);
+        add("BM_Gc_Interleaved", BM_Gc_Interleaved)->UseManualTime();
       }
     }
   }
