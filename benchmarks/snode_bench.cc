@@ -305,7 +305,10 @@ void BM_Pointer_Activate_AlreadyActive(benchmark::State& state) {
 // each round): what any lock-free deactivation with a shared recycled list must do per cell --
 // load the slot, one compare-and-swap of it to null, one atomic add on a shared counter to append
 // the cell's index (NodeManager::recycle's atomic); locked instructions keep later loads from
-// passing them, so the misses do not overlap. Counters `<name>_vs_upstream` for each form.
+// passing them, so the misses do not overlap. `floor_cas` (same tree, same restore): the load and
+// the compare-and-swap alone, what any per-call deactivation that may race with another
+// deactivation of the same cell pays before it recycles anything. Counters `<name>_vs_upstream`
+// for each form.
 std::vector<int32_t> DeactivationOrder(const benchmark::State& state) {
   std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
   if (state.range(0) == 0) std::reverse(order.begin(), order.end());
@@ -396,7 +399,14 @@ void BM_Pointer_Deactivate(benchmark::State& state) {
         [&] {
           std::copy(saved.begin(), saved.end(), slots);
           num_pushed = 0;
-        }}},
+        }},
+       {"floor_cas",
+        EachCell(order,
+                 [slots](int32_t i) {
+                   PointerSlot v = atomic_load_acquire(slots + i);
+                   if (Pointer_is_cell(v)) atomic_cas(slots + i, &v, PointerSlot{0});
+                 }),
+        [&] { std::copy(saved.begin(), saved.end(), slots); }}},
       "accelmem", comparisons);
   std::copy(saved.begin(), saved.end(), slots);  // leave the floor tree consistent for its GC
 }
