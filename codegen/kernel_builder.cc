@@ -83,6 +83,7 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
       needed.push_back(absl::StrCat(kind, op));
     }
   }
+  needed.push_back("Pointer_activate_cell");
   needed.push_back("Pointer_deactivate");
   needed.push_back("Bitmasked_deactivate");
   for (const std::string& fn : needed) {

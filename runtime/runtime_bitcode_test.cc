@@ -50,6 +50,7 @@ const char* const kEntryPoints[] = {
     "Bitmasked_lookup_element",
     "Pointer_get_num_elements",
     "Pointer_activate",
+    "Pointer_activate_cell",
     "Pointer_deactivate",
     "Pointer_is_active",
     "Pointer_lookup_element",

@@ -134,6 +134,16 @@ llvm::Value* Emitter::WalkPath(const SNode& target, const SNode& index_node, int
     }
     llvm::Value* l32 = b_.CreateTrunc(l, b_.getInt32Ty());
     llvm::Value* meta = Meta(level);
+    if (mode == Walk::kActivate && level.type() == SNodeType::kPointer) {
+      // Activate and look up in one call: one slot load on the already-active path (activate
+      // then lookup loads the slot twice and selects an ambient element only to test it); null
+      // when the cell could not be activated.
+      cell = Call3(level.type(), "_activate_cell", I8P(), meta, container, l32);
+      auto* ok = Block("activated");
+      b_.CreateCondBr(b_.CreateIsNull(cell), fail, ok);
+      b_.SetInsertPoint(ok);
+      continue;
+    }
     if (mode == Walk::kActivate) {
       Call3(level.type(), "_activate", b_.getVoidTy(), meta, container, l32);
     } else {

@@ -125,6 +125,11 @@ void Pointer_activate(Ptr meta, Ptr node, i32 i) {
   Pointer_activate_inline(RuntimeMeta{meta}, node, i, nullptr);
 }
 
+Ptr Pointer_activate_cell(Ptr meta, Ptr node, i32 i) {
+  Ptr cell;
+  return Pointer_activate_cell_inline(RuntimeMeta{meta}, node, i, &cell, nullptr) ? cell : nullptr;
+}
+
 void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
   Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, cache);
 }

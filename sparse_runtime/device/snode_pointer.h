@@ -116,8 +116,10 @@ ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const M& m, PointerSlot v) {
 // by the instructions it issues; with them in registers a lookup is the slot load, a test, one
 // multiply-add and the cell. The cached values are what Pointer_bind_cells stored, so make the
 // view after the runtime is created (they never change afterwards).
-// The view is an M (meta, base(), the shape) with the cached values added.
-template <typename M>
+// The view is an M (meta, base(), the shape) with the cached values added. kContiguous: the view
+// was made by Pointer_contiguous_view, which succeeds only when the cells are contiguous, so its
+// address computation skips the test of the origin (the chunk-table fallback).
+template <typename M, bool kContiguous = false>
 struct PointerView : M {
   uptr cell_origin;
   u64 cell_stride;
@@ -131,8 +133,23 @@ ACCELMEM_RT_INLINE PointerView<M> Pointer_view(const M& m) {
                         pm->cell_stride,
                         runtime_ambient_element(m.base()->context, m.base()->snode_id)};
 }
+// Pointer_view for an SNode whose cells are one contiguous reservation (the CPU runtime's
+// default): fills *view and returns true, or returns false (the cells are chunked, or the meta
+// was never bound: use Pointer_view). A kernel loop made once for each view type and chosen by
+// this call keeps the origin test out of the loop, which measurably costs an activate-and-write
+// loop (jit_bench, BM_ActivateWrite_AlreadyActive):
+//   PointerView<M, true> cv;
+//   if (Pointer_contiguous_view(m, &cv)) loop(cv); else loop(Pointer_view(m));
 template <typename M>
-ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const PointerView<M>& m, PointerSlot v) {
+ACCELMEM_RT_INLINE bool Pointer_contiguous_view(const M& m, PointerView<M, true>* view) {
+  const PointerView<M> v = Pointer_view(m);
+  *view = PointerView<M, true>{{m}, v.cell_origin, v.cell_stride, v.ambient};
+  return v.cell_origin != 0;
+}
+template <typename M, bool kContiguous>
+ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const PointerView<M, kContiguous>& m, PointerSlot v) {
+  if (kContiguous)
+    return reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * m.cell_stride);
   return Pointer_cell_address_at(m.cell_origin, m.cell_stride, m.meta, v);
 }
 
@@ -177,10 +194,11 @@ ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const M& m, Ptr node, i32 i
 // Through a PointerView the lookup selects between the cell and the cached ambient element
 // without a branch (as upstream's `ptr ? ptr : ambient`), where the general form branches to the
 // ambient element's out-of-line lookup.
-template <typename M>
-ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const PointerView<M>& m, Ptr node, i32 i) {
+template <typename M, bool kContiguous>
+ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const PointerView<M, kContiguous>& m, Ptr node,
+                                                     i32 i) {
   const PointerSlot v = atomic_load_acquire(Pointer_slot_of(m, node, i));
-  if (__builtin_expect(m.cell_origin != 0, 1)) {
+  if (kContiguous || __builtin_expect(m.cell_origin != 0, 1)) {
     const Ptr cell = reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * m.cell_stride);
     return Pointer_is_cell(v) ? cell : m.ambient;
   }
@@ -193,6 +211,27 @@ ACCELMEM_RT_INLINE void Pointer_activate_inline(const M& m, Ptr node, i32 i,
     return;
   }
   Pointer_activate_slow(m.meta, node, i, cache);
+}
+// Activation that hands back the cell: Pointer_activate_inline, then *cell = the cell's address,
+// from the one slot load of the already-active path. Returns false, leaving *cell alone, if the
+// cell could not be activated (the allocator failed: error recorded) or another thread
+// deactivated it in between. Why: a kernel writing a sparse cell calls activate and then lookup,
+// which loads the slot twice and selects an ambient element that it never writes; this is one
+// load and, inlined, the caller's test of the result folds away on the already-active path
+// (through a contiguous view it beats upstream's inlined pair where activate + lookup does not:
+// jit_bench's BM_ActivateWrite_AlreadyActive in benchmarks/README.md).
+template <typename M>
+ACCELMEM_RT_INLINE bool Pointer_activate_cell_inline(const M& m, Ptr node, i32 i, Ptr* cell,
+                                                     NodeCache* cache = nullptr) {
+  PointerSlot* slot = Pointer_slot_of(m, node, i);
+  PointerSlot v = atomic_load_acquire(slot);
+  if (__builtin_expect(!Pointer_is_cell(v), 0)) {
+    Pointer_activate_slow(m.meta, node, i, cache);
+    v = atomic_load_acquire(slot);
+    if (!Pointer_is_cell(v)) return false;
+  }
+  *cell = Pointer_cell_address(m, v);
+  return true;
 }
 template <typename M>
 ACCELMEM_RT_INLINE void Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
@@ -220,6 +259,9 @@ ACCELMEM_RT_INLINE void Pointer_deactivate_owned_inline(const M& m, Ptr node, i3
 // The out-of-line entry points.
 i32 Pointer_get_num_elements(Ptr meta, Ptr node);
 void Pointer_activate(Ptr meta, Ptr node, i32 i);
+// Pointer_activate_cell_inline out of line: the cell's address, or null if it could not be
+// activated (see there). The entry point for generated kernels that write the cell they activate.
+Ptr Pointer_activate_cell(Ptr meta, Ptr node, i32 i);
 void Pointer_deactivate(Ptr meta, Ptr node, i32 i);
 // The same, allocating from / recycling into a worker's NodeCache (node_cache.h) of this SNode's
 // NodeManager instead of the manager itself: no shared atomic per cell on busy workers. `cache`

@@ -39,7 +39,7 @@ TEST_F(SNodePointerTest, InactiveCellsReadAmbient) {
   for (int b = 0; b < 32; ++b) EXPECT_EQ(ambient[b], 0);
 }
 
-// Activation takes a zeroed cell from the NodeManager and publishes it in ptr[i].
+// Activation takes a zeroed cell from the NodeManager and publishes its index + 2 in slot i.
 TEST_F(SNodePointerTest, ActivationAllocatesOneCell) {
   Ptr node = ctx_.root();
   Pointer_activate(m_, node, 5);
@@ -53,7 +53,7 @@ TEST_F(SNodePointerTest, ActivationAllocatesOneCell) {
   EXPECT_EQ(Pointer_container_size(8), 32u);  // one 4-byte slot per cell, no lock array
 }
 
-// Deactivation recycles the cell (O(1)) and nulls the slot; twice is harmless.
+// Deactivation recycles the cell (O(1)) and resets the slot to 0; twice is harmless.
 TEST_F(SNodePointerTest, DeactivationRecyclesOnce) {
   Ptr node = ctx_.root();
   Pointer_activate(m_, node, 2);
@@ -128,6 +128,43 @@ TEST_F(SNodePointerTest, ConcurrentInlineActivationAllocatesOnce) {
   }
   EXPECT_EQ(nm_->data_list.size(), 8);
   for (i32 i = 0; i < 8; ++i) EXPECT_TRUE(Pointer_is_active(m_, node, i));
+}
+
+// Racing activations that hand back the cell, of one cell from four threads through each form
+// (out of line, through the StaticMeta, through a contiguous view), allocate one cell, and every
+// thread gets that cell: the one later lookups return.
+TEST_F(SNodePointerTest, ConcurrentActivateCellHandsEveryThreadTheSameCell) {
+  Ptr node = ctx_.root();
+  const StaticMeta<8, 32> sm{m_};
+  PointerView<StaticMeta<8, 32>, true> cv;
+  ASSERT_TRUE(Pointer_contiguous_view(sm, &cv));
+  constexpr int kThreads = 4;
+  for (int round = 0; round < 8; ++round) {
+    std::atomic<int> go{0};
+    std::vector<Ptr> got(kThreads, nullptr);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        go.fetch_add(1);
+        while (go.load() < kThreads) {
+        }
+        if (t % 3 == 0) {
+          got[t] = Pointer_activate_cell(m_, node, round);
+        } else if (t % 3 == 1) {
+          EXPECT_TRUE(Pointer_activate_cell_inline(sm, node, round, &got[t]));
+        } else {
+          EXPECT_TRUE(Pointer_activate_cell_inline(cv, node, round, &got[t]));
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    const Ptr cell = Pointer_lookup_element(m_, node, round);
+    EXPECT_NE(cell, runtime_ambient_element(ctx_.rt(), 1));
+    for (int t = 0; t < kThreads; ++t)
+      EXPECT_EQ(got[t], cell) << "round " << round << " thread " << t;
+  }
+  EXPECT_EQ(nm_->data_list.size(), 8);
+  EXPECT_EQ(ctx_.error(), 0);
 }
 
 // Starts the calling thread's work only once all `n` threads have arrived.
@@ -223,6 +260,9 @@ TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
   ASSERT_TRUE(sm.matches());
   const auto view = Pointer_view(sm);  // origin and stride cached: 0 unless bound and contiguous
   EXPECT_EQ(view.cell_origin, p.meta.cell_origin);
+  PointerView<StaticMeta<kSlots, 16>, true> contiguous;
+  const bool has_contiguous = Pointer_contiguous_view(sm, &contiguous);
+  EXPECT_EQ(has_contiguous, GetParam() == CellLayout::kContiguous);
   std::vector<i32> order(kSlots);
   for (i32 i = 0; i < kSlots; ++i) order[i] = (i * 617) % kSlots;  // 617 is prime to 1000
   for (int round = 0; round < 2; ++round) {
@@ -240,6 +280,20 @@ TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
       EXPECT_EQ(Pointer_lookup_element_inline(view, node, i), cell) << "slot " << i;
       EXPECT_TRUE(Pointer_is_active_inline(view, node, i));
       EXPECT_EQ(Pointer_cell(m, node, i), cell) << "slot " << i;
+      // Already active: activate-and-get hands back the same cell through every form.
+      EXPECT_EQ(Pointer_activate_cell(m, node, i), cell) << "slot " << i;
+      Ptr got = nullptr;
+      EXPECT_TRUE(Pointer_activate_cell_inline(sm, node, i, &got));
+      EXPECT_EQ(got, cell) << "slot " << i;
+      got = nullptr;
+      EXPECT_TRUE(Pointer_activate_cell_inline(view, node, i, &got));
+      EXPECT_EQ(got, cell) << "slot " << i;
+      if (has_contiguous) {
+        EXPECT_EQ(Pointer_lookup_element_inline(contiguous, node, i), cell) << "slot " << i;
+        got = nullptr;
+        EXPECT_TRUE(Pointer_activate_cell_inline(contiguous, node, i, &got));
+        EXPECT_EQ(got, cell) << "slot " << i;
+      }
       EXPECT_EQ(nm->locate(cell), k);
       EXPECT_TRUE(cells.insert(cell).second) << "cell of slot " << i << " handed out twice";
       i32 value;
@@ -265,10 +319,25 @@ TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
     EXPECT_EQ(fresh, nm->get_cell(Pointer_cell_index(*Pointer_slot(m, node, 5))));
     EXPECT_EQ(nm->locate(fresh), kSlots);  // round 0: a new cell; round 1: the last free one
     Pointer_deactivate(m, node, 5);
+    // Activate-and-get of inactive cells allocates them and hands back the cell later lookups
+    // return (a fresh, zeroed one): through the view, and through the contiguous view if any.
+    Ptr activated = nullptr;
+    ASSERT_TRUE(Pointer_activate_cell_inline(view, node, 7, &activated));
+    EXPECT_EQ(activated, Pointer_lookup_element(m, node, 7));
+    EXPECT_EQ(nm->locate(activated), Pointer_cell_index(*Pointer_slot(m, node, 7)));
+    if (has_contiguous) {
+      ASSERT_TRUE(Pointer_activate_cell_inline(contiguous, node, 8, &activated));
+      EXPECT_EQ(activated, Pointer_lookup_element(m, node, 8));
+      EXPECT_EQ(Pointer_lookup_element_inline(contiguous, node, 9),
+                runtime_ambient_element(p.ctx.rt(), 1));
+      Pointer_deactivate(m, node, 8);
+    }
+    Pointer_deactivate(m, node, 7);
     nm->gc_serial();
     EXPECT_EQ(nm->num_in_use(), 0);
   }
-  EXPECT_EQ(nm->num_reserved(), kSlots + 1) << "the second round reused the recycled cells";
+  EXPECT_EQ(nm->num_reserved(), kSlots + 1 + (GetParam() == CellLayout::kContiguous ? 2 : 1))
+      << "the second round reused the recycled cells";
   EXPECT_EQ(p.ctx.error(), 0);
 }
 
@@ -556,6 +625,16 @@ TEST(SNodePointerLimitTest, AllocationFailureLeavesCellInactive) {
   EXPECT_FALSE(Pointer_is_active(m, ctx.root(), 1));
   EXPECT_EQ(ctx.error(), kErrorOutOfChunks);
   EXPECT_EQ(Pointer_lookup_element(m, ctx.root(), 1), runtime_ambient_element(ctx.rt(), 1));
+  // Activate-and-get reports the failure instead of handing out the ambient element, and leaves
+  // the caller's pointer alone.
+  EXPECT_EQ(Pointer_activate_cell(m, ctx.root(), 2), nullptr);
+  Ptr untouched = ctx.root();
+  EXPECT_FALSE(Pointer_activate_cell_inline(RuntimeMeta{m}, ctx.root(), 3, &untouched));
+  EXPECT_EQ(untouched, ctx.root());
+  EXPECT_FALSE(Pointer_is_active(m, ctx.root(), 2));
+  EXPECT_FALSE(Pointer_is_active(m, ctx.root(), 3));
+  // An already-active cell is still handed back.
+  EXPECT_EQ(Pointer_activate_cell(m, ctx.root(), 0), Pointer_lookup_element(m, ctx.root(), 0));
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, SNodePointerLayoutTest,
