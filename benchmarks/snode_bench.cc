@@ -411,7 +411,9 @@ void BM_Pointer_Deactivate(benchmark::State& state) {
   std::copy(saved.begin(), saved.end(), slots);  // leave the floor tree consistent for its GC
 }
 
-// Lookup of every (active) cell and a load of its value, sequential or random order.
+// Lookup of every (active) cell and a load of its value, sequential or random order; besides the
+// four contenders of LookupContenders, `inlined_view` (through Pointer_view) and
+// `inlined_contiguous` (through Pointer_contiguous_view: no chunk-table test).
 void BM_Pointer_Lookup(benchmark::State& state) {
   const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
   UpstreamPointerTree up;
@@ -434,7 +436,19 @@ void BM_Pointer_Lookup(benchmark::State& state) {
       {"inlined_view", SumLookups(order, [v = Pointer_view(sm), node = t.node](int32_t i) {
          return Pointer_lookup_element_inline(v, node, i);
        })});
-  RunInterleaved(state, kCells, contenders, "accelmem", VsBothAndView());
+  PointerView<PointerTree::Static, true> contiguous;
+  if (!Pointer_contiguous_view(sm, &contiguous)) {
+    state.SkipWithError("the runtime's pointer cells are not contiguous");
+    return;
+  }
+  contenders.push_back(
+      {"inlined_contiguous", SumLookups(order, [v = contiguous, node = t.node](int32_t i) {
+         return Pointer_lookup_element_inline(v, node, i);
+       })});
+  std::vector<Comparison> comparisons = VsBothAndView();
+  comparisons.push_back(
+      {"contiguous_vs_upstream_inlined", "upstream_inlined", "inlined_contiguous"});
+  RunInterleaved(state, kCells, contenders, "accelmem", comparisons);
 }
 
 // is_active of every (active) cell, sequential or random order, with `floor`: one plain load of
