@@ -128,7 +128,10 @@ bool ListManager::commit_through(i32 c) {
 }
 
 i32 ListManager::reserve_failed(i32 i) {
-  if (i < 0) report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", i);
+  // Past the index space (otherwise touch_chunk failed and recorded why).
+  if (i < 0 || i > kMaxIndex) {
+    report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", i);
+  }
   return -1;
 }
 
@@ -136,7 +139,7 @@ i32 ListManager::reserve_new_elements(i32 n) {
   if (n <= 0) return size();
   i32 first = atomic_add(&num_elements, n);
   i64 last = static_cast<i64>(first) + n - 1;
-  if (first < 0 || last > 0x7fffffff) {
+  if (first < 0 || last > kMaxIndex) {
     report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", max_num_chunks);
     return -1;
   }

@@ -109,9 +109,16 @@ struct alignas(64) ListManager {
 
   // Atomically reserves one element (allocating its chunk if needed); returns its index, or -1
   // after recording kErrorOutOfChunks / kErrorOutOfMemory.
+  // Indices stop at kMaxIndex (capacity() is at most 2^31 - 1 elements): the last i32 value is
+  // never handed out, so every index has a successor count that fits an i32 (the contiguous
+  // layout's ptr2index limit is one).
+  static constexpr i32 kMaxIndex = 0x7ffffffe;
   ACCELMEM_RT_INLINE i32 reserve_new_element() {
     i32 i = atomic_add(&num_elements, 1);
-    if (i >= 0 && touch_chunk(i >> log2_chunk_num_elements)) return i;
+    if (static_cast<u32>(i) <= static_cast<u32>(kMaxIndex) &&
+        touch_chunk(i >> log2_chunk_num_elements)) {
+      return i;
+    }
     return reserve_failed(i);
   }
   // Reserves `n` consecutive elements; returns the first index or -1 (see above).
