@@ -59,6 +59,31 @@ absl::StatusOr<std::string> CompileModule(llvm::Module& module,
 
 }  // namespace
 
+namespace internal {
+
+std::vector<unsigned char> DeviceMetaStructs(SparseRuntime& host, const SNodeTree& tree,
+                                             uint64_t device_context, uint64_t slot_bytes) {
+  const int n = tree.num_snodes();
+  std::vector<unsigned char> structs(static_cast<size_t>(n) * slot_bytes, 0);
+  for (int id = 0; id < n; ++id) {
+    unsigned char* slot = structs.data() + id * slot_bytes;
+    std::memcpy(slot, host.meta(tree.snode(id)), std::min(kMetaBytes, slot_bytes));
+    StructMeta* meta = reinterpret_cast<StructMeta*>(slot);
+    meta->context = reinterpret_cast<RuntimeContext*>(device_context);
+    meta->lookup_element = nullptr;
+    meta->from_parent_element = nullptr;
+    meta->is_active = nullptr;
+    meta->get_num_elements = nullptr;
+    if (tree.snode(id).type() == sparse_runtime::SNodeType::kPointer) {
+      // Host addresses: the device's data lists are chunked, so it takes the chunk-table path.
+      reinterpret_cast<sparse_runtime::PointerMeta*>(slot)->cell_origin = 0;
+    }
+  }
+  return structs;
+}
+
+}  // namespace internal
+
 const std::vector<std::string>& DeviceRuntimeKernelNames() {
   static const std::vector<std::string>* names = new std::vector<std::string>{
       "accelmem_cuda_runtime_layout",
@@ -200,22 +225,10 @@ absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
   }
   if (init_out[0] != 1) return rt->TakeError("materializing the tree on the device");
 
-  // Meta structs: the host's, pointing at the device context, without host function pointers.
-  std::vector<unsigned char> structs(n * meta_slot, 0);
+  const std::vector<unsigned char> structs =
+      internal::DeviceMetaStructs(**host, tree, rt->context_, meta_slot);
   std::vector<uint64_t> metas(n), ambients(n);
   for (int id = 0; id < n; ++id) {
-    unsigned char* slot = structs.data() + id * meta_slot;
-    std::memcpy(slot, (*host)->meta(tree.snode(id)), kMetaBytes);
-    StructMeta* meta = reinterpret_cast<StructMeta*>(slot);
-    meta->context = reinterpret_cast<RuntimeContext*>(rt->context_);
-    meta->lookup_element = nullptr;
-    meta->from_parent_element = nullptr;
-    meta->is_active = nullptr;
-    meta->get_num_elements = nullptr;
-    if (tree.snode(id).type() == sparse_runtime::SNodeType::kPointer) {
-      // Host addresses: the device's data lists are chunked, so it takes the chunk-table path.
-      reinterpret_cast<sparse_runtime::PointerMeta*>(slot)->cell_origin = 0;
-    }
     metas[id] = rt->base_ + structs_off + id * meta_slot;
     ambients[id] = init_out[2 + id];
   }

@@ -122,6 +122,16 @@ class CudaSparseRuntime {
   std::mutex mu_;
 };
 
+namespace internal {
+// The meta structs CudaSparseRuntime copies to the device, one `slot_bytes` slot per SNode id:
+// `host`'s metas with `device_context` as their context, no host function pointers, and every
+// pointer meta unbound (cell_origin 0: the device's data lists are chunked, and the host's cell
+// origin means nothing there). Exposed for its test; a GPU is not needed to build it.
+std::vector<unsigned char> DeviceMetaStructs(sparse_runtime::SparseRuntime& host,
+                                             const sparse_runtime::SNodeTree& tree,
+                                             uint64_t device_context, uint64_t slot_bytes);
+}  // namespace internal
+
 }  // namespace cuda
 }  // namespace runtime
 }  // namespace accelmem

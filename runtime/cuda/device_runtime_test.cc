@@ -1,20 +1,70 @@
 // The device runtime without a GPU: its entry points compile to PTX that ptxas assembles for
-// sm_90, and creating it without a collector (hence without a device) fails with a clear status.
+// sm_90, the metas it copies to the device hold no host address, and creating it without a
+// collector (hence without a device) fails with a clear status.
 #include "runtime/cuda/device_runtime.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/cuda/bitcode_testing.h"
 #include "runtime/cuda/device_runtime_kernels_bitcode.h"
 #include "runtime/cuda/ptxas_testing.h"
 #include "runtime/runtime_bitcode.h"
+#include "runtime/sparse_runtime.h"
+#include "sparse_runtime/device/snode_pointer.h"
+#include "sparse_runtime/device/struct_meta.h"
 #include "sparse_runtime/snode_tree.h"
 
 namespace accelmem {
 namespace runtime {
 namespace cuda {
 namespace {
+
+// The metas copied to the device point at the device context, carry no host function pointers
+// and leave pointer SNodes unbound: the host runtime caches its cells' contiguous origin in each
+// PointerMeta, an address the device must never use (its data lists are chunked and take the
+// chunk-table path when cell_origin is 0). Everything else is the host's meta, byte for byte.
+TEST(DeviceRuntimeTest, DeviceMetasDropHostAddresses) {
+  using sparse_runtime::PointerMeta;
+  using sparse_runtime::SNodeType;
+  using sparse_runtime::StructMeta;
+  sparse_runtime::SNodeTree tree;
+  const sparse_runtime::Axis i(0);
+  tree.root().pointer(i, 64).dense(i, 4).place<int32_t>("x");
+  tree.root().pointer(i, 8).place<float>("y");
+  ASSERT_TRUE(tree.Finalize().ok());
+  auto host = sparse_runtime::SparseRuntime::Create(tree);
+  ASSERT_TRUE(host.ok()) << host.status();
+  constexpr uint64_t kDeviceContext = 0xdead0000;
+  constexpr uint64_t kSlot = 256;
+  const std::vector<unsigned char> structs =
+      internal::DeviceMetaStructs(**host, tree, kDeviceContext, kSlot);
+  ASSERT_EQ(structs.size(), static_cast<size_t>(tree.num_snodes()) * kSlot);
+  int pointers = 0;
+  for (int id = 0; id < tree.num_snodes(); ++id) {
+    const unsigned char* slot = structs.data() + id * kSlot;
+    const StructMeta* device = reinterpret_cast<const StructMeta*>(slot);
+    const StructMeta* on_host = reinterpret_cast<const StructMeta*>((*host)->meta(tree.snode(id)));
+    EXPECT_EQ(reinterpret_cast<uint64_t>(device->context), kDeviceContext) << "snode " << id;
+    EXPECT_EQ(device->lookup_element, nullptr);
+    EXPECT_EQ(device->from_parent_element, nullptr);
+    EXPECT_EQ(device->is_active, nullptr);
+    EXPECT_EQ(device->get_num_elements, nullptr);
+    EXPECT_EQ(device->snode_id, on_host->snode_id);
+    EXPECT_EQ(device->element_size, on_host->element_size);
+    EXPECT_EQ(device->max_num_elements, on_host->max_num_elements);
+    if (tree.snode(id).type() != SNodeType::kPointer) continue;
+    ++pointers;
+    const PointerMeta* host_pointer = reinterpret_cast<const PointerMeta*>(on_host);
+    const PointerMeta* device_pointer = reinterpret_cast<const PointerMeta*>(slot);
+    EXPECT_NE(host_pointer->cell_origin, 0u) << "the host runtime binds its pointer metas";
+    EXPECT_EQ(device_pointer->cell_origin, 0u) << "snode " << id << " keeps a host address";
+    EXPECT_EQ(device_pointer->cell_stride, host_pointer->cell_stride);
+  }
+  EXPECT_EQ(pointers, 2);
+}
 
 // Every device-runtime entry point is a PTX entry for the requested SM.
 TEST(DeviceRuntimeTest, PtxHasAnEntryPerKernel) {
