@@ -31,7 +31,9 @@
 //
 // Ownership: one NodeCache per (worker, NodeManager), used by one thread at a time; no
 // thread_local. The object is cache-line aligned so two workers' caches never share a line.
-// recycle_index(k) buffers an index beside the pointers (pushed at the same flushes, no locate).
+// recycle_index(k) buffers an index beside the pointers (pushed at the same flushes, no locate;
+// a flush pushes the buffered pointers' cells first, then the indices, so a cache that uses both
+// does not keep the global recycling order, which nothing depends on).
 // Errors (out of chunks / memory, unknown pointer) are recorded in the manager's RuntimeMemory
 // exactly as by the plain API.
 //
