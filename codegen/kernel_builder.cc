@@ -84,6 +84,7 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
     }
   }
   needed.push_back("Pointer_activate_cell");
+  needed.push_back("Pointer_lookup_cell");
   needed.push_back("Pointer_deactivate");
   needed.push_back("Bitmasked_deactivate");
   for (const std::string& fn : needed) {

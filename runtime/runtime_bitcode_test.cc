@@ -51,6 +51,7 @@ const char* const kEntryPoints[] = {
     "Pointer_get_num_elements",
     "Pointer_activate",
     "Pointer_activate_cell",
+    "Pointer_lookup_cell",
     "Pointer_deactivate",
     "Pointer_is_active",
     "Pointer_lookup_element",

@@ -144,6 +144,14 @@ llvm::Value* Emitter::WalkPath(const SNode& target, const SNode& index_node, int
       b_.SetInsertPoint(ok);
       continue;
     }
+    if (mode != Walk::kActivate && level.type() == SNodeType::kPointer) {
+      // The cell or null in one call, for the same reason (is_active then lookup loads twice).
+      cell = Call3(level.type(), "_lookup_cell", I8P(), meta, container, l32);
+      auto* on = Block("active");
+      b_.CreateCondBr(b_.CreateIsNull(cell), inactive, on);
+      b_.SetInsertPoint(on);
+      continue;
+    }
     if (mode == Walk::kActivate) {
       Call3(level.type(), "_activate", b_.getVoidTy(), meta, container, l32);
     } else {

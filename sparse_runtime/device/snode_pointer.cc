@@ -130,6 +130,8 @@ Ptr Pointer_activate_cell(Ptr meta, Ptr node, i32 i) {
   return Pointer_activate_cell_inline(RuntimeMeta{meta}, node, i, &cell, nullptr) ? cell : nullptr;
 }
 
+Ptr Pointer_lookup_cell(Ptr meta, Ptr node, i32 i) { return Pointer_cell(meta, node, i); }
+
 void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
   Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, cache);
 }

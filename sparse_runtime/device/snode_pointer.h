@@ -262,6 +262,10 @@ void Pointer_activate(Ptr meta, Ptr node, i32 i);
 // Pointer_activate_cell_inline out of line: the cell's address, or null if it could not be
 // activated (see there). The entry point for generated kernels that write the cell they activate.
 Ptr Pointer_activate_cell(Ptr meta, Ptr node, i32 i);
+// Pointer_cell out of line: the cell of slot i, or null when inactive (locked counts as
+// inactive). The entry point for generated kernels that read a cell only if it is active: one
+// slot load, where is_active then lookup loads the slot twice and selects an ambient element.
+Ptr Pointer_lookup_cell(Ptr meta, Ptr node, i32 i);
 void Pointer_deactivate(Ptr meta, Ptr node, i32 i);
 // The same, allocating from / recycling into a worker's NodeCache (node_cache.h) of this SNode's
 // NodeManager instead of the manager itself: no shared atomic per cell on busy workers. `cache`

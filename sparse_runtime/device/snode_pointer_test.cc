@@ -280,6 +280,7 @@ TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
       EXPECT_EQ(Pointer_lookup_element_inline(view, node, i), cell) << "slot " << i;
       EXPECT_TRUE(Pointer_is_active_inline(view, node, i));
       EXPECT_EQ(Pointer_cell(m, node, i), cell) << "slot " << i;
+      EXPECT_EQ(Pointer_lookup_cell(m, node, i), cell) << "slot " << i;
       // Already active: activate-and-get hands back the same cell through every form.
       EXPECT_EQ(Pointer_activate_cell(m, node, i), cell) << "slot " << i;
       Ptr got = nullptr;
@@ -311,6 +312,10 @@ TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
     }
     for (i32 i : order) Pointer_deactivate(m, node, i);
     EXPECT_EQ(nm->num_recycled(), kSlots);
+    EXPECT_EQ(Pointer_lookup_cell(m, node, 3), nullptr);  // inactive: null, not the ambient
+    *Pointer_slot(m, node, 3) = kPointerLocked;           // an activation in progress
+    EXPECT_EQ(Pointer_lookup_cell(m, node, 3), nullptr);
+    *Pointer_slot(m, node, 3) = 0;
     EXPECT_EQ(Pointer_lookup_element_inline(view, node, 0), runtime_ambient_element(p.ctx.rt(), 1));
     // Activating an inactive cell through the view takes a fresh cell (the recycled ones wait for
     // the GC); deactivated again for the count below.
