@@ -55,6 +55,7 @@ llvm::Function* Emitter::Begin(absl::string_view name, llvm::Type* ret,
                                llvm::StringRef(name.data(), name.size()), impl_.module.get());
   ctx_ = fn_->getArg(0);
   fn_->addParamAttr(0, llvm::Attribute::NoAlias);
+  ctx_loads_.clear();
   entry_ = Block("entry");
   b_.SetInsertPoint(entry_);
   impl_.entry_points.emplace_back(name);
@@ -62,16 +63,31 @@ llvm::Function* Emitter::Begin(absl::string_view name, llvm::Type* ret,
 }
 
 llvm::Value* Emitter::CtxLoad(size_t field_offset, int id) {
+  const std::pair<size_t, int> key(field_offset, id);
+  auto it = ctx_loads_.find(key);
+  if (it != ctx_loads_.end()) return it->second;
+  // At the end of the entry block (before its branch, once it has one): it dominates every use.
+  llvm::IRBuilder<> entry(c_);
+  if (llvm::Instruction* branch = entry_->getTerminator()) {
+    entry.SetInsertPoint(branch);
+  } else {
+    entry.SetInsertPoint(entry_);
+  }
   llvm::MDNode* invariant = llvm::MDNode::get(c_, {});
   llvm::Value* field =
-      b_.CreateBitCast(Gep(ctx_, static_cast<uint64_t>(field_offset)), I8P()->getPointerTo());
-  auto* value = b_.CreateLoad(I8P(), field);
+      entry.CreateBitCast(entry.CreateGEP(entry.getInt8Ty(), ctx_, entry.getInt64(field_offset)),
+                          I8P()->getPointerTo());
+  auto* value = entry.CreateLoad(I8P(), field);
   value->setMetadata(llvm::LLVMContext::MD_invariant_load, invariant);
-  if (id < 0) return value;
-  llvm::Value* array = b_.CreateBitCast(value, I8P()->getPointerTo());
-  auto* element = b_.CreateLoad(I8P(), b_.CreateGEP(I8P(), array, b_.getInt64(id)));
-  element->setMetadata(llvm::LLVMContext::MD_invariant_load, invariant);
-  return element;
+  llvm::Value* result = value;
+  if (id >= 0) {
+    llvm::Value* array = entry.CreateBitCast(value, I8P()->getPointerTo());
+    auto* element = entry.CreateLoad(I8P(), entry.CreateGEP(I8P(), array, entry.getInt64(id)));
+    element->setMetadata(llvm::LLVMContext::MD_invariant_load, invariant);
+    result = element;
+  }
+  ctx_loads_.emplace(key, result);
+  return result;
 }
 
 llvm::AllocaInst* Emitter::EntryAlloca(llvm::Type* t, uint64_t n) {

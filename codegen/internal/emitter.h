@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -86,7 +87,9 @@ class Emitter {
   llvm::Type* I32P() { return llvm::Type::getInt32PtrTy(c_); }
   llvm::Function* Begin(absl::string_view name, llvm::Type* ret, std::vector<llvm::Type*> params);
   // A load of the i8* at ctx + field_offset (a member of KernelContext), or of element `id` of
-  // the array found there.
+  // the array found there. Emitted once per kernel, in its entry block: the context is
+  // invariant, and a load emitted inside a loop's conditional walk (the index check) stayed
+  // there after LLVM's passes, three loads per cell.
   llvm::Value* CtxLoad(size_t field_offset, int id);
   llvm::Value* Root() { return CtxLoad(offsetof(KernelContext, root), -1); }
   llvm::Value* Runtime() { return CtxLoad(offsetof(KernelContext, runtime), -1); }
@@ -144,6 +147,8 @@ class Emitter {
   llvm::Function* fn_ = nullptr;
   llvm::Value* ctx_ = nullptr;
   llvm::BasicBlock* entry_ = nullptr;
+  // CtxLoad's loads in this kernel's entry block, by (field offset, id).
+  std::map<std::pair<size_t, int>, llvm::Value*> ctx_loads_;
   // Struct-for state.
   llvm::Value* sf_begin_ = nullptr;
   llvm::Value* sf_end_ = nullptr;
