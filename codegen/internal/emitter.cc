@@ -225,6 +225,18 @@ void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::
   llvm::Value* meta = Meta(target);
   auto* done = Block("deactivated");
   auto* on = Block("deactivate");
+  if (target.type() == SNodeType::kPointer) {
+    // The cell or null in one call (one slot load; see WalkPath).
+    llvm::Value* cell = Call3(target.type(), "_lookup_cell", I8P(), meta, container, l32);
+    b_.CreateCondBr(b_.CreateIsNull(cell), done, on);
+    b_.SetInsertPoint(on);
+    if (target.has_sparse_descendant()) DeactivateSubtree(target, cell);
+    Call3(target.type(), "_deactivate", b_.getVoidTy(), meta, container, l32);
+    Increment(counter);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    return;
+  }
   llvm::Value* active = Call3(target.type(), "_is_active", b_.getInt1Ty(), meta, container, l32);
   b_.CreateCondBr(active, on, done);
   b_.SetInsertPoint(on);

@@ -61,13 +61,16 @@ absl::StatusOr<std::string> CompileModule(llvm::Module& module,
 
 namespace internal {
 
+uint64_t DeviceMetaSlotBytes() { return RoundUp(kMetaBytes, 64); }
+
 std::vector<unsigned char> DeviceMetaStructs(SparseRuntime& host, const SNodeTree& tree,
-                                             uint64_t device_context, uint64_t slot_bytes) {
+                                             uint64_t device_context) {
+  const uint64_t slot_bytes = DeviceMetaSlotBytes();
   const int n = tree.num_snodes();
   std::vector<unsigned char> structs(static_cast<size_t>(n) * slot_bytes, 0);
   for (int id = 0; id < n; ++id) {
     unsigned char* slot = structs.data() + id * slot_bytes;
-    std::memcpy(slot, host.meta(tree.snode(id)), std::min(kMetaBytes, slot_bytes));
+    std::memcpy(slot, host.meta(tree.snode(id)), kMetaBytes);
     StructMeta* meta = reinterpret_cast<StructMeta*>(slot);
     meta->context = reinterpret_cast<RuntimeContext*>(device_context);
     meta->lookup_element = nullptr;
@@ -159,7 +162,7 @@ absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
   const uint64_t kernel_context_off = take(sizeof(codegen::KernelContext));
   const uint64_t metas_off = take(n * sizeof(uint64_t));
   const uint64_t ambients_off = take(n * sizeof(uint64_t));
-  const uint64_t meta_slot = RoundUp(kMetaBytes, 64);
+  const uint64_t meta_slot = internal::DeviceMetaSlotBytes();
   const uint64_t structs_off = take(n * meta_slot);
   const uint64_t scratch_slot = RoundUp(sizeof(gc::GcScratch), 64);
   const uint64_t scratches_off = take(specs.size() * scratch_slot);
@@ -226,7 +229,7 @@ absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
   if (init_out[0] != 1) return rt->TakeError("materializing the tree on the device");
 
   const std::vector<unsigned char> structs =
-      internal::DeviceMetaStructs(**host, tree, rt->context_, meta_slot);
+      internal::DeviceMetaStructs(**host, tree, rt->context_);
   std::vector<uint64_t> metas(n), ambients(n);
   for (int id = 0; id < n; ++id) {
     metas[id] = rt->base_ + structs_off + id * meta_slot;

@@ -123,13 +123,15 @@ class CudaSparseRuntime {
 };
 
 namespace internal {
-// The meta structs CudaSparseRuntime copies to the device, one `slot_bytes` slot per SNode id:
-// `host`'s metas with `device_context` as their context, no host function pointers, and every
-// pointer meta unbound (cell_origin 0: the device's data lists are chunked, and the host's cell
-// origin means nothing there). Exposed for its test; a GPU is not needed to build it.
+// Bytes of one meta slot on the device (every kind's meta fits; 64-byte aligned).
+uint64_t DeviceMetaSlotBytes();
+// The meta structs CudaSparseRuntime copies to the device, one DeviceMetaSlotBytes() slot per
+// SNode id: `host`'s metas with `device_context` as their context, no host function pointers,
+// and every pointer meta unbound (cell_origin 0: the device's data lists are chunked, and the
+// host's cell origin means nothing there). Exposed for its test; a GPU is not needed to build it.
 std::vector<unsigned char> DeviceMetaStructs(sparse_runtime::SparseRuntime& host,
                                              const sparse_runtime::SNodeTree& tree,
-                                             uint64_t device_context, uint64_t slot_bytes);
+                                             uint64_t device_context);
 }  // namespace internal
 
 }  // namespace cuda

@@ -160,7 +160,12 @@ struct alignas(64) ListManager {
     return i;
   }
 
-  ACCELMEM_RT_INLINE i32 size() const { return atomic_load_acquire(&num_elements); }
+  // A reservation refused at the end of the index space still advanced the counter, which can
+  // wrap negative: that reads as full.
+  ACCELMEM_RT_INLINE i32 size() const {
+    const i32 n = atomic_load_acquire(&num_elements);
+    return n >= 0 ? n : kMaxIndex + 1;
+  }
   // Lazy: keeps chunks and contents.
   ACCELMEM_RT_INLINE void clear() { atomic_store_release(&num_elements, 0); }
   ACCELMEM_RT_INLINE void resize(i32 n) { atomic_store_release(&num_elements, n); }

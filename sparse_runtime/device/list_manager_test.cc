@@ -105,6 +105,9 @@ TEST_F(ListManagerTest, IndexSpaceEndsBeforeTheLastInt32) {
   EXPECT_NE(list_.get_element_ptr(ListManager::kMaxIndex), nullptr);
   EXPECT_EQ(list_.reserve_new_element(), -1);
   EXPECT_EQ(runtime_error_code(&memory_), kErrorOutOfChunks);
+  EXPECT_EQ(list_.size(), ListManager::kMaxIndex + 1);
+  EXPECT_EQ(list_.reserve_new_element(), -1);  // the counter wraps negative: still full
+  EXPECT_EQ(list_.size(), ListManager::kMaxIndex + 1);
 
   RuntimeMemory memory2;
   HostMemoryPool pool2;

@@ -214,20 +214,26 @@ ACCELMEM_RT_INLINE void Pointer_activate_inline(const M& m, Ptr node, i32 i,
 }
 // Activation that hands back the cell: Pointer_activate_inline, then *cell = the cell's address,
 // from the one slot load of the already-active path. Returns false, leaving *cell alone, if the
-// cell could not be activated (the allocator failed: error recorded) or another thread
-// deactivated it in between. Why: a kernel writing a sparse cell calls activate and then lookup,
-// which loads the slot twice and selects an ambient element that it never writes; this is one
-// load and, inlined, the caller's test of the result folds away on the already-active path
-// (through a contiguous view it beats upstream's inlined pair where activate + lookup does not:
-// jit_bench's BM_ActivateWrite_AlreadyActive in benchmarks/README.md).
+// cell could not be activated (the allocator failed: error recorded). Why: a kernel writing a
+// sparse cell calls activate and then lookup, which loads the slot twice and selects an ambient
+// element that it never writes; this is one load and, inlined, the caller's test of the result
+// folds away on the already-active path (through a contiguous view it beats upstream's inlined pair
+// where activate + lookup does not: jit_bench's BM_ActivateWrite_AlreadyActive in
+// benchmarks/README.md). A deactivation racing in between is answered by activating again (the
+// write then follows that deactivation), a few times, so that false means the allocator failed, not
+// that another thread was quick; only a thread deactivating the slot over and over could exhaust
+// the retries.
+constexpr int kPointerActivateCellTries = 4;
 template <typename M>
 ACCELMEM_RT_INLINE bool Pointer_activate_cell_inline(const M& m, Ptr node, i32 i, Ptr* cell,
                                                      NodeCache* cache = nullptr) {
   PointerSlot* slot = Pointer_slot_of(m, node, i);
   PointerSlot v = atomic_load_acquire(slot);
   if (__builtin_expect(!Pointer_is_cell(v), 0)) {
-    Pointer_activate_slow(m.meta, node, i, cache);
-    v = atomic_load_acquire(slot);
+    for (int tries = 0; tries < kPointerActivateCellTries && !Pointer_is_cell(v); ++tries) {
+      Pointer_activate_slow(m.meta, node, i, cache);
+      v = atomic_load_acquire(slot);
+    }
     if (!Pointer_is_cell(v)) return false;
   }
   *cell = Pointer_cell_address(m, v);

@@ -346,8 +346,9 @@ TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
   EXPECT_EQ(p.ctx.error(), 0);
 }
 
-// Racing activations and deactivations of the same and of different cells, from threads using
-// the NodeManager directly and threads using their own NodeCache, lose and duplicate no cell:
+// Racing activations (plain, and activate-and-get) and deactivations of the same and of
+// different cells, from threads using the NodeManager directly and threads using their own
+// NodeCache, lose and duplicate no cell:
 // afterwards (caches flushed) every reserved cell is exactly once either in a slot, on the free
 // list or on the recycled list, no slot is left locked, and after a GC the manager counts exactly
 // the cells in the slots as in use.
@@ -374,7 +375,14 @@ TEST_P(SNodePointerLayoutTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
           XorShift(x);
           // Half the operations on 4 hot cells (the same cells on every thread).
           const i32 i = static_cast<i32>((x >> 8) % ((x & 1) != 0 ? 4 : kSlots));
-          if ((x & 2) != 0) {
+          if ((x & 2) != 0 && (x & 4) != 0) {
+            // Activate-and-get: when it reports a cell, the cell is one of this manager's (it
+            // may report none only if deactivations kept winning its retries).
+            Ptr cell = nullptr;
+            if (Pointer_activate_cell_inline(RuntimeMeta{m}, node, i, &cell, cache)) {
+              EXPECT_GE(nm->locate(cell), 0);
+            }
+          } else if ((x & 2) != 0) {
             Pointer_activate_cached(m, node, i, cache);
             // Whoever finds the cell active sees a cell of this manager, never the lock value.
             Ptr cell = Pointer_cell(m, node, i);
