@@ -328,7 +328,7 @@ absl::Status SNodeTree::ComputeLayout() {
         break;
       case SNodeType::kPointer:
         s.container_size_ = Pointer_container_size(s.num_cells_);
-        s.container_alignment_ = 8;
+        s.container_alignment_ = alignof(PointerSlot);  // u32 slots (4-byte atomics)
         s.allocator_node_size_ = s.cell_size_;
         s.allocator_alignment_ = std::max<uint64_t>(8, align);
         break;

@@ -13,7 +13,7 @@ using ::testing::HasSubstr;
 
 const Axis i(0), j(1), k(2);
 
-// The example builds, validates and lays out: 16-byte pointer slots, dynamic chunks of
+// The example builds, validates and lays out: 4-byte pointer slots, dynamic chunks of
 // a 16-byte header + 16 f32 headed by a 32-byte DynamicNode, indices (i, j, k).
 TEST(SNodeTreeTest, TaichiStyleBuilder) {
   SNodeTree tree;
@@ -66,6 +66,23 @@ TEST(SNodeTreeTest, BitmaskedLayout) {
   ASSERT_TRUE(tree.Finalize().ok());
   EXPECT_EQ(b.container_size(), 8u);  // 3 cells, pad to 4, 3 flag bytes padded to 4
   EXPECT_EQ(b.container_alignment(), 4u);
+}
+
+// A pointer container is u32 slots, aligned to 4 bytes: a dense cell holding only a one-slot
+// pointer container is 4 bytes, and two of them pack without padding.
+TEST(SNodeTreeTest, PointerContainersAreFourByteAligned) {
+  SNodeTree tree;
+  SNode& d = tree.root().dense(i, 2);
+  d.pointer(j, 1).place<int32_t>("x");
+  d.pointer(k, 1).place<int32_t>("y");
+  ASSERT_TRUE(tree.Finalize().ok());
+  const SNode& px = *tree.FindPlace("x")->parent();
+  const SNode& py = *tree.FindPlace("y")->parent();
+  EXPECT_EQ(px.container_alignment(), 4u);
+  EXPECT_EQ(px.container_size(), 4u);
+  EXPECT_EQ(px.offset_in_parent_cell(), 0u);
+  EXPECT_EQ(py.offset_in_parent_cell(), 4u);
+  EXPECT_EQ(d.cell_size(), 8u);
 }
 
 // Shapes need not be powers of two, and the same axis may be split over several levels.
