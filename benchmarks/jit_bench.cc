@@ -14,7 +14,8 @@
 //     active already (the runtime's inline fast path: one slot load per level); its counters
 //     count the calls left in the optimized kernel module to the runtime's out-of-line
 //     Pointer_activate_cell / Pointer_lookup_cell (the calls the kernels make; 0: inlined into
-//     the kernel) and to the activation's slow path (kept out of line).
+//     the kernel) and to the activation's slow path Pointer_activate_cell_slow (kept out of
+//     line).
 //   * BM_ActivateWrite_AlreadyActive: that write interleaved with the same steps natively
 //     (header-inline forms) and with upstream's inlined functions (see there).
 //   * BM_StructFor_{JitKernel,JitBackend,HostApi}: visiting the 2^16 active cells of the first
@@ -254,8 +255,8 @@ void BM_Activate_JitKernel_AlreadyActive(benchmark::State& state) {
       CallsTo(*f.module, "_ZN8accelmem14sparse_runtime21Pointer_activate_cellEPhS1_i");
   state.counters["calls_Pointer_lookup_cell"] =
       CallsTo(*f.module, "_ZN8accelmem14sparse_runtime19Pointer_lookup_cellEPhS1_i");
-  state.counters["calls_Pointer_activate_slow"] = CallsTo(
-      *f.module, "_ZN8accelmem14sparse_runtime21Pointer_activate_slowEPhS1_iPNS0_9NodeCacheE");
+  state.counters["calls_Pointer_activate_cell_slow"] = CallsTo(
+      *f.module, "_ZN8accelmem14sparse_runtime26Pointer_activate_cell_slowEPhS1_iPNS0_9NodeCacheE");
 }
 BENCHMARK(BM_Activate_JitKernel_AlreadyActive)->Unit(benchmark::kMicrosecond);
 

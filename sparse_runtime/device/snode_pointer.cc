@@ -125,6 +125,17 @@ void Pointer_activate(Ptr meta, Ptr node, i32 i) {
   Pointer_activate_inline(RuntimeMeta{meta}, node, i, nullptr);
 }
 
+__attribute__((noinline)) PointerSlot Pointer_activate_cell_slow(Ptr meta, Ptr node, i32 i,
+                                                                 NodeCache* cache) {
+  PointerSlot* slot = Pointer_slot(meta, node, i);
+  for (int tries = 0; tries < kPointerActivateCellTries; ++tries) {
+    Pointer_activate_slow(meta, node, i, cache);
+    const PointerSlot v = atomic_load_acquire(slot);
+    if (Pointer_is_cell(v)) return v;
+  }
+  return 0;
+}
+
 Ptr Pointer_activate_cell(Ptr meta, Ptr node, i32 i) {
   Ptr cell;
   return Pointer_activate_cell_inline(RuntimeMeta{meta}, node, i, &cell, nullptr) ? cell : nullptr;

@@ -224,17 +224,16 @@ ACCELMEM_RT_INLINE void Pointer_activate_inline(const M& m, Ptr node, i32 i,
 // that another thread was quick; only a thread deactivating the slot over and over could exhaust
 // the retries.
 constexpr int kPointerActivateCellTries = 4;
+// The slow path of Pointer_activate_cell_inline, with the retries (out of line, so that they stay
+// out of every inlined caller): activates slot i and returns the cell value it then holds, or 0.
+PointerSlot Pointer_activate_cell_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 template <typename M>
 ACCELMEM_RT_INLINE bool Pointer_activate_cell_inline(const M& m, Ptr node, i32 i, Ptr* cell,
                                                      NodeCache* cache = nullptr) {
-  PointerSlot* slot = Pointer_slot_of(m, node, i);
-  PointerSlot v = atomic_load_acquire(slot);
+  PointerSlot v = atomic_load_acquire(Pointer_slot_of(m, node, i));
   if (__builtin_expect(!Pointer_is_cell(v), 0)) {
-    for (int tries = 0; tries < kPointerActivateCellTries && !Pointer_is_cell(v); ++tries) {
-      Pointer_activate_slow(m.meta, node, i, cache);
-      v = atomic_load_acquire(slot);
-    }
-    if (!Pointer_is_cell(v)) return false;
+    v = Pointer_activate_cell_slow(m.meta, node, i, cache);
+    if (v == 0) return false;
   }
   *cell = Pointer_cell_address(m, v);
   return true;
