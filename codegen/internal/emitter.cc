@@ -95,6 +95,16 @@ llvm::AllocaInst* Emitter::EntryAlloca(llvm::Type* t, uint64_t n) {
   return entry.CreateAlloca(t, n == 1 ? nullptr : entry.getInt64(n));
 }
 
+llvm::Value* Emitter::PointerCellOr(const char* fn, llvm::Value* meta, llvm::Value* container,
+                                    llvm::Value* l32, llvm::BasicBlock* none) {
+  llvm::Value* cell =
+      b_.CreateCall(Rt(fn, I8P(), {I8P(), I8P(), b_.getInt32Ty()}), {meta, container, l32});
+  auto* found = Block("cell");
+  b_.CreateCondBr(b_.CreateIsNull(cell), none, found);
+  b_.SetInsertPoint(found);
+  return cell;
+}
+
 void Emitter::Loop(llvm::Value* lo, llvm::Value* hi,
                    const std::function<void(llvm::Value*, llvm::BasicBlock*)>& body) {
   llvm::BasicBlock* pre = b_.GetInsertBlock();
@@ -150,22 +160,10 @@ llvm::Value* Emitter::WalkPath(const SNode& target, const SNode& index_node, int
     }
     llvm::Value* l32 = b_.CreateTrunc(l, b_.getInt32Ty());
     llvm::Value* meta = Meta(level);
-    if (mode == Walk::kActivate && level.type() == SNodeType::kPointer) {
-      // Activate and look up in one call: one slot load on the already-active path (activate
-      // then lookup loads the slot twice and selects an ambient element only to test it); null
-      // when the cell could not be activated.
-      cell = Call3(level.type(), "_activate_cell", I8P(), meta, container, l32);
-      auto* ok = Block("activated");
-      b_.CreateCondBr(b_.CreateIsNull(cell), fail, ok);
-      b_.SetInsertPoint(ok);
-      continue;
-    }
-    if (mode != Walk::kActivate && level.type() == SNodeType::kPointer) {
-      // The cell or null in one call, for the same reason (is_active then lookup loads twice).
-      cell = Call3(level.type(), "_lookup_cell", I8P(), meta, container, l32);
-      auto* on = Block("active");
-      b_.CreateCondBr(b_.CreateIsNull(cell), inactive, on);
-      b_.SetInsertPoint(on);
+    if (level.type() == SNodeType::kPointer) {
+      cell = mode == Walk::kActivate
+                 ? PointerCellOr("Pointer_activate_cell", meta, container, l32, fail)
+                 : PointerCellOr("Pointer_lookup_cell", meta, container, l32, inactive);
       continue;
     }
     if (mode == Walk::kActivate) {
@@ -224,12 +222,8 @@ void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::
   llvm::Value* l32 = b_.CreateTrunc(l, b_.getInt32Ty());
   llvm::Value* meta = Meta(target);
   auto* done = Block("deactivated");
-  auto* on = Block("deactivate");
   if (target.type() == SNodeType::kPointer) {
-    // The cell or null in one call (one slot load; see WalkPath).
-    llvm::Value* cell = Call3(target.type(), "_lookup_cell", I8P(), meta, container, l32);
-    b_.CreateCondBr(b_.CreateIsNull(cell), done, on);
-    b_.SetInsertPoint(on);
+    llvm::Value* cell = PointerCellOr("Pointer_lookup_cell", meta, container, l32, done);
     if (target.has_sparse_descendant()) DeactivateSubtree(target, cell);
     Call3(target.type(), "_deactivate", b_.getVoidTy(), meta, container, l32);
     Increment(counter);
@@ -237,6 +231,7 @@ void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::
     b_.SetInsertPoint(done);
     return;
   }
+  auto* on = Block("deactivate");
   llvm::Value* active = Call3(target.type(), "_is_active", b_.getInt1Ty(), meta, container, l32);
   b_.CreateCondBr(active, on, done);
   b_.SetInsertPoint(on);

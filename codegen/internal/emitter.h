@@ -136,6 +136,12 @@ class Emitter {
     if (counter == nullptr) return;
     b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), counter), b_.getInt64(1)), counter);
   }
+  // Pointer levels: calls `fn` (Pointer_activate_cell or Pointer_lookup_cell: the cell, or null
+  // when there is none) -- one call and one slot load, where activate / is_active, lookup and a
+  // comparison with the ambient element take two -- branches to `none` on null and continues in
+  // a new block. Returns the cell.
+  llvm::Value* PointerCellOr(const char* fn, llvm::Value* meta, llvm::Value* container,
+                             llvm::Value* l32, llvm::BasicBlock* none);
   // Struct-for recursion over path[depth] of `leaf`.
   void Visit(const SNode& leaf, int depth, llvm::Value* cell, const Coords& coord,
              uint64_t value_offset);

@@ -29,12 +29,8 @@ void Emitter::Visit(const SNode& leaf, int depth, llvm::Value* cell, const Coord
       child = b_.CreateGEP(b_.getInt8Ty(), container,
                            b_.CreateMul(i, b_.getInt64(static_cast<int64_t>(level.cell_size()))));
     } else if (level.type() == SNodeType::kPointer) {
-      // The cell or null in one call (one slot load; see WalkPath).
-      child = Call3(level.type(), "_lookup_cell", I8P(), meta, container,
-                    b_.CreateTrunc(i, b_.getInt32Ty()));
-      auto* ok = Block("found");
-      b_.CreateCondBr(b_.CreateIsNull(child), cont, ok);
-      b_.SetInsertPoint(ok);
+      child = PointerCellOr("Pointer_lookup_cell", meta, container,
+                            b_.CreateTrunc(i, b_.getInt32Ty()), cont);
     } else {
       llvm::Value* i32 = b_.CreateTrunc(i, b_.getInt32Ty());
       if (level.type() != SNodeType::kDynamic) {

@@ -91,42 +91,45 @@ TEST_F(ListManagerTest, OutOfChunksIsAnError) {
   EXPECT_EQ(list_.reserve_new_elements(3), -1);
 }
 
+// A list of 1-byte elements in chunks of 2^12, 2^19 chunks (exactly 2^31 elements), chunked so
+// that only the chunks touched are allocated, its counter set to `size`.
+struct ListAtTheEnd {
+  explicit ListAtTheEnd(i32 size) {
+    pool.Attach(&memory);
+    ok = list.init(&memory, 1, 1 << 12, /*max_num_chunks=*/(1 << 19),
+                   /*enable_ptr2index=*/false, /*allow_contiguous=*/false);
+    list.resize(size);
+  }
+  HostMemoryPool pool;
+  RuntimeMemory memory;
+  ListManager list{};
+  bool ok = false;
+};
+
 // The index space ends at kMaxIndex = 2^31 - 2, for one element and for a range: the last i32
 // value is refused with kErrorOutOfChunks rather than handed out (a contiguous list's ptr2index
 // could not name it). Chunked layout, so that only the last chunk is allocated.
-TEST_F(ListManagerTest, IndexSpaceEndsBeforeTheLastInt32) {
-  constexpr i32 kChunk = 1 << 12;
-  ASSERT_TRUE(list_.init(&memory_, 1, kChunk, /*max_num_chunks=*/(1 << 19),
-                         /*enable_ptr2index=*/false, /*allow_contiguous=*/false));
+TEST(ListManagerIndexSpaceTest, IndexSpaceEndsBeforeTheLastInt32) {
   EXPECT_EQ(ListManager::kMaxIndex, 0x7ffffffe);
-  list_.resize(ListManager::kMaxIndex);
-  EXPECT_EQ(list_.reserve_new_element(), ListManager::kMaxIndex);
-  EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
-  EXPECT_NE(list_.get_element_ptr(ListManager::kMaxIndex), nullptr);
-  EXPECT_EQ(list_.reserve_new_element(), -1);
-  EXPECT_EQ(runtime_error_code(&memory_), kErrorOutOfChunks);
-  EXPECT_EQ(list_.size(), ListManager::kMaxIndex + 1);
-  EXPECT_EQ(list_.reserve_new_element(), -1);  // the counter wraps negative: still full
-  EXPECT_EQ(list_.size(), ListManager::kMaxIndex + 1);
+  ListAtTheEnd one(ListManager::kMaxIndex);
+  ASSERT_TRUE(one.ok);
+  EXPECT_EQ(one.list.reserve_new_element(), ListManager::kMaxIndex);
+  EXPECT_EQ(runtime_error_code(&one.memory), kRuntimeOk);
+  EXPECT_NE(one.list.get_element_ptr(ListManager::kMaxIndex), nullptr);
+  EXPECT_EQ(one.list.reserve_new_element(), -1);
+  EXPECT_EQ(runtime_error_code(&one.memory), kErrorOutOfChunks);
+  EXPECT_EQ(one.list.size(), ListManager::kMaxIndex + 1);
+  EXPECT_EQ(one.list.reserve_new_element(), -1);  // the counter wraps negative: still full
+  EXPECT_EQ(one.list.size(), ListManager::kMaxIndex + 1);
 
-  RuntimeMemory memory2;
-  HostMemoryPool pool2;
-  pool2.Attach(&memory2);
-  ListManager list2{};
-  ASSERT_TRUE(list2.init(&memory2, 1, kChunk, /*max_num_chunks=*/(1 << 19),
-                         /*enable_ptr2index=*/false, /*allow_contiguous=*/false));
-  list2.resize(ListManager::kMaxIndex - 1);
-  EXPECT_EQ(list2.reserve_new_elements(3), -1);  // would end at 2^31 - 1
-  EXPECT_EQ(runtime_error_code(&memory2), kErrorOutOfChunks);
-  RuntimeMemory memory3;
-  HostMemoryPool pool3;
-  pool3.Attach(&memory3);
-  ListManager list3{};
-  ASSERT_TRUE(list3.init(&memory3, 1, kChunk, /*max_num_chunks=*/(1 << 19),
-                         /*enable_ptr2index=*/false, /*allow_contiguous=*/false));
-  list3.resize(ListManager::kMaxIndex - 1);
-  EXPECT_EQ(list3.reserve_new_elements(2), ListManager::kMaxIndex - 1);  // ends at kMaxIndex
-  EXPECT_EQ(runtime_error_code(&memory3), kRuntimeOk);
+  ListAtTheEnd past(ListManager::kMaxIndex - 1);
+  ASSERT_TRUE(past.ok);
+  EXPECT_EQ(past.list.reserve_new_elements(3), -1);  // would end at 2^31 - 1
+  EXPECT_EQ(runtime_error_code(&past.memory), kErrorOutOfChunks);
+  ListAtTheEnd last(ListManager::kMaxIndex - 1);
+  ASSERT_TRUE(last.ok);
+  EXPECT_EQ(last.list.reserve_new_elements(2), ListManager::kMaxIndex - 1);  // ends at kMaxIndex
+  EXPECT_EQ(runtime_error_code(&last.memory), kRuntimeOk);
 }
 
 // Range copies cross chunk boundaries correctly in both directions.

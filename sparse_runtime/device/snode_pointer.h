@@ -169,11 +169,11 @@ void Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 // this SNode's NodeManager.
 template <typename M>
 ACCELMEM_RT_INLINE void Pointer_recycle_taken(const M& m, PointerSlot v, NodeCache* cache) {
+  const i32 index = Pointer_cell_index(v);
   if (cache != nullptr) {
-    cache->recycle_index(Pointer_cell_index(v));
+    cache->recycle_index(index);
   } else {
-    runtime_node_manager(m.base()->context, m.base()->snode_id)
-        ->recycle_index(Pointer_cell_index(v));
+    runtime_node_manager(m.base()->context, m.base()->snode_id)->recycle_index(index);
   }
 }
 
