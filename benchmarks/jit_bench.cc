@@ -21,6 +21,8 @@
 //   * BM_StructFor_{JitKernel,JitBackend,HostApi}: visiting the 2^16 active cells of the first
 //     tree with a summing visitor: the struct-for kernel called directly, SparseRuntime::StructFor
 //     on the JIT backend, and natively.
+//   * BM_Deactivate_JitKernel: the range-deactivate kernel interleaved with the same kernel
+//     recycling per call, native per-call and cached deactivation and upstream's (see there).
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -396,5 +398,96 @@ void BM_StructFor_JitBackend(benchmark::State& state) { StructForThroughRuntime(
 BENCHMARK(BM_StructFor_JitBackend)->Unit(benchmark::kMicrosecond);
 void BM_StructFor_HostApi(benchmark::State& state) { StructForThroughRuntime(state, false); }
 BENCHMARK(BM_StructFor_HostApi)->Unit(benchmark::kMicrosecond);
+
+// Interleaved: deactivating the 2^16 active cells of pointer(2^16), in index order, by
+// `jit` (the range-deactivate kernel: lookup, then Pointer_deactivate_cached through a NodeCache
+// on the kernel's stack, flushed before it returns), `jit_per_call` (the same kernel built with
+// KernelBuilderOptions::stack_node_cache = false: one Pointer_deactivate, and so one shared
+// atomic, per cell), `native` (Pointer_deactivate per cell from C++), `native_cached` (through a
+// NodeCache, flushed in the round) and `upstream` (upstream's deactivate, out of line, on its own
+// container and NodeManager). Before each round, untimed: a GC and every cell active again.
+// Counters `<name>_ns` per cell; jit_vs_upstream, jit_vs_jit_per_call and jit_vs_native_cached =
+// the second-named contender's time / the first's (> 1: the first is faster).
+void BM_Deactivate_JitKernel(benchmark::State& state) {
+  namespace sr = accelmem::sparse_runtime;
+  namespace baselines = accelmem::baselines;
+  PointerFixture f(false);
+  auto per_call_builder = Check(KernelBuilder::Create(
+      RuntimeBitcode(RuntimeArch::kX64), f.tree, accelmem::codegen::KernelBuilderOptions{false}));
+  Check(per_call_builder->AddRangeDeactivate("deactivate", *f.ptr, {{1, 0, 0}}));
+  auto per_call_kernel = per_call_builder->Finish();
+  auto per_call_module =
+      Check(Check(CpuJit::Create(RuntimeBitcode(RuntimeArch::kX64)))
+                ->Compile(std::move(per_call_kernel.module), std::move(per_call_kernel.context),
+                          per_call_kernel.entry_points));
+  const auto deactivate_per_call =
+      reinterpret_cast<RangeFn>(Check(per_call_module->Lookup("deactivate")));
+  const sr::Ptr meta = f.rt->meta(*f.ptr);
+  const sr::Ptr node = f.rt->context()->root + f.ptr->offset_in_parent_cell();
+  auto cache = std::make_unique<sr::NodeCache>();
+  cache->init(sr::runtime_node_manager(sr::as_struct_meta(meta)->context, f.ptr->id()));
+  auto reactivate = [&f] {
+    Check(f.rt->CollectGarbage());
+    if (f.activate(f.ctx->get(), 0, kCells) != kCells) std::abort();
+  };
+  // Upstream: its runtime, context and meta for one pointer SNode (id 0) of 2^16 cells of 8 bytes
+  // (pointer cells hold the i32 place), memory from the same kind of pool.
+  sr::HostMemoryPool pool;
+  baselines::UpstreamNodeManager up_nm(8, baselines::UpstreamNodeManager::kRuntimeChunkNumElements,
+                                       {&sr::HostMemoryPool::AllocateCallback, &pool});
+  auto up_rt = std::make_unique<baselines::UpstreamRuntime>();
+  up_rt->node_allocators[0] = &up_nm;
+  up_rt->ambient_elements[0] = static_cast<sr::Ptr>(pool.Allocate(64, 64));
+  baselines::UpstreamRuntimeContext up_context;
+  up_context.runtime = up_rt.get();
+  baselines::UpstreamStructMeta up_meta;
+  up_meta.snode_id = 0;
+  up_meta.element_size = 8;
+  up_meta.max_num_elements = kCells;
+  up_meta.context = &up_context;
+  const sr::Ptr up_m = reinterpret_cast<sr::Ptr>(&up_meta);
+  const sr::Ptr up_node =
+      static_cast<sr::Ptr>(pool.Allocate(baselines::UpstreamPointerContainerBytes(kCells), 4096));
+  if (up_node == nullptr || up_rt->ambient_elements[0] == nullptr) std::abort();
+  RunInterleaved(state, kCells,
+                 {{"jit",
+                   [&f] {
+                     if (f.deactivate(f.ctx->get(), 0, kCells) != kCells) std::abort();
+                   },
+                   reactivate},
+                  {"jit_per_call",
+                   [&f, deactivate_per_call] {
+                     if (deactivate_per_call(f.ctx->get(), 0, kCells) != kCells) std::abort();
+                   },
+                   reactivate},
+                  {"native",
+                   [meta, node] {
+                     for (int32_t i = 0; i < kCells; ++i) sr::Pointer_deactivate(meta, node, i);
+                   },
+                   reactivate},
+                  {"native_cached",
+                   [meta, node, c = cache.get()] {
+                     for (int32_t i = 0; i < kCells; ++i)
+                       sr::Pointer_deactivate_cached(meta, node, i, c);
+                     c->flush();
+                   },
+                   reactivate},
+                  {"upstream",
+                   [up_m, up_node] {
+                     for (int32_t i = 0; i < kCells; ++i)
+                       baselines::UpstreamPointer_deactivate(up_m, up_node, i);
+                   },
+                   [&] {
+                     up_nm.gc_serial();
+                     for (int32_t i = 0; i < kCells; ++i)
+                       baselines::UpstreamPointer_activate(up_m, up_node, i);
+                   }}},
+                 "jit",
+                 {{"jit_vs_upstream", "upstream", "jit"},
+                  {"jit_vs_jit_per_call", "jit_per_call", "jit"},
+                  {"jit_vs_native_cached", "native_cached", "jit"},
+                  {"native_cached_vs_native", "native", "native_cached"}});
+}
+BENCHMARK(BM_Deactivate_JitKernel)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace

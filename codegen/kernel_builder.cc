@@ -47,7 +47,7 @@ KernelBuilder::KernelBuilder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 KernelBuilder::~KernelBuilder() = default;
 
 absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
-    absl::string_view runtime_bitcode, const SNodeTree& tree) {
+    absl::string_view runtime_bitcode, const SNodeTree& tree, const KernelBuilderOptions& options) {
   if (!tree.finalized()) {
     return absl::FailedPreconditionError("KernelBuilder: the SNode tree is not finalized");
   }
@@ -76,6 +76,7 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
     impl->mangled.emplace(demangled.substr(skip, paren - skip), f.getName().str());
   }
   impl->node_managers_offset = internal::NodeManagersOffset(**runtime);
+  if (options.stack_node_cache) internal::FindNodeCacheLayout(**runtime, impl.get());
   std::vector<std::string> needed = {"Dynamic_allocate", "Dynamic_deactivate",
                                      "Dynamic_get_num_elements"};
   for (const char* kind : {"Pointer", "Bitmasked", "Dynamic"}) {
@@ -86,6 +87,9 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
   needed.push_back("Pointer_activate_cell");
   needed.push_back("Pointer_lookup_cell");
   needed.push_back("Pointer_deactivate");
+  needed.push_back("Pointer_deactivate_cached");
+  needed.push_back("Pointer_cache_init");
+  needed.push_back("Pointer_cache_flush");
   needed.push_back("Bitmasked_deactivate");
   for (const std::string& fn : needed) {
     if (impl->mangled.count(fn) == 0) {

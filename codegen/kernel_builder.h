@@ -33,9 +33,11 @@
 //     returns additions or -1. Safe from several threads at once.
 //   * deactivate `i64 (ctx, begin, end)`: deactivates the cell of a pointer/bitmasked/dynamic
 //     SNode at f(i) (for dynamic: f gives the container index), first everything sparse below it
-//     (no leak; upstream leaks them); returns the number of cells that were active and got
-//     deactivated (dense: cells reached; dynamic: lists reached). Recycled cells become reusable
-//     after rt->CollectGarbage() (the host's automatic collection does not see kernels).
+//     (no leak; upstream leaks them); returns the number of cells this call deactivated (with
+//     several threads on one cell, only the one that took it counts it; dense: cells reached;
+//     dynamic: lists reached). Safe from several threads at once. Recycled cells are on the
+//     recycled list when it returns and become reusable after rt->CollectGarbage() (the host's
+//     automatic collection does not see kernels); see KernelBuilderOptions::stack_node_cache.
 //   * append     `i64 (ctx, begin, end)`: appends i*scale+offset to the dynamic list holding the
 //     place, at container index f(i); returns appends, or -1 on an error recorded in the runtime
 //     context (declared size exceeded: OutOfRange; allocator exhausted).
@@ -128,12 +130,21 @@ std::string GcKernelName(absl::string_view prefix, GcKernel kind);
 // host struct-for splits the same way.
 using sparse_runtime::StructForExtent;
 
+struct KernelBuilderOptions {
+  // Range-deactivate kernels over a CPU runtime recycle their pointer cells through a NodeCache
+  // on the kernel's stack (Pointer_cache_init in sparse_runtime/device/snode_pointer.h: one
+  // shared atomic per 512 cells instead of one per cell; about 12 KiB of stack per call), flushed
+  // before the kernel returns. false: one Pointer_deactivate per cell (as on NVPTX, always).
+  bool stack_node_cache = true;
+};
+
 class KernelBuilder {
  public:
   // Reads the runtime module (bitcode bytes) for its triple, data layout and mangled names.
   // `tree` must be finalized and outlive the builder.
   static absl::StatusOr<std::unique_ptr<KernelBuilder>> Create(
-      absl::string_view runtime_bitcode, const sparse_runtime::SNodeTree& tree);
+      absl::string_view runtime_bitcode, const sparse_runtime::SNodeTree& tree,
+      const KernelBuilderOptions& options = {});
   ~KernelBuilder();
   KernelBuilder(const KernelBuilder&) = delete;
   KernelBuilder& operator=(const KernelBuilder&) = delete;

@@ -2,7 +2,13 @@
 // and value conversions (see emitter.h).
 #include "codegen/internal/emitter.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
+
+#include "llvm/ADT/Triple.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/Instructions.h"
 
 namespace accelmem {
 namespace codegen {
@@ -56,6 +62,8 @@ llvm::Function* Emitter::Begin(absl::string_view name, llvm::Type* ret,
   ctx_ = fn_->getArg(0);
   fn_->addParamAttr(0, llvm::Attribute::NoAlias);
   ctx_loads_.clear();
+  deactivation_caches_.clear();
+  cache_deactivations_ = false;
   entry_ = Block("entry");
   b_.SetInsertPoint(entry_);
   impl_.entry_points.emplace_back(name);
@@ -88,6 +96,52 @@ llvm::Value* Emitter::CtxLoad(size_t field_offset, int id) {
   }
   ctx_loads_.emplace(key, result);
   return result;
+}
+
+void FindNodeCacheLayout(const llvm::Module& runtime, KernelBuilder::Impl* impl) {
+  impl->node_cache_bytes = 0;
+  impl->node_cache_align = 0;
+  if (llvm::Triple(runtime.getTargetTriple()).getArch() == llvm::Triple::nvptx64) return;
+  auto* cache = llvm::StructType::getTypeByName(runtime.getContext(),
+                                                "struct.accelmem::sparse_runtime::NodeCache");
+  if (cache == nullptr || cache->isOpaque()) return;
+  const llvm::DataLayout& layout = runtime.getDataLayout();
+  impl->node_cache_bytes = layout.getTypeAllocSize(cache).getFixedSize();
+  // The type's own alignment is that of its members; the C++ type is alignas(64) (one line per
+  // cache), which the allocation keeps.
+  impl->node_cache_align = std::max<uint64_t>(64, layout.getABITypeAlignment(cache));
+}
+
+llvm::Value* Emitter::DeactivationCache(const SNode& s) {
+  if (!cache_deactivations_) return nullptr;
+  auto it = deactivation_caches_.find(s.id());
+  if (it != deactivation_caches_.end()) return it->second;
+  llvm::Value* meta = Meta(s);  // loaded at the end of the entry block
+  llvm::AllocaInst* cache = EntryAlloca(b_.getInt8Ty(), impl_.node_cache_bytes);
+  cache->setAlignment(llvm::Align(impl_.node_cache_align));
+  llvm::IRBuilder<> entry(c_);
+  if (llvm::Instruction* branch = entry_->getTerminator()) {
+    entry.SetInsertPoint(branch);
+  } else {
+    entry.SetInsertPoint(entry_);
+  }
+  entry.CreateCall(Rt("Pointer_cache_init", b_.getVoidTy(), {I8P(), I8P()}), {meta, cache});
+  deactivation_caches_.emplace(s.id(), cache);
+  return cache;
+}
+
+void Emitter::FlushDeactivationCaches() {
+  std::vector<llvm::ReturnInst*> returns;
+  for (llvm::BasicBlock& block : *fn_) {
+    if (auto* ret = llvm::dyn_cast_or_null<llvm::ReturnInst>(block.getTerminator()))
+      returns.push_back(ret);
+  }
+  for (llvm::ReturnInst* ret : returns) {
+    llvm::IRBuilder<> before(ret);
+    for (const auto& [id, cache] : deactivation_caches_) {
+      before.CreateCall(Rt("Pointer_cache_flush", b_.getVoidTy(), {I8P()}), {cache});
+    }
+  }
 }
 
 llvm::AllocaInst* Emitter::EntryAlloca(llvm::Type* t, uint64_t n) {
@@ -225,8 +279,15 @@ void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::
   if (target.type() == SNodeType::kPointer) {
     llvm::Value* cell = PointerCellOr("Pointer_lookup_cell", meta, container, l32, done);
     if (target.has_sparse_descendant()) DeactivateSubtree(target, cell);
-    Call3(target.type(), "_deactivate", b_.getVoidTy(), meta, container, l32);
-    Increment(counter);
+    llvm::Value* taken;
+    if (llvm::Value* cache = DeactivationCache(target)) {
+      taken = b_.CreateCall(
+          Rt("Pointer_deactivate_cached", b_.getInt1Ty(), {I8P(), I8P(), b_.getInt32Ty(), I8P()}),
+          {meta, container, l32, cache});
+    } else {
+      taken = Call3(target.type(), "_deactivate", b_.getInt1Ty(), meta, container, l32);
+    }
+    IncrementIf(counter, taken);
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
     return;
@@ -249,8 +310,7 @@ void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::
     b_.CreateBr(self);
     b_.SetInsertPoint(self);
   }
-  Call3(target.type(), "_deactivate", b_.getVoidTy(), meta, container, l32);
-  Increment(counter);
+  IncrementIf(counter, Call3(target.type(), "_deactivate", b_.getInt1Ty(), meta, container, l32));
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
 }

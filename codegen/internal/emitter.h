@@ -41,6 +41,11 @@ struct KernelBuilder::Impl {
   // offsetof(RuntimeContext, node_managers) in the runtime module's layout; -1 if not found.
   int64_t node_managers_offset = -1;
   std::map<std::string, GcKernel> gc_kernels;  // GC kernels by name (for AddDeviceEntry)
+  // The runtime module's NodeCache (size and alignment in its data layout) where range-deactivate
+  // kernels recycle through one on their stack (CPU runtimes); 0 where they recycle per call
+  // (NVPTX: a 12 KiB cache per GPU thread would not fit its local memory budget).
+  uint64_t node_cache_bytes = 0;
+  uint64_t node_cache_align = 0;
 };
 
 namespace internal {
@@ -58,6 +63,8 @@ const char* GcFunction(GcKernel kind);
 // The offset of the NodeManager** member of the runtime module's RuntimeContext (matched by type,
 // not position, so reordering the struct cannot silently break the GC kernels); -1 if absent.
 int64_t NodeManagersOffset(const llvm::Module& runtime);
+// Sets impl->node_cache_bytes / node_cache_align from the runtime module (see there).
+void FindNodeCacheLayout(const llvm::Module& runtime, KernelBuilder::Impl* impl);
 
 bool IsSigned(DataType t);
 bool IsFloat(DataType t);
@@ -136,12 +143,26 @@ class Emitter {
     if (counter == nullptr) return;
     b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), counter), b_.getInt64(1)), counter);
   }
+  // Adds 1 if `flag` (i1): counts only the deactivations this thread made (with two threads
+  // deactivating one cell at once, both find it active but only one takes it).
+  void IncrementIf(llvm::Value* counter, llvm::Value* flag) {
+    if (counter == nullptr) return;
+    b_.CreateStore(
+        b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), counter), b_.CreateZExt(flag, b_.getInt64Ty())),
+        counter);
+  }
   // Pointer levels: calls `fn` (Pointer_activate_cell or Pointer_lookup_cell: the cell, or null
   // when there is none) -- one call and one slot load, where activate / is_active, lookup and a
   // comparison with the ambient element take two -- branches to `none` on null and continues in
   // a new block. Returns the cell.
   llvm::Value* PointerCellOr(const char* fn, llvm::Value* meta, llvm::Value* container,
                              llvm::Value* l32, llvm::BasicBlock* none);
+  // The NodeCache through which this kernel recycles the pointer cells of `s` it deactivates, or
+  // null (recycle per call): made on first use where deactivations are cached (range-deactivate
+  // kernels, runtime with a NodeCache layout), on the stack, initialized in the entry block.
+  llvm::Value* DeactivationCache(const SNode& s);
+  // Flushes every deactivation cache before each return of the kernel.
+  void FlushDeactivationCaches();
   // Struct-for recursion over path[depth] of `leaf`.
   void Visit(const SNode& leaf, int depth, llvm::Value* cell, const Coords& coord,
              uint64_t value_offset);
@@ -156,6 +177,9 @@ class Emitter {
   llvm::BasicBlock* entry_ = nullptr;
   // CtxLoad's loads in this kernel's entry block, by (field offset, id).
   std::map<std::pair<size_t, int>, llvm::Value*> ctx_loads_;
+  // Deactivation caches of this kernel by SNode id, and whether this kernel makes them.
+  std::map<int, llvm::Value*> deactivation_caches_;
+  bool cache_deactivations_ = false;
   // Struct-for state.
   llvm::Value* sf_begin_ = nullptr;
   llvm::Value* sf_end_ = nullptr;

@@ -27,6 +27,9 @@ absl::Status Emitter::Range(absl::string_view name, RangeOp op, const SNode& tar
   const bool is_sum = op == RangeOp::kSum;
   llvm::Type* ret = is_sum ? b_.getDoubleTy() : b_.getInt64Ty();
   Begin(name, ret, {I8P(), b_.getInt64Ty(), b_.getInt64Ty()});
+  // Deactivated pointer cells go through a NodeCache on this kernel's stack (see
+  // Pointer_cache_init), flushed before the kernel returns.
+  cache_deactivations_ = op == RangeOp::kDeactivate && impl_.node_cache_bytes > 0;
   llvm::Value* begin = fn_->getArg(1);
   llvm::Value* end = fn_->getArg(2);
   llvm::AllocaInst* acc = EntryAlloca(ret);
@@ -129,6 +132,7 @@ absl::Status Emitter::Range(absl::string_view name, RangeOp op, const SNode& tar
   } else {
     b_.CreateRet(b_.getInt64(-1));
   }
+  FlushDeactivationCaches();
   return absl::OkStatus();
 }
 

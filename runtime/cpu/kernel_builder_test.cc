@@ -342,6 +342,146 @@ TEST(KernelBuilderTest, DeactivateWithSparseDescendants) {
   EXPECT_FALSE(rt->IsActive(*x.parent(), {5}).value());
 }
 
+// A deactivate kernel recycles its pointer cells through a NodeCache on its stack: with more
+// cells than one cache batch (512) in one call, every deactivated cell is on the recycled list
+// when the kernel returns (the batches pushed on the way and the rest at the end), none twice, and
+// after a GC they are reused. The same without the stack cache (one recycle per cell).
+TEST(KernelBuilderTest, DeactivateKernelRecyclesEveryCellThroughItsCache) {
+  constexpr int kCells = 2048;
+  for (bool stack_node_cache : {true, false}) {
+    KernelBuilderOptions builder_options;
+    builder_options.stack_node_cache = stack_node_cache;
+    SNodeTree tree;
+    SNode& p = tree.root().pointer(i, kCells);
+    p.place<int32_t>("x");
+    SparseRuntimeOptions options;
+    options.auto_collect = false;
+    auto rt = Make(tree, options);
+    const SNode& x = *tree.FindPlace("x");
+    auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree, builder_options);
+    ASSERT_TRUE(kb.ok()) << kb.status();
+    ASSERT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, 1.0, 1.0).ok());
+    ASSERT_TRUE((*kb)->AddRangeDeactivate("d", p, {{1, 0, 0}}).ok());
+    auto m = Compile(**kb);
+    BoundKernelContext ctx(rt.get());
+    auto w = Bind<RangeFn>(*m, "w", ctx);
+    auto d = Bind<RangeFn>(*m, "d", ctx);
+    ASSERT_EQ(w(0, kCells), kCells);
+    EXPECT_EQ(d(100, 1400), 1300);  // more than two cache batches
+    EXPECT_EQ(rt->Stats(p).cells_recycled, 1300);
+    EXPECT_EQ(rt->Stats(p).cells_in_use, kCells - 1300);
+    EXPECT_EQ(d(0, 7), 7);  // fewer than one batch: pushed by the final flush
+    EXPECT_EQ(rt->Stats(p).cells_recycled, 1307);
+    EXPECT_EQ(d(0, kCells), kCells - 1307);  // the rest; the deactivated ones count 0
+    EXPECT_EQ(rt->Stats(p).cells_recycled, kCells);
+    EXPECT_EQ(rt->Stats(p).cells_in_use, 0);
+    ASSERT_TRUE(rt->CollectGarbage().ok());
+    EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
+    EXPECT_EQ(rt->Stats(p).cells_free, kCells);
+    ASSERT_EQ(w(0, kCells), kCells);
+    EXPECT_EQ(rt->Stats(p).cells_reserved, kCells);  // every cell reused once, none lost
+    for (int c = 0; c < kCells; c += 97) EXPECT_EQ(rt->Read<int32_t>(x, {c}).value(), c + 1) << c;
+  }
+}
+
+// Nested pointers: deactivating outer cells by kernel recycles the inner pointer cells below them
+// through the inner SNode's own cache, and both managers balance after a GC.
+TEST(KernelBuilderTest, DeactivateKernelRecyclesNestedPointerCells) {
+  SNodeTree tree;
+  SNode& outer = tree.root().pointer(i, 64);
+  SNode& inner = outer.pointer(i, 16);
+  inner.place<int32_t>("x");
+  SparseRuntimeOptions options;
+  options.auto_collect = false;
+  auto rt = Make(tree, options);
+  const SNode& x = *tree.FindPlace("x");
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, 1.0, 0.0).ok());
+  ASSERT_TRUE((*kb)->AddRangeDeactivate("d", outer, {{1, 0, 0}}).ok());
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto w = Bind<RangeFn>(*m, "w", ctx);
+  auto d = Bind<RangeFn>(*m, "d", ctx);
+  // Every second inner cell of all 64 outer cells: 64 outer cells, 64 * 8 inner cells.
+  for (int c = 0; c < 64 * 16; c += 2) ASSERT_EQ(w(c, c + 1), 1) << c;
+  EXPECT_EQ(d(8, 48), 40);
+  EXPECT_EQ(rt->Stats(outer).cells_recycled, 40);
+  EXPECT_EQ(rt->Stats(inner).cells_recycled, 40 * 8);
+  EXPECT_EQ(rt->Stats(inner).cells_in_use, 24 * 8);
+  for (int c = 0; c < 64 * 16; c += 2) {
+    const int o = c / 16;
+    EXPECT_EQ(rt->Read<int32_t>(x, {c}).value(), o >= 8 && o < 48 ? 0 : c) << c;
+  }
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
+}
+
+// Two threads run the deactivate kernel over overlapping ranges at once: each cell is
+// deactivated by exactly one of them (their counts add up to the cells) and recycled once.
+TEST(KernelBuilderTest, DeactivateKernelFromTwoThreadsRecyclesEachCellOnce) {
+  constexpr int kCells = 1 << 14;
+  SNodeTree tree;
+  SNode& p = tree.root().pointer(i, kCells);
+  p.place<int32_t>("x");
+  SparseRuntimeOptions options;
+  options.auto_collect = false;
+  auto rt = Make(tree, options);
+  const SNode& x = *tree.FindPlace("x");
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, 1.0, 1.0).ok());
+  ASSERT_TRUE((*kb)->AddRangeDeactivate("d", p, {{1, 0, 0}}).ok());
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto w = Bind<RangeFn>(*m, "w", ctx);
+  auto d = Bind<RangeFn>(*m, "d", ctx);
+  for (int round = 0; round < 8; ++round) {
+    ASSERT_EQ(w(0, kCells), kCells);
+    int64_t first = 0, second = 0;
+    std::thread a([&] { first = d(0, kCells * 3 / 4); });
+    std::thread b([&] { second = d(kCells / 4, kCells); });
+    a.join();
+    b.join();
+    EXPECT_EQ(first + second, kCells) << round;
+    EXPECT_EQ(rt->Stats(p).cells_recycled, kCells) << round;
+    ASSERT_TRUE(rt->CollectGarbage().ok());
+    ASSERT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
+    EXPECT_EQ(rt->Stats(p).cells_reserved, kCells) << round;
+  }
+}
+
+// The same for bitmasked cells: the count of two racing deactivate kernels is exact (only the
+// call that clears a set flag counts it) and every cell reads 0 afterwards.
+TEST(KernelBuilderTest, DeactivateBitmaskedFromTwoThreadsCountsEachCellOnce) {
+  constexpr int kCells = 1 << 14;
+  SNodeTree tree;
+  SNode& b = tree.root().dense(i, kCells / 64).bitmasked(i, 64);
+  b.place<float>("x");
+  auto rt = Make(tree);
+  const SNode& x = *tree.FindPlace("x");
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  ASSERT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, 1.0, 1.0).ok());
+  ASSERT_TRUE((*kb)->AddRangeSum("s", x, {{1, 0, 0}}).ok());
+  ASSERT_TRUE((*kb)->AddRangeDeactivate("d", b, {{1, 0, 0}}).ok());
+  auto m = Compile(**kb);
+  BoundKernelContext ctx(rt.get());
+  auto w = Bind<RangeFn>(*m, "w", ctx);
+  auto s = Bind<RangeSumFn>(*m, "s", ctx);
+  auto d = Bind<RangeFn>(*m, "d", ctx);
+  for (int round = 0; round < 8; ++round) {
+    ASSERT_EQ(w(0, kCells), kCells);
+    int64_t first = 0, second = 0;
+    std::thread t1([&] { first = d(0, kCells * 3 / 4); });
+    std::thread t2([&] { second = d(kCells / 4, kCells); });
+    t1.join();
+    t2.join();
+    EXPECT_EQ(first + second, kCells) << round;
+    EXPECT_EQ(s(0, kCells), 0.0) << round;
+  }
+}
+
 // A range activate kernel activates exactly the addressed cells (and their ancestors), counts
 // them, is idempotent, and stops with -1 when the allocator runs out.
 TEST(KernelBuilderTest, RangeActivate) {

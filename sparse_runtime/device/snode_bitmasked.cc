@@ -11,8 +11,8 @@ void Bitmasked_activate(Ptr meta, Ptr node, i32 i) {
   Bitmasked_activate_inline(RuntimeMeta{meta}, node, i);
 }
 
-void Bitmasked_deactivate(Ptr meta, Ptr node, i32 i) {
-  Bitmasked_deactivate_inline(RuntimeMeta{meta}, node, i);
+bool Bitmasked_deactivate(Ptr meta, Ptr node, i32 i) {
+  return Bitmasked_deactivate_inline(RuntimeMeta{meta}, node, i);
 }
 
 bool Bitmasked_is_active(Ptr meta, Ptr node, i32 i) {

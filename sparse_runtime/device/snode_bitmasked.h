@@ -77,20 +77,21 @@ ACCELMEM_RT_INLINE void Bitmasked_activate_inline(const M& m, Ptr node, i32 i) {
 #endif
 }
 template <typename M>
-ACCELMEM_RT_INLINE void Bitmasked_deactivate_inline(const M& m, Ptr node, i32 i) {
-  if (atomic_load_relaxed(Bitmasked_flag_of(m, node, i)) == 0) return;
+ACCELMEM_RT_INLINE bool Bitmasked_deactivate_inline(const M& m, Ptr node, i32 i) {
+  if (atomic_load_relaxed(Bitmasked_flag_of(m, node, i)) == 0) return false;
   const u32 shift = Bitmasked_flag_shift(i);
   // Only the thread that clears the flag zero-fills the cell.
   const u32 old = atomic_and(Bitmasked_flag_word_of(m, node, i), ~(u32{0xFF} << shift));
-  if ((old >> shift & 0xFF) != 0) {
-    mem_zero(Bitmasked_lookup_element_inline(m, node, i), m.element_size());
-  }
+  if ((old >> shift & 0xFF) == 0) return false;
+  mem_zero(Bitmasked_lookup_element_inline(m, node, i), m.element_size());
+  return true;
 }
 
 // The out-of-line entry points.
 i32 Bitmasked_get_num_elements(Ptr meta, Ptr node);
 void Bitmasked_activate(Ptr meta, Ptr node, i32 i);
-void Bitmasked_deactivate(Ptr meta, Ptr node, i32 i);
+// Returns whether this call deactivated the cell (as Pointer_deactivate).
+bool Bitmasked_deactivate(Ptr meta, Ptr node, i32 i);
 bool Bitmasked_is_active(Ptr meta, Ptr node, i32 i);
 Ptr Bitmasked_lookup_element(Ptr meta, Ptr node, i32 i);
 

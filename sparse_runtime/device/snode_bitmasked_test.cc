@@ -31,8 +31,10 @@ TEST_F(SNodeBitmaskedTest, ActivateAndDeactivateOneBit) {
   for (int i = 0; i < 70; ++i) EXPECT_FALSE(Bitmasked_is_active(m_, node, i));
   Bitmasked_activate(m_, node, 33);
   for (int i = 0; i < 70; ++i) EXPECT_EQ(Bitmasked_is_active(m_, node, i), i == 33) << i;
-  Bitmasked_deactivate(m_, node, 33);
+  EXPECT_FALSE(Bitmasked_deactivate(m_, node, 32));  // inactive: nothing to do
+  EXPECT_TRUE(Bitmasked_deactivate(m_, node, 33));
   EXPECT_FALSE(Bitmasked_is_active(m_, node, 33));
+  EXPECT_FALSE(Bitmasked_deactivate(m_, node, 33));
   EXPECT_EQ(Bitmasked_get_num_elements(m_, node), 70);
 }
 

@@ -76,10 +76,12 @@ __attribute__((noinline)) void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, 
   warp_barrier(mask);
 }
 
-__attribute__((noinline)) void Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i,
+__attribute__((noinline)) bool Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i,
                                                        NodeCache* cache) {
   const PointerSlot v = take_cell(Pointer_slot(meta, node, i));
-  if (v != 0) Pointer_recycle_taken(RuntimeMeta{meta}, v, cache);
+  if (v == 0) return false;
+  Pointer_recycle_taken(RuntimeMeta{meta}, v, cache);
+  return true;
 }
 
 void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, NodeCache* cache) {
@@ -117,6 +119,13 @@ void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, N
   if (num_taken > 0) manager->recycle_indices(taken, num_taken);
 }
 
+void Pointer_cache_init(Ptr meta, NodeCache* cache) {
+  const StructMeta* m = as_struct_meta(meta);
+  cache->init(runtime_node_manager(m->context, m->snode_id));
+}
+
+void Pointer_cache_flush(NodeCache* cache) { cache->flush(); }
+
 void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
   Pointer_activate_inline(RuntimeMeta{meta}, node, i, cache);
 }
@@ -143,16 +152,16 @@ Ptr Pointer_activate_cell(Ptr meta, Ptr node, i32 i) {
 
 Ptr Pointer_lookup_cell(Ptr meta, Ptr node, i32 i) { return Pointer_cell(meta, node, i); }
 
-void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
-  Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, cache);
+bool Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
+  return Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, cache);
 }
 
 void Pointer_deactivate_owned(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
   Pointer_deactivate_owned_inline(RuntimeMeta{meta}, node, i, cache);
 }
 
-void Pointer_deactivate(Ptr meta, Ptr node, i32 i) {
-  Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, nullptr);
+bool Pointer_deactivate(Ptr meta, Ptr node, i32 i) {
+  return Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, nullptr);
 }
 
 bool Pointer_is_active(Ptr meta, Ptr node, i32 i) {

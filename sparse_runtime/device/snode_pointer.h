@@ -163,7 +163,7 @@ ACCELMEM_RT_INLINE Ptr Pointer_cell(Ptr meta, Ptr node, i32 i) {
 // part of deactivate, entered after the unlocked test found the slot not a cell / a cell. Same
 // semantics as the X_* functions (each reads the slot again).
 void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
-void Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
+bool Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 
 // Recycles the cell of slot value v, taken from its slot by this thread, into `cache` or (null)
 // this SNode's NodeManager.
@@ -239,10 +239,10 @@ ACCELMEM_RT_INLINE bool Pointer_activate_cell_inline(const M& m, Ptr node, i32 i
   return true;
 }
 template <typename M>
-ACCELMEM_RT_INLINE void Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
+ACCELMEM_RT_INLINE bool Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
                                                   NodeCache* cache = nullptr) {
-  if (!Pointer_is_cell(atomic_load_acquire(Pointer_slot_of(m, node, i)))) return;
-  Pointer_deactivate_slow(m.meta, node, i, cache);
+  if (!Pointer_is_cell(atomic_load_acquire(Pointer_slot_of(m, node, i)))) return false;
+  return Pointer_deactivate_slow(m.meta, node, i, cache);
 }
 // Deactivation by the slot's owner: the caller guarantees that no other thread deactivates slot
 // i while this runs (other threads may activate, look up or test it); e.g. a parallel loop over
@@ -271,12 +271,14 @@ Ptr Pointer_activate_cell(Ptr meta, Ptr node, i32 i);
 // inactive). The entry point for generated kernels that read a cell only if it is active: one
 // slot load, where is_active then lookup loads the slot twice and selects an ambient element.
 Ptr Pointer_lookup_cell(Ptr meta, Ptr node, i32 i);
-void Pointer_deactivate(Ptr meta, Ptr node, i32 i);
+// Deactivation returns whether this call deactivated the cell: false if it was inactive or
+// another thread's deactivation took it first (exactly one of several racing calls returns true).
+bool Pointer_deactivate(Ptr meta, Ptr node, i32 i);
 // The same, allocating from / recycling into a worker's NodeCache (node_cache.h) of this SNode's
 // NodeManager instead of the manager itself: no shared atomic per cell on busy workers. `cache`
 // must belong to the calling worker; null means the manager (as above).
 void Pointer_activate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache);
-void Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache);
+bool Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 // Pointer_deactivate_owned_inline out of line: the caller must be the only thread deactivating
 // slot i meanwhile (see there); `cache` as above.
 void Pointer_deactivate_owned(Ptr meta, Ptr node, i32 i, NodeCache* cache);
@@ -294,6 +296,16 @@ void Pointer_deactivate_owned(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 constexpr i32 kPointerDeactivateBlock = 16;
 constexpr i32 kPointerDeactivateRecycleBatch = 128;
 void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, NodeCache* cache);
+// A NodeCache for one kernel invocation: `cache` (zeroed or not, any NodeCache-sized memory,
+// e.g. a kernel's stack) bound to this pointer SNode's NodeManager, and Pointer_cache_flush at
+// the end. Generated range-deactivate kernels on the CPU recycle through one: per cell, the plain
+// Pointer_deactivate pays a second locked instruction (the recycled list's shared atomic) after
+// its slot CAS, about as much again as the CAS (snode_bench's floor_cas_push), while the cache
+// pushes 512 cells with one. Only deactivation goes through it, so the flush pushes just the
+// cells recycled (no cached free cells to re-zero), and they are on the recycled list when the
+// kernel returns, as with the plain call.
+void Pointer_cache_init(Ptr meta, NodeCache* cache);
+void Pointer_cache_flush(NodeCache* cache);
 bool Pointer_is_active(Ptr meta, Ptr node, i32 i);
 Ptr Pointer_lookup_element(Ptr meta, Ptr node, i32 i);
 

@@ -53,14 +53,16 @@ TEST_F(SNodePointerTest, ActivationAllocatesOneCell) {
   EXPECT_EQ(Pointer_container_size(8), 32u);  // one 4-byte slot per cell, no lock array
 }
 
-// Deactivation recycles the cell (O(1)) and resets the slot to 0; twice is harmless.
+// Deactivation recycles the cell (O(1)) and resets the slot to 0; twice is harmless, and only the
+// call that took the cell says so.
 TEST_F(SNodePointerTest, DeactivationRecyclesOnce) {
   Ptr node = ctx_.root();
+  EXPECT_FALSE(Pointer_deactivate(m_, node, 2));  // never active
   Pointer_activate(m_, node, 2);
   Ptr cell = Pointer_lookup_element(m_, node, 2);
   std::memset(cell, 9, 32);
-  Pointer_deactivate(m_, node, 2);
-  Pointer_deactivate(m_, node, 2);
+  EXPECT_TRUE(Pointer_deactivate(m_, node, 2));
+  EXPECT_FALSE(Pointer_deactivate(m_, node, 2));
   EXPECT_FALSE(Pointer_is_active(m_, node, 2));
   EXPECT_EQ(nm_->num_recycled(), 1);
   EXPECT_EQ(Pointer_lookup_element(m_, node, 2), runtime_ambient_element(ctx_.rt(), 1));
@@ -365,6 +367,9 @@ TEST_P(SNodePointerLayoutTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
   for (NodeCache& c : caches) c.init(nm);
   for (int round = 0; round < 3; ++round) {
     std::atomic<int> go{0};
+    // Deactivations that reported taking their cell: each must have recycled exactly one.
+    std::atomic<i64> taken{0};
+    const i64 recycled_at_start = nm->num_recycled();
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
@@ -389,16 +394,19 @@ TEST_P(SNodePointerLayoutTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
             if (cell != nullptr) {
               EXPECT_GE(nm->locate(cell), 0);
             }
-          } else {
-            Pointer_deactivate_cached(m, node, i, cache);
+          } else if (Pointer_deactivate_cached(m, node, i, cache)) {
+            taken.fetch_add(1, std::memory_order_relaxed);
           }
           (void)Pointer_lookup_element(m, node, i);
         }
       });
     }
     for (auto& th : threads) th.join();
+    i64 cached_free = 0;  // a flush puts these on the recycled list too
+    for (NodeCache& c : caches) cached_free += c.num_cached_free();
     for (NodeCache& c : caches) c.flush();
     ASSERT_EQ(ctx.error(), 0);
+    EXPECT_EQ(nm->num_recycled(), recycled_at_start + taken.load() + cached_free) << round;
 
     for (i32 i = 0; i < kSlots; ++i) {
       EXPECT_EQ(Pointer_is_active(m, node, i), Pointer_is_cell(*Pointer_slot(m, node, i)));
