@@ -245,6 +245,13 @@ Ptr SparseRuntime::LookupOne(const SNode& s, Ptr container, int32_t i) {
       s.type(), [&](auto kind) { return decltype(kind)::Lookup(meta(s), container, i); });
 }
 
+Ptr SparseRuntime::ActiveCellOne(const SNode& s, Ptr container, int32_t i) {
+  if (s.type() == SNodeType::kPointer) return Pointer_cell(meta(s), container, i);
+  if (!IsActiveOne(s, container, i)) return nullptr;
+  const Ptr cell = LookupOne(s, container, i);
+  return cell == runtime_ambient_element(&context_, s.id()) ? nullptr : cell;
+}
+
 int32_t SparseRuntime::NumElements(const SNode& s, Ptr container) {
   if (s.type() == SNodeType::kDynamic) return Dynamic_get_num_elements(meta(s), container);
   return static_cast<int32_t>(s.num_cells_per_container());
@@ -267,19 +274,17 @@ Ptr SparseRuntime::WalkTo(const SNode& snode, const int32_t* cell_index, int upt
       cell = LookupOne(level, container, i);
       continue;
     }
-    const Ptr ambient = runtime_ambient_element(&context_, level.id());
     if (!activate) {
-      if (!IsActiveOne(level, container, i)) return nullptr;
-      cell = LookupOne(level, container, i);
-      if (cell == ambient) return nullptr;  // deactivated meanwhile
+      cell = ActiveCellOne(level, container, i);
+      if (cell == nullptr) return nullptr;  // inactive, or deactivated meanwhile
       continue;
     }
-    // Activate, then look up; a concurrent deactivation in between makes the lookup return the
-    // ambient element, which must never be written: retry.
+    // Activate, then take the cell; a concurrent deactivation in between leaves none (the lookup
+    // would return the ambient element or a zero lead cell, which must never be written): retry.
     for (;;) {
       ActivateOne(level, container, i);
-      cell = LookupOne(level, container, i);
-      if (cell != ambient) break;
+      cell = ActiveCellOne(level, container, i);
+      if (cell != nullptr) break;
       if (errors.failed()) {
         *status = errors.Take(absl::StrCat("activating ", level.DebugPath()));
         return nullptr;
@@ -344,11 +349,9 @@ void SparseRuntime::DeactivateSubtree(const SNode& s, Ptr cell) {
     for (int32_t i = 0; i < n; ++i) {
       if (!IsActiveOne(*child, container, i)) continue;
       if (child->has_sparse_descendant()) {
-        Ptr inner = LookupOne(*child, container, i);
-        if (!HasAllocator(child->type()) ||
-            inner != runtime_ambient_element(&context_, child->id())) {
-          DeactivateSubtree(*child, inner);
-        }
+        Ptr inner = HasAllocator(child->type()) ? ActiveCellOne(*child, container, i)
+                                                : LookupOne(*child, container, i);
+        if (inner != nullptr) DeactivateSubtree(*child, inner);
       }
       DeactivateOne(*child, container, i);
     }
@@ -419,10 +422,9 @@ absl::Status SparseRuntime::DeactivateUnlocked(const SNode& snode,
   }
   if (snode.type() != SNodeType::kDynamic && snode.has_sparse_descendant() &&
       IsActiveOne(snode, container, idx[depth])) {
-    Ptr cell = LookupOne(snode, container, idx[depth]);
-    if (!HasAllocator(snode.type()) || cell != runtime_ambient_element(&context_, snode.id())) {
-      DeactivateSubtree(snode, cell);
-    }
+    Ptr cell = HasAllocator(snode.type()) ? ActiveCellOne(snode, container, idx[depth])
+                                          : LookupOne(snode, container, idx[depth]);
+    if (cell != nullptr) DeactivateSubtree(snode, cell);
   }
   DeactivateOne(snode, container, idx[depth]);
   return errors.Finish(absl::OkStatus(), "deactivating", snode);
@@ -726,6 +728,18 @@ absl::Status SparseRuntime::CheckInvariants() {
       if (ambient[b] != 0) {
         problems.push_back(absl::StrCat(s.DebugPath(), ": the ambient element was written"));
         break;
+      }
+    }
+    // The second zero lead cell of a contiguous data list (what a locked pointer slot's lookup
+    // returns; the first is the ambient element).
+    if (nm->data_list.is_contiguous()) {
+      const Ptr lead = nm->data_list.contiguous_base - nm->element_size;
+      for (uint64_t b = 0; b < nm->element_size; ++b) {
+        if (lead[b] != 0) {
+          problems.push_back(
+              absl::StrCat(s.DebugPath(), ": the zero cell before cell 0 was written"));
+          break;
+        }
       }
     }
   }

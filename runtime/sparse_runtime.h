@@ -234,6 +234,10 @@ class SparseRuntime {
   void ActivateOne(const SNode& s, Ptr container, int32_t i);
   bool IsActiveOne(const SNode& s, Ptr container, int32_t i);
   Ptr LookupOne(const SNode& s, Ptr container, int32_t i);
+  // Cell i of a pointer or dynamic container if it is active, else null. Pointer slots through
+  // Pointer_cell (one slot load; a slot being activated counts as inactive: its lookup would
+  // return a zero lead cell that is not the ambient element, see snode_pointer.h).
+  Ptr ActiveCellOne(const SNode& s, Ptr container, int32_t i);
   int32_t NumElements(const SNode& s, Ptr container);
   void DeactivateSubtree(const SNode& s, Ptr cell);
   void DeactivateOne(const SNode& s, Ptr container, int32_t i);

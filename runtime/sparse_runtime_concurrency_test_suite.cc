@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/sparse_runtime_test_suite.h"
+#include "sparse_runtime/device/snode_pointer.h"
 
 namespace accelmem {
 namespace sparse_runtime {
@@ -139,6 +140,42 @@ TEST_P(SparseRuntimeTest, ConcurrentErrorsStayWithTheirCall) {
     EXPECT_TRUE(rt->CollectGarbage().ok());
     EXPECT_TRUE(rt->CheckInvariants().ok());
   }
+}
+
+// A write through the host API racing a thread that deactivates and re-activates the same pointer
+// cell over and over (through the runtime functions, so that it cycles fast and its slot is often
+// locked): a write that activates its cell and then finds it deactivated and being activated
+// again must retry, not write into the zero cell that a locked slot's lookup returns, nor into
+// the ambient element. Every write succeeds; the invariants (both zero cells included) hold.
+TEST_P(SparseRuntimeTest, WritesRacingReactivationNeverWriteTheZeroCells) {
+  const int64_t rounds = EnvInt("ACCELMEM_STRESS_OPS", 200000) / 2;
+  SNodeTree tree;
+  tree.root().pointer(i, 2).place<int32_t>("p");
+  SparseRuntimeOptions options;
+  options.auto_collect = false;
+  auto rt = Make(tree, options);
+  const SNode& p = *tree.FindPlace("p");
+  const Ptr meta = rt->meta(*p.parent());
+  const Ptr node = rt->context()->root + p.parent()->offset_in_parent_cell();
+  std::atomic<bool> writing{true};
+  Tally tally;
+  RunTogether(2, [&](int t) {
+    if (t == 0) {
+      for (int64_t r = 0; r < rounds; ++r) {
+        tally.Status("write", rt->Write<int32_t>(p, {0}, 7), absl::StatusCode::kOk);
+      }
+      writing.store(false);
+    } else {
+      while (writing.load(std::memory_order_relaxed)) {
+        Pointer_deactivate(meta, node, 0);
+        Pointer_activate(meta, node, 0);
+      }
+    }
+  });
+  EXPECT_EQ(tally.wrong_status, 0) << tally.Summary();
+  EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
+  ASSERT_TRUE(rt->CollectGarbage().ok());
+  EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
 }
 
 // Runtime errors raised inside a struct-for's tasks (here by a runtime function the visitor calls

@@ -30,13 +30,17 @@ void SparseRuntime::ListGenRec(const SNode& leaf, int depth, Ptr cell,
     out->push_back({container, n, base});
     return;
   }
-  const Ptr ambient =
-      HasAllocator(level.type()) ? runtime_ambient_element(&context_, level.id()) : nullptr;
+  const bool has_allocator = HasAllocator(level.type());
   std::array<int32_t, kMaxAxes> refined;
   for (int32_t i = 0; i < n; ++i) {
-    if (!IsActiveOne(level, container, i)) continue;
-    Ptr child_cell = LookupOne(level, container, i);
-    if (child_cell == ambient) continue;
+    Ptr child_cell;
+    if (has_allocator) {
+      child_cell = ActiveCellOne(level, container, i);
+      if (child_cell == nullptr) continue;
+    } else {
+      if (!IsActiveOne(level, container, i)) continue;
+      child_cell = LookupOne(level, container, i);
+    }
     refined = base;
     int64_t l = i;
     for (auto it = level.axes().rbegin(); it != level.axes().rend(); ++it) {

@@ -460,6 +460,14 @@ TEST_P(SparseRuntimeTest, CheckInvariantsDetectsCorruption) {
   runtime_ambient_element(rt->context(), ptr.id())[0] = 1;
   EXPECT_THAT(rt->CheckInvariants().message(), HasSubstr("ambient element was written"));
   runtime_ambient_element(rt->context(), ptr.id())[0] = 0;
+  const NodeManager* nm = runtime_node_manager(rt->context(), ptr.id());
+  if (nm->data_list.is_contiguous()) {  // the lead cell a locked slot's lookup returns
+    Ptr lead = nm->data_list.contiguous_base - nm->element_size;
+    lead[3] = 1;
+    EXPECT_THAT(rt->CheckInvariants().message(), HasSubstr("zero cell before cell 0 was written"));
+    lead[3] = 0;
+  }
+  ASSERT_TRUE(rt->CheckInvariants().ok());
   *Pointer_slot(rt->meta(ptr), rt->context()->root, 2) = 0;  // drop the cell on the floor
   EXPECT_THAT(rt->CheckInvariants().message(), HasSubstr("lost"));
 }

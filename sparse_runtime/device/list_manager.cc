@@ -51,10 +51,19 @@ bool ListManager::init(RuntimeMemory* memory_in, u64 element_size_in, i32 num_el
     // Cells keep the alignment they would have at the start of a chunk: the largest power of two
     // dividing element_size (at least a cache line).
     const u64 cell_alignment = max_of<u64>(u64{1} << element_size_shift, 64);
+    // The lead elements in front of element 0, rounded so that the cells keep their alignment.
+    const u64 lead = round_up_u64(kContiguousLeadElements * element_size, cell_alignment);
+    Ptr reservation = nullptr;
     if (num_chunks > 0) {
-      contiguous_base = reserve_address_space(memory, num_chunks * chunk_bytes(), cell_alignment);
+      reservation =
+          reserve_address_space(memory, num_chunks * chunk_bytes() + lead, cell_alignment);
     }
-    if (contiguous_base != nullptr) max_num_chunks = static_cast<i32>(num_chunks);
+    if (reservation != nullptr) {
+      // Committed (zero-filled) now and never written: out of memory here is an error.
+      if (!commit_address_space(memory, reservation, lead, true)) return false;
+      contiguous_base = reservation + lead;
+      max_num_chunks = static_cast<i32>(num_chunks);
+    }
   }
   chunks = reinterpret_cast<Ptr*>(
       allocate_aligned(memory, sizeof(Ptr) * static_cast<u64>(max_num_chunks), 64, true));

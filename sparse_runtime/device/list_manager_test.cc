@@ -356,10 +356,10 @@ TEST_F(ListManagerTest, ContiguousRejectsUnknownAndInteriorPointers) {
                      base + 24 * 3 + 5,
                      base + 1,
                      base - 24,
+                     base - 48,
                      base - 1,
                      base + 24 * 32,
-                     base + 24 * 100,
-                     nullptr};
+                     base + 24 * 100};
   for (Ptr p : bad) {
     EXPECT_EQ(list_.ptr2index(p), -1) << static_cast<const void*>(p);
     EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
@@ -367,6 +367,7 @@ TEST_F(ListManagerTest, ContiguousRejectsUnknownAndInteriorPointers) {
   }
   int32_t out[8];
   EXPECT_EQ(list_.ptrs2indices(bad, 8, out), 8);
+  EXPECT_EQ(list_.ptr2index(nullptr), -1);
   for (int32_t v : out) EXPECT_EQ(v, -1);
   EXPECT_EQ(runtime_error_code(&memory_), kErrorPtrNotFound);
   runtime_reset_error(&memory_);
@@ -374,6 +375,30 @@ TEST_F(ListManagerTest, ContiguousRejectsUnknownAndInteriorPointers) {
   EXPECT_EQ(list_.ptr2index(base + 24 * 31), 31);
   EXPECT_EQ(list_.find_index(base + 24 * 32), -1);
   EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+}
+
+// Contiguous layout: the lead elements in front of element 0 are committed and zero from init on
+// (before any chunk), every reserved index lies after them, and ptr2index rejects them (above).
+TEST_F(ListManagerTest, ContiguousLeadElementsAreZeroAndNeverHandedOut) {
+  for (uint64_t element_size : {8u, 24u, 104u, 4096u}) {
+    ListManager list{};
+    ASSERT_TRUE(list.init(&memory_, element_size, 16, 64, /*enable_ptr2index=*/true));
+    ASSERT_TRUE(list.is_contiguous());
+    const Ptr base = list.contiguous_base;
+    const Ptr lead = base - ListManager::kContiguousLeadElements * element_size;
+    for (uint64_t b = 0; b < ListManager::kContiguousLeadElements * element_size; ++b) {
+      ASSERT_EQ(lead[b], 0) << element_size << " byte " << b;
+    }
+    // Cells keep the alignment they would have at a chunk's start.
+    const uint64_t alignment = std::max<uint64_t>(element_size & (~element_size + 1), 64);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(base) % alignment, 0u) << element_size;
+    const int32_t first = list.reserve_new_elements(40);
+    ASSERT_EQ(first, 0);
+    for (int32_t k = 0; k < 40; ++k) EXPECT_GE(list.get_element_ptr(k), base);
+    EXPECT_EQ(list.find_index(lead), -1);
+    EXPECT_EQ(list.find_index(base - element_size), -1);
+    EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+  }
 }
 
 // Contiguous layout: using up the reservation's chunks is kErrorOutOfChunks (no crash, no write

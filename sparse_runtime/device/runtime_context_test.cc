@@ -32,7 +32,9 @@ TEST_F(RuntimeContextTest, RootBufferIsZeroedAndRounded) {
   }
 }
 
-// A sparse SNode gets one NodeManager and one zeroed, 128-aligned ambient element of its cell size.
+// A sparse SNode gets one NodeManager and one zeroed ambient element of its cell size: with the
+// host pool's reservations, the first lead cell in front of the contiguous cells, aligned as a cell
+// (element size 104: 8 bytes); otherwise 128-aligned.
 TEST_F(RuntimeContextTest, AllocatorAndAmbientPerSparseSNode) {
   ASSERT_TRUE(runtime_context_init(&rt_, 3, 64));
   ASSERT_TRUE(runtime_initialize_snode_allocator(&rt_, 2, 100, 4, 16, 64));
@@ -41,7 +43,12 @@ TEST_F(RuntimeContextTest, AllocatorAndAmbientPerSparseSNode) {
   EXPECT_EQ(nm->element_size, 104u);
   Ptr ambient = runtime_ambient_element(&rt_, 2);
   ASSERT_NE(ambient, nullptr);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(ambient) % 128, 0u);
+  if (nm->data_list.is_contiguous()) {
+    EXPECT_EQ(ambient, nm->data_list.contiguous_base - 2 * nm->element_size);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(ambient) % 8, 0u);
+  } else {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(ambient) % 128, 0u);
+  }
   EXPECT_EQ(rt_.ambient_sizes[2], 104u);
   for (int b = 0; b < 104; ++b) EXPECT_EQ(ambient[b], 0);
   EXPECT_EQ(runtime_node_manager(&rt_, 1), nullptr);

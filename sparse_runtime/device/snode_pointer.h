@@ -62,7 +62,10 @@ struct PointerMeta {
   // NodeManager keeps its cells in one contiguous reservation (cell_origin = the data list's base
   // - 2 * stride, as an integer); 0 otherwise (then the NodeManager's chunk table is used). Set by
   // Pointer_bind_cells; a zero-filled meta is valid and takes the chunk-table path. A meta copied
-  // to another address space (the device) must zero it.
+  // to another address space (the device) must zero it. v = 0 and 1 (inactive, locked) map to
+  // the data list's two zero lead elements (ListManager::kContiguousLeadElements), the first of
+  // which is the SNode's ambient element (runtime_initialize_snode_allocator), so a lookup
+  // through the origin needs no test of the slot.
   uptr cell_origin;
   u64 cell_stride;
 };
@@ -185,22 +188,28 @@ template <typename M>
 ACCELMEM_RT_INLINE bool Pointer_is_active_inline(const M& m, Ptr node, i32 i) {
   return (atomic_load_acquire(Pointer_slot_of(m, node, i)) >> 1) != 0;
 }
+// With contiguous cells (cell_origin != 0) the lookup is origin + v * stride for every slot value:
+// an inactive slot (0) lands on the ambient element and a locked one (1, an activation in
+// progress) on the second zero lead element, so it needs neither a test nor a select (upstream's
+// `ptr ? ptr : ambient` needs both): while a slot is locked the lookup returns a zero cell that is
+// not the ambient element's address (test activity with is_active or Pointer_cell, not by
+// comparing with the ambient element). Chunked cells: the cell, or the ambient element.
 template <typename M>
 ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const M& m, Ptr node, i32 i) {
   const PointerSlot v = atomic_load_acquire(Pointer_slot_of(m, node, i));
-  if (__builtin_expect(Pointer_is_cell(v), 1)) return Pointer_cell_address(m, v);
+  const PointerMeta* pm = as_pointer_meta(m.meta);
+  if (__builtin_expect(pm->cell_origin != 0, 1)) {
+    return reinterpret_cast<Ptr>(pm->cell_origin + static_cast<uptr>(v) * pm->cell_stride);
+  }
+  if (Pointer_is_cell(v)) return Pointer_cell_address_chunked(m.meta, v);
   return runtime_ambient_element(m.base()->context, m.base()->snode_id);
 }
-// Through a PointerView the lookup selects between the cell and the cached ambient element
-// without a branch (as upstream's `ptr ? ptr : ambient`), where the general form branches to the
-// ambient element's out-of-line lookup.
 template <typename M, bool kContiguous>
 ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const PointerView<M, kContiguous>& m, Ptr node,
                                                      i32 i) {
   const PointerSlot v = atomic_load_acquire(Pointer_slot_of(m, node, i));
   if (kContiguous || __builtin_expect(m.cell_origin != 0, 1)) {
-    const Ptr cell = reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * m.cell_stride);
-    return Pointer_is_cell(v) ? cell : m.ambient;
+    return reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * m.cell_stride);
   }
   return Pointer_is_cell(v) ? Pointer_cell_address_chunked(m.meta, v) : m.ambient;
 }

@@ -317,6 +317,21 @@ TEST_P(SNodePointerLayoutTest, SlotValueNamesTheCellItsLookupsReturn) {
     EXPECT_EQ(Pointer_lookup_cell(m, node, 3), nullptr);  // inactive: null, not the ambient
     *Pointer_slot(m, node, 3) = kPointerLocked;           // an activation in progress
     EXPECT_EQ(Pointer_lookup_cell(m, node, 3), nullptr);
+    // Its lookup, in every form, is a zero cell that is no cell of the manager: the ambient
+    // element (chunked cells), or the zero lead cell after it (contiguous cells, no test).
+    {
+      const Ptr ambient = runtime_ambient_element(p.ctx.rt(), 1);
+      const Ptr expected =
+          GetParam() == CellLayout::kContiguous ? ambient + nm->element_size : ambient;
+      EXPECT_EQ(Pointer_lookup_element(m, node, 3), expected);
+      EXPECT_EQ(Pointer_lookup_element_inline(sm, node, 3), expected);
+      EXPECT_EQ(Pointer_lookup_element_inline(view, node, 3), expected);
+      if (has_contiguous) {
+        EXPECT_EQ(Pointer_lookup_element_inline(contiguous, node, 3), expected);
+      }
+      EXPECT_EQ(nm->data_list.find_index(expected), -1);
+      for (u64 b = 0; b < nm->element_size; ++b) ASSERT_EQ(expected[b], 0) << b;
+    }
     *Pointer_slot(m, node, 3) = 0;
     EXPECT_EQ(Pointer_lookup_element_inline(view, node, 0), runtime_ambient_element(p.ctx.rt(), 1));
     // Activating an inactive cell through the view takes a fresh cell (the recycled ones wait for
