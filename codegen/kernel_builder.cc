@@ -86,6 +86,10 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
   }
   needed.push_back("Pointer_activate_cell");
   needed.push_back("Pointer_lookup_cell");
+  needed.push_back("Pointer_activate_cell_view");
+  needed.push_back("Pointer_lookup_cell_view");
+  needed.push_back("Pointer_cells_origin");
+  needed.push_back("Pointer_cells_stride");
   needed.push_back("Pointer_deactivate");
   needed.push_back("Pointer_deactivate_cached");
   needed.push_back("Pointer_cache_init");

@@ -62,6 +62,7 @@ llvm::Function* Emitter::Begin(absl::string_view name, llvm::Type* ret,
   ctx_ = fn_->getArg(0);
   fn_->addParamAttr(0, llvm::Attribute::NoAlias);
   ctx_loads_.clear();
+  pointer_cells_.clear();
   deactivation_caches_.clear();
   cache_deactivations_ = false;
   entry_ = Block("entry");
@@ -149,14 +150,35 @@ llvm::AllocaInst* Emitter::EntryAlloca(llvm::Type* t, uint64_t n) {
   return entry.CreateAlloca(t, n == 1 ? nullptr : entry.getInt64(n));
 }
 
-llvm::Value* Emitter::PointerCellOr(const char* fn, llvm::Value* meta, llvm::Value* container,
+std::pair<llvm::Value*, llvm::Value*> Emitter::PointerCells(const SNode& s) {
+  auto it = pointer_cells_.find(s.id());
+  if (it != pointer_cells_.end()) return it->second;
+  llvm::Value* meta = Meta(s);  // loaded at the end of the entry block
+  llvm::IRBuilder<> entry(c_);
+  if (llvm::Instruction* branch = entry_->getTerminator()) {
+    entry.SetInsertPoint(branch);
+  } else {
+    entry.SetInsertPoint(entry_);
+  }
+  llvm::Type* i64 = entry.getInt64Ty();
+  llvm::Value* origin = entry.CreateCall(Rt("Pointer_cells_origin", i64, {I8P()}), {meta});
+  llvm::Value* stride = entry.CreateCall(Rt("Pointer_cells_stride", i64, {I8P()}), {meta});
+  return pointer_cells_.emplace(s.id(), std::make_pair(origin, stride)).first->second;
+}
+
+llvm::Value* Emitter::PointerCellOr(const char* fn, const SNode& s, llvm::Value* container,
                                     llvm::Value* l32, llvm::BasicBlock* none) {
-  llvm::Value* cell =
-      b_.CreateCall(Rt(fn, I8P(), {I8P(), I8P(), b_.getInt32Ty()}), {meta, container, l32});
+  const auto [origin, stride] = PointerCells(s);
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::AllocaInst* out = EntryAlloca(I8P());  // promoted to a register once inlined
+  llvm::Value* has_cell =
+      b_.CreateCall(Rt(absl::StrCat(fn, "_view"), b_.getInt1Ty(),
+                       {I8P(), I8P(), b_.getInt32Ty(), i64, i64, I8P()->getPointerTo()}),
+                    {Meta(s), container, l32, origin, stride, out});
   auto* found = Block("cell");
-  b_.CreateCondBr(b_.CreateIsNull(cell), none, found);
+  b_.CreateCondBr(has_cell, found, none);
   b_.SetInsertPoint(found);
-  return cell;
+  return b_.CreateLoad(I8P(), out);
 }
 
 void Emitter::Loop(llvm::Value* lo, llvm::Value* hi,
@@ -216,8 +238,8 @@ llvm::Value* Emitter::WalkPath(const SNode& target, const SNode& index_node, int
     llvm::Value* meta = Meta(level);
     if (level.type() == SNodeType::kPointer) {
       cell = mode == Walk::kActivate
-                 ? PointerCellOr("Pointer_activate_cell", meta, container, l32, fail)
-                 : PointerCellOr("Pointer_lookup_cell", meta, container, l32, inactive);
+                 ? PointerCellOr("Pointer_activate_cell", level, container, l32, fail)
+                 : PointerCellOr("Pointer_lookup_cell", level, container, l32, inactive);
       continue;
     }
     if (mode == Walk::kActivate) {
@@ -277,7 +299,7 @@ void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::
   llvm::Value* meta = Meta(target);
   auto* done = Block("deactivated");
   if (target.type() == SNodeType::kPointer) {
-    llvm::Value* cell = PointerCellOr("Pointer_lookup_cell", meta, container, l32, done);
+    llvm::Value* cell = PointerCellOr("Pointer_lookup_cell", target, container, l32, done);
     if (target.has_sparse_descendant()) DeactivateSubtree(target, cell);
     llvm::Value* taken;
     if (llvm::Value* cache = DeactivationCache(target)) {

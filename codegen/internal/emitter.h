@@ -151,12 +151,16 @@ class Emitter {
         b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), counter), b_.CreateZExt(flag, b_.getInt64Ty())),
         counter);
   }
-  // Pointer levels: calls `fn` (Pointer_activate_cell or Pointer_lookup_cell: the cell, or null
-  // when there is none) -- one call and one slot load, where activate / is_active, lookup and a
-  // comparison with the ambient element take two -- branches to `none` on null and continues in
-  // a new block. Returns the cell.
-  llvm::Value* PointerCellOr(const char* fn, llvm::Value* meta, llvm::Value* container,
+  // Pointer levels: calls the `_view` form of `fn` (Pointer_activate_cell or Pointer_lookup_cell:
+  // whether there is a cell, and the cell) with the SNode's cell origin and stride loaded once per
+  // kernel (PointerCells) -- one call and one slot load, where activate / is_active, lookup and a
+  // comparison with the ambient element take two -- branches to `none` when there is no cell and
+  // continues in a new block. Returns the cell.
+  llvm::Value* PointerCellOr(const char* fn, const SNode& s, llvm::Value* container,
                              llvm::Value* l32, llvm::BasicBlock* none);
+  // Pointer_cells_origin / Pointer_cells_stride of `s`'s meta, called once per kernel at the end
+  // of its entry block (the meta does not change once the runtime exists).
+  std::pair<llvm::Value*, llvm::Value*> PointerCells(const SNode& s);
   // The NodeCache through which this kernel recycles the pointer cells of `s` it deactivates, or
   // null (recycle per call): made on first use where deactivations are cached (range-deactivate
   // kernels, runtime with a NodeCache layout), on the stack, initialized in the entry block.
@@ -177,6 +181,8 @@ class Emitter {
   llvm::BasicBlock* entry_ = nullptr;
   // CtxLoad's loads in this kernel's entry block, by (field offset, id).
   std::map<std::pair<size_t, int>, llvm::Value*> ctx_loads_;
+  // PointerCells' values in this kernel by SNode id.
+  std::map<int, std::pair<llvm::Value*, llvm::Value*>> pointer_cells_;
   // Deactivation caches of this kernel by SNode id, and whether this kernel makes them.
   std::map<int, llvm::Value*> deactivation_caches_;
   bool cache_deactivations_ = false;

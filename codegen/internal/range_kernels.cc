@@ -1,4 +1,9 @@
 // Range kernels (activate, write, sum, atomic add, deactivate, append) over [begin, end).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 #include "codegen/internal/emitter.h"
 
 namespace accelmem {
@@ -36,6 +41,32 @@ absl::Status Emitter::Range(absl::string_view name, RangeOp op, const SNode& tar
   b_.CreateStore(
       is_sum ? static_cast<llvm::Value*>(llvm::ConstantFP::get(ret, 0.0)) : b_.getInt64(0), acc);
   auto* fail = Block("fail");
+  // Where every coordinate is i + offset (divisor 1, no modulus), the indices whose coordinates
+  // lie inside the index space form one interval, known now: the loop runs over its intersection
+  // with [begin, end) and checks nothing per index. Otherwise each index is checked.
+  bool shifted = true;
+  int64_t first = std::numeric_limits<int64_t>::min();
+  int64_t last = std::numeric_limits<int64_t>::max();  // exclusive
+  for (int k = 0; k < n; ++k) {
+    const CoordMap& m = coords[k];
+    if (m.divisor != 1 || m.modulus != 0) {
+      shifted = false;
+      break;
+    }
+    // 0 <= i + offset < extent, without wrapping: -offset <= i < extent - offset.
+    const int64_t extent = coord_node.extent(coord_node.index_axes()[k]);
+    int64_t lo, hi;
+    // offset = INT64_MIN: i would need to reach 2^63, so no index qualifies.
+    if (__builtin_sub_overflow(int64_t{0}, m.offset, &lo)) lo = std::numeric_limits<int64_t>::max();
+    // offset far below 0: no upper bound below INT64_MAX.
+    if (__builtin_sub_overflow(extent, m.offset, &hi)) hi = std::numeric_limits<int64_t>::max();
+    first = std::max(first, lo);
+    last = std::min(last, hi);
+  }
+  if (shifted) {
+    begin = b_.CreateSelect(b_.CreateICmpSGT(begin, b_.getInt64(first)), begin, b_.getInt64(first));
+    end = b_.CreateSelect(b_.CreateICmpSLT(end, b_.getInt64(last)), end, b_.getInt64(last));
+  }
   Loop(begin, end, [&](llvm::Value* i, llvm::BasicBlock* cont) {
     Coords coord{};
     llvm::Value* in_range = b_.getTrue();
@@ -47,6 +78,7 @@ absl::Status Emitter::Range(absl::string_view name, RangeOp op, const SNode& tar
       if (m.modulus != 0) v = b_.CreateSRem(v, b_.getInt64(m.modulus));
       if (m.offset != 0) v = b_.CreateAdd(v, b_.getInt64(m.offset));
       coord[axis] = v;
+      if (shifted) continue;  // inside by the loop's bounds
       in_range = b_.CreateAnd(in_range, b_.CreateICmpSGE(v, b_.getInt64(0)));
       in_range = b_.CreateAnd(in_range, b_.CreateICmpSLT(v, b_.getInt64(coord_node.extent(axis))));
     }
@@ -57,11 +89,17 @@ absl::Status Emitter::Range(absl::string_view name, RangeOp op, const SNode& tar
     auto add_one = [&]() {
       b_.CreateStore(b_.CreateAdd(b_.CreateLoad(ret, acc), b_.getInt64(1)), acc);
     };
-    llvm::Value* value =
-        is_sum ? nullptr
-               : b_.CreateFAdd(b_.CreateFMul(b_.CreateSIToFP(i, b_.getDoubleTy()),
-                                             llvm::ConstantFP::get(b_.getDoubleTy(), scale)),
-                               llvm::ConstantFP::get(b_.getDoubleTy(), offset));
+    // i * scale + offset in double; with scale 0 that is the constant offset (which the passes may
+    // not assume themselves: i * 0.0 is -0.0 for negative i, and -0.0 + -0.0 stays -0.0).
+    llvm::Value* value = nullptr;
+    if (is_sum) {
+    } else if (scale == 0.0 && !(offset == 0.0 && std::signbit(offset))) {
+      value = llvm::ConstantFP::get(b_.getDoubleTy(), offset);
+    } else {
+      value = b_.CreateFAdd(b_.CreateFMul(b_.CreateSIToFP(i, b_.getDoubleTy()),
+                                          llvm::ConstantFP::get(b_.getDoubleTy(), scale)),
+                            llvm::ConstantFP::get(b_.getDoubleTy(), offset));
+    }
     switch (op) {
       case RangeOp::kActivate:
         WalkPath(target, target, depth, coord, Walk::kActivate, nullptr, fail, nullptr);

@@ -1,7 +1,9 @@
 #include "codegen/kernel_builder.h"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -508,6 +510,82 @@ TEST(KernelBuilderTest, RangeActivate) {
   EXPECT_EQ(act(10, 64), -1);               // needs pointer cells 3..15: 8 exist
   EXPECT_EQ(sparse_runtime::runtime_error_code(rt->context()), sparse_runtime::kErrorOutOfChunks);
   EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
+}
+
+// Range kernels over shifted coordinates (i + offset on every axis: the loop's bounds are
+// clamped once instead of each index being checked) write exactly the cells whose coordinates
+// lie inside the index space, against a reference that computes i + offset without wrapping
+// (128-bit), for offsets from INT64_MIN to INT64_MAX and windows [begin, end) around them; the
+// kernel with a divisor (checked per index) is the control. 1-D and 2-D.
+TEST(KernelBuilderTest, ShiftedCoordinatesWriteExactlyTheCellsInside) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const std::vector<int64_t> offsets = {0,    3,    -5,   15,       16,      -16,
+                                        1000, kMax, kMin, kMin + 1, kMax - 7};
+  SNodeTree tree;
+  tree.root().pointer(i, 16).place<int32_t>("x");
+  tree.root().pointer({i, j}, {4, 8}).place<int32_t>("y");
+  ASSERT_TRUE(tree.Finalize().ok());
+  const SNode& x = *tree.FindPlace("x");
+  const SNode& y = *tree.FindPlace("y");
+  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+  ASSERT_TRUE(kb.ok()) << kb.status();
+  for (size_t k = 0; k < offsets.size(); ++k) {
+    const int64_t o = offsets[k];
+    ASSERT_TRUE((*kb)->AddRangeWrite("x" + std::to_string(k), x, {{1, 0, o}}, 0.0, 7.0).ok());
+    // y: (i + o, i + 2) -- both shifted, clamped by the tighter of the two.
+    ASSERT_TRUE(
+        (*kb)->AddRangeWrite("y" + std::to_string(k), y, {{1, 0, o}, {1, 0, 2}}, 0.0, 7.0).ok());
+  }
+  ASSERT_TRUE((*kb)->AddRangeWrite("control", x, {{2, 0, -3}}, 0.0, 7.0).ok());
+  auto m = Compile(**kb);
+  auto inside = [](int64_t i, int64_t o, int64_t extent) {
+    const __int128 v = static_cast<__int128>(i) + o;
+    return v >= 0 && v < extent;
+  };
+  for (size_t k = 0; k < offsets.size(); ++k) {
+    const int64_t o = offsets[k];
+    // Windows around where the coordinates enter and leave the index space, and at the ends.
+    std::vector<int64_t> starts = {-40, -3, 0, 10, kMin, kMax - 40};
+    for (__int128 edge : {-static_cast<__int128>(o) - 5, 16 - static_cast<__int128>(o) - 5}) {
+      if (edge >= kMin && edge <= kMax - 40) starts.push_back(static_cast<int64_t>(edge));
+    }
+    for (int64_t begin : starts) {
+      const int64_t end = begin + 40;
+      SparseRuntimeOptions options;
+      options.auto_collect = false;
+      auto rt = SparseRuntime::Create(tree, options);
+      ASSERT_TRUE(rt.ok()) << rt.status();
+      BoundKernelContext ctx(rt->get());
+      auto wx = Bind<RangeFn>(*m, ("x" + std::to_string(k)).c_str(), ctx);
+      auto wy = Bind<RangeFn>(*m, ("y" + std::to_string(k)).c_str(), ctx);
+      std::set<int64_t> want_x, want_y;
+      for (int64_t i = begin; i < end; ++i) {
+        if (inside(i, o, 16)) want_x.insert(i + o);
+        if (inside(i, o, 4) && inside(i, 2, 8)) want_y.insert((i + o) * 8 + (i + 2));
+      }
+      EXPECT_EQ(wx(begin, end), static_cast<int64_t>(want_x.size())) << o << " " << begin;
+      EXPECT_EQ(wy(begin, end), static_cast<int64_t>(want_y.size())) << o << " " << begin;
+      for (int32_t c = 0; c < 16; ++c) {
+        EXPECT_EQ((*rt)->Read<int32_t>(x, {c}).value(), want_x.count(c) ? 7 : 0) << o << " " << c;
+      }
+      for (int32_t a = 0; a < 4; ++a) {
+        for (int32_t b = 0; b < 8; ++b) {
+          EXPECT_EQ((*rt)->Read<int32_t>(y, {a, b}).value(), want_y.count(a * 8 + b) ? 7 : 0)
+              << o << " " << a << "," << b;
+        }
+      }
+    }
+  }
+  // The control (i / 2 - 3, checked per index) over [-4, 40): i / 2 - 3 in [0, 16) for i in
+  // [6, 38) (C++ division truncates toward zero, as the kernel's sdiv).
+  SparseRuntimeOptions options;
+  auto rt = SparseRuntime::Create(tree, options);
+  ASSERT_TRUE(rt.ok());
+  BoundKernelContext ctx(rt->get());
+  auto control = Bind<RangeFn>(*m, "control", ctx);
+  EXPECT_EQ(control(-4, 40), 32);
+  for (int32_t c = 0; c < 16; ++c) EXPECT_EQ((*rt)->Read<int32_t>(x, {c}).value(), 7) << c;
 }
 
 // A range append kernel appends i*scale+offset to the list at container f(i); past the declared

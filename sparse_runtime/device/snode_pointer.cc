@@ -152,6 +152,22 @@ Ptr Pointer_activate_cell(Ptr meta, Ptr node, i32 i) {
 
 Ptr Pointer_lookup_cell(Ptr meta, Ptr node, i32 i) { return Pointer_cell(meta, node, i); }
 
+uptr Pointer_cells_origin(Ptr meta) { return as_pointer_meta(meta)->cell_origin; }
+
+u64 Pointer_cells_stride(Ptr meta) { return as_pointer_meta(meta)->cell_stride; }
+
+bool Pointer_activate_cell_view(Ptr meta, Ptr node, i32 i, uptr origin, u64 stride, Ptr* cell) {
+  const PointerView<RuntimeMeta> view{{RuntimeMeta{meta}}, origin, stride, nullptr};
+  return Pointer_activate_cell_inline(view, node, i, cell, nullptr);
+}
+
+bool Pointer_lookup_cell_view(Ptr meta, Ptr node, i32 i, uptr origin, u64 stride, Ptr* cell) {
+  const PointerSlot v = atomic_load_acquire(Pointer_slot(meta, node, i));
+  if (!Pointer_is_cell(v)) return false;
+  *cell = Pointer_cell_address_at(origin, stride, meta, v);
+  return true;
+}
+
 bool Pointer_deactivate_cached(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
   return Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, cache);
 }

@@ -280,6 +280,18 @@ Ptr Pointer_activate_cell(Ptr meta, Ptr node, i32 i);
 // inactive). The entry point for generated kernels that read a cell only if it is active: one
 // slot load, where is_active then lookup loads the slot twice and selects an ambient element.
 Ptr Pointer_lookup_cell(Ptr meta, Ptr node, i32 i);
+// What Pointer_view caches, for generated kernels, which load them once per kernel: the cells'
+// origin and stride (0 and 0 when the cells are chunked or the meta is unbound). And
+// Pointer_activate_cell / Pointer_lookup_cell taking them (the view's forms), reporting the cell
+// in *cell and whether there is one as the result: inlined into a kernel loop they keep origin
+// and stride in registers, where the forms above reload both from the meta on every cell (no load
+// moves above the slot's acquire load); the origin's test is loop-invariant, so the loop can be
+// specialized for contiguous cells; and the already-active path's result is a constant true, where
+// a returned address would be tested against null on every cell.
+uptr Pointer_cells_origin(Ptr meta);
+u64 Pointer_cells_stride(Ptr meta);
+bool Pointer_activate_cell_view(Ptr meta, Ptr node, i32 i, uptr origin, u64 stride, Ptr* cell);
+bool Pointer_lookup_cell_view(Ptr meta, Ptr node, i32 i, uptr origin, u64 stride, Ptr* cell);
 // Deactivation returns whether this call deactivated the cell: false if it was inactive or
 // another thread's deactivation took it first (exactly one of several racing calls returns true).
 bool Pointer_deactivate(Ptr meta, Ptr node, i32 i);
