@@ -691,8 +691,14 @@ absl::Status SparseRuntime::CheckInvariants() {
       }
       const int32_t n = NumElements(*child, container);
       for (int32_t i = 0; i < n; ++i) {
-        if (!IsActiveOne(*child, container, i)) continue;
-        Ptr inner = LookupOne(*child, container, i);
+        Ptr inner;
+        if (HasAllocator(child->type())) {
+          inner = ActiveCellOne(*child, container, i);
+          if (inner == nullptr) continue;
+        } else {
+          if (!IsActiveOne(*child, container, i)) continue;
+          inner = LookupOne(*child, container, i);
+        }
         if (child->type() == SNodeType::kPointer) claim(*child, inner, "in-use");
         if (child->has_sparse_descendant()) walk(*child, inner);
       }

@@ -113,7 +113,13 @@ bool HostMemoryPool::Commit(void* address, uint64_t size) {
   for (auto r = reservations_.rbegin(); r != reservations_.rend(); ++r) {
     if (first < r->begin || last > r->end) continue;
     if (last <= r->committed_end) return true;
-    uintptr_t new_end = r->begin + (last - r->begin + r->step - 1) / r->step * r->step;
+    // Whole steps from the start, except the reservation's first commit, which rounds to pages:
+    // a data list commits only its zero lead elements at init (list_manager.h), and a 2 MiB step
+    // for them would charge every sparse SNode 2 MiB of the limit before it holds a cell. The
+    // next commit (the first chunk) rounds to the step again, so the list's first 2 MiB still
+    // become one huge-page-eligible mapping.
+    const uint64_t unit = r->committed_end == r->begin ? PageSize() : r->step;
+    uintptr_t new_end = r->begin + (last - r->begin + unit - 1) / unit * unit;
     if (new_end > r->end) new_end = r->end;
     const uint64_t grow = new_end - r->committed_end;
     if (limit_bytes_ != 0 && bytes_mapped_ + grow > limit_bytes_) return false;

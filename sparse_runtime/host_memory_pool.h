@@ -14,12 +14,13 @@
 // readable and writable (mprotect; the pages are zero-filled and fault in lazily). Commits are
 // tracked per reservation as a committed prefix: committing what is already committed is free,
 // a commit past the committed end also commits the gap. Reservations of 4 MiB and more are
-// 2 MiB-aligned, advised onto transparent huge pages and committed in whole 2 MiB steps, so that
-// a growing list gets huge pages as its chunks would. Committed bytes count as mapped bytes (the
-// limit, bytes_mapped, LiveBytesAllProcess); reserved address space counts separately
-// (bytes_reserved, capped per pool, by default at kMaxReservedBytes: beyond it Reserve returns
-// null and the lists fall back to chunks; so does a kernel that refuses the mapping). Everything is
-// unmapped when the pool is destroyed.
+// 2 MiB-aligned, advised onto transparent huge pages and committed in whole 2 MiB steps from
+// their start (except the first commit, rounded to pages: a list's lead elements, committed at
+// init, stay one page), so that a growing list gets huge pages as its chunks would. Committed bytes
+// count as mapped bytes (the limit, bytes_mapped, LiveBytesAllProcess); reserved address space
+// counts separately (bytes_reserved, capped per pool, by default at kMaxReservedBytes: beyond it
+// Reserve returns null and the lists fall back to chunks; so does a kernel that refuses the
+// mapping). Everything is unmapped when the pool is destroyed.
 #ifndef ACCELMEM_SPARSE_RUNTIME_HOST_MEMORY_POOL_H_
 #define ACCELMEM_SPARSE_RUNTIME_HOST_MEMORY_POOL_H_
 

@@ -84,6 +84,23 @@ TEST(HostMemoryPoolTest, ReserveAndCommitPrefix) {
   EXPECT_EQ(HostMemoryPool::LiveBytesAllProcess(), before);
 }
 
+// A huge-page reservation's first commit rounds to pages (a data list's lead elements), every
+// later one to whole 2 MiB steps from its start.
+TEST(HostMemoryPoolTest, HugeReservationCommitsPagesThenSteps) {
+  constexpr uint64_t kStep = uint64_t{2} << 20;
+  HostMemoryPool pool;
+  auto* base = static_cast<unsigned char*>(pool.Reserve(4 * kStep, 64));
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(base) % kStep, 0u);
+  ASSERT_TRUE(pool.Commit(base, 256));  // a data list's lead elements
+  EXPECT_EQ(pool.bytes_mapped(), 4096u);
+  ASSERT_TRUE(pool.Commit(base + 4096, 100 * 1024));  // the first chunk: the first step
+  EXPECT_EQ(pool.bytes_mapped(), kStep);
+  ASSERT_TRUE(pool.Commit(base + kStep + 5, 1));
+  EXPECT_EQ(pool.bytes_mapped(), 2 * kStep);
+  for (uint64_t k = 0; k < 2 * kStep; k += 4096) ASSERT_EQ(base[k], 0) << k;
+}
+
 // Commits respect the byte limit; reservations beyond the address-space cap are refused.
 TEST(HostMemoryPoolTest, CommitLimitAndReservationCap) {
   HostMemoryPool pool(/*limit_bytes=*/3 * 4096);
@@ -98,12 +115,14 @@ TEST(HostMemoryPoolTest, CommitLimitAndReservationCap) {
   EXPECT_EQ(capped.bytes_reserved(), uint64_t{1} << 29);
 }
 
-// Large reservations are 2 MiB-aligned and committed in whole 2 MiB steps (huge pages).
+// Large reservations are 2 MiB-aligned and, after their first commit, committed in whole 2 MiB
+// steps (huge pages).
 TEST(HostMemoryPoolTest, LargeReservationsCommitHugeSteps) {
   HostMemoryPool pool;
   auto* base = static_cast<unsigned char*>(pool.Reserve(64 << 20, 64));
   ASSERT_NE(base, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(base) % (2 << 20), 0u);
+  ASSERT_TRUE(pool.Commit(base, 100));
   ASSERT_TRUE(pool.Commit(base, 1 << 20));
   EXPECT_EQ(pool.bytes_mapped(), 2u << 20);
   base[(2 << 20) - 1] = 1;

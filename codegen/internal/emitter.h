@@ -127,7 +127,7 @@ class Emitter {
   llvm::Value* CellIndex(const SNode& level, const Coords& coord, int64_t* remaining);
   // Walks path[1..upto] of `target` (coordinates scaled by the extents of `index_node`),
   // activating or checking each level. Inactive levels branch to `inactive`, failed activations
-  // (no cell: Pointer_activate_cell's null, or another kind's ambient element) to `fail`.
+  // (no cell: Pointer_activate_cell_view's false, or another kind's ambient element) to `fail`.
   // Returns the cell of path[upto].
   llvm::Value* WalkPath(const SNode& target, const SNode& index_node, int upto, const Coords& coord,
                         Walk mode, llvm::BasicBlock* inactive, llvm::BasicBlock* fail,

@@ -15,6 +15,7 @@
 #include "runtime/kernel_context.h"
 #include "runtime/runtime_bitcode.h"
 #include "runtime/sparse_runtime.h"
+#include "sparse_runtime/device/node_cache.h"
 
 namespace accelmem {
 namespace codegen {
@@ -365,6 +366,16 @@ TEST(KernelBuilderTest, DeactivateKernelRecyclesEveryCellThroughItsCache) {
     ASSERT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, 1.0, 1.0).ok());
     ASSERT_TRUE((*kb)->AddRangeDeactivate("d", p, {{1, 0, 0}}).ok());
     auto m = Compile(**kb);
+    // The cache is a NodeCache-sized, line-aligned stack object of the kernel (the builder found
+    // the runtime's NodeCache layout; it would fall back to per-call recycling silently). LLVM
+    // retypes the byte array as the runtime's struct once the calls are inlined.
+    const std::string& ir = m->optimized_ir();
+    const bool has_cache =
+        ir.find("alloca %\"struct.accelmem::sparse_runtime::NodeCache\", align 64") !=
+            std::string::npos ||
+        ir.find("alloca [" + std::to_string(sizeof(sparse_runtime::NodeCache)) +
+                " x i8], align 64") != std::string::npos;
+    EXPECT_EQ(has_cache, stack_node_cache);
     BoundKernelContext ctx(rt.get());
     auto w = Bind<RangeFn>(*m, "w", ctx);
     auto d = Bind<RangeFn>(*m, "d", ctx);

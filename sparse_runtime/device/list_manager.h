@@ -14,7 +14,8 @@
 //   * ptr2index is O(1) (upstream scans every chunk), in one of two layouts chosen at init:
 //     - Contiguous (lists with enable_ptr2index whose RuntimeMemory can reserve address space,
 //       i.e. the CPU host pool): the whole list lives in ONE virtual reservation made at init
-//       (capacity * element_size bytes, no memory committed); chunk c is committed on first touch
+//       (capacity * element_size bytes plus the lead elements below, which alone are committed
+//       at init); chunk c is committed on first touch
 //       at base + c * chunk_bytes (the committed chunks are always a prefix: touching chunk c
 //       commits every chunk below it too). index = (p - base) / element_size by exact division
 //       (multiply by the odd part's inverse, rotate), accepted if below the committed elements.

@@ -39,9 +39,10 @@ bool runtime_initialize_snode_allocator(RuntimeContext* rt, i32 snode_id, u64 no
   // With a contiguous data list the ambient element is the first of the zero lead elements in
   // front of the cells (ListManager::kContiguousLeadElements): a pointer slot's value v then maps
   // to origin + v * element_size with no test, inactive (0) onto this ambient element.
-  Ptr ambient = nm->data_list.is_contiguous()
-                    ? nm->data_list.contiguous_base - 2 * nm->element_size
-                    : allocate_aligned(&rt->memory, nm->element_size, 128, true);
+  Ptr ambient =
+      nm->data_list.is_contiguous()
+          ? nm->data_list.contiguous_base - ListManager::kContiguousLeadElements * nm->element_size
+          : allocate_aligned(&rt->memory, nm->element_size, 128, true);
   if (ambient == nullptr) return false;
   rt->node_managers[snode_id] = nm;
   rt->ambient_elements[snode_id] = ambient;

@@ -7,11 +7,24 @@ i32 Pointer_get_num_elements(Ptr meta, Ptr) {
   return static_cast<i32>(as_struct_meta(meta)->max_num_elements);
 }
 
+// Slot values 0 and 1 land on the lead elements: there must be (at least) two.
+static_assert(ListManager::kContiguousLeadElements == 2,
+              "slot value v addresses origin + v * stride");
+
 void Pointer_bind_cells(PointerMeta* meta, const NodeManager* manager) {
   const ListManager& cells = manager->data_list;
-  if (cells.is_contiguous()) {
+  const Ptr origin =
+      cells.is_contiguous()
+          ? cells.contiguous_base - ListManager::kContiguousLeadElements * cells.element_size
+          : nullptr;
+  // Bound only where the SNode's ambient element is the first lead element (as
+  // runtime_initialize_snode_allocator makes it), so that an inactive slot's lookup through the
+  // origin is the ambient element; otherwise lookups take the chunk table, which selects it.
+  const StructMeta& base = meta->base;
+  if (origin != nullptr && base.context != nullptr &&
+      runtime_ambient_element(base.context, base.snode_id) == origin) {
     meta->cell_stride = cells.element_size;
-    meta->cell_origin = reinterpret_cast<uptr>(cells.contiguous_base) - 2 * cells.element_size;
+    meta->cell_origin = reinterpret_cast<uptr>(origin);
   } else {
     meta->cell_stride = 0;
     meta->cell_origin = 0;

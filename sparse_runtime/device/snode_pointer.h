@@ -6,7 +6,8 @@
 //   0                  inactive: the cell resolves to the SNode's ambient element (all zeros,
 //                      so reads of inactive cells return 0);
 //   kPointerLocked (1) an activation is allocating the cell; still inactive for readers
-//                      (is_active false, lookup returns the ambient element);
+//                      (is_active false, Pointer_cell null; a lookup returns a zero cell: the
+//                      second lead element of contiguous cells, else the ambient element);
 //   k + 2              active: cell k of this SNode's NodeManager (its data-list index).
 //
 //   activate(i):   if slot[i] is 0: CAS 0 -> 1; allocate an index k; release-store k + 2 (0 if
@@ -71,7 +72,8 @@ struct PointerMeta {
 };
 
 // Caches the contiguous layout of `manager` (this SNode's NodeManager) in `meta`, or clears it
-// when the manager's data list is chunked. Call after the manager's init, before any operation.
+// when the manager's data list is chunked or the SNode's ambient element is not its first lead
+// element. Call after the manager's init and the meta's context, before any operation.
 void Pointer_bind_cells(PointerMeta* meta, const NodeManager* manager);
 
 ACCELMEM_RT_INLINE u64 Pointer_container_size(i64 max_num_elements) {
@@ -116,8 +118,8 @@ ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const M& m, PointerSlot v) {
 // plus the cells' origin and stride, read from the PointerMeta once, when the view is made
 // (Pointer_view). Why: through M, every lookup reads them from the meta again -- the compiler
 // cannot hoist those loads above the slot's acquire load -- and a sequential lookup loop is bound
-// by the instructions it issues; with them in registers a lookup is the slot load, a test, one
-// multiply-add and the cell. The cached values are what Pointer_bind_cells stored, so make the
+// by the instructions it issues; with them in registers a lookup is the slot load and one
+// multiply-add. The cached values are what Pointer_bind_cells stored, so make the
 // view after the runtime is created (they never change afterwards).
 // The view is an M (meta, base(), the shape) with the cached values added. kContiguous: the view
 // was made by Pointer_contiguous_view, which succeeds only when the cells are contiguous, so its
@@ -126,7 +128,7 @@ template <typename M, bool kContiguous = false>
 struct PointerView : M {
   uptr cell_origin;
   u64 cell_stride;
-  Ptr ambient;  // the SNode's ambient element, so that a lookup can select it without a branch
+  Ptr ambient;  // the SNode's ambient element, for the chunked cells' lookup (no reload)
 };
 template <typename M>
 ACCELMEM_RT_INLINE PointerView<M> Pointer_view(const M& m) {
