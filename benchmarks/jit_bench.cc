@@ -13,9 +13,9 @@
 //   * BM_Activate_JitKernel_AlreadyActive: the same range-for write over cells that are all
 //     active already (the runtime's inline fast path: one slot load per level); its counters
 //     count the calls left in the optimized kernel module to the runtime's out-of-line
-//     Pointer_activate_cell / Pointer_lookup_cell (the calls the kernels make; 0: inlined into
-//     the kernel) and to the activation's slow path Pointer_activate_cell_slow (kept out of
-//     line).
+//     Pointer_activate_cell_view / Pointer_lookup_cell_view (the calls the kernels make; 0:
+//     inlined into the kernel) and to the activation's slow path Pointer_activate_cell_slow
+//     (kept out of line: one call site per loop version LLVM makes).
 //   * BM_ActivateWrite_AlreadyActive: that write interleaved with the same steps natively
 //     (header-inline forms) and with upstream's inlined functions (see there).
 //   * BM_StructFor_{JitKernel,JitBackend,HostApi}: visiting the 2^16 active cells of the first
@@ -32,6 +32,7 @@
 #include "benchmarks/baselines/paired_timing.h"
 #include "benchmarks/baselines/upstream_node_manager.h"
 #include "benchmarks/baselines/upstream_snodes.h"
+#include "benchmarks/baselines/upstream_tree.h"
 #include "codegen/kernel_builder.h"
 #include "runtime/cpu/jit.h"
 #include "runtime/cpu/jit_backend.h"
@@ -41,7 +42,6 @@
 #include "runtime/sparse_runtime.h"
 #include "sparse_runtime/device/snode_pointer.h"
 #include "sparse_runtime/device/struct_meta.h"
-#include "sparse_runtime/host_memory_pool.h"
 #include "sparse_runtime/snode_tree.h"
 
 namespace {
@@ -253,12 +253,14 @@ void BM_Activate_JitKernel_AlreadyActive(benchmark::State& state) {
     if (f.activate(f.ctx->get(), 0, kCells) != kCells) std::abort();
   }
   state.SetItemsProcessed(state.iterations() * kCells);
-  state.counters["calls_Pointer_activate_cell"] =
-      CallsTo(*f.module, "_ZN8accelmem14sparse_runtime21Pointer_activate_cellEPhS1_i");
-  state.counters["calls_Pointer_lookup_cell"] =
-      CallsTo(*f.module, "_ZN8accelmem14sparse_runtime19Pointer_lookup_cellEPhS1_i");
-  state.counters["calls_Pointer_activate_cell_slow"] = CallsTo(
-      *f.module, "_ZN8accelmem14sparse_runtime26Pointer_activate_cell_slowEPhS1_iPNS0_9NodeCacheE");
+  // The names as the kernel builder finds them in the runtime bitcode (a misspelt name would
+  // count 0 calls, the value that means "inlined").
+  auto builder = Check(KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), f.tree));
+  for (const char* fn :
+       {"Pointer_activate_cell_view", "Pointer_lookup_cell_view", "Pointer_activate_cell_slow"}) {
+    state.counters[std::string("calls_") + fn] =
+        CallsTo(*f.module, Check(builder->MangledName(fn)));
+  }
 }
 BENCHMARK(BM_Activate_JitKernel_AlreadyActive)->Unit(benchmark::kMicrosecond);
 
@@ -285,15 +287,9 @@ void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
     return;
   }
   // Upstream: its pointer container (lock and pointer per cell) and NodeManager of 8-byte cells.
-  sr::HostMemoryPool pool;
-  baselines::UpstreamNodeManager nm(8, baselines::UpstreamNodeManager::kRuntimeChunkNumElements,
-                                    {&sr::HostMemoryPool::AllocateCallback, &pool});
-  const sr::Ptr up_node =
-      static_cast<sr::Ptr>(pool.Allocate(baselines::UpstreamPointerContainerBytes(kCells), 4096));
-  const sr::Ptr ambient = static_cast<sr::Ptr>(pool.Allocate(64, 64));
-  if (up_node == nullptr || ambient == nullptr) std::abort();
+  baselines::UpstreamTree up(8, kCells, baselines::UpstreamPointerContainerBytes(kCells), 8);
   using UpPointer = baselines::UpstreamInlinedPointer<kCells>;
-  for (int32_t i = 0; i < kCells; ++i) UpPointer::activate(up_node, i, &nm);
+  for (int32_t i = 0; i < kCells; ++i) UpPointer::activate(up.node, i, up.nm.get());
   RunInterleaved(
       state, kCells,
       {{"jit",
@@ -334,7 +330,7 @@ void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
           }
         }},
        {"upstream_inlined",
-        [up_node0 = up_node, ambient0 = ambient, up_nm0 = &nm] {
+        [up_node0 = up.node, ambient0 = up.ambient(), up_nm0 = up.nm.get()] {
           const sr::Ptr up_node = up_node0, ambient = ambient0;
           baselines::UpstreamNodeManager* const up_nm = up_nm0;
           for (int32_t i = 0; i < kCells; ++i) {
@@ -430,25 +426,10 @@ void BM_Deactivate_JitKernel(benchmark::State& state) {
     Check(f.rt->CollectGarbage());
     if (f.activate(f.ctx->get(), 0, kCells) != kCells) std::abort();
   };
-  // Upstream: its runtime, context and meta for one pointer SNode (id 0) of 2^16 cells of 8 bytes
-  // (pointer cells hold the i32 place), memory from the same kind of pool.
-  sr::HostMemoryPool pool;
-  baselines::UpstreamNodeManager up_nm(8, baselines::UpstreamNodeManager::kRuntimeChunkNumElements,
-                                       {&sr::HostMemoryPool::AllocateCallback, &pool});
-  auto up_rt = std::make_unique<baselines::UpstreamRuntime>();
-  up_rt->node_allocators[0] = &up_nm;
-  up_rt->ambient_elements[0] = static_cast<sr::Ptr>(pool.Allocate(64, 64));
-  baselines::UpstreamRuntimeContext up_context;
-  up_context.runtime = up_rt.get();
-  baselines::UpstreamStructMeta up_meta;
-  up_meta.snode_id = 0;
-  up_meta.element_size = 8;
-  up_meta.max_num_elements = kCells;
-  up_meta.context = &up_context;
-  const sr::Ptr up_m = reinterpret_cast<sr::Ptr>(&up_meta);
-  const sr::Ptr up_node =
-      static_cast<sr::Ptr>(pool.Allocate(baselines::UpstreamPointerContainerBytes(kCells), 4096));
-  if (up_node == nullptr || up_rt->ambient_elements[0] == nullptr) std::abort();
+  // Upstream: one pointer SNode of 2^16 cells of 8 bytes (pointer cells hold the i32 place).
+  baselines::UpstreamTree up(8, kCells, baselines::UpstreamPointerContainerBytes(kCells), 8);
+  const sr::Ptr up_m = up.m();
+  const sr::Ptr up_node = up.node;
   RunInterleaved(state, kCells,
                  {{"jit",
                    [&f] {
@@ -478,7 +459,7 @@ void BM_Deactivate_JitKernel(benchmark::State& state) {
                        baselines::UpstreamPointer_deactivate(up_m, up_node, i);
                    },
                    [&] {
-                     up_nm.gc_serial();
+                     up.nm->gc_serial();
                      for (int32_t i = 0; i < kCells; ++i)
                        baselines::UpstreamPointer_activate(up_m, up_node, i);
                    }}},

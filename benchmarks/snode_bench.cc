@@ -37,18 +37,14 @@
 #include "benchmarks/baselines/paired_timing.h"
 #include "benchmarks/baselines/upstream_node_manager.h"
 #include "benchmarks/baselines/upstream_snodes.h"
+#include "benchmarks/baselines/upstream_tree.h"
 #include "runtime/sparse_runtime.h"
-#include "sparse_runtime/host_memory_pool.h"
 
 namespace {
 
 using namespace accelmem::sparse_runtime;  // NOLINT: benchmark brevity
-using accelmem::baselines::UpstreamAllocator;
-using accelmem::baselines::UpstreamDynamicMeta;
 using accelmem::baselines::UpstreamDynamicNode;
 using accelmem::baselines::UpstreamNodeManager;
-using accelmem::baselines::UpstreamRuntime;
-using accelmem::baselines::UpstreamRuntimeContext;
 
 constexpr int32_t kCells = 1 << 20;
 
@@ -112,34 +108,7 @@ struct PointerTree : Tree {
   }
 };
 
-// upstream: one SNode (id 0) with its container, allocator and ambient element, all memory from a
-// HostMemoryPool as accelmem's runtime uses (same page size and huge-page advice).
-struct UpstreamTree {
-  UpstreamTree(uint64_t element_size, int64_t n, uint64_t container_bytes,
-               uint64_t allocator_node_bytes) {
-    if (allocator_node_bytes > 0) {
-      UpstreamAllocator allocator{&HostMemoryPool::AllocateCallback, &pool};
-      nm = std::make_unique<UpstreamNodeManager>(
-          allocator_node_bytes, UpstreamNodeManager::kRuntimeChunkNumElements, allocator);
-      rt->node_allocators[0] = nm.get();
-    }
-    rt->ambient_elements[0] = static_cast<Ptr>(pool.Allocate(64, 64));
-    context.runtime = rt.get();
-    meta.base.snode_id = 0;
-    meta.base.element_size = element_size;
-    meta.base.max_num_elements = n;
-    meta.base.context = &context;
-    node = static_cast<Ptr>(pool.Allocate(container_bytes, 4096));  // fresh: zero
-    if (node == nullptr || rt->ambient_elements[0] == nullptr) std::abort();
-  }
-  Ptr m() { return reinterpret_cast<Ptr>(&meta); }
-  HostMemoryPool pool;
-  std::unique_ptr<UpstreamNodeManager> nm;
-  std::unique_ptr<UpstreamRuntime> rt = std::make_unique<UpstreamRuntime>();
-  UpstreamRuntimeContext context;
-  UpstreamDynamicMeta meta;  // meta.base for the kinds other than dynamic
-  Ptr node = nullptr;
-};
+using accelmem::baselines::UpstreamTree;
 
 struct UpstreamPointerTree : UpstreamTree {
   UpstreamPointerTree()

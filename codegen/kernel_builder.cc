@@ -84,8 +84,6 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
       needed.push_back(absl::StrCat(kind, op));
     }
   }
-  needed.push_back("Pointer_activate_cell");
-  needed.push_back("Pointer_lookup_cell");
   needed.push_back("Pointer_activate_cell_view");
   needed.push_back("Pointer_lookup_cell_view");
   needed.push_back("Pointer_cells_origin");

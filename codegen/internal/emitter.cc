@@ -71,17 +71,21 @@ llvm::Function* Emitter::Begin(absl::string_view name, llvm::Type* ret,
   return fn_;
 }
 
-llvm::Value* Emitter::CtxLoad(size_t field_offset, int id) {
-  const std::pair<size_t, int> key(field_offset, id);
-  auto it = ctx_loads_.find(key);
-  if (it != ctx_loads_.end()) return it->second;
-  // At the end of the entry block (before its branch, once it has one): it dominates every use.
-  llvm::IRBuilder<> entry(c_);
+void Emitter::AtEntryEnd(llvm::IRBuilder<>& entry) const {
   if (llvm::Instruction* branch = entry_->getTerminator()) {
     entry.SetInsertPoint(branch);
   } else {
     entry.SetInsertPoint(entry_);
   }
+}
+
+llvm::Value* Emitter::CtxLoad(size_t field_offset, int id) {
+  const std::pair<size_t, int> key(field_offset, id);
+  auto it = ctx_loads_.find(key);
+  if (it != ctx_loads_.end()) return it->second;
+  // At the end of the entry block: it dominates every use.
+  llvm::IRBuilder<> entry(c_);
+  AtEntryEnd(entry);
   llvm::MDNode* invariant = llvm::MDNode::get(c_, {});
   llvm::Value* field =
       entry.CreateBitCast(entry.CreateGEP(entry.getInt8Ty(), ctx_, entry.getInt64(field_offset)),
@@ -121,11 +125,7 @@ llvm::Value* Emitter::DeactivationCache(const SNode& s) {
   llvm::AllocaInst* cache = EntryAlloca(b_.getInt8Ty(), impl_.node_cache_bytes);
   cache->setAlignment(llvm::Align(impl_.node_cache_align));
   llvm::IRBuilder<> entry(c_);
-  if (llvm::Instruction* branch = entry_->getTerminator()) {
-    entry.SetInsertPoint(branch);
-  } else {
-    entry.SetInsertPoint(entry_);
-  }
+  AtEntryEnd(entry);
   entry.CreateCall(Rt("Pointer_cache_init", b_.getVoidTy(), {I8P(), I8P()}), {meta, cache});
   deactivation_caches_.emplace(s.id(), cache);
   return cache;
@@ -155,11 +155,7 @@ std::pair<llvm::Value*, llvm::Value*> Emitter::PointerCells(const SNode& s) {
   if (it != pointer_cells_.end()) return it->second;
   llvm::Value* meta = Meta(s);  // loaded at the end of the entry block
   llvm::IRBuilder<> entry(c_);
-  if (llvm::Instruction* branch = entry_->getTerminator()) {
-    entry.SetInsertPoint(branch);
-  } else {
-    entry.SetInsertPoint(entry_);
-  }
+  AtEntryEnd(entry);
   llvm::Type* i64 = entry.getInt64Ty();
   llvm::Value* origin = entry.CreateCall(Rt("Pointer_cells_origin", i64, {I8P()}), {meta});
   llvm::Value* stride = entry.CreateCall(Rt("Pointer_cells_stride", i64, {I8P()}), {meta});
@@ -171,10 +167,9 @@ llvm::Value* Emitter::PointerCellOr(const char* fn, const SNode& s, llvm::Value*
   const auto [origin, stride] = PointerCells(s);
   llvm::Type* i64 = b_.getInt64Ty();
   llvm::AllocaInst* out = EntryAlloca(I8P());  // promoted to a register once inlined
-  llvm::Value* has_cell =
-      b_.CreateCall(Rt(absl::StrCat(fn, "_view"), b_.getInt1Ty(),
-                       {I8P(), I8P(), b_.getInt32Ty(), i64, i64, I8P()->getPointerTo()}),
-                    {Meta(s), container, l32, origin, stride, out});
+  llvm::Value* has_cell = b_.CreateCall(
+      Rt(fn, b_.getInt1Ty(), {I8P(), I8P(), b_.getInt32Ty(), i64, i64, I8P()->getPointerTo()}),
+      {Meta(s), container, l32, origin, stride, out});
   auto* found = Block("cell");
   b_.CreateCondBr(has_cell, found, none);
   b_.SetInsertPoint(found);
@@ -238,8 +233,8 @@ llvm::Value* Emitter::WalkPath(const SNode& target, const SNode& index_node, int
     llvm::Value* meta = Meta(level);
     if (level.type() == SNodeType::kPointer) {
       cell = mode == Walk::kActivate
-                 ? PointerCellOr("Pointer_activate_cell", level, container, l32, fail)
-                 : PointerCellOr("Pointer_lookup_cell", level, container, l32, inactive);
+                 ? PointerCellOr("Pointer_activate_cell_view", level, container, l32, fail)
+                 : PointerCellOr("Pointer_lookup_cell_view", level, container, l32, inactive);
       continue;
     }
     if (mode == Walk::kActivate) {
@@ -299,7 +294,7 @@ void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::
   llvm::Value* meta = Meta(target);
   auto* done = Block("deactivated");
   if (target.type() == SNodeType::kPointer) {
-    llvm::Value* cell = PointerCellOr("Pointer_lookup_cell", target, container, l32, done);
+    llvm::Value* cell = PointerCellOr("Pointer_lookup_cell_view", target, container, l32, done);
     if (target.has_sparse_descendant()) DeactivateSubtree(target, cell);
     llvm::Value* taken;
     if (llvm::Value* cache = DeactivationCache(target)) {

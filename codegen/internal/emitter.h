@@ -98,6 +98,9 @@ class Emitter {
   // invariant, and a load emitted inside a loop's conditional walk (the index check) stayed
   // there after LLVM's passes, three loads per cell.
   llvm::Value* CtxLoad(size_t field_offset, int id);
+  // Points `entry` at the end of the kernel's entry block (before its branch, once it has one),
+  // where the once-per-kernel values go (CtxLoad, PointerCells, DeactivationCache).
+  void AtEntryEnd(llvm::IRBuilder<>& entry) const;
   llvm::Value* Root() { return CtxLoad(offsetof(KernelContext, root), -1); }
   llvm::Value* Runtime() { return CtxLoad(offsetof(KernelContext, runtime), -1); }
   llvm::Value* Meta(const SNode& s) { return CtxLoad(offsetof(KernelContext, metas), s.id()); }
@@ -151,9 +154,9 @@ class Emitter {
         b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), counter), b_.CreateZExt(flag, b_.getInt64Ty())),
         counter);
   }
-  // Pointer levels: calls the `_view` form of `fn` (Pointer_activate_cell or Pointer_lookup_cell:
-  // whether there is a cell, and the cell) with the SNode's cell origin and stride loaded once per
-  // kernel (PointerCells) -- one call and one slot load, where activate / is_active, lookup and a
+  // Pointer levels: calls `fn` (Pointer_activate_cell_view or Pointer_lookup_cell_view: whether
+  // there is a cell, and the cell) with the SNode's cell origin and stride loaded once per kernel
+  // (PointerCells) -- one call and one slot load, where activate / is_active, lookup and a
   // comparison with the ambient element take two -- branches to `none` when there is no cell and
   // continues in a new block. Returns the cell.
   llvm::Value* PointerCellOr(const char* fn, const SNode& s, llvm::Value* container,

@@ -29,7 +29,7 @@ void Emitter::Visit(const SNode& leaf, int depth, llvm::Value* cell, const Coord
       child = b_.CreateGEP(b_.getInt8Ty(), container,
                            b_.CreateMul(i, b_.getInt64(static_cast<int64_t>(level.cell_size()))));
     } else if (level.type() == SNodeType::kPointer) {
-      child = PointerCellOr("Pointer_lookup_cell", level, container,
+      child = PointerCellOr("Pointer_lookup_cell_view", level, container,
                             b_.CreateTrunc(i, b_.getInt32Ty()), cont);
     } else {
       llvm::Value* i32 = b_.CreateTrunc(i, b_.getInt32Ty());

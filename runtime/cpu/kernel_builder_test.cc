@@ -345,6 +345,37 @@ TEST(KernelBuilderTest, DeactivateWithSparseDescendants) {
   EXPECT_FALSE(rt->IsActive(*x.parent(), {5}).value());
 }
 
+// A runtime over `tree` (no automatic GC) with its kernels "w" (writes i * scale + offset into the
+// place at coordinate i), "s" (sums the place) and "d" (deactivates `target` at coordinate i),
+// compiled and bound: the set-up of the deactivate-kernel tests below.
+struct WriteSumDeactivate {
+  WriteSumDeactivate(SNodeTree& tree, const char* place, const SNode& target, double scale,
+                     double offset, const KernelBuilderOptions& builder_options = {}) {
+    SparseRuntimeOptions options;
+    options.auto_collect = false;
+    rt = Make(tree, options);
+    const SNode& x = *tree.FindPlace(place);
+    auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree, builder_options);
+    if (!kb.ok()) {
+      ADD_FAILURE() << kb.status();
+      return;
+    }
+    EXPECT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, scale, offset).ok());
+    EXPECT_TRUE((*kb)->AddRangeSum("s", x, {{1, 0, 0}}).ok());
+    EXPECT_TRUE((*kb)->AddRangeDeactivate("d", target, {{1, 0, 0}}).ok());
+    m = Compile(**kb);
+    ctx = std::make_unique<BoundKernelContext>(rt.get());
+    w = Bind<RangeFn>(*m, "w", *ctx);
+    s = Bind<RangeSumFn>(*m, "s", *ctx);
+    d = Bind<RangeFn>(*m, "d", *ctx);
+  }
+  std::unique_ptr<SparseRuntime> rt;
+  std::unique_ptr<JitModule> m;
+  std::unique_ptr<BoundKernelContext> ctx;
+  Bound<RangeFn> w, d;
+  Bound<RangeSumFn> s;
+};
+
 // A deactivate kernel recycles its pointer cells through a NodeCache on its stack: with more
 // cells than one cache batch (512) in one call, every deactivated cell is on the recycled list
 // when the kernel returns (the batches pushed on the way and the rest at the end), none twice, and
@@ -357,41 +388,33 @@ TEST(KernelBuilderTest, DeactivateKernelRecyclesEveryCellThroughItsCache) {
     SNodeTree tree;
     SNode& p = tree.root().pointer(i, kCells);
     p.place<int32_t>("x");
-    SparseRuntimeOptions options;
-    options.auto_collect = false;
-    auto rt = Make(tree, options);
+    WriteSumDeactivate k(tree, "x", p, 1.0, 1.0, builder_options);
+    ASSERT_NE(k.m, nullptr);
+    SparseRuntime* rt = k.rt.get();
     const SNode& x = *tree.FindPlace("x");
-    auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree, builder_options);
-    ASSERT_TRUE(kb.ok()) << kb.status();
-    ASSERT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, 1.0, 1.0).ok());
-    ASSERT_TRUE((*kb)->AddRangeDeactivate("d", p, {{1, 0, 0}}).ok());
-    auto m = Compile(**kb);
     // The cache is a NodeCache-sized, line-aligned stack object of the kernel (the builder found
     // the runtime's NodeCache layout; it would fall back to per-call recycling silently). LLVM
     // retypes the byte array as the runtime's struct once the calls are inlined.
-    const std::string& ir = m->optimized_ir();
+    const std::string& ir = k.m->optimized_ir();
     const bool has_cache =
         ir.find("alloca %\"struct.accelmem::sparse_runtime::NodeCache\", align 64") !=
             std::string::npos ||
         ir.find("alloca [" + std::to_string(sizeof(sparse_runtime::NodeCache)) +
                 " x i8], align 64") != std::string::npos;
     EXPECT_EQ(has_cache, stack_node_cache);
-    BoundKernelContext ctx(rt.get());
-    auto w = Bind<RangeFn>(*m, "w", ctx);
-    auto d = Bind<RangeFn>(*m, "d", ctx);
-    ASSERT_EQ(w(0, kCells), kCells);
-    EXPECT_EQ(d(100, 1400), 1300);  // more than two cache batches
+    ASSERT_EQ(k.w(0, kCells), kCells);
+    EXPECT_EQ(k.d(100, 1400), 1300);  // more than two cache batches
     EXPECT_EQ(rt->Stats(p).cells_recycled, 1300);
     EXPECT_EQ(rt->Stats(p).cells_in_use, kCells - 1300);
-    EXPECT_EQ(d(0, 7), 7);  // fewer than one batch: pushed by the final flush
+    EXPECT_EQ(k.d(0, 7), 7);  // fewer than one batch: pushed by the final flush
     EXPECT_EQ(rt->Stats(p).cells_recycled, 1307);
-    EXPECT_EQ(d(0, kCells), kCells - 1307);  // the rest; the deactivated ones count 0
+    EXPECT_EQ(k.d(0, kCells), kCells - 1307);  // the rest; the deactivated ones count 0
     EXPECT_EQ(rt->Stats(p).cells_recycled, kCells);
     EXPECT_EQ(rt->Stats(p).cells_in_use, 0);
     ASSERT_TRUE(rt->CollectGarbage().ok());
     EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
     EXPECT_EQ(rt->Stats(p).cells_free, kCells);
-    ASSERT_EQ(w(0, kCells), kCells);
+    ASSERT_EQ(k.w(0, kCells), kCells);
     EXPECT_EQ(rt->Stats(p).cells_reserved, kCells);  // every cell reused once, none lost
     for (int c = 0; c < kCells; c += 97) EXPECT_EQ(rt->Read<int32_t>(x, {c}).value(), c + 1) << c;
   }
@@ -404,21 +427,13 @@ TEST(KernelBuilderTest, DeactivateKernelRecyclesNestedPointerCells) {
   SNode& outer = tree.root().pointer(i, 64);
   SNode& inner = outer.pointer(i, 16);
   inner.place<int32_t>("x");
-  SparseRuntimeOptions options;
-  options.auto_collect = false;
-  auto rt = Make(tree, options);
+  WriteSumDeactivate k(tree, "x", outer, 1.0, 0.0);
+  ASSERT_NE(k.m, nullptr);
+  SparseRuntime* rt = k.rt.get();
   const SNode& x = *tree.FindPlace("x");
-  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
-  ASSERT_TRUE(kb.ok()) << kb.status();
-  ASSERT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, 1.0, 0.0).ok());
-  ASSERT_TRUE((*kb)->AddRangeDeactivate("d", outer, {{1, 0, 0}}).ok());
-  auto m = Compile(**kb);
-  BoundKernelContext ctx(rt.get());
-  auto w = Bind<RangeFn>(*m, "w", ctx);
-  auto d = Bind<RangeFn>(*m, "d", ctx);
   // Every second inner cell of all 64 outer cells: 64 outer cells, 64 * 8 inner cells.
-  for (int c = 0; c < 64 * 16; c += 2) ASSERT_EQ(w(c, c + 1), 1) << c;
-  EXPECT_EQ(d(8, 48), 40);
+  for (int c = 0; c < 64 * 16; c += 2) ASSERT_EQ(k.w(c, c + 1), 1) << c;
+  EXPECT_EQ(k.d(8, 48), 40);
   EXPECT_EQ(rt->Stats(outer).cells_recycled, 40);
   EXPECT_EQ(rt->Stats(inner).cells_recycled, 40 * 8);
   EXPECT_EQ(rt->Stats(inner).cells_in_use, 24 * 8);
@@ -430,6 +445,17 @@ TEST(KernelBuilderTest, DeactivateKernelRecyclesNestedPointerCells) {
   EXPECT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
 }
 
+// Runs the deactivate kernel over overlapping ranges from two threads at once (of kCells cells:
+// [0, 3/4) and [1/4, 1)) and returns the sum of their counts.
+int64_t DeactivateFromTwoThreads(const Bound<RangeFn>& d, int64_t cells) {
+  int64_t first = 0, second = 0;
+  std::thread a([&] { first = d(0, cells * 3 / 4); });
+  std::thread b([&] { second = d(cells / 4, cells); });
+  a.join();
+  b.join();
+  return first + second;
+}
+
 // Two threads run the deactivate kernel over overlapping ranges at once: each cell is
 // deactivated by exactly one of them (their counts add up to the cells) and recycled once.
 TEST(KernelBuilderTest, DeactivateKernelFromTwoThreadsRecyclesEachCellOnce) {
@@ -437,26 +463,12 @@ TEST(KernelBuilderTest, DeactivateKernelFromTwoThreadsRecyclesEachCellOnce) {
   SNodeTree tree;
   SNode& p = tree.root().pointer(i, kCells);
   p.place<int32_t>("x");
-  SparseRuntimeOptions options;
-  options.auto_collect = false;
-  auto rt = Make(tree, options);
-  const SNode& x = *tree.FindPlace("x");
-  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
-  ASSERT_TRUE(kb.ok()) << kb.status();
-  ASSERT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, 1.0, 1.0).ok());
-  ASSERT_TRUE((*kb)->AddRangeDeactivate("d", p, {{1, 0, 0}}).ok());
-  auto m = Compile(**kb);
-  BoundKernelContext ctx(rt.get());
-  auto w = Bind<RangeFn>(*m, "w", ctx);
-  auto d = Bind<RangeFn>(*m, "d", ctx);
+  WriteSumDeactivate k(tree, "x", p, 1.0, 1.0);
+  ASSERT_NE(k.m, nullptr);
+  SparseRuntime* rt = k.rt.get();
   for (int round = 0; round < 8; ++round) {
-    ASSERT_EQ(w(0, kCells), kCells);
-    int64_t first = 0, second = 0;
-    std::thread a([&] { first = d(0, kCells * 3 / 4); });
-    std::thread b([&] { second = d(kCells / 4, kCells); });
-    a.join();
-    b.join();
-    EXPECT_EQ(first + second, kCells) << round;
+    ASSERT_EQ(k.w(0, kCells), kCells);
+    EXPECT_EQ(DeactivateFromTwoThreads(k.d, kCells), kCells) << round;
     EXPECT_EQ(rt->Stats(p).cells_recycled, kCells) << round;
     ASSERT_TRUE(rt->CollectGarbage().ok());
     ASSERT_TRUE(rt->CheckInvariants().ok()) << rt->CheckInvariants();
@@ -471,27 +483,12 @@ TEST(KernelBuilderTest, DeactivateBitmaskedFromTwoThreadsCountsEachCellOnce) {
   SNodeTree tree;
   SNode& b = tree.root().dense(i, kCells / 64).bitmasked(i, 64);
   b.place<float>("x");
-  auto rt = Make(tree);
-  const SNode& x = *tree.FindPlace("x");
-  auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
-  ASSERT_TRUE(kb.ok()) << kb.status();
-  ASSERT_TRUE((*kb)->AddRangeWrite("w", x, {{1, 0, 0}}, 1.0, 1.0).ok());
-  ASSERT_TRUE((*kb)->AddRangeSum("s", x, {{1, 0, 0}}).ok());
-  ASSERT_TRUE((*kb)->AddRangeDeactivate("d", b, {{1, 0, 0}}).ok());
-  auto m = Compile(**kb);
-  BoundKernelContext ctx(rt.get());
-  auto w = Bind<RangeFn>(*m, "w", ctx);
-  auto s = Bind<RangeSumFn>(*m, "s", ctx);
-  auto d = Bind<RangeFn>(*m, "d", ctx);
+  WriteSumDeactivate k(tree, "x", b, 1.0, 1.0);
+  ASSERT_NE(k.m, nullptr);
   for (int round = 0; round < 8; ++round) {
-    ASSERT_EQ(w(0, kCells), kCells);
-    int64_t first = 0, second = 0;
-    std::thread t1([&] { first = d(0, kCells * 3 / 4); });
-    std::thread t2([&] { second = d(kCells / 4, kCells); });
-    t1.join();
-    t2.join();
-    EXPECT_EQ(first + second, kCells) << round;
-    EXPECT_EQ(s(0, kCells), 0.0) << round;
+    ASSERT_EQ(k.w(0, kCells), kCells);
+    EXPECT_EQ(DeactivateFromTwoThreads(k.d, kCells), kCells) << round;
+    EXPECT_EQ(k.s(0, kCells), 0.0) << round;
   }
 }
 
