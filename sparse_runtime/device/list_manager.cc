@@ -136,6 +136,13 @@ bool ListManager::commit_through(i32 c) {
   return atomic_load_acquire(&chunks[c]) != nullptr;
 }
 
+bool ListManager::write_new_element(i32 i, u64 bits) {
+  Ptr p = touch_and_get(i);
+  if (p == nullptr) return false;
+  mem_copy(p, &bits, element_size);  // the low bytes: every target here is little-endian
+  return true;
+}
+
 i32 ListManager::reserve_failed(i32 i) {
   // Past the index space (otherwise touch_chunk failed and recorded why).
   if (i < 0 || i > kMaxIndex) {

@@ -137,6 +137,10 @@ struct alignas(64) ListManager {
     return touch_chunk_slow(c);
   }
   bool touch_chunk_slow(i32 c);
+  // Element i (reserved by the caller, element_size <= 8) gets the low element_size bytes of
+  // `bits` after touching its chunk; false on error (recorded). Out of line: the rare part of
+  // Appender::push_back.
+  bool write_new_element(i32 i, u64 bits);
   // Contiguous layout: commits chunks [committed_chunks, c] (under the lock).
   bool commit_through(i32 c);
   i32 reserve_failed(i32 i);
@@ -166,6 +170,46 @@ struct alignas(64) ListManager {
     i32 i = reserve_new_element();
     if (i >= 0) get<T>(i) = t;
     return i;
+  }
+
+  // push_back with what it reads besides the element counter taken beforehand, into registers.
+  // Why: a locked instruction holds every later load until it completes, so a caller that
+  // appends right after one (Pointer_deactivate appends the cell it took with its slot CAS) would
+  // add the loads of the list's fields to every call; taking an Appender before the locked
+  // instruction overlaps them with it. Valid while the list is not re-initialized (the chunk
+  // table's address and the geometry never change after init).
+  struct Appender {
+    ListManager* list;
+    Ptr* chunks;
+    u64 element_size;
+    i32 log2_chunk_num_elements;
+    i32 chunk_mask;
+    i32 max_num_chunks;
+
+    template <typename T>
+    ACCELMEM_RT_INLINE i32 push_back(const T& t) const {
+      const i32 i = atomic_add(&list->num_elements, 1);
+      if (static_cast<u32>(i) > static_cast<u32>(kMaxIndex)) return list->reserve_failed(i);
+      const i32 c = i >> log2_chunk_num_elements;
+      const Ptr chunk = c < max_num_chunks ? atomic_load_acquire(&chunks[c]) : nullptr;
+      if (__builtin_expect(chunk == nullptr, 0)) {
+        // The value travels in a register: passing its address would spill it on every call.
+        static_assert(sizeof(T) <= sizeof(u64), "Appender elements fit 8 bytes");
+        u64 bits = 0;
+        mem_copy(&bits, &t, sizeof(T));
+        return list->write_new_element(i, bits) ? i : -1;
+      }
+      *reinterpret_cast<T*>(chunk + element_size * static_cast<u64>(i & chunk_mask)) = t;
+      return i;
+    }
+  };
+  ACCELMEM_RT_INLINE Appender appender() {
+    return {this,
+            chunks,
+            element_size,
+            log2_chunk_num_elements,
+            max_num_elements_per_chunk - 1,
+            max_num_chunks};
   }
 
   // A reservation refused at the end of the index space still advanced the counter, which can

@@ -91,6 +91,56 @@ TEST_F(ListManagerTest, OutOfChunksIsAnError) {
   EXPECT_EQ(list_.reserve_new_elements(3), -1);
 }
 
+// An Appender taken before the list grows appends exactly what push_back appends (checked
+// against a std::vector model), across chunk boundaries (each new chunk through the out-of-line
+// write), in the contiguous and the chunked layout, and refuses the element past the last chunk
+// with kErrorOutOfChunks as push_back does.
+TEST(ListManagerAppenderTest, AppendsWhatPushBackAppendsInBothLayouts) {
+  for (const bool contiguous : {true, false}) {
+    SCOPED_TRACE(contiguous ? "contiguous" : "chunked");
+    HostMemoryPool pool;
+    RuntimeMemory memory;
+    pool.Attach(&memory);
+    ListManager list{};
+    ASSERT_TRUE(list.init(&memory, sizeof(int32_t), 8, /*max_num_chunks=*/4,
+                          /*enable_ptr2index=*/true, /*allow_contiguous=*/contiguous));
+    ASSERT_EQ(list.is_contiguous(), contiguous);
+    const ListManager::Appender appender = list.appender();
+    std::vector<int32_t> model;
+    std::mt19937 rng(contiguous ? 7 : 11);
+    for (int k = 0; k < 32; ++k) {
+      const int32_t v = static_cast<int32_t>(rng());
+      ASSERT_EQ(k % 2 == 0 ? appender.push_back(v) : list.push_back(v), k);
+      model.push_back(v);
+    }
+    EXPECT_EQ(list.get_num_active_chunks(), 4);
+    ASSERT_EQ(list.size(), 32);
+    for (int k = 0; k < 32; ++k) EXPECT_EQ(list.get<int32_t>(k), model[k]) << k;
+    EXPECT_EQ(runtime_error_code(&memory), kRuntimeOk);
+    EXPECT_EQ(appender.push_back(int32_t{5}), -1);
+    EXPECT_EQ(runtime_error_code(&memory), kErrorOutOfChunks);
+  }
+}
+
+// At the end of the index space the Appender refuses kMaxIndex + 1 as reserve_new_element does.
+TEST(ListManagerAppenderTest, RefusesTheLastInt32) {
+  HostMemoryPool pool;
+  RuntimeMemory memory;
+  pool.Attach(&memory);
+  ListManager list{};
+  ASSERT_TRUE(list.init(&memory, 1, 1 << 12, /*max_num_chunks=*/(1 << 19),
+                        /*enable_ptr2index=*/false, /*allow_contiguous=*/false));
+  list.resize(ListManager::kMaxIndex);
+  const ListManager::Appender appender = list.appender();
+  EXPECT_EQ(appender.push_back(uint8_t{9}), ListManager::kMaxIndex);
+  EXPECT_EQ(list.get<uint8_t>(ListManager::kMaxIndex), 9);
+  EXPECT_EQ(runtime_error_code(&memory), kRuntimeOk);
+  EXPECT_EQ(appender.push_back(uint8_t{9}), -1);
+  EXPECT_EQ(runtime_error_code(&memory), kErrorOutOfChunks);
+  EXPECT_EQ(appender.push_back(uint8_t{9}), -1);  // the counter wrapped negative: still full
+  EXPECT_EQ(list.size(), ListManager::kMaxIndex + 1);
+}
+
 // A list of 1-byte elements in chunks of 2^12, 2^19 chunks (exactly 2^31 elements), chunked so
 // that only the chunks touched are allocated, its counter set to `size`.
 struct ListAtTheEnd {
