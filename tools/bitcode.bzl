@@ -18,6 +18,9 @@ load(
 BITCODE_BASE_FLAGS = FREESTANDING_FLAGS + [
     "-O3",
     "-DNDEBUG",
+    # Code that needs the host process (a CPU feature query: libgcc's __cpu_model) is left out of
+    # the JIT-linked runtime.
+    "-DACCELMEM_RT_BITCODE=1",
     "-fno-ident",
     "-fdiscard-value-names",
     "-Wall",

@@ -97,13 +97,15 @@ TEST(Phase2Test, SortedRefillIsAscending) {
 // The per-cell paths (small cells; streamed whole-line cells) write the free list from registers
 // and fall back to the checked writer where a free-list chunk (4096 entries) ends inside a bitmap
 // word: with more than 4096 refills, every index lands once and in ascending order, each recycled
-// cell is zero and nothing else is written, with and without streaming.
+// cell is zero and nothing else is written, without streaming and streaming with 32-byte (where
+// the CPU has AVX) and 16-byte stores.
 TEST(Phase2Test, PerCellPathsAcrossFreeListChunks) {
   for (uint64_t node_size : {16u, 64u, 128u, 256u, 200u}) {
-    for (uint64_t streaming : {uint64_t{0}, uint64_t{1}}) {
+    for (uint64_t streaming : {uint64_t{0}, uint64_t{1}, uint64_t{2}}) {
       TestHeap heap(node_size, 1024);
       heap.scratch.order = kGcOrderSorted;
-      heap.scratch.streaming_zero_bytes = streaming;
+      heap.scratch.streaming_zero_bytes = streaming == 0 ? 0 : 1;
+      heap.scratch.narrow_streaming_stores = streaming == 2 ? 1 : 0;  // 16-byte streaming stores
       std::mt19937_64 rng(node_size + streaming);
       RandomRound(&heap, &rng, 20000, 0.6);
       Collect(&heap, 1, 1);
@@ -141,18 +143,22 @@ TEST(Phase2Test, RecyclingOrderRefill) {
 }
 
 // Streaming (non-temporal) zeroing, forced on for small collections: exactly the recycled cells
-// become zero, whatever the cell size relative to cache lines, in both orders.
+// become zero, whatever the cell size relative to cache lines, in both orders, with the 32-byte
+// stores (where the CPU has AVX) and with the 16-byte ones.
 TEST(Phase2Test, StreamingZeroesExactlyTheCells) {
-  for (int32_t order : {kGcOrderSorted, kGcOrderRecycle}) {
-    for (uint64_t node_size : {8u, 16u, 64u, 72u, 200u, 264u, 1000u, 4096u}) {
-      TestHeap heap(node_size, 64);
-      heap.scratch.order = order;
-      heap.scratch.streaming_zero_bytes = 1;
-      std::mt19937_64 rng(node_size + order);
-      RandomRound(&heap, &rng, 700, 0.6);
-      const Snapshot before = TakeSnapshot(heap);
-      Collect(&heap, 2, 1);
-      ASSERT_TRUE(CheckCollected(heap, before)) << node_size;
+  for (int32_t narrow : {0, 1}) {
+    for (int32_t order : {kGcOrderSorted, kGcOrderRecycle}) {
+      for (uint64_t node_size : {8u, 16u, 64u, 72u, 128u, 200u, 264u, 1000u, 4096u}) {
+        TestHeap heap(node_size, 64);
+        heap.scratch.order = order;
+        heap.scratch.streaming_zero_bytes = 1;
+        heap.scratch.narrow_streaming_stores = narrow;
+        std::mt19937_64 rng(node_size + order);
+        RandomRound(&heap, &rng, 700, 0.6);
+        const Snapshot before = TakeSnapshot(heap);
+        Collect(&heap, 2, 1);
+        ASSERT_TRUE(CheckCollected(heap, before)) << node_size << " narrow " << narrow;
+      }
     }
   }
 }
