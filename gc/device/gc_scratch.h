@@ -90,12 +90,12 @@ struct GcPlan {
 struct GcScratch {
   // Requested order for the next collections (host sets it; default Auto).
   i32 order;
-  // Streaming threshold in bytes for the next collections, whatever the cell size (0: the
-  // defaults, see gc_streaming_threshold).
-  u64 streaming_zero_bytes;
   // 1: streamed zeroing keeps 16-byte stores even where the CPU has AVX (0, the default: two
   // 32-byte stores per line there; phase2_refill_and_zero.cc). For tests and benchmarks.
   i32 narrow_streaming_stores;
+  // Streaming threshold in bytes for the next collections, whatever the cell size (0: the
+  // defaults, see gc_streaming_threshold).
+  u64 streaming_zero_bytes;
   // Bitmap(s) of recycled indices, all-zero between collections.
   u64* bitmap;
   i64 bitmap_words;  // capacity (all bitmaps together)

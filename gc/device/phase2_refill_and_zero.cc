@@ -105,7 +105,12 @@ ACCELMEM_RT_INLINE void stream_lines_wide(Ptr p, u64 n) {
   }
 }
 // After 256-bit instructions: without it, later SSE code pays a state transition on some CPUs.
-ACCELMEM_RT_INLINE void wide_streams_done() { asm volatile("vzeroupper" ::: "xmm0"); }
+// It clears the upper halves of every vector register, hence the clobbers.
+ACCELMEM_RT_INLINE void wide_streams_done() {
+  asm volatile("vzeroupper" ::
+                   : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+                     "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+}
 // Whether the CPU (and the OS) support AVX. The JIT-linked runtime (ACCELMEM_RT_BITCODE) has no
 // access to the host's CPU model, and keeps the 16-byte stores.
 ACCELMEM_RT_INLINE bool wide_streams_available() {

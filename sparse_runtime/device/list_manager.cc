@@ -136,10 +136,10 @@ bool ListManager::commit_through(i32 c) {
   return atomic_load_acquire(&chunks[c]) != nullptr;
 }
 
-bool ListManager::write_new_element(i32 i, u64 bits) {
+bool ListManager::write_new_element(i32 i, u64 bits, u64 bytes) {
   Ptr p = touch_and_get(i);
   if (p == nullptr) return false;
-  mem_copy(p, &bits, element_size);  // the low bytes: every target here is little-endian
+  mem_copy(p, &bits, min_of(bytes, u64{sizeof(bits)}));  // low bytes: every target is little-endian
   return true;
 }
 

@@ -48,8 +48,9 @@
 //     and the final size of each list is not known at init, so reserving each list's capacity up
 //     front would either exhaust the region or cap the lists below max_num_chunks.
 //
-// Thread safety: reserve_new_element(s), touch_chunk, get_element_ptr, ptr2index and append may
-// run concurrently. clear/resize are bookkeeping calls for quiescent phases (GC).
+// Thread safety: reserve_new_element(s), touch_chunk, get_element_ptr, ptr2index, append and
+// Appender::push_back may run concurrently. clear/resize are bookkeeping calls for quiescent
+// phases (GC).
 //
 // Freestanding C++17 (see arch.h). Zero-initialize, then call init().
 #ifndef ACCELMEM_SPARSE_RUNTIME_DEVICE_LIST_MANAGER_H_
@@ -137,10 +138,9 @@ struct alignas(64) ListManager {
     return touch_chunk_slow(c);
   }
   bool touch_chunk_slow(i32 c);
-  // Element i (reserved by the caller, element_size <= 8) gets the low element_size bytes of
-  // `bits` after touching its chunk; false on error (recorded). Out of line: the rare part of
-  // Appender::push_back.
-  bool write_new_element(i32 i, u64 bits);
+  // Element i (reserved by the caller) gets the low `bytes` (<= 8) bytes of `bits` after touching
+  // its chunk; false on error (recorded). Out of line: the rare part of Appender::push_back.
+  bool write_new_element(i32 i, u64 bits, u64 bytes);
   // Contiguous layout: commits chunks [committed_chunks, c] (under the lock).
   bool commit_through(i32 c);
   i32 reserve_failed(i32 i);
@@ -197,7 +197,7 @@ struct alignas(64) ListManager {
         static_assert(sizeof(T) <= sizeof(u64), "Appender elements fit 8 bytes");
         u64 bits = 0;
         mem_copy(&bits, &t, sizeof(T));
-        return list->write_new_element(i, bits) ? i : -1;
+        return list->write_new_element(i, bits, sizeof(T)) ? i : -1;
       }
       *reinterpret_cast<T*>(chunk + element_size * static_cast<u64>(i & chunk_mask)) = t;
       return i;
