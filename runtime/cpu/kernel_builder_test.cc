@@ -16,6 +16,7 @@
 #include "runtime/runtime_bitcode.h"
 #include "runtime/sparse_runtime.h"
 #include "sparse_runtime/device/node_cache.h"
+#include "sparse_runtime/device/snode_pointer.h"
 
 namespace accelmem {
 namespace codegen {
@@ -102,6 +103,37 @@ TEST(KernelBuilderTest, DenseWriteReadSum) {
   }
   EXPECT_EQ(k.sum(0, 16), expected);
   EXPECT_EQ(k.sum(3, 5), 7.0 + 9.0);
+}
+
+// Range kernels take the stride of pointer cells of up to 8 bytes as the constant 8 (the
+// allocator's rule; codegen/internal/emitter.cc, PointerCells) and fall back to the chunked path
+// where a runtime's meta says otherwise: correct, but slower. This checks the rule against the
+// runtime itself, so that a change of the allocator's cell sizes fails here rather than only
+// slowing kernels down; and the kernel's writes land in the cells the host reads.
+template <typename T>
+void ExpectStrideEightAndKernelWrites() {
+  SNodeTree tree;
+  SNode& p = tree.root().pointer(i, 64);
+  p.place<T>("v");
+  const SNode& v = *tree.FindPlace("v");
+  auto rt = Make(tree);
+  const sparse_runtime::Ptr meta = rt->meta(p);
+  EXPECT_EQ(sparse_runtime::Pointer_cells_stride(meta), 8u);
+  EXPECT_NE(sparse_runtime::Pointer_cells_origin(meta), 0u);
+  Kernels k(rt.get(), v, {{1, 0, 0}}, 2.0, 1.0);
+  EXPECT_EQ(k.write(5, 60), 55);
+  EXPECT_EQ(k.write(5, 60), 55);  // already active: the constant-stride path
+  for (int n = 0; n < 64; ++n) {
+    EXPECT_EQ(rt->Read<T>(v, {n}).value(), n >= 5 && n < 60 ? static_cast<T>(2 * n + 1) : T{0})
+        << n;
+  }
+}
+TEST(KernelBuilderTest, SmallPointerCellsHaveTheStrideKernelsAssume) {
+  ExpectStrideEightAndKernelWrites<int32_t>();
+  ExpectStrideEightAndKernelWrites<float>();
+  ExpectStrideEightAndKernelWrites<double>();
+  ExpectStrideEightAndKernelWrites<int64_t>();
+  ExpectStrideEightAndKernelWrites<int8_t>();
 }
 
 // Writes through dense/pointer/bitmasked levels activate only the written path; untouched
