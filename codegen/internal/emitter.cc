@@ -9,6 +9,7 @@
 #include "llvm/ADT/Triple.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/Instructions.h"
+#include "sparse_runtime/device/node_manager.h"
 
 namespace accelmem {
 namespace codegen {
@@ -159,16 +160,14 @@ std::pair<llvm::Value*, llvm::Value*> Emitter::PointerCells(const SNode& s) {
   llvm::Type* i64 = entry.getInt64Ty();
   llvm::Value* origin = entry.CreateCall(Rt("Pointer_cells_origin", i64, {I8P()}), {meta});
   llvm::Value* stride = entry.CreateCall(Rt("Pointer_cells_stride", i64, {I8P()}), {meta});
-  // The stride the runtime's allocator gives these cells (NodeManager: the node size, at least 8,
-  // rounded up to the alignment, at least 8) is known now. Where it is 8 (cells of up to 8 bytes)
-  // it is an addressing-mode scale: the cell's address folds into its store instead of a multiply
-  // and an add per cell. A runtime whose stride differs gets origin 0: the chunked path, which
-  // reads its own meta and ignores the stride (correct, only slower). Larger strides stay
-  // run-time values: as constants (a shift) they made the range write over pointer(256) cells
-  // of dense(256) f32 slower in jit_bench.
-  const uint64_t alignment = std::max<uint64_t>(8, s.allocator_alignment());
-  const uint64_t size = std::max<uint64_t>(8, s.allocator_node_size());
-  if ((size + alignment - 1) / alignment * alignment == 8) {
+  // The stride the runtime's allocator gives these cells (NodeManager::cell_stride) is known now.
+  // Where it is 8 (cells of up to 8 bytes) it is an addressing-mode scale: the cell's address
+  // folds into its store instead of a multiply and an add per cell. A runtime whose stride
+  // differs gets origin 0: the chunked path, which reads its own meta and ignores the stride
+  // (correct, only slower). Larger strides stay run-time values: as constants (a shift) they made
+  // the range write over pointer(256) cells of dense(256) f32 slower in jit_bench.
+  if (sparse_runtime::NodeManager::cell_stride(s.allocator_node_size(), s.allocator_alignment()) ==
+      8) {
     llvm::Value* constant = entry.getInt64(8);
     origin = entry.CreateSelect(entry.CreateICmpEQ(stride, constant), origin, entry.getInt64(0));
     stride = constant;

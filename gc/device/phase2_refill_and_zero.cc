@@ -299,18 +299,20 @@ bool small_cells_dispatch(const ListManager& data, const Zeroer& zeroer, u64* bi
   const u64 size = zeroer.element_size;
   if (zeroer.streaming) {
     if (size % 64 != 0) return false;
-    if (size == 64 && zeroer.wide) {
-      cells_bucket</*kPrefetch=*/false>(data, 64, bitmap, plan, w0, w1, clear, list, writer,
-                                        [](Ptr p) { stream_lines_wide(p, 64); });
-    } else if (size == 64) {
-      cells_bucket</*kPrefetch=*/false>(data, 64, bitmap, plan, w0, w1, clear, list, writer,
-                                        [](Ptr p) { stream_lines(p, 64); });
-    } else if (zeroer.wide) {
-      cells_bucket</*kPrefetch=*/false>(data, size, bitmap, plan, w0, w1, clear, list, writer,
-                                        [size](Ptr p) { stream_lines_wide(p, size); });
+    // One instantiation per store width, and per width one with the size a constant (64).
+    auto streamed = [&](auto stream) {
+      if (size == 64) {
+        cells_bucket</*kPrefetch=*/false>(data, 64, bitmap, plan, w0, w1, clear, list, writer,
+                                          [stream](Ptr p) { stream(p, 64); });
+      } else {
+        cells_bucket</*kPrefetch=*/false>(data, size, bitmap, plan, w0, w1, clear, list, writer,
+                                          [stream, size](Ptr p) { stream(p, size); });
+      }
+    };
+    if (zeroer.wide) {
+      streamed([](Ptr p, u64 n) { stream_lines_wide(p, n); });
     } else {
-      cells_bucket</*kPrefetch=*/false>(data, size, bitmap, plan, w0, w1, clear, list, writer,
-                                        [size](Ptr p) { stream_lines(p, size); });
+      streamed([](Ptr p, u64 n) { stream_lines(p, n); });
     }
     return true;
   }

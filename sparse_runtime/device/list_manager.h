@@ -165,11 +165,10 @@ struct alignas(64) ListManager {
   Ptr allocate();
   // Appends a copy of element_size bytes from `data`; returns the index or -1.
   i32 append(const void* data);
+  // Appends t (sizeof(T) <= 8); returns its index or -1 (error recorded). See Appender.
   template <typename T>
   ACCELMEM_RT_INLINE i32 push_back(const T& t) {
-    i32 i = reserve_new_element();
-    if (i >= 0) get<T>(i) = t;
-    return i;
+    return appender().push_back(t);
   }
 
   // push_back with what it reads besides the element counter taken beforehand, into registers.

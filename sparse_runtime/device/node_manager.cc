@@ -25,7 +25,7 @@ bool NodeManager::init(RuntimeMemory* memory_in, u64 node_size_in, u64 alignment
   }
   node_size = node_size_in;
   alignment = max_of<u64>(8, alignment_in);
-  element_size = round_up_u64(max_of<u64>(node_size, 8), alignment);
+  element_size = cell_stride(node_size, alignment);
   while (chunk_num_elements_in > 1 &&
          static_cast<u64>(chunk_num_elements_in) * element_size > kMaxChunkBytes) {
     chunk_num_elements_in /= 2;
