@@ -61,14 +61,20 @@ inline constexpr i32 kMaxPrivateBitmaps = 8;
 // Phase 2 zeroes with non-temporal stores (x86-64) when a collection zeroes at least this many
 // bytes: more than the caches hold, so the lines would be evicted unread anyway.
 inline constexpr u64 kStreamingZeroBytes = u64{16} << 20;
-// ...and already from this many bytes when cells are at least a cache line (64 B): then most
-// lines are written whole, and a whole-line non-temporal store skips the read-for-ownership an
-// ordinary store pays for every line not in L1/L2 (gc_bench in benchmarks/README.md compares
-// both). Up to an L2's worth (2 MiB) ordinary stores, with the lines prefetched for writing a
-// bitmap word ahead (phase 2), win: 10^4 cells of 64 B (640 KB) take half the time streamed
-// ones do. The price: the zeroed cells leave the caches (the next allocation of one misses),
-// which past an L2 they mostly would anyway.
+// ...and already from half the CPU's L2 cache when cells are at least a cache line (64 B): then
+// most lines are written whole, and a whole-line non-temporal store skips the read-for-ownership
+// an ordinary store pays for every line not in L1/L2. Below that the cells may well still be in
+// L2, where ordinary stores (phase 2 prefetches the lines for writing a bitmap word ahead) write
+// about twice as fast; above it most of them cannot be, and streaming writes scattered lines 2-2.5x
+// faster (10^4 cells of 64 B, 640 KB: streamed on a 1 MiB L2, not on a 2 MiB one; gc_bench in
+// benchmarks/README.md). The price: the zeroed cells leave the caches (the next allocation of one
+// misses). kStreamingLineZeroBytes is the figure where the L2 is unknown (the JIT-linked bitcode,
+// a CPU that does not report it).
 inline constexpr u64 kStreamingLineZeroBytes = u64{2} << 20;
+// The whole-line threshold for an L2 of l2_bytes (0: unknown).
+ACCELMEM_RT_INLINE u64 gc_line_streaming_bytes(u64 l2_bytes) {
+  return l2_bytes >= (u64{64} << 10) ? l2_bytes / 2 : kStreamingLineZeroBytes;
+}
 
 // What one collection does; a pure function of the NodeManager state before phase 1, the scratch
 // capacity, the worker count and the requested order, so every worker of phase 0 computes the
@@ -131,10 +137,12 @@ ACCELMEM_RT_INLINE u64 gc_marked_word(u64* bitmap, const GcPlan& plan, i64 w, bo
   return word;
 }
 
-// Bytes from which a collection of cells of `element_size` zeroes with non-temporal stores.
-ACCELMEM_RT_INLINE u64 gc_streaming_threshold(const GcScratch* scratch, u64 element_size) {
+// Bytes from which a collection of cells of `element_size` zeroes with non-temporal stores, on a
+// CPU with an L2 of l2_bytes (0: unknown).
+ACCELMEM_RT_INLINE u64 gc_streaming_threshold(const GcScratch* scratch, u64 element_size,
+                                              u64 l2_bytes) {
   if (scratch->streaming_zero_bytes != 0) return scratch->streaming_zero_bytes;
-  return element_size >= 64 ? kStreamingLineZeroBytes : kStreamingZeroBytes;
+  return element_size >= 64 ? gc_line_streaming_bytes(l2_bytes) : kStreamingZeroBytes;
 }
 
 // Set bits of x. GCC without -mpopcnt (the default x86-64 target) lowers __builtin_popcountll to

@@ -1,6 +1,12 @@
 // Freestanding implementation of GC phase 2 (see phase2_refill_and_zero.h).
 #include "gc/device/phase2_refill_and_zero.h"
 
+#if defined(ARCH_x64) && !defined(ACCELMEM_RT_BITCODE) && defined(__x86_64__)
+#define ACCELMEM_GC_CPUID 1
+#else
+#define ACCELMEM_GC_CPUID 0
+#endif
+
 namespace accelmem {
 namespace gc {
 namespace {
@@ -447,14 +453,52 @@ void gc_zero_cooperative(Ptr p, u64 n, i32 lane, i32 lanes) {
   }
 }
 
+#if ACCELMEM_GC_CPUID
+namespace {
+// CPUID's L2 size once per process: in a VM every CPUID traps to the hypervisor (microseconds).
+// Racing first calls store the same value.
+u64 cpu_l2_bytes_cache = 0;  // 0: not read yet; ~0: unknown
+// CPUID leaf `leaf` (subleaf 0): ECX. Inline assembly: freestanding code has no <cpuid.h>.
+u32 cpuid_ecx(u32 leaf, u32* max_leaf) {
+  u32 eax = leaf, ebx = 0, ecx = 0, edx = 0;
+  asm volatile("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
+  *max_leaf = eax;
+  return ecx;
+}
+}  // namespace
+#endif
+
+u64 gc_cpu_l2_bytes() {
+#if ACCELMEM_GC_CPUID
+  u64 l2 = __atomic_load_n(&cpu_l2_bytes_cache, __ATOMIC_RELAXED);
+  if (l2 == 0) {
+    // Extended leaf 0x80000006, ECX[31:16]: L2 size in KiB (AMD and Intel alike), where the
+    // highest extended leaf (leaf 0x80000000's EAX) reaches it.
+    u32 max_leaf = 0;
+    cpuid_ecx(0x80000000u, &max_leaf);
+    u32 ecx = 0;
+    if (max_leaf >= 0x80000006u) ecx = cpuid_ecx(0x80000006u, &max_leaf);
+    l2 = (ecx >> 16) != 0 ? u64{ecx >> 16} << 10 : ~u64{0};
+    __atomic_store_n(&cpu_l2_bytes_cache, l2, __ATOMIC_RELAXED);
+  }
+  return l2 == ~u64{0} ? 0 : l2;
+#else
+  return 0;
+#endif
+}
+
+bool gc_phase2_streams(const NodeManager* nm, const GcScratch* scratch) {
+  if (ACCELMEM_GC_STREAMING == 0) return false;
+  const u64 zero_bytes = nm->element_size * static_cast<u64>(scratch->plan.num_refill);
+  return zero_bytes >= gc_streaming_threshold(scratch, nm->element_size, gc_cpu_l2_bytes());
+}
+
 void gc_phase2_refill_and_zero(NodeManager* nm, GcScratch* scratch, i32 worker, i32 num_workers,
                                i32 lane, i32 lanes) {
   const GcPlan plan = scratch->plan;
   if (lanes < 1) lanes = 1;
   if (num_workers < 1) num_workers = 1;
-  const u64 zero_bytes = nm->element_size * static_cast<u64>(plan.num_refill);
-  const bool streaming =
-      ACCELMEM_GC_STREAMING != 0 && zero_bytes >= gc_streaming_threshold(scratch, nm->element_size);
+  const bool streaming = gc_phase2_streams(nm, scratch);
   const Zeroer zeroer{
       &nm->data_list,
       nm->element_size,

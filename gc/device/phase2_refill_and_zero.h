@@ -17,11 +17,12 @@
 // lines are zeroed one by one straight from the bitmap bits, in the same pass that writes their
 // indices (no runs: they buy nothing there). Otherwise runs of at most 128 bytes take a few inline
 // 16-byte stores, longer ones one memset. Non-temporal stores (x86-64) replace them once the
-// collection zeroes at least gc_streaming_threshold() bytes: 512 KiB for cells of 64 B or more
-// (whole-line writes skip the read-for-ownership of every line not in L1/L2, so they
-// write faster than ordinary stores beyond L2), 16 MiB for smaller cells (more than the caches
-// hold); scratch->streaming_zero_bytes overrides both. Whole cache lines are streamed, partial ones
-// stored; an sfence ends the phase. The zeroed cells then are not in the caches.
+// collection zeroes at least gc_streaming_threshold() bytes: half the CPU's L2 for cells of 64 B
+// or more (whole-line writes skip the read-for-ownership of every line not in L1/L2, so they
+// write faster than ordinary stores once the cells are unlikely to be in L2), 16 MiB for smaller
+// cells (more than the caches hold); scratch->streaming_zero_bytes overrides both. Whole cache
+// lines are streamed, partial ones stored; an sfence ends the phase. The zeroed cells then are not
+// in the caches.
 //
 // Several lanes (lanes > 1) are a GPU block: on the CPU, arch.h's block_barrier is a no-op, so
 // native callers pass lane 0 of 1.
@@ -42,6 +43,12 @@ namespace gc {
 // union over lanes 0..lanes-1 is exactly [p, p + n); no byte outside is written. With lanes == 1
 // it is one memset.
 void gc_zero_cooperative(Ptr p, u64 n, i32 lane, i32 lanes);
+
+// The L2 cache size of the CPU this runs on, from CPUID (x86-64 native builds; read once), or 0
+// where it is unknown (other targets, the JIT-linked bitcode).
+u64 gc_cpu_l2_bytes();
+// Whether phase 2 zeroes nm's next collection (as planned in scratch) with non-temporal stores.
+bool gc_phase2_streams(const NodeManager* nm, const GcScratch* scratch);
 
 // Phase 2 for worker `worker` in [0, num_workers), lane `lane` in [0, lanes).
 void gc_phase2_refill_and_zero(NodeManager* nm, GcScratch* scratch, i32 worker, i32 num_workers,

@@ -163,6 +163,39 @@ TEST(Phase2Test, StreamingZeroesExactlyTheCells) {
   }
 }
 
+// The whole-line threshold is half the L2 (2 MiB where the L2 is unknown), and phase 2 follows it
+// for the CPU it runs on: a collection of 64-byte cells zeroing exactly the threshold streams, one
+// cell less does not; an explicit streaming_zero_bytes overrides it; 32-byte cells, below 16 MiB,
+// never stream by default.
+TEST(Phase2Test, StreamingThresholdIsHalfTheL2) {
+  EXPECT_EQ(gc_line_streaming_bytes(0), kStreamingLineZeroBytes);
+  EXPECT_EQ(gc_line_streaming_bytes(uint64_t{1} << 20), uint64_t{512} << 10);
+  EXPECT_EQ(gc_line_streaming_bytes(uint64_t{2} << 20), uint64_t{1} << 20);
+  EXPECT_EQ(gc_cpu_l2_bytes(), gc_cpu_l2_bytes());  // read once, the same afterwards
+  const uint64_t threshold = gc_line_streaming_bytes(gc_cpu_l2_bytes());
+  // Plans a collection of `cells` recycled cells of `node_size` (phases 0 and 1) and asks.
+  auto streams = [](uint64_t node_size, int64_t cells, uint64_t explicit_bytes) {
+    TestHeap heap(node_size, 4096);
+    heap.scratch.streaming_zero_bytes = explicit_bytes;
+    for (int64_t i = 0; i < cells; ++i) heap.nm.recycle_index(heap.nm.allocate_index());
+    EXPECT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, 1));
+    gc_phase0_compact_free_list(&heap.nm, &heap.scratch, 0, 1);
+    gc_phase1_swap_lists(&heap.nm, &heap.scratch, 1);
+    EXPECT_EQ(heap.scratch.plan.num_refill, cells);
+    const bool result = gc_phase2_streams(&heap.nm, &heap.scratch);
+    gc_phase2_refill_and_zero(&heap.nm, &heap.scratch, 0, 1);
+    return result;
+  };
+  const int64_t cells = static_cast<int64_t>(threshold / 64);
+#if defined(__x86_64__)
+  EXPECT_GT(gc_cpu_l2_bytes(), 0u) << "CPUID leaf 0x80000006 reports no L2";
+  EXPECT_TRUE(streams(64, cells, 0)) << cells;
+  EXPECT_TRUE(streams(64, 1, 1));
+#endif
+  EXPECT_FALSE(streams(64, cells - 1, 0)) << cells;
+  EXPECT_FALSE(streams(32, 2 * cells, 0)) << cells;
+}
+
 // Runs that cross data-chunk boundaries are split there (chunks are not adjacent in memory).
 TEST(Phase2Test, RunsAcrossChunks) {
   for (int32_t order : {kGcOrderSorted, kGcOrderRecycle}) {
