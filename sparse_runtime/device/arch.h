@@ -253,8 +253,10 @@ ACCELMEM_RT_INLINE i32 grid_dim() { return __nvvm_read_ptx_sreg_nctaid_x(); }
 ACCELMEM_RT_INLINE i32 lane_id() { return __nvvm_read_ptx_sreg_laneid(); }
 ACCELMEM_RT_INLINE void block_barrier() { __nvvm_bar_sync(0); }
 ACCELMEM_RT_INLINE void spin_pause() {}
-// A hint that the line at p is about to be written. CUDA hides latency with other warps: no-op.
+// Hints that the line at p is about to be written / read. CUDA hides latency with other warps:
+// no-ops.
 ACCELMEM_RT_INLINE void prefetch_for_write(const void*) {}
+ACCELMEM_RT_INLINE void prefetch_for_read(const void*) {}
 ACCELMEM_RT_INLINE u32 active_mask() {
   u32 mask;
   asm volatile("activemask.b32 %0;" : "=r"(mask));
@@ -291,6 +293,7 @@ ACCELMEM_RT_INLINE void spin_pause() {
 // read prefetch), so that the misses of several upcoming stores overlap instead of each store
 // waiting for its line.
 ACCELMEM_RT_INLINE void prefetch_for_write(const void* p) { __builtin_prefetch(p, 1, 3); }
+ACCELMEM_RT_INLINE void prefetch_for_read(const void* p) { __builtin_prefetch(p, 0, 3); }
 ACCELMEM_RT_INLINE u32 active_mask() { return 0; }
 ACCELMEM_RT_INLINE void warp_barrier(u32) {}
 ACCELMEM_RT_INLINE bool is_representative(u32, const void*) { return true; }

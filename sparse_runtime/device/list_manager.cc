@@ -284,11 +284,51 @@ i32 ListManager::ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const {
   return unknown;
 }
 
+#if defined(ARCH_x64) && defined(__SSE2__)
+namespace {
+typedef long long v2i64 __attribute__((vector_size(16)));
+typedef int v4i32 __attribute__((vector_size(16)));
+// out[k] = base + size * indices[k] for k < n rounded down to 4, two 32 x 32 -> 64-bit multiplies
+// (pmuludq) per four indices; returns the count done. Exact for size < 2^32 (indices are >= 0).
+// Why: GCC at -O2 leaves the loop scalar, one 64-bit multiply and one store per element, and a
+// NodeCache refill spent about as long here as a cell's whole allocate() (node_manager_bench).
+ACCELMEM_RT_INLINE i32 element_ptrs_x4(const i32* indices, i32 n, u64 base, u64 size, Ptr* out) {
+  const v4i32 vsize =
+      reinterpret_cast<v4i32>(v2i64{static_cast<long long>(size), static_cast<long long>(size)});
+  const v2i64 vbase = {static_cast<long long>(base), static_cast<long long>(base)};
+  i32 k = 0;
+  for (; k + 4 <= n; k += 4) {
+    v4i32 four;
+    __builtin_memcpy(&four, indices + k, 16);
+    const v2i64 even = reinterpret_cast<v2i64>(__builtin_ia32_pmuludq128(four, vsize));  // 0, 2
+    const v2i64 odd = reinterpret_cast<v2i64>(                                           // 1, 3
+        __builtin_ia32_pmuludq128(reinterpret_cast<v4i32>(reinterpret_cast<v2i64>(four) >> 32),
+                                  vsize));
+#if defined(__clang__)
+    const v2i64 lo = __builtin_shufflevector(even, odd, 0, 2) + vbase;
+    const v2i64 hi = __builtin_shufflevector(even, odd, 1, 3) + vbase;
+#else
+    const v2i64 lo = __builtin_shuffle(even, odd, v2i64{0, 2}) + vbase;
+    const v2i64 hi = __builtin_shuffle(even, odd, v2i64{1, 3}) + vbase;
+#endif
+    __builtin_memcpy(out + k, &lo, 16);
+    __builtin_memcpy(out + k + 2, &hi, 16);
+  }
+  return k;
+}
+}  // namespace
+#endif
+
 void ListManager::element_ptrs(const i32* indices, i32 n, Ptr* out) const {
   if (contiguous_base != nullptr) {
     const Ptr base = contiguous_base;
     const u64 size = element_size;
-    for (i32 k = 0; k < n; ++k) out[k] = base + size * static_cast<u64>(indices[k]);
+    i32 k = 0;
+#if defined(ARCH_x64) && defined(__SSE2__)
+    if (size <= 0xffffffffu)
+      k = element_ptrs_x4(indices, n, reinterpret_cast<u64>(base), size, out);
+#endif
+    for (; k < n; ++k) out[k] = base + size * static_cast<u64>(indices[k]);
     return;
   }
   Ptr* const table = chunks;

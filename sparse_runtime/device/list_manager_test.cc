@@ -292,6 +292,40 @@ TEST_F(ListManagerTest, BatchFormsMatchSingleElementCalls) {
   }
 }
 
+// element_ptrs (four elements per step where vectorized, then one at a time) against
+// get_element_ptr for every batch length 0..13 at every start in the index array, with random
+// indices, cells of 8 B to 64 KiB, both layouts; nothing past out[n - 1] is written.
+TEST_F(ListManagerTest, ElementPtrsEveryLengthAndStart) {
+  for (const bool contiguous : {true, false}) {
+    for (uint64_t element_size : {8u, 24u, 64u, 4104u, 65536u}) {
+      SCOPED_TRACE(std::to_string(element_size) + (contiguous ? " contiguous" : " chunked"));
+      ListManager list{};
+      ASSERT_TRUE(list.init(&memory_, element_size, 16, 64, /*enable_ptr2index=*/true,
+                            /*allow_contiguous=*/contiguous));
+      ASSERT_EQ(list.is_contiguous(), contiguous);
+      constexpr int kElements = 200;
+      ASSERT_EQ(list.reserve_new_elements(kElements), 0);
+      std::mt19937 rng(static_cast<uint32_t>(element_size));
+      std::vector<int32_t> indices(64);
+      for (int32_t& i : indices) i = static_cast<int32_t>(rng() % kElements);
+      indices[5] = kElements - 1;
+      indices[6] = 0;
+      Ptr* const sentinel = reinterpret_cast<Ptr*>(&rng);
+      for (int n = 0; n <= 13; ++n) {
+        for (int start = 0; start + n + 1 <= static_cast<int>(indices.size()); start += 3) {
+          std::vector<Ptr> out(n + 1, reinterpret_cast<Ptr>(sentinel));
+          list.element_ptrs(indices.data() + start, n, out.data());
+          for (int k = 0; k < n; ++k) {
+            ASSERT_EQ(out[k], list.get_element_ptr(indices[start + k])) << n << " " << start;
+          }
+          ASSERT_EQ(out[n], reinterpret_cast<Ptr>(sentinel)) << n << " " << start;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+}
+
 // Granule layout: batches that look like runs in one chunk (first, middle and last pointer share
 // it) take the run path: in address order and reversed they agree with ptr2index; a pointer of
 // another chunk, an interior pointer or a foreign run inside such a batch still gives the right

@@ -60,7 +60,20 @@ bool NodeManager::allocate_indices(i32* out, i32 n) {
   i32 old = atomic_add(&free_list_used, n);
   const i32 free_size = free_list.size();
   i32 k = min_of(n, max_of(free_size - old, 0));
-  if (k > 0) free_list.read_range(old, k, out);
+  if (k > 0) {
+    free_list.read_range(old, k, out);
+    // A batch caller (a NodeCache refill) most likely takes the next n entries next: fetched now,
+    // they arrive while this batch is handed out instead of stalling the next refill (the list
+    // is read front to back once after each GC, mostly from L3 or memory).
+    if (n >= kPrefetchNextBatch) {
+      const i64 next_end =
+          min_of(static_cast<i64>(old) + 2 * static_cast<i64>(n), static_cast<i64>(free_size));
+      constexpr i32 kPerLine = 64 / static_cast<i32>(sizeof(list_data_type));
+      for (i64 i = static_cast<i64>(old) + n; i < next_end; i += kPerLine) {
+        prefetch_for_read(free_list.get_element_ptr(static_cast<i32>(i)));
+      }
+    }
+  }
   if (k == n) return true;
   i32 first = data_list.reserve_new_elements(n - k);
   if (first < 0) {
