@@ -117,6 +117,48 @@ TEST_F(SNodePointerTest, InlineFormsMatchEntryPoints) {
   EXPECT_EQ(Pointer_lookup_element_inline(sm, node, 3), ambient);
 }
 
+// A PointerStaticMeta (the cells' stride a constant) gives the addresses the entry points give:
+// lookups of active and inactive cells, activate-and-hand-back, through itself and through both
+// views; matches() holds for the stride the manager uses (32 for 32-byte cells) and not for
+// another, and holds for any stride when the cells are chunked (the constant is then unused).
+TEST_F(SNodePointerTest, CompileTimeStrideGivesTheEntryPointsAddresses) {
+  Ptr node = ctx_.root();
+  using Static = PointerStaticMeta<8, 32, 32>;
+  const Static sm{m_};
+  ASSERT_EQ(Pointer_cells_stride(m_), 32u);
+  ASSERT_TRUE(sm.matches());
+  EXPECT_FALSE((PointerStaticMeta<8, 32, 40>{m_}.matches()));
+  EXPECT_FALSE((PointerStaticMeta<8, 16, 32>{m_}.matches()));
+  PointerView<Static, true> cv;
+  ASSERT_TRUE(Pointer_contiguous_view(sm, &cv));
+  const PointerView<Static> v = Pointer_view(sm);
+  for (i32 i : {1, 4, 6}) Pointer_activate(m_, node, i);  // cells 0, 1, 2 of the manager
+  for (i32 i = 0; i < 8; ++i) {
+    const Ptr expected = Pointer_lookup_element(m_, node, i);
+    EXPECT_EQ(Pointer_lookup_element_inline(sm, node, i), expected) << i;
+    EXPECT_EQ(Pointer_lookup_element_inline(v, node, i), expected) << i;
+    EXPECT_EQ(Pointer_lookup_element_inline(cv, node, i), expected) << i;
+  }
+  for (i32 i = 0; i < 8; ++i) {
+    Ptr a = nullptr, b = nullptr, c = nullptr;
+    ASSERT_TRUE(Pointer_activate_cell_inline(sm, node, i, &a));
+    ASSERT_TRUE(Pointer_activate_cell_inline(v, node, i, &b));
+    ASSERT_TRUE(Pointer_activate_cell_inline(cv, node, i, &c));
+    const Ptr expected = Pointer_lookup_element(m_, node, i);
+    EXPECT_EQ(a, expected) << i;
+    EXPECT_EQ(b, expected) << i;
+    EXPECT_EQ(c, expected) << i;
+    EXPECT_EQ(expected, nm_->get_cell(Pointer_cell_index(*Pointer_slot(m_, node, i)))) << i;
+  }
+  EXPECT_EQ(nm_->data_list.size(), 8);
+  // Chunked cells: the constant is never used, so any stride matches.
+  PointerMeta chunked = meta_;
+  chunked.cell_origin = 0;
+  chunked.cell_stride = 0;
+  EXPECT_TRUE((PointerStaticMeta<8, 32, 40>{reinterpret_cast<Ptr>(&chunked)}.matches()));
+  EXPECT_EQ(ctx_.error(), 0);
+}
+
 // Racing inline activations of one cell (through a compile-time meta) allocate exactly one cell.
 TEST_F(SNodePointerTest, ConcurrentInlineActivationAllocatesOnce) {
   Ptr node = ctx_.root();
