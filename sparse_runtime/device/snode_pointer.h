@@ -105,7 +105,8 @@ ACCELMEM_RT_INLINE const PointerMeta* as_pointer_meta(Ptr meta) {
 // loads the stride from the meta again (no load moves above the slot's acquire load) and
 // multiplies by it; as a constant the address is one shift-and-add and a random lookup loop issues
 // one load fewer per cell (snode_bench, BM_Pointer_Lookup). Used only where the cells are
-// contiguous (cell_origin != 0); check matches() when the constants are bound at run time.
+// contiguous (cell_origin != 0), and not by its views (Pointer_view), which hold the stride in a
+// register; check matches() when the constants are bound at run time.
 template <i64 kMaxNumElements, u64 kElementSize, u64 kCellStride>
 struct PointerStaticMeta : StaticMeta<kMaxNumElements, kElementSize> {
   static_assert(kCellStride >= kElementSize && kCellStride >= 8 && kCellStride % 8 == 0,
@@ -191,7 +192,9 @@ ACCELMEM_RT_INLINE bool Pointer_contiguous_view(const M& m, PointerView<M, true>
 }
 template <typename M, bool kContiguous>
 ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const PointerView<M, kContiguous>& m, PointerSlot v) {
-  const u64 stride = Pointer_stride_of<M>(m.cell_stride);
+  // The view's own stride, also for a PointerStaticMeta: it is in a register already, and the
+  // constant measured slower in random-order lookup loops through the view (snode_bench).
+  const u64 stride = m.cell_stride;
   if (kContiguous) return reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * stride);
   return Pointer_cell_address_at(m.cell_origin, stride, m.meta, v);
 }
@@ -250,8 +253,7 @@ ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const PointerView<M, kConti
                                                      i32 i) {
   const PointerSlot v = atomic_load_acquire(Pointer_slot_of(m, node, i));
   if (kContiguous || __builtin_expect(m.cell_origin != 0, 1)) {
-    return reinterpret_cast<Ptr>(m.cell_origin +
-                                 static_cast<uptr>(v) * Pointer_stride_of<M>(m.cell_stride));
+    return reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * m.cell_stride);
   }
   return Pointer_is_cell(v) ? Pointer_cell_address_chunked(m.meta, v) : m.ambient;
 }
