@@ -71,9 +71,11 @@ inline constexpr u64 kStreamingZeroBytes = u64{16} << 20;
 // misses). kStreamingLineZeroBytes is the figure where the L2 is unknown (the JIT-linked bitcode,
 // a CPU that does not report it).
 inline constexpr u64 kStreamingLineZeroBytes = u64{2} << 20;
-// The whole-line threshold for an L2 of l2_bytes (0: unknown).
+// The whole-line threshold for an L2 of l2_bytes: half of it, at most the small-cell threshold;
+// kStreamingLineZeroBytes where l2_bytes is 0 (unknown) or implausibly small (< 64 KiB).
 ACCELMEM_RT_INLINE u64 gc_line_streaming_bytes(u64 l2_bytes) {
-  return l2_bytes >= (u64{64} << 10) ? l2_bytes / 2 : kStreamingLineZeroBytes;
+  if (l2_bytes < (u64{64} << 10)) return kStreamingLineZeroBytes;
+  return sparse_runtime::min_of(l2_bytes / 2, kStreamingZeroBytes);
 }
 
 // What one collection does; a pure function of the NodeManager state before phase 1, the scratch

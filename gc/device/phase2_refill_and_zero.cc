@@ -456,7 +456,8 @@ void gc_zero_cooperative(Ptr p, u64 n, i32 lane, i32 lanes) {
 #if ACCELMEM_GC_CPUID
 namespace {
 // CPUID's L2 size once per process: in a VM every CPUID traps to the hypervisor (microseconds).
-// Racing first calls store the same value.
+// Racing first calls each store what their core reports; where cores differ (hybrid CPUs) one
+// of those sizes stays, which only moves a performance threshold.
 u64 cpu_l2_bytes_cache = 0;  // 0: not read yet; ~0: unknown
 // CPUID leaf `leaf` (subleaf 0): ECX. Inline assembly: freestanding code has no <cpuid.h>.
 u32 cpuid_ecx(u32 leaf, u32* max_leaf) {

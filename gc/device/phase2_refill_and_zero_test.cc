@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gc/device/gc_scratch.h"
@@ -163,15 +165,39 @@ TEST(Phase2Test, StreamingZeroesExactlyTheCells) {
   }
 }
 
-// The whole-line threshold is half the L2 (2 MiB where the L2 is unknown), and phase 2 follows it
-// for the CPU it runs on: a collection of 64-byte cells zeroing exactly the threshold streams, one
-// cell less does not; an explicit streaming_zero_bytes overrides it; 32-byte cells, below 16 MiB,
-// never stream by default.
+// The L2 size as Linux reports it for CPU 0 (sysfs cache index 2, a unified level-2 cache), or 0.
+uint64_t SysfsL2Bytes() {
+  const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index2/";
+  auto read = [&](const char* name) {
+    std::ifstream in(dir + name);
+    std::string value;
+    in >> value;
+    return value;
+  };
+  if (read("level") != "2" || read("type") != "Unified") return 0;
+  const std::string size = read("size");  // e.g. "1024K"
+  if (size.empty() || size.back() != 'K') return 0;
+  return std::stoull(size.substr(0, size.size() - 1)) << 10;
+}
+
+// The whole-line threshold is half the L2 (2 MiB where the L2 is unknown or implausibly small, at
+// most the small-cell threshold); the L2 phase 2 reads from CPUID is the one Linux reports, where
+// it does; and phase 2 follows the threshold for the CPU it runs on: a collection of 64-byte cells
+// zeroing exactly the threshold streams, one cell less does not; an explicit streaming_zero_bytes
+// overrides it; 32-byte cells, below 16 MiB, never stream by default.
 TEST(Phase2Test, StreamingThresholdIsHalfTheL2) {
   EXPECT_EQ(gc_line_streaming_bytes(0), kStreamingLineZeroBytes);
+  EXPECT_EQ(gc_line_streaming_bytes(uint64_t{32} << 10), kStreamingLineZeroBytes);
   EXPECT_EQ(gc_line_streaming_bytes(uint64_t{1} << 20), uint64_t{512} << 10);
   EXPECT_EQ(gc_line_streaming_bytes(uint64_t{2} << 20), uint64_t{1} << 20);
+  EXPECT_EQ(gc_line_streaming_bytes(uint64_t{0xffff} << 10), kStreamingZeroBytes);
   EXPECT_EQ(gc_cpu_l2_bytes(), gc_cpu_l2_bytes());  // read once, the same afterwards
+#if defined(__x86_64__)
+  const uint64_t sysfs = SysfsL2Bytes();
+  if (sysfs != 0) {
+    EXPECT_EQ(gc_cpu_l2_bytes(), sysfs);
+  }
+#endif
   const uint64_t threshold = gc_line_streaming_bytes(gc_cpu_l2_bytes());
   // Plans a collection of `cells` recycled cells of `node_size` (phases 0 and 1) and asks.
   auto streams = [](uint64_t node_size, int64_t cells, uint64_t explicit_bytes) {
@@ -188,7 +214,6 @@ TEST(Phase2Test, StreamingThresholdIsHalfTheL2) {
   };
   const int64_t cells = static_cast<int64_t>(threshold / 64);
 #if defined(__x86_64__)
-  EXPECT_GT(gc_cpu_l2_bytes(), 0u) << "CPUID leaf 0x80000006 reports no L2";
   EXPECT_TRUE(streams(64, cells, 0)) << cells;
   EXPECT_TRUE(streams(64, 1, 1));
 #endif

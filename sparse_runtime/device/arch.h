@@ -358,13 +358,15 @@ ACCELMEM_RT_INLINE i32 log2_floor_u64(u64 x) { return 63 - __builtin_clzll(x); }
 ACCELMEM_RT_INLINE u64 next_power_of_two_u64(u64 x) {
   return x <= 1 ? 1 : (u64{1} << (64 - __builtin_clzll(x - 1)));
 }
-ACCELMEM_RT_INLINE u64 round_up_u64(u64 x, u64 align) { return (x + align - 1) / align * align; }
+ACCELMEM_RT_INLINE constexpr u64 round_up_u64(u64 x, u64 align) {
+  return (x + align - 1) / align * align;
+}
 template <typename T>
-ACCELMEM_RT_INLINE T min_of(T a, T b) {
+ACCELMEM_RT_INLINE constexpr T min_of(T a, T b) {
   return a < b ? a : b;
 }
 template <typename T>
-ACCELMEM_RT_INLINE T max_of(T a, T b) {
+ACCELMEM_RT_INLINE constexpr T max_of(T a, T b) {
   return a < b ? b : a;
 }
 

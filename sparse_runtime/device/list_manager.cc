@@ -286,30 +286,30 @@ i32 ListManager::ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const {
 
 #if defined(ARCH_x64) && defined(__SSE2__)
 namespace {
-typedef long long v2i64 __attribute__((vector_size(16)));
+typedef unsigned long long v2u64 __attribute__((vector_size(16)));
 typedef int v4i32 __attribute__((vector_size(16)));
 // out[k] = base + size * indices[k] for k < n rounded down to 4, two 32 x 32 -> 64-bit multiplies
-// (pmuludq) per four indices; returns the count done. Exact for size < 2^32 (indices are >= 0).
+// (pmuludq) per four indices; returns the count done. Exact for size < 2^32 and indices >= 0
+// (a negative index would be taken as 2^32 + index).
 // Why: GCC at -O2 leaves the loop scalar, one 64-bit multiply and one store per element, and a
 // NodeCache refill spent about as long here as a cell's whole allocate() (node_manager_bench).
 ACCELMEM_RT_INLINE i32 element_ptrs_x4(const i32* indices, i32 n, u64 base, u64 size, Ptr* out) {
-  const v4i32 vsize =
-      reinterpret_cast<v4i32>(v2i64{static_cast<long long>(size), static_cast<long long>(size)});
-  const v2i64 vbase = {static_cast<long long>(base), static_cast<long long>(base)};
+  const v4i32 vsize = reinterpret_cast<v4i32>(v2u64{size, size});
+  const v2u64 vbase = {base, base};
   i32 k = 0;
   for (; k + 4 <= n; k += 4) {
     v4i32 four;
     __builtin_memcpy(&four, indices + k, 16);
-    const v2i64 even = reinterpret_cast<v2i64>(__builtin_ia32_pmuludq128(four, vsize));  // 0, 2
-    const v2i64 odd = reinterpret_cast<v2i64>(                                           // 1, 3
-        __builtin_ia32_pmuludq128(reinterpret_cast<v4i32>(reinterpret_cast<v2i64>(four) >> 32),
+    const v2u64 even = reinterpret_cast<v2u64>(__builtin_ia32_pmuludq128(four, vsize));  // 0, 2
+    const v2u64 odd = reinterpret_cast<v2u64>(                                           // 1, 3
+        __builtin_ia32_pmuludq128(reinterpret_cast<v4i32>(reinterpret_cast<v2u64>(four) >> 32),
                                   vsize));
 #if defined(__clang__)
-    const v2i64 lo = __builtin_shufflevector(even, odd, 0, 2) + vbase;
-    const v2i64 hi = __builtin_shufflevector(even, odd, 1, 3) + vbase;
+    const v2u64 lo = __builtin_shufflevector(even, odd, 0, 2) + vbase;
+    const v2u64 hi = __builtin_shufflevector(even, odd, 1, 3) + vbase;
 #else
-    const v2i64 lo = __builtin_shuffle(even, odd, v2i64{0, 2}) + vbase;
-    const v2i64 hi = __builtin_shuffle(even, odd, v2i64{1, 3}) + vbase;
+    const v2u64 lo = __builtin_shuffle(even, odd, v2u64{0, 2}) + vbase;
+    const v2u64 hi = __builtin_shuffle(even, odd, v2u64{1, 3}) + vbase;
 #endif
     __builtin_memcpy(out + k, &lo, 16);
     __builtin_memcpy(out + k + 2, &hi, 16);

@@ -282,7 +282,7 @@ struct alignas(64) ListManager {
   // table lookup per pointer; otherwise the loop looks only at each granule's home slot of the
   // table, without branches on the data (cells freed in random order would mispredict them), and
   // a second pass probes further for the rare pointer whose chunk collided. element_ptrs writes
-  // get_element_ptr(indices[k]) to out[k] (the elements' chunks must exist).
+  // get_element_ptr(indices[k]) to out[k] (indices >= 0, the elements' chunks must exist).
   i32 ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const;
   void element_ptrs(const i32* indices, i32 n, Ptr* out) const;
 

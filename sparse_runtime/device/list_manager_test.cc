@@ -326,6 +326,26 @@ TEST_F(ListManagerTest, ElementPtrsEveryLengthAndStart) {
   EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
 }
 
+// element_ptrs where index * size passes 2^32 (cells of 1 MiB, 4.3 GB of committed address space,
+// never touched): the 32 x 32 -> 64-bit products keep their high bits.
+TEST_F(ListManagerTest, ElementPtrsPastFourGigabytes) {
+  ListManager list{};
+  ASSERT_TRUE(list.init(&memory_, uint64_t{1} << 20, 16, 512, /*enable_ptr2index=*/true,
+                        /*allow_contiguous=*/true));
+  ASSERT_TRUE(list.is_contiguous());
+  constexpr int32_t kElements = 4112;  // 4112 MiB > 4 GiB
+  ASSERT_EQ(list.reserve_new_elements(kElements), 0);
+  const std::vector<int32_t> indices = {4111, 4096, 1, 4095, 4100, 0, 4097, 2048, 4111};
+  std::vector<Ptr> out(indices.size());
+  list.element_ptrs(indices.data(), static_cast<int32_t>(indices.size()), out.data());
+  for (size_t k = 0; k < indices.size(); ++k) {
+    EXPECT_EQ(out[k], list.get_element_ptr(indices[k])) << indices[k];
+    EXPECT_EQ(static_cast<uint64_t>(out[k] - list.get_element_ptr(0)),
+              static_cast<uint64_t>(indices[k]) << 20);
+  }
+  EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+}
+
 // Granule layout: batches that look like runs in one chunk (first, middle and last pointer share
 // it) take the run path: in address order and reversed they agree with ptr2index; a pointer of
 // another chunk, an interior pointer or a foreign run inside such a batch still gives the right

@@ -65,6 +65,7 @@ bool NodeManager::allocate_indices(i32* out, i32 n) {
     // A batch caller (a NodeCache refill) most likely takes the next n entries next: fetched now,
     // they arrive while this batch is handed out instead of stalling the next refill (the list
     // is read front to back once after each GC, mostly from L3 or memory).
+#if defined(ARCH_x64)  // CUDA: no prefetch, and get_element_ptr's acquire loads would fence
     if (n >= kPrefetchNextBatch) {
       const i64 next_end =
           min_of(static_cast<i64>(old) + 2 * static_cast<i64>(n), static_cast<i64>(free_size));
@@ -73,6 +74,7 @@ bool NodeManager::allocate_indices(i32* out, i32 n) {
         prefetch_for_read(free_list.get_element_ptr(static_cast<i32>(i)));
       }
     }
+#endif
   }
   if (k == n) return true;
   i32 first = data_list.reserve_new_elements(n - k);

@@ -56,7 +56,7 @@ struct alignas(64) NodeManager {
 
   // The stride (element_size) init gives cells of node_size bytes at `alignment`: at least 8
   // bytes, rounded up to the alignment, itself at least 8. Generated kernels rely on it.
-  static ACCELMEM_RT_INLINE u64 cell_stride(u64 node_size, u64 alignment) {
+  static ACCELMEM_RT_INLINE constexpr u64 cell_stride(u64 node_size, u64 alignment) {
     return round_up_u64(max_of<u64>(node_size, 8), max_of<u64>(8, alignment));
   }
 

@@ -123,7 +123,9 @@ TEST_F(SNodePointerTest, InlineFormsMatchEntryPoints) {
 // another, and holds for any stride when the cells are chunked (the constant is then unused).
 TEST_F(SNodePointerTest, CompileTimeStrideGivesTheEntryPointsAddresses) {
   Ptr node = ctx_.root();
-  using Static = PointerStaticMeta<8, 32, 32>;
+  // The stride as a kernel builder writes it: NodeManager's rule, at compile time.
+  static_assert(NodeManager::cell_stride(4, 4) == 8 && NodeManager::cell_stride(20, 8) == 24);
+  using Static = PointerStaticMeta<8, 32, NodeManager::cell_stride(32, 8)>;
   const Static sm{m_};
   ASSERT_EQ(Pointer_cells_stride(m_), 32u);
   ASSERT_TRUE(sm.matches());
@@ -151,6 +153,15 @@ TEST_F(SNodePointerTest, CompileTimeStrideGivesTheEntryPointsAddresses) {
     EXPECT_EQ(expected, nm_->get_cell(Pointer_cell_index(*Pointer_slot(m_, node, i)))) << i;
   }
   EXPECT_EQ(nm_->data_list.size(), 8);
+  // The constant is what a static meta's lookup uses: a mismatched one (which matches() rejects)
+  // places cells at origin + v * 40.
+  const PointerStaticMeta<8, 32, 40> wrong{m_};
+  const uptr origin = Pointer_cells_origin(m_);
+  for (i32 i = 0; i < 8; ++i) {
+    const PointerSlot v = *Pointer_slot(m_, node, i);
+    EXPECT_EQ(Pointer_lookup_element_inline(wrong, node, i),
+              reinterpret_cast<Ptr>(origin + v * 40));
+  }
   // Chunked cells: the constant is never used, so any stride matches.
   PointerMeta chunked = meta_;
   chunked.cell_origin = 0;
