@@ -281,7 +281,9 @@ void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
   if (f.activate(f.ctx->get(), 0, kCells) != kCells) std::abort();
   const sr::Ptr meta = f.rt->meta(*f.ptr);
   const sr::Ptr node = f.rt->context()->root + f.ptr->offset_in_parent_cell();
-  const sr::PointerStaticMeta<kCells, 4, 8> sm{meta};
+  using Static =
+      sr::PointerStaticMeta<kCells, 4, sr::NodeManager::cell_stride(4, alignof(int32_t))>;
+  const Static sm{meta};
   if (!sm.matches()) {
     state.SkipWithError("compile-time meta does not match the tree");
     return;
@@ -322,7 +324,7 @@ void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
               }
             }
           };
-          sr::PointerView<sr::PointerStaticMeta<kCells, 4, 8>, true> contiguous;
+          sr::PointerView<Static, true> contiguous;
           if (sr::Pointer_contiguous_view(sm0, &contiguous)) {
             loop(contiguous);
           } else {

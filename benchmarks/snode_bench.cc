@@ -93,9 +93,9 @@ struct PointerTree : Tree {
   PointerTree() : Tree([](SNode& root) { root.pointer(Axis(0), kCells).place<int32_t>("x"); }) {
     Bind("x");
   }
-  // The meta's shape as compile-time constants (2^20 cells of one int32, an 8-byte stride: what a
-  // kernel builder knows from the cell type); checked in StaticOk.
-  using Static = PointerStaticMeta<kCells, 4, 8>;
+  // The meta's shape as compile-time constants (2^20 cells of one int32, and the allocator's
+  // stride for them, 8 bytes: what a kernel builder knows from the cell type); checked in StaticOk.
+  using Static = PointerStaticMeta<kCells, 4, NodeManager::cell_stride(4, alignof(int32_t))>;
   Static sm() const { return Static{meta}; }
   void ActivateAll() {
     for (int32_t i = 0; i < kCells; ++i) Pointer_activate(meta, node, i);

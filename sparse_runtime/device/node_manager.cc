@@ -66,6 +66,7 @@ bool NodeManager::allocate_indices(i32* out, i32 n) {
     // they arrive while this batch is handed out instead of stalling the next refill (the list
     // is read front to back once after each GC, mostly from L3 or memory).
 #if defined(ARCH_x64)  // CUDA: no prefetch, and get_element_ptr's acquire loads would fence
+    constexpr i32 kPrefetchNextBatch = 64;  // smaller batches: callers one cell at a time
     if (n >= kPrefetchNextBatch) {
       const i64 next_end =
           min_of(static_cast<i64>(old) + 2 * static_cast<i64>(n), static_cast<i64>(free_size));

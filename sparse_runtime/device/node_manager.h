@@ -49,8 +49,6 @@ struct alignas(64) NodeManager {
   // Cells per shared atomic in allocate_cells / recycle_cells (their index buffer on the stack,
   // 2 KiB) and per NodeCache refill / flush (see NodeCache::kBatch).
   static constexpr i32 kCellBlock = 512;
-  // allocate_indices of at least this many prefetches the free-list entries after its own.
-  static constexpr i32 kPrefetchNextBatch = 64;
 
   using list_data_type = i32;
 

@@ -111,7 +111,6 @@ template <i64 kMaxNumElements, u64 kElementSize, u64 kCellStride>
 struct PointerStaticMeta : StaticMeta<kMaxNumElements, kElementSize> {
   static_assert(kCellStride >= kElementSize && kCellStride >= 8 && kCellStride % 8 == 0,
                 "a NodeManager stride (NodeManager::cell_stride)");
-  static constexpr u64 cell_stride() { return kCellStride; }
   // StaticMeta::matches, and the cells are chunked or have this stride.
   ACCELMEM_RT_INLINE bool matches() const {
     const PointerMeta* pm = as_pointer_meta(this->meta);
