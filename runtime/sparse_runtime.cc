@@ -736,18 +736,6 @@ absl::Status SparseRuntime::CheckInvariants() {
         break;
       }
     }
-    // The second zero lead cell of a contiguous data list (what a locked pointer slot's lookup
-    // returns; the first is the ambient element).
-    if (nm->data_list.is_contiguous()) {
-      const Ptr lead = nm->data_list.contiguous_base - nm->element_size;
-      for (uint64_t b = 0; b < nm->element_size; ++b) {
-        if (lead[b] != 0) {
-          problems.push_back(
-              absl::StrCat(s.DebugPath(), ": the zero cell before cell 0 was written"));
-          break;
-        }
-      }
-    }
   }
   if (problems.empty()) return absl::OkStatus();
   if (problems.size() > 20) problems.resize(20);

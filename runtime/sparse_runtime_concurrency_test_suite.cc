@@ -143,11 +143,11 @@ TEST_P(SparseRuntimeTest, ConcurrentErrorsStayWithTheirCall) {
 }
 
 // A write through the host API racing a thread that deactivates and re-activates the same pointer
-// cell over and over (through the runtime functions, so that it cycles fast and its slot is often
-// locked): a write that activates its cell and then finds it deactivated and being activated
-// again must retry, not write into the zero cell that a locked slot's lookup returns, nor into
-// the ambient element. Every write succeeds; the invariants (both zero cells included) hold.
-TEST_P(SparseRuntimeTest, WritesRacingReactivationNeverWriteTheZeroCells) {
+// cell over and over (through the runtime functions, so that it cycles fast and the write's and
+// the cycler's activations race): a write that activates its cell and then finds it deactivated
+// must retry, not write into the ambient element that an inactive slot's lookup returns. Every
+// write succeeds; the invariants (the ambient element still zero included) hold.
+TEST_P(SparseRuntimeTest, WritesRacingReactivationNeverWriteTheAmbientElement) {
   const int64_t rounds = EnvInt("ACCELMEM_STRESS_OPS", 200000) / 2;
   SNodeTree tree;
   tree.root().pointer(i, 2).place<int32_t>("p");

@@ -461,10 +461,10 @@ TEST_P(SparseRuntimeTest, CheckInvariantsDetectsCorruption) {
   EXPECT_THAT(rt->CheckInvariants().message(), HasSubstr("ambient element was written"));
   runtime_ambient_element(rt->context(), ptr.id())[0] = 0;
   const NodeManager* nm = runtime_node_manager(rt->context(), ptr.id());
-  if (nm->data_list.is_contiguous()) {  // the lead cell a locked slot's lookup returns
+  if (nm->data_list.is_contiguous()) {  // the zero cell in front of cell 0 is the ambient element
     Ptr lead = nm->data_list.contiguous_base - nm->element_size;
     lead[3] = 1;
-    EXPECT_THAT(rt->CheckInvariants().message(), HasSubstr("zero cell before cell 0 was written"));
+    EXPECT_THAT(rt->CheckInvariants().message(), HasSubstr("ambient element was written"));
     lead[3] = 0;
   }
   ASSERT_TRUE(rt->CheckInvariants().ok());

@@ -22,10 +22,10 @@
 //       No table, no per-chunk alignment slack. `chunks[c]` is still filled, so chunk-wise code
 //       (read_range, the GC's segment loops) works unchanged. In front of the base the
 //       reservation holds kContiguousLeadElements more elements, committed and zero at init, that
-//       are never handed out and that ptr2index rejects: what index -1 and -2 would address is
-//       readable zero memory, so a lookup that maps a slot value straight to base + (v - 2) *
-//       element_size (the pointer SNode, whose inactive and locked slots hold 0 and 1) needs no
-//       test (the runtime makes the first of them the SNode's ambient element).
+//       are never handed out and that ptr2index rejects: what index -1 would address is
+//       readable zero memory, so a lookup that maps a slot value straight to base + (v - 1) *
+//       element_size (the pointer SNode, whose inactive slots hold 0) needs no test (the runtime
+//       makes that lead element the SNode's ambient element).
 //     - Granule table (the fallback: no reservation callback, the preallocated device mode, or
 //       a reservation that failed): each chunk is aligned to G, the smallest power of two >= its
 //       byte size, so `p >> log2(G)` names exactly one chunk; a small open-addressing table maps
@@ -82,7 +82,7 @@ struct alignas(64) ListManager {
   // Contiguous layout (null: chunked, granule table if enabled): the address of element 0; the
   // reservation holds the lead elements (see the file comment) and then max_num_chunks chunks
   // back to back.
-  static constexpr i32 kContiguousLeadElements = 2;
+  static constexpr i32 kContiguousLeadElements = 1;
   Ptr contiguous_base;
   u64 element_size;
   u64 element_size_odd_inverse;  // inverse of (element_size >> element_size_shift) mod 2^64

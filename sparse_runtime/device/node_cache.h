@@ -80,6 +80,11 @@ struct alignas(64) NodeCache {
     return refill() ? free_index[kBatch - num_free--] : -1;
   }
 
+  // Takes back the cell that the last successful allocate() / allocate_index() of this cache
+  // handed out, unwritten, with no other call on this cache in between: it is cached free again,
+  // next to be handed out. Why: an activation that lost the race to publish its cell
+  // (snode_pointer.h) returns the still zero cell without a recycle, so the GC need not zero it.
+  ACCELMEM_RT_INLINE void give_back_last() { ++num_free; }
   // Buffers the cell at `p` for the recycled list (located at the next flush).
   ACCELMEM_RT_INLINE void recycle(Ptr p) {
     if (num_recycled == kBatch) flush_recycled();

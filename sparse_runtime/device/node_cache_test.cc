@@ -99,6 +99,39 @@ TEST_P(NodeCacheTest, HandsOutDistinctZeroedCellsInOrder) {
   }
 }
 
+// A cell given back (the last one handed out, unwritten) is the next one handed out, without a
+// refill -- also right after the allocation that refilled the cache and at a batch's last cell --
+// and the manager still counts every cell exactly once after a flush.
+TEST_P(NodeCacheTest, GivenBackCellIsHandedOutNext) {
+  std::vector<int> in_use;
+  const int first = cache_.allocate_index();  // refills
+  cache_.give_back_last();
+  EXPECT_EQ(cache_.num_cached_free(), kBatch);
+  EXPECT_EQ(cache_.allocate_index(), first);
+  in_use.push_back(first);
+  for (int k = 1; k < kBatch; ++k) {
+    const int index = cache_.allocate_index();
+    ASSERT_EQ(index, k);
+    if (k % 7 == 0) {
+      cache_.give_back_last();
+      ASSERT_EQ(cache_.allocate_index(), index);
+    }
+    in_use.push_back(index);
+  }
+  ASSERT_EQ(cache_.num_cached_free(), 0);
+  cache_.give_back_last();  // the batch's last cell
+  EXPECT_EQ(cache_.num_cached_free(), 1);
+  EXPECT_EQ(cache_.allocate_index(), kBatch - 1);
+  EXPECT_EQ(nm_.data_list.size(), kBatch);   // no second refill
+  const int next = cache_.allocate_index();  // refills
+  EXPECT_EQ(next, kBatch);
+  cache_.give_back_last();
+  cache_.flush();
+  EXPECT_EQ(nm_.num_in_use(), kBatch);
+  ExpectSlotInvariant(nm_, in_use);
+  EXPECT_TRUE(IsZero(nm_.get_cell(next), nm_.element_size));
+}
+
 // After a GC the cache hands out reusable cells in free-list order: the FIFO reuse order of the
 // plain API (cells recycled first come back first), zeroed again.
 TEST_P(NodeCacheTest, KeepsFifoReuseOrderAfterGc) {

@@ -36,8 +36,8 @@ bool runtime_initialize_snode_allocator(RuntimeContext* rt, i32 snode_id, u64 no
   if (!nm->init(&rt->memory, node_size, alignment, chunk_num_elements, max_num_chunks)) {
     return false;
   }
-  // With a contiguous data list the ambient element is the first of the zero lead elements in
-  // front of the cells (ListManager::kContiguousLeadElements): a pointer slot's value v then maps
+  // With a contiguous data list the ambient element is the zero lead element in front of the
+  // cells (ListManager::kContiguousLeadElements): a pointer slot's value v then maps
   // to origin + v * element_size with no test, inactive (0) onto this ambient element.
   Ptr ambient =
       nm->data_list.is_contiguous()

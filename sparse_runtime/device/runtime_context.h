@@ -38,7 +38,7 @@ bool runtime_context_init(RuntimeContext* rt, i32 num_snodes, u64 root_size);
 
 // Creates the NodeManager of a sparse SNode (node_size bytes per cell, cell alignment) and its
 // ambient element (element_size zero bytes, never written): where the manager's data list is
-// contiguous, the lead element two cells in front of cell 0 (aligned as a cell), otherwise a
+// contiguous, the lead element in front of cell 0 (aligned as a cell), otherwise a
 // 128-aligned allocation. False on error (recorded).
 bool runtime_initialize_snode_allocator(RuntimeContext* rt, i32 snode_id, u64 node_size,
                                         u64 alignment, i32 chunk_num_elements, i32 max_num_chunks);

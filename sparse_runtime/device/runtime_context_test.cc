@@ -44,7 +44,7 @@ TEST_F(RuntimeContextTest, AllocatorAndAmbientPerSparseSNode) {
   Ptr ambient = runtime_ambient_element(&rt_, 2);
   ASSERT_NE(ambient, nullptr);
   if (nm->data_list.is_contiguous()) {
-    EXPECT_EQ(ambient, nm->data_list.contiguous_base - 2 * nm->element_size);
+    EXPECT_EQ(ambient, nm->data_list.contiguous_base - nm->element_size);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(ambient) % 8, 0u);
   } else {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(ambient) % 128, 0u);

@@ -7,8 +7,8 @@ i32 Pointer_get_num_elements(Ptr meta, Ptr) {
   return static_cast<i32>(as_struct_meta(meta)->max_num_elements);
 }
 
-// Slot values 0 and 1 land on the lead elements: there must be (at least) two.
-static_assert(ListManager::kContiguousLeadElements == 2,
+// Slot value 0 lands on the lead element in front of cell 0.
+static_assert(ListManager::kContiguousLeadElements == 1,
               "slot value v addresses origin + v * stride");
 
 void Pointer_bind_cells(PointerMeta* meta, const NodeManager* manager) {
@@ -17,7 +17,7 @@ void Pointer_bind_cells(PointerMeta* meta, const NodeManager* manager) {
       cells.is_contiguous()
           ? cells.contiguous_base - ListManager::kContiguousLeadElements * cells.element_size
           : nullptr;
-  // Bound only where the SNode's ambient element is the first lead element (as
+  // Bound only where the SNode's ambient element is the lead element (as
   // runtime_initialize_snode_allocator makes it), so that an inactive slot's lookup through the
   // origin is the ambient element; otherwise lookups take the chunk table, which selects it.
   const StructMeta& base = meta->base;
@@ -44,24 +44,33 @@ ACCELMEM_RT_INLINE i32 allocate_cell(const StructMeta* m, NodeCache* cache) {
                           : runtime_node_manager(m->context, m->snode_id)->allocate_index();
 }
 
-// Activation of one slot by one thread: lock the slot (CAS 0 -> locked), allocate, publish.
-// Returns once the slot holds a cell or, if the allocation failed, is 0 again.
-ACCELMEM_RT_INLINE void activate_slot(const StructMeta* m, PointerSlot* slot, NodeCache* cache) {
-  PointerSlot v = atomic_load_acquire(slot);
-  for (;;) {
-    if (Pointer_is_cell(v)) return;
-    if (v == 0) {
-      if (atomic_cas(slot, &v, kPointerLocked)) {
-        // -1 when the allocator failed (error recorded): the cell stays inactive.
-        const i32 k = allocate_cell(m, cache);
-        atomic_store_release(slot, k >= 0 ? Pointer_slot_value(k) : PointerSlot{0});
-        return;
-      }
-      continue;  // v now holds what the slot held instead of 0
-    }
-    spin_pause();  // another thread is allocating this cell
-    v = atomic_load_acquire(slot);
+// Gives back cell index k, allocated by this thread and never published: the cache's last
+// allocation is cached free again (it is still zero), the manager's goes to its recycled list
+// (the GC zeroes it again and frees it: losing a race without a cache costs a recycle).
+ACCELMEM_RT_INLINE void give_back_cell(const StructMeta* m, i32 k, NodeCache* cache) {
+  if (cache != nullptr) {
+    cache->give_back_last();
+  } else {
+    runtime_node_manager(m->context, m->snode_id)->recycle_index(k);
   }
+}
+
+// Publishes cell index k in `slot` if it is inactive (CAS 0 -> k + 1), else gives k back.
+ACCELMEM_RT_INLINE bool publish_cell(const StructMeta* m, PointerSlot* slot, i32 k,
+                                     NodeCache* cache) {
+  PointerSlot expected = 0;
+  if (atomic_cas(slot, &expected, Pointer_slot_value(k))) return true;
+  give_back_cell(m, k, cache);
+  return false;
+}
+
+// Activation of one slot by one thread, lock-free (see snode_pointer.h): allocate, then publish.
+// Returns once the slot holds a cell or, if the allocation failed, without changing it.
+ACCELMEM_RT_INLINE void activate_slot(const StructMeta* m, PointerSlot* slot, NodeCache* cache) {
+  if (Pointer_is_cell(atomic_load_acquire(slot))) return;
+  // -1 when the allocator failed (error recorded): the cell stays inactive.
+  const i32 k = allocate_cell(m, cache);
+  if (k >= 0) publish_cell(m, slot, k, cache);
 }
 
 // Deactivation of one slot; returns the cell value this thread zeroed, or 0 if it zeroed none.
@@ -69,7 +78,8 @@ ACCELMEM_RT_INLINE void activate_slot(const StructMeta* m, PointerSlot* slot, No
 ACCELMEM_RT_INLINE PointerSlot take_cell(PointerSlot* slot, PointerSlot v) {
   // Exactly one thread turns a given cell value into 0, and only that thread recycles it. A cell
   // index cannot come back into the slot before a GC (which runs alone: a recycled index is
-  // handed out again only after it), so the CAS has no ABA problem.
+  // handed out again only after it; a cell given back by a losing activation was never in any
+  // slot), so the CAS has no ABA problem.
   while (Pointer_is_cell(v)) {
     if (atomic_cas(slot, &v, PointerSlot{0})) return v;
   }
@@ -104,6 +114,10 @@ ACCELMEM_RT_INLINE bool deactivate_to_manager(Ptr meta, PointerSlot* slot, Point
   if (v == 0) return false;
   recycled.push_back<NodeManager::list_data_type>(Pointer_cell_index(v));
   return true;
+}
+
+bool Pointer_publish_cell(Ptr meta, Ptr node, i32 i, i32 k, NodeCache* cache) {
+  return publish_cell(as_struct_meta(meta), Pointer_slot(meta, node, i), k, cache);
 }
 
 __attribute__((noinline)) bool Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i,
@@ -210,7 +224,7 @@ void Pointer_deactivate_owned(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
 
 bool Pointer_deactivate(Ptr meta, Ptr node, i32 i) {
   PointerSlot* const slot = Pointer_slot(meta, node, i);
-  // The unlocked test first, as Pointer_deactivate_inline: an inactive slot costs no locked
+  // The plain test first, as Pointer_deactivate_inline: an inactive slot costs no locked
   // instruction (and no load of the manager).
   const PointerSlot v = atomic_load_acquire(slot);
   if (!Pointer_is_cell(v)) return false;

@@ -5,30 +5,34 @@
 //
 //   0                  inactive: the cell resolves to the SNode's ambient element (all zeros,
 //                      so reads of inactive cells return 0);
-//   kPointerLocked (1) an activation is allocating the cell; still inactive for readers
-//                      (is_active false, Pointer_cell null; a lookup returns a zero cell: the
-//                      second lead element of contiguous cells, else the ambient element);
-//   k + 2              active: cell k of this SNode's NodeManager (its data-list index).
+//   k + 1              active: cell k of this SNode's NodeManager (its data-list index).
 //
-//   activate(i):   if slot[i] is 0: CAS 0 -> 1; allocate an index k; release-store k + 2 (0 if
-//                  the allocation failed). A concurrent activation that finds the slot locked
-//                  waits until it is not, then sees the cell. On CUDA one lane per distinct slot
-//                  of a warp does this, the others wait at a warp barrier (the
-//                  warp-representative scheme of upstream's warp_locked_task).
+//   activate(i):   if slot[i] is 0: allocate an index k (a zeroed cell); CAS 0 -> k + 1. A
+//                  thread whose CAS fails (another activation published its cell first) gives
+//                  k back unwritten: to its NodeCache's free cells, or to the NodeManager's
+//                  recycled list. On CUDA one lane per distinct slot of a warp does this, the
+//                  others wait at a warp barrier (the warp-representative scheme of upstream's
+//                  warp_locked_task).
 //   deactivate(i): v = slot[i]; if v is a cell: CAS v -> 0; the thread whose CAS succeeds
-//                  recycles index v - 2 into the NodeManager -- O(1), one atomic on the slot, no
-//                  lock, no address -> index step; the cell is zeroed by the next GC. A locked
-//                  slot is inactive: deactivation leaves it alone (it linearizes before the
-//                  activation in progress).
+//                  recycles index v - 1 into the NodeManager -- O(1), one atomic on the slot, no
+//                  lock, no address -> index step; the cell is zeroed by the next GC.
+//
+// Why no lock: upstream locks the slot while it allocates (a lock word beside each pointer), and
+// an earlier accelmem kept that lock as a third slot value. Without it the slot has two states,
+// so is_active is `slot != 0` (one compare fewer per cell than the three-valued test), no
+// activation ever waits for another (a preempted thread cannot stall the others on its slot, and
+// on CUDA no lane spins on a slot another warp holds), and a lookup never meets a half-made
+// activation. The price is paid only when activations of one inactive slot race: the losers
+// each allocate a cell and give it back.
 //
 // Why an index and not the cell's address: a lookup, is_active or already-active activation
 // reads one slot, so the slot's size is what these operations stream; 4 bytes is half upstream's
 // pointer array (and a quarter of its container), so twice the slots per cache line and per
-// byte of bandwidth. Turning k + 2 into an address costs one multiply-add where the NodeManager's
+// byte of bandwidth. Turning k + 1 into an address costs one multiply-add where the NodeManager's
 // data list is one contiguous reservation (the CPU host pool): PointerMeta caches its origin and
 // stride (Pointer_bind_cells). Otherwise (chunked data list, e.g. the preallocated device pool,
-// or a meta never bound) the address comes from the NodeManager's chunk table, out of line. The
-// lock lives in the slot too, so an operation touches one cache line (upstream's touches two).
+// or a meta never bound) the address comes from the NodeManager's chunk table, out of line. An
+// operation touches one cache line (upstream's touches the lock's and the pointer's).
 //
 // Does not activate ancestors (the host walker does). If the allocator fails, the cell stays
 // inactive and the error is recorded in the runtime memory.
@@ -38,10 +42,10 @@
 // generated kernels call by name. The `Pointer_*_inline` templates below are their fast paths
 // over a meta view (struct_meta.h: RuntimeMeta, or StaticMeta with the shape known at compile
 // time), in the header so that C++ callers inline them; the X_* functions are these templates
-// over RuntimeMeta. Only the slow paths stay out of line: Pointer_activate_slow (lock, allocate)
-// and Pointer_deactivate_slow (CAS, recycle), entered when the unlocked test says there is work,
+// over RuntimeMeta. Only the slow paths stay out of line: Pointer_activate_slow (allocate, CAS)
+// and Pointer_deactivate_slow (CAS, recycle), entered when the plain test says there is work,
 // and Pointer_cell_address_chunked. An already-active activation is therefore one load and a
-// branch, not a call into the locked path's frame.
+// branch, not a call into the slow path's frame.
 //
 // Freestanding C++17 (see arch.h).
 #ifndef ACCELMEM_SPARSE_RUNTIME_DEVICE_SNODE_POINTER_H_
@@ -59,14 +63,14 @@ using PointerSlot = u32;
 
 struct PointerMeta {
   StructMeta base;
-  // Slot value v >= 2 -> the cell's address cell_origin + v * cell_stride, when this SNode's
+  // Slot value v >= 1 -> the cell's address cell_origin + v * cell_stride, when this SNode's
   // NodeManager keeps its cells in one contiguous reservation (cell_origin = the data list's base
-  // - 2 * stride, as an integer); 0 otherwise (then the NodeManager's chunk table is used). Set by
+  // - stride, as an integer); 0 otherwise (then the NodeManager's chunk table is used). Set by
   // Pointer_bind_cells; a zero-filled meta is valid and takes the chunk-table path. A meta copied
-  // to another address space (the device) must zero it. v = 0 and 1 (inactive, locked) map to
-  // the data list's two zero lead elements (ListManager::kContiguousLeadElements), the first of
-  // which is the SNode's ambient element (runtime_initialize_snode_allocator), so a lookup
-  // through the origin needs no test of the slot.
+  // to another address space (the device) must zero it. v = 0 (inactive) maps to the data list's
+  // zero lead element (ListManager::kContiguousLeadElements), which is the SNode's ambient
+  // element (runtime_initialize_snode_allocator), so a lookup through the origin needs no test of
+  // the slot.
   uptr cell_origin;
   u64 cell_stride;
 };
@@ -79,13 +83,11 @@ void Pointer_bind_cells(PointerMeta* meta, const NodeManager* manager);
 ACCELMEM_RT_INLINE u64 Pointer_container_size(i64 max_num_elements) {
   return sizeof(PointerSlot) * static_cast<u64>(max_num_elements);
 }
-// The slot value of a cell whose activation is in progress.
-constexpr PointerSlot kPointerLocked = 1;
-// Whether a slot value is a cell (neither 0 nor kPointerLocked).
-ACCELMEM_RT_INLINE bool Pointer_is_cell(PointerSlot v) { return v > 1; }
+// Whether a slot value is a cell (not 0).
+ACCELMEM_RT_INLINE bool Pointer_is_cell(PointerSlot v) { return v != 0; }
 // The slot value of cell index k, and back.
-ACCELMEM_RT_INLINE PointerSlot Pointer_slot_value(i32 k) { return static_cast<PointerSlot>(k) + 2; }
-ACCELMEM_RT_INLINE i32 Pointer_cell_index(PointerSlot v) { return static_cast<i32>(v - 2); }
+ACCELMEM_RT_INLINE PointerSlot Pointer_slot_value(i32 k) { return static_cast<PointerSlot>(k) + 1; }
+ACCELMEM_RT_INLINE i32 Pointer_cell_index(PointerSlot v) { return static_cast<i32>(v - 1); }
 // The slot of cell i through a meta view (slot i is at node + 4 i whatever the meta; the view is
 // kept for symmetry with the other kinds).
 template <typename M>
@@ -198,17 +200,22 @@ ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const PointerView<M, kContiguous>& m
   return Pointer_cell_address_at(m.cell_origin, stride, m.meta, v);
 }
 
-// The cell of slot i, or null when inactive (locked counts as inactive).
+// The cell of slot i, or null when inactive.
 ACCELMEM_RT_INLINE Ptr Pointer_cell(Ptr meta, Ptr node, i32 i) {
   const PointerSlot v = atomic_load_acquire(Pointer_slot(meta, node, i));
   return Pointer_is_cell(v) ? Pointer_cell_address(RuntimeMeta{meta}, v) : nullptr;
 }
 
-// Slow paths (out of line, never inlined): the locked part of activate and the CAS-and-recycle
-// part of deactivate, entered after the unlocked test found the slot not a cell / a cell. Same
-// semantics as the X_* functions (each reads the slot again).
+// Slow paths (out of line, never inlined): the allocate-and-publish part of activate and the
+// CAS-and-recycle part of deactivate, entered after the plain test found the slot not a cell / a
+// cell. Same semantics as the X_* functions (each reads the slot again).
 void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 bool Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
+// Activation's last step: publishes cell index k, allocated by this thread from `cache` (its
+// last allocation) or, if null, from this SNode's NodeManager and not yet written, in slot i if
+// that slot is inactive (CAS 0 -> k + 1); otherwise gives k back (to the cache's free cells, or
+// to the manager's recycled list) and leaves the slot alone. Returns whether k was published.
+bool Pointer_publish_cell(Ptr meta, Ptr node, i32 i, i32 k, NodeCache* cache);
 
 // Recycles the cell of slot value v, taken from its slot by this thread, into `cache` or (null)
 // this SNode's NodeManager.
@@ -223,19 +230,13 @@ ACCELMEM_RT_INLINE void Pointer_recycle_taken(const M& m, PointerSlot v, NodeCac
 }
 
 // Inline fast paths. `cache`: as Pointer_activate_cached (null: the NodeManager).
-// Pointer_is_cell written as v / 2 != 0 (the same test): for a result used as a value gcc turns
-// `n += v > 1` into cmp/seta/movzx/add but `n += (v >> 1) != 0` into shr/cmp/sbb, one
-// instruction less per cell in a counting loop (for a branch, v > 1 is the shorter form).
 template <typename M>
 ACCELMEM_RT_INLINE bool Pointer_is_active_inline(const M& m, Ptr node, i32 i) {
-  return (atomic_load_acquire(Pointer_slot_of(m, node, i)) >> 1) != 0;
+  return Pointer_is_cell(atomic_load_acquire(Pointer_slot_of(m, node, i)));
 }
 // With contiguous cells (cell_origin != 0) the lookup is origin + v * stride for every slot value:
-// an inactive slot (0) lands on the ambient element and a locked one (1, an activation in
-// progress) on the second zero lead element, so it needs neither a test nor a select (upstream's
-// `ptr ? ptr : ambient` needs both): while a slot is locked the lookup returns a zero cell that is
-// not the ambient element's address (test activity with is_active or Pointer_cell, not by
-// comparing with the ambient element). Chunked cells: the cell, or the ambient element.
+// an inactive slot (0) lands on the ambient element, so it needs neither a test nor a select
+// (upstream's `ptr ? ptr : ambient` needs both). Chunked cells: the cell, or the ambient element.
 template <typename M>
 ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const M& m, Ptr node, i32 i) {
   const PointerSlot v = atomic_load_acquire(Pointer_slot_of(m, node, i));
@@ -300,7 +301,7 @@ ACCELMEM_RT_INLINE bool Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
 // i while this runs (other threads may activate, look up or test it); e.g. a parallel loop over
 // the active cells deactivating the cell it visits, each cell visited by one thread. Same result
 // as the CAS form. Why: with no competing deactivation nobody else can change a cell value in the
-// slot (an activation only swaps 0 -> locked), so a release store of 0 takes the cell, and
+// slot (an activation only swaps 0 -> a cell), so a release store of 0 takes the cell, and
 // without a locked instruction per call the CPU overlaps the slot misses of consecutive calls
 // (random order: close to a plain load per cell instead of one serialized miss per cell).
 template <typename M>
@@ -308,7 +309,7 @@ ACCELMEM_RT_INLINE void Pointer_deactivate_owned_inline(const M& m, Ptr node, i3
                                                         NodeCache* cache = nullptr) {
   PointerSlot* slot = Pointer_slot_of(m, node, i);
   const PointerSlot v = atomic_load_acquire(slot);
-  if (!Pointer_is_cell(v)) return;  // inactive, or another thread is activating it
+  if (!Pointer_is_cell(v)) return;  // inactive
   atomic_store_release(slot, PointerSlot{0});
   Pointer_recycle_taken(m, v, cache);
 }
@@ -319,9 +320,9 @@ void Pointer_activate(Ptr meta, Ptr node, i32 i);
 // Pointer_activate_cell_inline out of line: the cell's address, or null if it could not be
 // activated (see there). The entry point for generated kernels that write the cell they activate.
 Ptr Pointer_activate_cell(Ptr meta, Ptr node, i32 i);
-// Pointer_cell out of line: the cell of slot i, or null when inactive (locked counts as
-// inactive). The entry point for generated kernels that read a cell only if it is active: one
-// slot load, where is_active then lookup loads the slot twice and selects an ambient element.
+// Pointer_cell out of line: the cell of slot i, or null when inactive. The entry point for
+// generated kernels that read a cell only if it is active: one slot load, where is_active then
+// lookup loads the slot twice and selects an ambient element.
 Ptr Pointer_lookup_cell(Ptr meta, Ptr node, i32 i);
 // What Pointer_view caches, for generated kernels, which load them once per kernel: the cells'
 // origin and stride (0 and 0 when the cells are chunked or the meta is unbound). And
