@@ -264,7 +264,8 @@ void BM_Pointer_Activate_AlreadyActive(benchmark::State& state) {
 
 // Deactivation of every cell, in reverse activation order (/random:0) or a random order; before
 // each round, untimed, the tree is collected and fully re-activated. Besides the plain per-call
-// form (`accelmem`, one CAS per cell and recycling into the NodeManager): `cached`, the per-call
+// form (`accelmem`, one CAS per cell and recycling into the NodeManager): `inlined`, its
+// header-inline form over the StaticMeta (what a C++ kernel loop gets); `cached`, the per-call
 // Pointer_deactivate_cached through one NodeCache (one CAS per cell, recycling into the cache);
 // `owned`, Pointer_deactivate_owned through the same cache, for a caller that is the only
 // deactivator of its cells (no CAS: a release store of null), and `inlined_owned`, its
@@ -320,7 +321,8 @@ void BM_Pointer_Deactivate(benchmark::State& state) {
   std::vector<int32_t> pushed(kCells);
   int32_t num_pushed = 0;
   std::vector<Comparison> comparisons = {{"vs_upstream", "upstream", "accelmem"}};
-  for (const char* form : {"cached", "owned", "inlined_owned", "indices", "indices_cached"}) {
+  for (const char* form :
+       {"inlined", "cached", "owned", "inlined_owned", "indices", "indices_cached"}) {
     comparisons.push_back({std::string(form) + "_vs_upstream", "upstream", form});
   }
   RunInterleaved(
@@ -334,6 +336,9 @@ void BM_Pointer_Deactivate(benchmark::State& state) {
         }},
        {"accelmem",
         EachCell(order, [m = t.meta, node = t.node](int32_t i) { Pointer_deactivate(m, node, i); }),
+        reactivate},
+       {"inlined",
+        EachCell(order, [sm, node = t.node](int32_t i) { Pointer_deactivate_inline(sm, node, i); }),
         reactivate},
        {"cached",
         flushed(EachCell(order, [m = t.meta, node = t.node, cache](

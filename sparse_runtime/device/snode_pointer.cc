@@ -73,22 +73,6 @@ ACCELMEM_RT_INLINE void activate_slot(const StructMeta* m, PointerSlot* slot, No
   if (k >= 0) publish_cell(m, slot, k, cache);
 }
 
-// Deactivation of one slot; returns the cell value this thread zeroed, or 0 if it zeroed none.
-// `v`: the slot's value as the caller last loaded it (the CAS reloads it if it changed).
-ACCELMEM_RT_INLINE PointerSlot take_cell(PointerSlot* slot, PointerSlot v) {
-  // Exactly one thread turns a given cell value into 0, and only that thread recycles it. A cell
-  // index cannot come back into the slot before a GC (which runs alone: a recycled index is
-  // handed out again only after it; a cell given back by a losing activation was never in any
-  // slot), so the CAS has no ABA problem.
-  while (Pointer_is_cell(v)) {
-    if (atomic_cas(slot, &v, PointerSlot{0})) return v;
-  }
-  return 0;
-}
-ACCELMEM_RT_INLINE PointerSlot take_cell(PointerSlot* slot) {
-  return take_cell(slot, atomic_load_acquire(slot));
-}
-
 }  // namespace
 
 // noinline: in this file and in the linked runtime bitcode the compiler could otherwise fold the
@@ -102,32 +86,8 @@ __attribute__((noinline)) void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, 
   warp_barrier(mask);
 }
 
-// Per-call deactivation into the SNode's NodeManager: the whole path in one frame. The recycled
-// list's append state is loaded before the CAS (ListManager::Appender): after it, the chain meta ->
-// context -> manager -> list fields would wait for the CAS, which waits for the slot's cache miss.
-// `seen`: the slot's value as the caller loaded it.
-ACCELMEM_RT_INLINE bool deactivate_to_manager(Ptr meta, PointerSlot* slot, PointerSlot seen) {
-  const StructMeta* m = as_struct_meta(meta);
-  const ListManager::Appender recycled =
-      runtime_node_manager(m->context, m->snode_id)->recycled_list.appender();
-  const PointerSlot v = take_cell(slot, seen);
-  if (v == 0) return false;
-  recycled.push_back<NodeManager::list_data_type>(Pointer_cell_index(v));
-  return true;
-}
-
 bool Pointer_publish_cell(Ptr meta, Ptr node, i32 i, i32 k, NodeCache* cache) {
   return publish_cell(as_struct_meta(meta), Pointer_slot(meta, node, i), k, cache);
-}
-
-__attribute__((noinline)) bool Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i,
-                                                       NodeCache* cache) {
-  PointerSlot* const slot = Pointer_slot(meta, node, i);
-  if (cache == nullptr) return deactivate_to_manager(meta, slot, atomic_load_acquire(slot));
-  const PointerSlot v = take_cell(slot);
-  if (v == 0) return false;
-  cache->recycle_index(Pointer_cell_index(v));
-  return true;
 }
 
 void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, NodeCache* cache) {
@@ -149,7 +109,8 @@ void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, N
     const i32 ahead = n - end > kBlock ? end + kBlock : n;
     for (i32 k = end; k < ahead; ++k) prefetch_for_write(slots + indices[k]);
     for (i32 k = begin; k < end; ++k) {
-      const PointerSlot v = take_cell(slots + indices[k]);
+      PointerSlot* const slot = slots + indices[k];
+      const PointerSlot v = Pointer_take_cell(slot, atomic_load_acquire(slot));
       if (v == 0) continue;
       if (cache != nullptr) {
         cache->recycle_index(Pointer_cell_index(v));
@@ -223,12 +184,7 @@ void Pointer_deactivate_owned(Ptr meta, Ptr node, i32 i, NodeCache* cache) {
 }
 
 bool Pointer_deactivate(Ptr meta, Ptr node, i32 i) {
-  PointerSlot* const slot = Pointer_slot(meta, node, i);
-  // The plain test first, as Pointer_deactivate_inline: an inactive slot costs no locked
-  // instruction (and no load of the manager).
-  const PointerSlot v = atomic_load_acquire(slot);
-  if (!Pointer_is_cell(v)) return false;
-  return deactivate_to_manager(meta, slot, v);
+  return Pointer_deactivate_inline(RuntimeMeta{meta}, node, i, nullptr);
 }
 
 bool Pointer_is_active(Ptr meta, Ptr node, i32 i) {

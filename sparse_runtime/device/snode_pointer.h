@@ -42,10 +42,11 @@
 // generated kernels call by name. The `Pointer_*_inline` templates below are their fast paths
 // over a meta view (struct_meta.h: RuntimeMeta, or StaticMeta with the shape known at compile
 // time), in the header so that C++ callers inline them; the X_* functions are these templates
-// over RuntimeMeta. Only the slow paths stay out of line: Pointer_activate_slow (allocate, CAS)
-// and Pointer_deactivate_slow (CAS, recycle), entered when the plain test says there is work,
-// and Pointer_cell_address_chunked. An already-active activation is therefore one load and a
-// branch, not a call into the slow path's frame.
+// over RuntimeMeta. Only the slow paths stay out of line: Pointer_activate_slow (allocate, CAS),
+// entered when the plain test finds the slot inactive, and Pointer_cell_address_chunked. An
+// already-active activation is therefore one load and a branch, not a call into the slow path's
+// frame. Deactivation has no slow path: a deactivation that finds a cell always does the CAS and
+// the recycle, inline too.
 //
 // Freestanding C++17 (see arch.h).
 #ifndef ACCELMEM_SPARSE_RUNTIME_DEVICE_SNODE_POINTER_H_
@@ -206,11 +207,10 @@ ACCELMEM_RT_INLINE Ptr Pointer_cell(Ptr meta, Ptr node, i32 i) {
   return Pointer_is_cell(v) ? Pointer_cell_address(RuntimeMeta{meta}, v) : nullptr;
 }
 
-// Slow paths (out of line, never inlined): the allocate-and-publish part of activate and the
-// CAS-and-recycle part of deactivate, entered after the plain test found the slot not a cell / a
-// cell. Same semantics as the X_* functions (each reads the slot again).
+// Slow path (out of line, never inlined): the allocate-and-publish part of activate, entered after
+// the plain test found the slot inactive. Same semantics as Pointer_activate_cached (it reads the
+// slot again).
 void Pointer_activate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
-bool Pointer_deactivate_slow(Ptr meta, Ptr node, i32 i, NodeCache* cache);
 // Activation's last step: publishes cell index k, allocated by this thread from `cache` (its
 // last allocation) or, if null, from this SNode's NodeManager and not yet written, in slot i if
 // that slot is inactive (CAS 0 -> k + 1); otherwise gives k back (to the cache's free cells, or
@@ -291,11 +291,44 @@ ACCELMEM_RT_INLINE bool Pointer_activate_cell_inline(const M& m, Ptr node, i32 i
   *cell = Pointer_cell_address(m, v);
   return true;
 }
+// Deactivation's CAS: turns the cell value v (the slot's value as the caller last loaded it; a
+// failed CAS reloads it) into 0 and returns it, or returns 0 once the slot holds no cell (another
+// thread took it). Exactly one thread turns a given cell value into 0, and only that thread
+// recycles it. A cell index cannot come back into the slot before a GC (which runs alone: a
+// recycled index is handed out again only after it; a cell given back by a losing activation was
+// never in any slot), so the CAS has no ABA problem.
+ACCELMEM_RT_INLINE PointerSlot Pointer_take_cell(PointerSlot* slot, PointerSlot v) {
+  while (Pointer_is_cell(v)) {
+    if (atomic_cas(slot, &v, PointerSlot{0})) return v;
+  }
+  return 0;
+}
+// Deactivation, whole (no call): the plain test first, so that an inactive slot costs no locked
+// instruction; then the CAS, and the taker recycles the cell into `cache` or this SNode's
+// NodeManager. Without a cache the recycled list's append state is loaded before the CAS: after
+// it, the chain meta -> context -> manager -> list fields would wait for the CAS, which waits for
+// the slot's cache miss. Why inline: per call, random order, the out-of-line slow path this
+// replaced added a call and a second load of the slot to every deactivation (snode_bench,
+// BM_Pointer_Deactivate).
 template <typename M>
 ACCELMEM_RT_INLINE bool Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
                                                   NodeCache* cache = nullptr) {
-  if (!Pointer_is_cell(atomic_load_acquire(Pointer_slot_of(m, node, i)))) return false;
-  return Pointer_deactivate_slow(m.meta, node, i, cache);
+  PointerSlot* const slot = Pointer_slot_of(m, node, i);
+  const PointerSlot seen = atomic_load_acquire(slot);
+  if (!Pointer_is_cell(seen)) return false;
+  if (cache != nullptr) {
+    const PointerSlot v = Pointer_take_cell(slot, seen);
+    if (v == 0) return false;
+    cache->recycle_index(Pointer_cell_index(v));
+    return true;
+  }
+  const StructMeta* const base = m.base();
+  const ListManager::Appender recycled =
+      runtime_node_manager(base->context, base->snode_id)->recycled_list.appender();
+  const PointerSlot v = Pointer_take_cell(slot, seen);
+  if (v == 0) return false;
+  recycled.push_back<NodeManager::list_data_type>(Pointer_cell_index(v));
+  return true;
 }
 // Deactivation by the slot's owner: the caller guarantees that no other thread deactivates slot
 // i while this runs (other threads may activate, look up or test it); e.g. a parallel loop over
