@@ -388,7 +388,9 @@ void BM_Pointer_Deactivate(benchmark::State& state) {
 
 // Lookup of every (active) cell and a load of its value, sequential or random order; besides the
 // four contenders of LookupContenders, `inlined_view` (through Pointer_view) and
-// `inlined_contiguous` (through Pointer_contiguous_view: no chunk-table test).
+// `inlined_contiguous` (through Pointer_contiguous_view: no chunk-table test); and the lookup
+// without the value's load (the addresses summed), upstream's inlined form against the
+// contiguous view: `upstream_inlined_address`, `inlined_contiguous_address`.
 void BM_Pointer_Lookup(benchmark::State& state) {
   const std::vector<int32_t> order = Order(kCells, state.range(0) != 0);
   UpstreamPointerTree up;
@@ -420,6 +422,21 @@ void BM_Pointer_Lookup(benchmark::State& state) {
          })});
     comparisons.push_back(
         {"contiguous_vs_upstream_inlined", "upstream_inlined", "inlined_contiguous"});
+    // The lookup alone, without the value's load: the addresses summed. Separates what the lookup
+    // costs from the traffic of the cells it leads to (which the value load adds to every form).
+    contenders.push_back({"inlined_contiguous_address",
+                          Accumulate(order, [v = contiguous, node = t.node](int32_t i) {
+                            return reinterpret_cast<int64_t>(
+                                Pointer_lookup_element_inline(v, node, i));
+                          })});
+    contenders.push_back(
+        {"upstream_inlined_address",
+         Accumulate(order, [node = up.node, ambient = up.rt->ambient_elements[0]](int32_t i) {
+           return reinterpret_cast<int64_t>(
+               UpstreamInlinedPointer::lookup_element(node, i, ambient));
+         })});
+    comparisons.push_back(
+        {"address_vs_upstream_inlined", "upstream_inlined_address", "inlined_contiguous_address"});
   }
   RunInterleaved(state, kCells, contenders, "accelmem", comparisons);
 }
