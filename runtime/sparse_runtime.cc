@@ -280,7 +280,7 @@ Ptr SparseRuntime::WalkTo(const SNode& snode, const int32_t* cell_index, int upt
       continue;
     }
     // Activate, then take the cell; a concurrent deactivation in between leaves none (the lookup
-    // would return the ambient element or a zero lead cell, which must never be written): retry.
+    // would return the ambient element, which must never be written): retry.
     for (;;) {
       ActivateOne(level, container, i);
       cell = ActiveCellOne(level, container, i);

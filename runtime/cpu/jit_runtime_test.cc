@@ -89,13 +89,15 @@ TEST(JitRuntimeTest, FreestandingRuntimeIsInlinedIntoKernels) {
   auto module = (*jit)->CompileIr(ir, {"probe"});
   ASSERT_TRUE(module.ok()) << module.status();
   auto probe = reinterpret_cast<bool (*)(void*, void*, int)>(*(*module)->Lookup("probe"));
-  // A StructMeta whose max_num_elements (the third 8-byte word) is 3: one 4-byte slot per cell;
-  // slot 1 holds cell index 0 (stored as 0 + 1), slot 2 cell index 6, slot 0 is inactive.
-  alignas(8) int64_t meta[16] = {0, 0, 3};
-  alignas(8) uint32_t node[3] = {0, 1, 7};
+  // A StructMeta whose max_num_elements (the third 8-byte word) is 4: one 4-byte slot per cell;
+  // slot 1 holds cell index 0 (stored as 0 + 1), slot 3 cell index 6, slots 0 and 2 are inactive
+  // (so a probe of a neighbouring slot gives the wrong answer).
+  alignas(8) int64_t meta[16] = {0, 0, 4};
+  alignas(8) uint32_t node[4] = {0, 1, 0, 7};
   EXPECT_FALSE(probe(meta, node, 0));
   EXPECT_TRUE(probe(meta, node, 1));
-  EXPECT_TRUE(probe(meta, node, 2));
+  EXPECT_FALSE(probe(meta, node, 2));
+  EXPECT_TRUE(probe(meta, node, 3));
   EXPECT_THAT((*module)->optimized_ir(), Not(HasSubstr("call ")));
 }
 

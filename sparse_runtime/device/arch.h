@@ -333,7 +333,7 @@ ACCELMEM_RT_INLINE void locked_task(i32* lock, const Func& func) {
 // Warp-representative form (upstream's pointer activation): on CUDA, among the active lanes of a
 // warp that target the same lock only one runs locked_task; the others wait at the warp barrier
 // (this avoids intra-warp lock contention). On the CPU it is locked_task. (accelmem's pointer
-// SNode, whose lock is a slot value, uses is_representative and warp_barrier directly.)
+// SNode, whose CUDA claim is a slot value, uses is_representative and warp_barrier directly.)
 template <typename Func, typename Test>
 ACCELMEM_RT_INLINE void warp_locked_task(i32* lock, const Func& func, const Test& test) {
 #if defined(ARCH_cuda)

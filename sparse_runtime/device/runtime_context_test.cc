@@ -33,7 +33,7 @@ TEST_F(RuntimeContextTest, RootBufferIsZeroedAndRounded) {
 }
 
 // A sparse SNode gets one NodeManager and one zeroed ambient element of its cell size: with the
-// host pool's reservations, the first lead cell in front of the contiguous cells, aligned as a cell
+// host pool's reservations, the lead cell in front of the contiguous cells, aligned as a cell
 // (element size 104: 8 bytes); otherwise 128-aligned.
 TEST_F(RuntimeContextTest, AllocatorAndAmbientPerSparseSNode) {
   ASSERT_TRUE(runtime_context_init(&rt_, 3, 64));

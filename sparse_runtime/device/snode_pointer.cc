@@ -64,13 +64,31 @@ ACCELMEM_RT_INLINE bool publish_cell(const StructMeta* m, PointerSlot* slot, i32
   return false;
 }
 
-// Activation of one slot by one thread, lock-free (see snode_pointer.h): allocate, then publish.
-// Returns once the slot holds a cell or, if the allocation failed, without changing it.
+// Activation of one slot by one thread (see snode_pointer.h). Returns once the slot holds a cell
+// or, if the allocation failed (-1, error recorded: the cell stays inactive), is 0.
 ACCELMEM_RT_INLINE void activate_slot(const StructMeta* m, PointerSlot* slot, NodeCache* cache) {
-  if (Pointer_is_cell(atomic_load_acquire(slot))) return;
-  // -1 when the allocator failed (error recorded): the cell stays inactive.
-  const i32 k = allocate_cell(m, cache);
-  if (k >= 0) publish_cell(m, slot, k, cache);
+  PointerSlot v = atomic_load_acquire(slot);
+  if constexpr (kPointerClaimsSlot) {
+    // Claim (CAS 0 -> claimed), allocate, publish; a claimed slot is waited for.
+    for (;;) {
+      if (Pointer_is_cell(v)) return;
+      if (v == 0) {
+        if (atomic_cas(slot, &v, kPointerClaimed)) {
+          const i32 k = allocate_cell(m, cache);
+          atomic_store_release(slot, k >= 0 ? Pointer_slot_value(k) : PointerSlot{0});
+          return;
+        }
+        continue;  // v now holds what the slot held instead of 0
+      }
+      spin_pause();  // another thread is allocating this cell
+      v = atomic_load_acquire(slot);
+    }
+  } else {
+    // Lock-free: allocate, then publish (or give the cell back).
+    if (Pointer_is_cell(v)) return;
+    const i32 k = allocate_cell(m, cache);
+    if (k >= 0) publish_cell(m, slot, k, cache);
+  }
 }
 
 }  // namespace

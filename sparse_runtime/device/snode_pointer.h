@@ -5,25 +5,32 @@
 //
 //   0                  inactive: the cell resolves to the SNode's ambient element (all zeros,
 //                      so reads of inactive cells return 0);
-//   k + 1              active: cell k of this SNode's NodeManager (its data-list index).
+//   k + 1              active: cell k of this SNode's NodeManager (its data-list index);
+//   kPointerClaimed    CUDA only, during an activation (below); inactive for readers.
 //
-//   activate(i):   if slot[i] is 0: allocate an index k (a zeroed cell); CAS 0 -> k + 1. A
+//   activate(i), CPU:  if slot[i] is 0: allocate an index k (a zeroed cell); CAS 0 -> k + 1. A
 //                  thread whose CAS fails (another activation published its cell first) gives
 //                  k back unwritten: to its NodeCache's free cells, or to the NodeManager's
-//                  recycled list. On CUDA one lane per distinct slot of a warp does this, the
-//                  others wait at a warp barrier (the warp-representative scheme of upstream's
-//                  warp_locked_task).
+//                  recycled list.
+//   activate(i), CUDA: one lane per distinct slot of a warp (the warp-representative scheme of
+//                  upstream's warp_locked_task; the others wait at a warp barrier) claims the
+//                  slot, CAS 0 -> kPointerClaimed, allocates, and release-stores k + 1 (0 if the
+//                  allocation failed); a representative that finds the slot claimed waits for
+//                  the cell.
 //   deactivate(i): v = slot[i]; if v is a cell: CAS v -> 0; the thread whose CAS succeeds
 //                  recycles index v - 1 into the NodeManager -- O(1), one atomic on the slot, no
-//                  lock, no address -> index step; the cell is zeroed by the next GC.
+//                  lock, no address -> index step; the cell is zeroed by the next GC. A claimed
+//                  slot is inactive: deactivation leaves it alone (it linearizes before the
+//                  activation in progress).
 //
-// Why no lock: upstream locks the slot while it allocates (a lock word beside each pointer), and
-// an earlier accelmem kept that lock as a third slot value. Without it the slot has two states,
-// so is_active is `slot != 0` (one compare fewer per cell than the three-valued test), no
-// activation ever waits for another (a preempted thread cannot stall the others on its slot, and
-// on CUDA no lane spins on a slot another warp holds), and a lookup never meets a half-made
-// activation. The price is paid only when activations of one inactive slot race: the losers
-// each allocate a cell and give it back.
+// Why two protocols. On the CPU, threads split their work, so activations of one inactive slot
+// rarely race, and without a claim value the slot has two states: is_active is `slot != 0`, one
+// compare fewer per cell than a three-valued test, and no activation ever waits for another (a
+// preempted thread cannot stall the others on its slot). A lost race costs one allocation given
+// back. On CUDA every warp of a block that writes into one pointer cell's block races for the
+// same slot at once, so lock-free activation would allocate a cell per racing warp from the fixed
+// device pool and leave all but one for the GC; the claim makes it exactly one, as upstream's
+// lock does. Host code never sees a claim: each is resolved before its kernel ends.
 //
 // Why an index and not the cell's address: a lookup, is_active or already-active activation
 // reads one slot, so the slot's size is what these operations stream; 4 bytes is half upstream's
@@ -77,15 +84,38 @@ struct PointerMeta {
 };
 
 // Caches the contiguous layout of `manager` (this SNode's NodeManager) in `meta`, or clears it
-// when the manager's data list is chunked or the SNode's ambient element is not its first lead
+// when the manager's data list is chunked or the SNode's ambient element is not its lead
 // element. Call after the manager's init and the meta's context, before any operation.
 void Pointer_bind_cells(PointerMeta* meta, const NodeManager* manager);
 
 ACCELMEM_RT_INLINE u64 Pointer_container_size(i64 max_num_elements) {
   return sizeof(PointerSlot) * static_cast<u64>(max_num_elements);
 }
-// Whether a slot value is a cell (not 0).
-ACCELMEM_RT_INLINE bool Pointer_is_cell(PointerSlot v) { return v != 0; }
+// Whether activation claims the slot before it allocates (see the file comment): on CUDA, and in
+// builds that define ACCELMEM_POINTER_CLAIMS_SLOT (the CPU tests of the CUDA protocol).
+#if defined(ARCH_cuda) || defined(ACCELMEM_POINTER_CLAIMS_SLOT)
+constexpr bool kPointerClaimsSlot = true;
+#else
+constexpr bool kPointerClaimsSlot = false;
+#endif
+// The slot value of a claimed slot (kPointerClaimsSlot only): above every k + 1, since k < 2^31.
+constexpr PointerSlot kPointerClaimed = ~PointerSlot{0};
+// Whether a slot value is a cell (neither 0 nor, where it can occur, kPointerClaimed).
+ACCELMEM_RT_INLINE bool Pointer_is_cell(PointerSlot v) {
+  if constexpr (kPointerClaimsSlot) {
+    return v + 1 > 1;  // wraps kPointerClaimed to 0
+  } else {
+    return v != 0;
+  }
+}
+// The slot value a lookup maps to an address: a claimed slot reads as inactive (0).
+ACCELMEM_RT_INLINE PointerSlot Pointer_lookup_value(PointerSlot v) {
+  if constexpr (kPointerClaimsSlot) {
+    return v == kPointerClaimed ? PointerSlot{0} : v;
+  } else {
+    return v;
+  }
+}
 // The slot value of cell index k, and back.
 ACCELMEM_RT_INLINE PointerSlot Pointer_slot_value(i32 k) { return static_cast<PointerSlot>(k) + 1; }
 ACCELMEM_RT_INLINE i32 Pointer_cell_index(PointerSlot v) { return static_cast<i32>(v - 1); }
@@ -236,10 +266,11 @@ ACCELMEM_RT_INLINE bool Pointer_is_active_inline(const M& m, Ptr node, i32 i) {
 }
 // With contiguous cells (cell_origin != 0) the lookup is origin + v * stride for every slot value:
 // an inactive slot (0) lands on the ambient element, so it needs neither a test nor a select
-// (upstream's `ptr ? ptr : ambient` needs both). Chunked cells: the cell, or the ambient element.
+// (upstream's `ptr ? ptr : ambient` needs both; with claims, a claimed slot is mapped to 0 first).
+// Chunked cells: the cell, or the ambient element.
 template <typename M>
 ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const M& m, Ptr node, i32 i) {
-  const PointerSlot v = atomic_load_acquire(Pointer_slot_of(m, node, i));
+  const PointerSlot v = Pointer_lookup_value(atomic_load_acquire(Pointer_slot_of(m, node, i)));
   const PointerMeta* pm = as_pointer_meta(m.meta);
   if (__builtin_expect(pm->cell_origin != 0, 1)) {
     return reinterpret_cast<Ptr>(pm->cell_origin +
@@ -251,7 +282,7 @@ ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const M& m, Ptr node, i32 i
 template <typename M, bool kContiguous>
 ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const PointerView<M, kContiguous>& m, Ptr node,
                                                      i32 i) {
-  const PointerSlot v = atomic_load_acquire(Pointer_slot_of(m, node, i));
+  const PointerSlot v = Pointer_lookup_value(atomic_load_acquire(Pointer_slot_of(m, node, i)));
   if (kContiguous || __builtin_expect(m.cell_origin != 0, 1)) {
     return reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * m.cell_stride);
   }
@@ -307,9 +338,9 @@ ACCELMEM_RT_INLINE PointerSlot Pointer_take_cell(PointerSlot* slot, PointerSlot 
 // instruction; then the CAS, and the taker recycles the cell into `cache` or this SNode's
 // NodeManager. Without a cache the recycled list's append state is loaded before the CAS: after
 // it, the chain meta -> context -> manager -> list fields would wait for the CAS, which waits for
-// the slot's cache miss. Why inline: per call, random order, the out-of-line slow path this
-// replaced added a call and a second load of the slot to every deactivation (snode_bench,
-// BM_Pointer_Deactivate).
+// the slot's cache miss. Why inline: the out-of-line slow path this replaced added a call and a
+// second load of the slot to every cell of a deactivation loop, also in the JIT's kernels
+// (jit_bench, BM_Deactivate_JitKernel).
 template <typename M>
 ACCELMEM_RT_INLINE bool Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
                                                   NodeCache* cache = nullptr) {
@@ -334,15 +365,15 @@ ACCELMEM_RT_INLINE bool Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
 // i while this runs (other threads may activate, look up or test it); e.g. a parallel loop over
 // the active cells deactivating the cell it visits, each cell visited by one thread. Same result
 // as the CAS form. Why: with no competing deactivation nobody else can change a cell value in the
-// slot (an activation only swaps 0 -> a cell), so a release store of 0 takes the cell, and
-// without a locked instruction per call the CPU overlaps the slot misses of consecutive calls
+// slot (an activation only changes a 0, or its own claim), so a release store of 0 takes the cell,
+// and without a locked instruction per call the CPU overlaps the slot misses of consecutive calls
 // (random order: close to a plain load per cell instead of one serialized miss per cell).
 template <typename M>
 ACCELMEM_RT_INLINE void Pointer_deactivate_owned_inline(const M& m, Ptr node, i32 i,
                                                         NodeCache* cache = nullptr) {
   PointerSlot* slot = Pointer_slot_of(m, node, i);
   const PointerSlot v = atomic_load_acquire(slot);
-  if (!Pointer_is_cell(v)) return;  // inactive
+  if (!Pointer_is_cell(v)) return;  // inactive, or claimed by an activation in progress
   atomic_store_release(slot, PointerSlot{0});
   Pointer_recycle_taken(m, v, cache);
 }

@@ -73,8 +73,9 @@ TEST_F(SNodePointerTest, DeactivationRecyclesOnce) {
   for (int b = 0; b < 32; ++b) EXPECT_EQ(cell[b], 0);
 }
 
-// Racing activations of one cell leave exactly one cell in use; a loser's cell is recycled.
-TEST_F(SNodePointerTest, ConcurrentActivationAllocatesOnce) {
+// Racing activations of one cell leave exactly one cell in use; a lock-free loser's cell is
+// recycled, and a claiming activation (the CUDA protocol) allocates no second cell at all.
+TEST_F(SNodePointerTest, ConcurrentActivationLeavesOneCellInUse) {
   Ptr node = ctx_.root();
   for (int round = 0; round < 8; ++round) {
     std::vector<std::thread> threads;
@@ -83,6 +84,33 @@ TEST_F(SNodePointerTest, ConcurrentActivationAllocatesOnce) {
   }
   EXPECT_EQ(nm_->num_in_use(), 8);
   EXPECT_EQ(nm_->data_list.size(), 8 + nm_->num_recycled());
+  if (kPointerClaimsSlot) {
+    EXPECT_EQ(nm_->num_recycled(), 0);
+  }
+}
+
+// Where activation claims slots (CUDA), a claimed slot reads as inactive in every form -- is_active
+// false, no cell, lookups give the ambient element -- and deactivation leaves it alone.
+TEST_F(SNodePointerTest, ClaimedSlotReadsInactive) {
+  if (!kPointerClaimsSlot) GTEST_SKIP() << "lock-free activation never claims a slot";
+  Ptr node = ctx_.root();
+  const StaticMeta<8, 32> sm{m_};
+  PointerView<StaticMeta<8, 32>, true> cv;
+  ASSERT_TRUE(Pointer_contiguous_view(sm, &cv));
+  const Ptr ambient = runtime_ambient_element(ctx_.rt(), 1);
+  *Pointer_slot(m_, node, 2) = kPointerClaimed;
+  EXPECT_FALSE(Pointer_is_active(m_, node, 2));
+  EXPECT_FALSE(Pointer_is_active_inline(sm, node, 2));
+  EXPECT_EQ(Pointer_cell(m_, node, 2), nullptr);
+  EXPECT_EQ(Pointer_lookup_element(m_, node, 2), ambient);
+  EXPECT_EQ(Pointer_lookup_element_inline(sm, node, 2), ambient);
+  EXPECT_EQ(Pointer_lookup_element_inline(Pointer_view(sm), node, 2), ambient);
+  EXPECT_EQ(Pointer_lookup_element_inline(cv, node, 2), ambient);
+  EXPECT_FALSE(Pointer_deactivate(m_, node, 2));
+  Pointer_deactivate_owned(m_, node, 2, nullptr);
+  EXPECT_EQ(*Pointer_slot(m_, node, 2), kPointerClaimed);
+  EXPECT_EQ(nm_->num_recycled(), 0);
+  *Pointer_slot(m_, node, 2) = 0;
 }
 
 // The losing side of a race, made deterministic: a cell published in a slot that holds a cell
@@ -506,10 +534,13 @@ TEST_P(SNodePointerLayoutTest, EveryCellInUseFreeOrRecycledExactlyOnce) {
     for (NodeCache& c : caches) cached_free += c.num_cached_free();
     for (NodeCache& c : caches) c.flush();
     ASSERT_EQ(ctx.error(), 0);
-    // Besides those, an activation through the manager that lost its race recycled the cell it
-    // allocated (one through a cache gave it back to the cache): at least these, and every cell
-    // exactly once (below).
+    // Besides those, a lock-free activation through the manager that lost its race recycled the
+    // cell it allocated (one through a cache gave it back to the cache): at least these, and
+    // every cell exactly once (below).
     EXPECT_GE(nm->num_recycled(), recycled_at_start + taken.load() + cached_free) << round;
+    if (kPointerClaimsSlot) {  // a claiming activation never allocates a cell it does not keep
+      EXPECT_EQ(nm->num_recycled(), recycled_at_start + taken.load() + cached_free) << round;
+    }
 
     for (i32 i = 0; i < kSlots; ++i) {
       EXPECT_EQ(Pointer_is_active(m, node, i), Pointer_is_cell(*Pointer_slot(m, node, i)));
