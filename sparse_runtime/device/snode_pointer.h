@@ -6,7 +6,8 @@
 //   0                  inactive: the cell resolves to the SNode's ambient element (all zeros,
 //                      so reads of inactive cells return 0);
 //   k + 1              active: cell k of this SNode's NodeManager (its data-list index);
-//   kPointerClaimed    CUDA only, during an activation (below); inactive for readers.
+//   kPointerClaimed    CUDA (or ACCELMEM_POINTER_CLAIMS_SLOT) only, during an activation
+//                      (below); inactive for readers.
 //
 //   activate(i), CPU:  if slot[i] is 0: allocate an index k (a zeroed cell); CAS 0 -> k + 1. A
 //                  thread whose CAS fails (another activation published its cell first) gives
@@ -30,7 +31,8 @@
 // back. On CUDA every warp of a block that writes into one pointer cell's block races for the
 // same slot at once, so lock-free activation would allocate a cell per racing warp from the fixed
 // device pool and leave all but one for the GC; the claim makes it exactly one, as upstream's
-// lock does. Host code never sees a claim: each is resolved before its kernel ends.
+// lock does. Host code never sees a claim: each is resolved before its kernel ends (unless the
+// kernel traps mid-activation; the host's invariant check then reports the slot).
 //
 // Why an index and not the cell's address: a lookup, is_active or already-active activation
 // reads one slot, so the slot's size is what these operations stream; 4 bytes is half upstream's
@@ -49,11 +51,11 @@
 // generated kernels call by name. The `Pointer_*_inline` templates below are their fast paths
 // over a meta view (struct_meta.h: RuntimeMeta, or StaticMeta with the shape known at compile
 // time), in the header so that C++ callers inline them; the X_* functions are these templates
-// over RuntimeMeta. Only the slow paths stay out of line: Pointer_activate_slow (allocate, CAS),
-// entered when the plain test finds the slot inactive, and Pointer_cell_address_chunked. An
-// already-active activation is therefore one load and a branch, not a call into the slow path's
-// frame. Deactivation has no slow path: a deactivation that finds a cell always does the CAS and
-// the recycle, inline too.
+// over RuntimeMeta. Only the slow paths stay out of line: Pointer_activate_slow (allocate and
+// CAS, or on CUDA claim, allocate and publish), entered when the plain test finds the slot
+// inactive, and Pointer_cell_address_chunked. An already-active activation is therefore one load
+// and a branch, not a call into the slow path's frame. Deactivation has no slow path: a
+// deactivation that finds a cell always does the CAS and the recycle, inline too.
 //
 // Freestanding C++17 (see arch.h).
 #ifndef ACCELMEM_SPARSE_RUNTIME_DEVICE_SNODE_POINTER_H_

@@ -1,6 +1,7 @@
 #include "sparse_runtime/device/snode_pointer.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -106,11 +107,45 @@ TEST_F(SNodePointerTest, ClaimedSlotReadsInactive) {
   EXPECT_EQ(Pointer_lookup_element_inline(sm, node, 2), ambient);
   EXPECT_EQ(Pointer_lookup_element_inline(Pointer_view(sm), node, 2), ambient);
   EXPECT_EQ(Pointer_lookup_element_inline(cv, node, 2), ambient);
+  Ptr cell = nullptr;
+  EXPECT_FALSE(Pointer_lookup_cell_view(m_, node, 2, Pointer_cells_origin(m_),
+                                        Pointer_cells_stride(m_), &cell));
+  EXPECT_EQ(cell, nullptr);
+  NodeCache cache{};
+  cache.init(nm_);
   EXPECT_FALSE(Pointer_deactivate(m_, node, 2));
+  EXPECT_FALSE(Pointer_deactivate_cached(m_, node, 2, &cache));
   Pointer_deactivate_owned(m_, node, 2, nullptr);
+  const i32 indices[] = {2, 2};
+  Pointer_deactivate_indices(m_, node, indices, 2, nullptr);
+  Pointer_deactivate_indices(m_, node, indices, 2, &cache);
   EXPECT_EQ(*Pointer_slot(m_, node, 2), kPointerClaimed);
+  EXPECT_EQ(cache.num_cached_recycled(), 0);
   EXPECT_EQ(nm_->num_recycled(), 0);
   *Pointer_slot(m_, node, 2) = 0;
+}
+
+// Where activation claims slots, an activation that finds the slot claimed waits for the
+// claimer's cell and hands back that cell, allocating none of its own.
+TEST_F(SNodePointerTest, ActivationWaitsForTheClaimersCell) {
+  if (!kPointerClaimsSlot) GTEST_SKIP() << "lock-free activation never claims a slot";
+  Ptr node = ctx_.root();
+  const i32 k = nm_->allocate_index();  // the claimer's cell
+  ASSERT_GE(k, 0);
+  *Pointer_slot(m_, node, 5) = kPointerClaimed;
+  std::atomic<bool> returned{false};
+  Ptr got = nullptr;
+  std::thread waiter([&] {
+    got = Pointer_activate_cell(m_, node, 5);
+    returned.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(returned.load()) << "returned while the slot was claimed";
+  atomic_store_release(Pointer_slot(m_, node, 5), Pointer_slot_value(k));  // the claimer publishes
+  waiter.join();
+  EXPECT_EQ(got, nm_->get_cell(k));
+  EXPECT_EQ(nm_->data_list.size(), 1);  // the waiter allocated nothing
+  EXPECT_EQ(nm_->num_recycled(), 0);
 }
 
 // The losing side of a race, made deterministic: a cell published in a slot that holds a cell
