@@ -352,7 +352,7 @@ ACCELMEM_RT_INLINE bool Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
   if (cache != nullptr) {
     const PointerSlot v = Pointer_take_cell(slot, seen);
     if (v == 0) return false;
-    cache->recycle_index(Pointer_cell_index(v));
+    Pointer_recycle_taken(m, v, cache);
     return true;
   }
   const StructMeta* const base = m.base();
