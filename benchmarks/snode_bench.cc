@@ -433,8 +433,8 @@ void BM_Pointer_Lookup(benchmark::State& state) {
     // contender in the rotation, and last it warmed upstream's slots for `upstream` alone, while
     // `accelmem` starts after upstream's rounds. Both out-of-line forms must start on the other
     // tree's memory: with this contender last, the random out-of-line lookup read 0.85-0.96 of
-    // upstream's on the Zen 5 VM, while a copy of accelmem's function timed after accelmem's own
-    // rounds took 2.4-3.1 ns against its 6.0-7.8.
+    // upstream's on the Zen 5 VM, while a near copy of accelmem's function timed after accelmem's
+    // own rounds took 2.4-3.1 ns against its 6.0-7.8.
     contenders.insert(
         contenders.begin() + 2,
         {"upstream_inlined_address",
