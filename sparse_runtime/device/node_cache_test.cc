@@ -163,18 +163,57 @@ TEST_P(NodeCacheTest, BuffersRecycledIndicesUntilABatchIsFull) {
   for (int k = 0; k < kBatch; ++k) cache_.recycle_index(indices[k]);
   EXPECT_EQ(nm_.recycled_list.size(), 0);
   EXPECT_EQ(cache_.num_cached_recycled(), kBatch);
-  cache_.recycle(nm_.get_cell(indices[kBatch]));  // the address buffer: no flush yet
-  EXPECT_EQ(nm_.recycled_list.size(), 0);
-  EXPECT_EQ(cache_.num_cached_recycled(), kBatch + 1);
-  cache_.recycle_index(indices[kBatch + 1]);  // the index buffer is full: both are pushed
-  EXPECT_EQ(nm_.recycled_list.size(), kBatch + 1);
-  EXPECT_EQ(cache_.num_cached_recycled(), 1);
-  std::vector<int> expected = {indices[kBatch]};
-  expected.insert(expected.end(), indices.begin(), indices.begin() + kBatch);
+  std::vector<int> expected;
+  if (GetParam()) {
+    // Contiguous: the address becomes its index at once, into the full index buffer, which is
+    // pushed first.
+    cache_.recycle(nm_.get_cell(indices[kBatch]));
+    EXPECT_EQ(nm_.recycled_list.size(), kBatch);
+    EXPECT_EQ(cache_.num_cached_recycled(), 1);
+    cache_.recycle_index(indices[kBatch + 1]);
+    EXPECT_EQ(nm_.recycled_list.size(), kBatch);
+    EXPECT_EQ(cache_.num_cached_recycled(), 2);
+    expected.assign(indices.begin(), indices.begin() + kBatch);
+  } else {
+    cache_.recycle(nm_.get_cell(indices[kBatch]));  // the address buffer: no flush yet
+    EXPECT_EQ(nm_.recycled_list.size(), 0);
+    EXPECT_EQ(cache_.num_cached_recycled(), kBatch + 1);
+    cache_.recycle_index(indices[kBatch + 1]);  // the index buffer is full: both are pushed
+    EXPECT_EQ(nm_.recycled_list.size(), kBatch + 1);
+    EXPECT_EQ(cache_.num_cached_recycled(), 1);
+    expected = {indices[kBatch]};
+    expected.insert(expected.end(), indices.begin(), indices.begin() + kBatch);
+  }
   EXPECT_EQ(RecycledEntries(nm_), expected);
   cache_.flush_recycled();
+  if (GetParam()) expected.push_back(indices[kBatch]);
   expected.push_back(indices[kBatch + 1]);
   EXPECT_EQ(RecycledEntries(nm_), expected);
+}
+
+// With a contiguous list an address recycled through the cache is buffered as its index, in
+// order with recycle_index(); a chunked list's addresses wait in their own buffer and are pushed
+// first. Cells reserved after the cache copied the list's limit (here by the plain API, in
+// later chunks) are indexed too: the cache reads the limit again.
+TEST_P(NodeCacheTest, RecycledAddressesBecomeIndicesInOrder) {
+  const int a = cache_.allocate_index();
+  const int b = cache_.allocate_index();
+  std::vector<int> later;  // beyond the cache's batch, in chunks committed after its refill
+  for (int k = 0; k < 3 * 256; ++k) later.push_back(nm_.allocate_index());
+  const int c = later.back();
+  ASSERT_GT(c, kBatch);
+  cache_.recycle_index(a);
+  cache_.recycle(nm_.get_cell(b));
+  cache_.recycle(nm_.get_cell(c));
+  cache_.recycle_index(later.front());
+  EXPECT_EQ(cache_.num_cached_recycled(), 4);
+  cache_.flush_recycled();
+  EXPECT_EQ(memory_.error_code, kRuntimeOk);
+  if (GetParam()) {
+    EXPECT_EQ(RecycledEntries(nm_), (std::vector<int>{a, b, c, later.front()}));
+  } else {
+    EXPECT_EQ(RecycledEntries(nm_), (std::vector<int>{b, c, a, later.front()}));
+  }
 }
 
 // A recycled cell is not handed out again before a GC (other workers may still read it), even
