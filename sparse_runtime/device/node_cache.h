@@ -38,8 +38,9 @@
 // Ownership: one NodeCache per (worker, NodeManager), used by one thread at a time; no
 // thread_local. The object is cache-line aligned so two workers' caches never share a line.
 // recycle_index(k) buffers an index beside the pointers (pushed at the same flushes, no locate;
-// a flush pushes the buffered pointers' cells first, then the indices, so a cache that uses both
-// does not keep the global recycling order, which nothing depends on).
+// a flush pushes the buffered pointers' cells first, then the indices, so with a chunked data
+// list a cache that uses both does not keep the global recycling order, which nothing depends
+// on).
 // Errors (out of chunks / memory, unknown pointer) are recorded in the manager's RuntimeMemory
 // exactly as by the plain API.
 //
@@ -73,8 +74,8 @@ struct alignas(64) NodeCache {
   i32 index_shift;
   i32 num_free;      // cells free_ptr[kBatch - num_free, kBatch) are cached, zeroed, not handed out
   i32 num_recycled;  // recycled_ptr[0, num_recycled) are buffered for the recycled list
-  // recycled_index[0, num_recycled_index) are buffered too (cells recycled by index: the pointer
-  // SNode's slots hold indices, so they need no address -> index step at the flush).
+  // recycled_index[0, num_recycled_index) are buffered too: cells recycled by index (the pointer
+  // SNode's slots hold indices) and the addresses recycle() indexed.
   i32 num_recycled_index;
   Ptr free_ptr[kBatch];  // free_ptr[k] = manager->get_cell(free_index[k])
   i32 free_index[kBatch];

@@ -155,8 +155,8 @@ TEST_P(NodeCacheTest, KeepsFifoReuseOrderAfterGc) {
 }
 
 // Recycled indices are buffered until kBatch are held and then pushed to the recycled list
-// together, in recycle order; cells recycled by address sit in their own buffer and are pushed at
-// the same flushes (addresses first).
+// together, in recycle order. A cell recycled by address joins them as its index (contiguous
+// list) or waits in its own buffer, pushed at the same flushes (chunked list: addresses first).
 TEST_P(NodeCacheTest, BuffersRecycledIndicesUntilABatchIsFull) {
   std::vector<int> indices;
   for (int k = 0; k < kBatch + 2; ++k) indices.push_back(cache_.allocate_index());
@@ -192,28 +192,63 @@ TEST_P(NodeCacheTest, BuffersRecycledIndicesUntilABatchIsFull) {
 }
 
 // With a contiguous list an address recycled through the cache is buffered as its index, in
-// order with recycle_index(); a chunked list's addresses wait in their own buffer and are pushed
-// first. Cells reserved after the cache copied the list's limit (here by the plain API, in
-// later chunks) are indexed too: the cache reads the limit again.
+// order with recycle_index(), and the list's limit the cache copied is read again only for an
+// address beyond it (cells committed since, here by the plain API in later chunks); a chunked
+// list's addresses wait in their own buffer and are pushed first.
 TEST_P(NodeCacheTest, RecycledAddressesBecomeIndicesInOrder) {
+  const bool contiguous = GetParam();
   const int a = cache_.allocate_index();
   const int b = cache_.allocate_index();
-  std::vector<int> later;  // beyond the cache's batch, in chunks committed after its refill
+  const int d = cache_.allocate_index();
+  EXPECT_EQ(cache_.index_limit, 0u);  // copied at init, before any cell was reserved
+  cache_.recycle_index(a);
+  cache_.recycle(nm_.get_cell(b));  // beyond the copied limit: read again
+  const uint64_t first_limit = cache_.index_limit;
+  if (contiguous) {
+    EXPECT_GE(first_limit, static_cast<uint64_t>(kBatch));
+  } else {
+    EXPECT_EQ(first_limit, 0u);
+  }
+  cache_.recycle(nm_.get_cell(d));  // below it: indexed without reading it
+  EXPECT_EQ(cache_.index_limit, first_limit);
+  std::vector<int> later;
   for (int k = 0; k < 3 * 256; ++k) later.push_back(nm_.allocate_index());
   const int c = later.back();
-  ASSERT_GT(c, kBatch);
-  cache_.recycle_index(a);
-  cache_.recycle(nm_.get_cell(b));
-  cache_.recycle(nm_.get_cell(c));
+  ASSERT_GE(static_cast<uint64_t>(c), first_limit);
+  cache_.recycle(nm_.get_cell(c));  // committed after the copy: read again, then indexed
+  if (contiguous) {
+    EXPECT_GT(cache_.index_limit, static_cast<uint64_t>(c));
+  }
   cache_.recycle_index(later.front());
-  EXPECT_EQ(cache_.num_cached_recycled(), 4);
+  EXPECT_EQ(cache_.num_cached_recycled(), 5);
   cache_.flush_recycled();
   EXPECT_EQ(memory_.error_code, kRuntimeOk);
-  if (GetParam()) {
-    EXPECT_EQ(RecycledEntries(nm_), (std::vector<int>{a, b, c, later.front()}));
+  if (contiguous) {
+    EXPECT_EQ(RecycledEntries(nm_), (std::vector<int>{a, b, d, c, later.front()}));
   } else {
-    EXPECT_EQ(RecycledEntries(nm_), (std::vector<int>{b, c, a, later.front()}));
+    EXPECT_EQ(RecycledEntries(nm_), (std::vector<int>{b, d, c, a, later.front()}));
   }
+}
+
+// Addresses that are cell-aligned but not cells of the list -- the element just past the
+// committed limit and, with a contiguous list, the zero lead element below the first cell -- are
+// reported and dropped at the flush, not indexed.
+TEST_P(NodeCacheTest, AlignedAddressOutsideTheCellsIsReported) {
+  const int a = cache_.allocate_index();
+  const ListManager& data = nm_.data_list;
+  std::vector<Ptr> strays;
+  if (GetParam()) {
+    ASSERT_NE(data.contiguous_base, nullptr);
+    strays.push_back(data.contiguous_base + nm_.element_size * data.contiguous_limit);
+    strays.push_back(data.contiguous_base - nm_.element_size);
+  } else {
+    strays.push_back(nm_.get_cell(a) + nm_.element_size * 256);  // past the only chunk
+  }
+  for (Ptr p : strays) cache_.recycle(p);
+  cache_.recycle_index(a);
+  cache_.flush_recycled();
+  EXPECT_EQ(memory_.error_code, kErrorPtrNotFound);
+  EXPECT_EQ(RecycledEntries(nm_), (std::vector<int>{a}));
 }
 
 // A recycled cell is not handed out again before a GC (other workers may still read it), even
