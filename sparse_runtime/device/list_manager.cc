@@ -214,7 +214,7 @@ i32 ListManager::ptrs2indices(const Ptr* ptrs, i32 n, i32* out) const {
     const u64 limit = static_cast<u64>(atomic_load_relaxed(&contiguous_limit));
     i32 unknown = 0;
     for (i32 k = 0; k < n; ++k) {
-      const u64 q = rotate_right((reinterpret_cast<u64>(ptrs[k]) - base) * inverse, shift);
+      const u64 q = contiguous_quotient(reinterpret_cast<u64>(ptrs[k]), base, inverse, shift);
       const bool ok = q < limit;
       out[k] = ok ? static_cast<i32>(q) : -1;
       unknown += ok ? 0 : 1;

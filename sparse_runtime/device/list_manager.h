@@ -264,9 +264,12 @@ struct alignas(64) ListManager {
   // Contiguous layout: (address - base) / element_size if exact, else a value >= 2^64 /
   // element_size (above any element count); an address below the base wraps to a huge offset.
   ACCELMEM_RT_INLINE u64 contiguous_quotient(u64 address) const {
-    return rotate_right(
-        (address - reinterpret_cast<u64>(contiguous_base)) * element_size_odd_inverse,
-        element_size_shift);
+    return contiguous_quotient(address, reinterpret_cast<u64>(contiguous_base),
+                               element_size_odd_inverse, element_size_shift);
+  }
+  // The same from copies of the list's constants (a loop's registers, a NodeCache's fields).
+  static ACCELMEM_RT_INLINE u64 contiguous_quotient(u64 address, u64 base, u64 inverse, i32 shift) {
+    return rotate_right((address - base) * inverse, shift);
   }
   static ACCELMEM_RT_INLINE u64 rotate_right(u64 x, i32 s) {
     return (x >> s) | (x << ((64 - s) & 63));

@@ -13,15 +13,13 @@ void NodeCache::init(NodeManager* manager_in) {
   index_base = reinterpret_cast<u64>(data.contiguous_base);
   index_inverse = data.element_size_odd_inverse;
   index_shift = data.element_size_shift;
-  // Relaxed, as ListManager::find_index: an address handed to recycle() was obtained after its
-  // chunk's commit.
-  index_limit = index_base != 0 ? static_cast<u64>(atomic_load_relaxed(&data.contiguous_limit)) : 0;
+  index_limit = 0;  // read by the first recycle() of a contiguous list
 }
 
-void NodeCache::recycle_beyond_limit(Ptr p) {
+void NodeCache::recycle_beyond_limit(Ptr p, u64 q) {
+  // Relaxed, as ListManager::find_index: an address handed to recycle() was obtained after its
+  // chunk's commit.
   index_limit = static_cast<u64>(atomic_load_relaxed(&manager->data_list.contiguous_limit));
-  const u64 q = ListManager::rotate_right((reinterpret_cast<u64>(p) - index_base) * index_inverse,
-                                          index_shift);
   if (q < index_limit) {
     recycle_index(static_cast<i32>(q));
   } else {

@@ -65,9 +65,10 @@ struct alignas(64) NodeCache {
 
   NodeManager* manager;
   // The data list's contiguous layout, copied at init(): an address p is cell q =
-  // rotate_right((p - index_base) * index_inverse, index_shift) if q < index_limit. index_base
-  // is 0 for a chunked list (index_limit stays 0 then). index_limit is the list's limit when it
-  // was last read (init, or an address beyond it): the list only grows.
+  // ListManager::contiguous_quotient(p, index_base, index_inverse, index_shift) if q <
+  // index_limit. index_base is 0 for a chunked list (index_limit stays 0 then). index_limit is
+  // the list's limit when an address was last found beyond it (0 until then): the list only
+  // grows.
   u64 index_base;
   u64 index_inverse;
   u64 index_limit;
@@ -103,14 +104,14 @@ struct alignas(64) NodeCache {
   // Buffers the cell at `p` for the recycled list: its index, or (chunked list, unknown address)
   // the address, located at the next flush.
   ACCELMEM_RT_INLINE void recycle(Ptr p) {
-    const u64 q = ListManager::rotate_right((reinterpret_cast<u64>(p) - index_base) * index_inverse,
-                                            index_shift);
+    const u64 q = ListManager::contiguous_quotient(reinterpret_cast<u64>(p), index_base,
+                                                   index_inverse, index_shift);
     if (__builtin_expect(q < index_limit, 1)) {
       recycle_index(static_cast<i32>(q));
     } else if (index_base == 0) {
       recycle_address(p);
     } else {
-      recycle_beyond_limit(p);
+      recycle_beyond_limit(p, q);
     }
   }
   // Buffers cell `index` (0 <= index < manager->num_reserved()).
@@ -130,9 +131,9 @@ struct alignas(64) NodeCache {
   // Slow path of allocate (num_free == 0): one allocate_indices() of kBatch. False if no cell
   // could be had (error recorded); otherwise num_free > 0.
   bool refill();
-  // recycle(p) where p is not below index_limit: reads the list's limit again, then buffers the
-  // index, or the address if p is still not a cell below it.
-  void recycle_beyond_limit(Ptr p);
+  // recycle(p) of a contiguous list where p's quotient q is not below index_limit: reads the
+  // list's limit again, then buffers q, or the address if p is still not a cell below it.
+  void recycle_beyond_limit(Ptr p, u64 q);
   // Buffers the address p, located at the next flush.
   ACCELMEM_RT_INLINE void recycle_address(Ptr p) {
     if (num_recycled == kBatch) flush_recycled();

@@ -200,7 +200,7 @@ TEST_P(NodeCacheTest, RecycledAddressesBecomeIndicesInOrder) {
   const int a = cache_.allocate_index();
   const int b = cache_.allocate_index();
   const int d = cache_.allocate_index();
-  EXPECT_EQ(cache_.index_limit, 0u);  // copied at init, before any cell was reserved
+  EXPECT_EQ(cache_.index_limit, 0u);  // not read before the first recycle()
   cache_.recycle_index(a);
   cache_.recycle(nm_.get_cell(b));  // beyond the copied limit: read again
   const uint64_t first_limit = cache_.index_limit;
