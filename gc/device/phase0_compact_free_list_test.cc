@@ -1,5 +1,8 @@
 #include "gc/device/phase0_compact_free_list.h"
 
+#include <algorithm>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -177,6 +180,49 @@ TEST(Phase0Test, MarksInStepsOfFourAroundInvalidIndices) {
   }
   for (int w = 0; w < 4; ++w) {
     EXPECT_EQ(gc_marked_word(heap.scratch.bitmap, plan, w, false), expected[w]) << w;
+  }
+}
+
+// A dense recycled set with one worker is marked through the byte map: for index counts on and
+// off word boundaries, random recycled sets (duplicates, invalid entries), the packed bitmap
+// equals a std::set of the valid indices, and the byte map is all-zero afterwards.
+TEST(Phase0Test, ByteMapMarkingMatchesASetOfIndices) {
+  std::mt19937_64 rng(11);
+  for (int32_t cells : {1, 63, 64, 65, 200, 4096, 5000}) {
+    for (int trial = 0; trial < 4; ++trial) {
+      TestHeap heap(16, 1024);
+      for (int32_t i = 0; i < cells; ++i) ASSERT_EQ(heap.nm.allocate_index(), i);
+      const int32_t recycled = std::max<int32_t>(1, cells / (1 + trial));
+      std::set<int32_t> expected;
+      bool any_invalid = false;
+      for (int32_t k = 0; k < recycled; ++k) {
+        int32_t index = static_cast<int32_t>(rng() % static_cast<uint64_t>(cells));
+        if (trial == 3 && k % 97 == 5) {  // out of range, both signs
+          index = k % 2 == 0 ? cells + static_cast<int32_t>(rng() % 100) : -1 - k;
+          any_invalid = true;
+        } else {
+          expected.insert(index);
+        }
+        heap.nm.recycled_list.push_back(index);
+      }
+      heap.scratch.order = kGcOrderSorted;
+      ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, 1));
+      const GcPlan plan = gc_make_plan(&heap.nm, &heap.scratch, 1);
+      ASSERT_EQ(plan.bytemap, 1) << cells << " cells, " << recycled << " recycled";
+      gc_phase0_compact_free_list(&heap.nm, &heap.scratch, 0, 1);
+      EXPECT_EQ(heap.memory.error_code != 0, any_invalid) << cells;
+      for (int64_t w = 0; w < plan.bitmap_stride; ++w) {
+        uint64_t want = 0;
+        for (int b = 0; b < 64; ++b) {
+          if (expected.count(static_cast<int32_t>(w * 64 + b)) != 0) want |= uint64_t{1} << b;
+        }
+        ASSERT_EQ(gc_marked_word(heap.scratch.bitmap, plan, w, false), want)
+            << cells << " cells, trial " << trial << ", word " << w;
+      }
+      for (int64_t b = 0; b < heap.scratch.bytemap_bytes; ++b) {
+        ASSERT_EQ(heap.scratch.bytemap[b], 0) << "byte " << b;
+      }
+    }
   }
 }
 
