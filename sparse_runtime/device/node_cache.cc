@@ -7,6 +7,9 @@ namespace sparse_runtime {
 void NodeCache::init(NodeManager* manager_in) {
   manager = manager_in;
   num_free = 0;
+  reserved_next = 0;
+  reserved_end = 0;
+  reserved_batches = 1;
   num_recycled = 0;
   num_recycled_index = 0;
   const ListManager& data = manager->data_list;
@@ -27,13 +30,49 @@ void NodeCache::recycle_beyond_limit(Ptr p, u64 q) {
   }
 }
 
+void NodeCache::take_reserved(i32 n) {
+  i32* indices = free_index + (kBatch - n);
+  const ListManager& free_list = manager->free_list;
+  free_list.read_range(reserved_next, n, indices);
+  reserved_next += n;
+#if defined(ARCH_x64)  // as NodeManager::take_indices: the next batch arrives while this one is
+                       // used
+  constexpr i32 kPerLine = 64 / static_cast<i32>(sizeof(i32));
+  const i32 next_end = min_of(reserved_next + kBatch, reserved_end);
+  for (i32 i = reserved_next; i < next_end; i += kPerLine) {
+    prefetch_for_read(free_list.get_element_ptr(i));
+  }
+#endif
+  manager->data_list.element_ptrs(indices, n, free_ptr + (kBatch - n));
+  num_free = n;
+}
+
 bool NodeCache::refill() {
-  if (manager->allocate_indices(free_index, kBatch)) {  // the common case: no scan
+  if (reserved_next < reserved_end) {
+    take_reserved(min_of(kBatch, reserved_end - reserved_next));
+    return true;
+  }
+  const i32 want = reserved_batches * kBatch;
+  const i32 old = atomic_add(&manager->free_list_used, want);
+  const i32 available = manager->free_list.size() - old;
+  if (available >= kBatch) {  // the common case: whole batches of the free list
+    reserved_next = old;
+    reserved_end = old + min_of(available, want);
+    if (reserved_batches < kMaxReservedBatches) reserved_batches *= 2;
+    take_reserved(kBatch);
+    return true;
+  }
+  // The free list ends inside the first batch: its tail, then fresh cells (the slots reserved
+  // past the batch lie beyond the free list's end: nothing is lost). Later refills reserve one
+  // batch again, so the cursor runs ahead of the cells handed out by less than a batch and
+  // cannot overflow before the data list does.
+  reserved_batches = 1;
+  if (manager->take_indices(old, free_index, kBatch)) {
     manager->data_list.element_ptrs(free_index, kBatch, free_ptr);
     num_free = kBatch;
     return true;
   }
-  // On failure allocate_indices fills the entries from the failure on with -1 (error recorded):
+  // On failure take_indices fills the entries from the failure on with -1 (error recorded):
   // keep the valid prefix, moved to the top of the array.
   i32 valid = 0;
   while (valid < kBatch && free_index[valid] >= 0) ++valid;
@@ -56,6 +95,13 @@ void NodeCache::flush() {
   // only grows); the recycled list can, and the GC zeroes them again. In hand-out order.
   manager->recycle_indices(free_index + (kBatch - num_free), num_free);
   num_free = 0;
+  while (reserved_next < reserved_end) {  // then the reserved slots not read yet, in list order
+    const i32 n = min_of(kBatch, reserved_end - reserved_next);
+    manager->free_list.read_range(reserved_next, n, free_index);
+    reserved_next += n;
+    manager->recycle_indices(free_index, n);
+  }
+  reserved_batches = 1;
   flush_recycled();
 }
 

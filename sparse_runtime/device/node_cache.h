@@ -6,27 +6,31 @@
 // add on a shared cursor each; with two workers those cursors bounce between cores and the
 // per-cell API gets slower than on one worker.
 //
-//   allocate():  return free_ptr[kBatch - num_free--]; when empty, refill kBatch cells with ONE
-//                NodeManager::allocate_indices() (free list first, then fresh cells) and compute
-//                their addresses in one tight loop (ListManager::element_ptrs). Cells come out
-//                in free-list order (the FIFO reuse order after a GC is kept). One count-down
-//                counter, not a position/end pair: the counter's store->load chain through
-//                memory is the fast path's critical path (about twice as fast per call).
+//   allocate():  return free_ptr[kBatch - num_free--]; when empty, refill kBatch cells and
+//                compute their addresses in one tight loop (ListManager::element_ptrs). A
+//                refill reads the next kBatch free-list slots this cache reserved earlier, or
+//                reserves several batches of slots with ONE atomic on the cursor (up to
+//                kMaxReservedBatches; where the free list ends, its tail and fresh cells as
+//                NodeManager::allocate_indices()). Cells come out in free-list order (the FIFO
+//                reuse order after a GC is kept). One count-down counter, not a position/end
+//                pair: the counter's store->load chain through memory is the fast path's
+//                critical path (about twice as fast per call).
 //   recycle(p):  with a contiguous data list (the CPU pool's default), p's index is computed on
 //                the spot -- (p - base) / element size by a multiply, from copies of the list's
 //                constants in the cache -- and buffered as by recycle_index(); an address beyond
 //                the limit copied at the last refresh first refreshes it. Otherwise (a chunked
 //                list, or p not a cell) recycled_ptr[n++] = p, and flush_recycled() hands those
-//                to NodeManager::recycle_cells(), which locates them in one tight loop. Each
-//                buffer is pushed with ONE atomic per kBatch (== kCellBlock). An unknown pointer
-//                is therefore reported (kErrorPtrNotFound) and dropped at a flush, not inside
-//                recycle(). Why compute the index here: buffering the address, then reading it
-//                back to locate it, cost 0.4-0.6 ns of a 3.0-3.5 ns allocate + recycle pair on
-//                the Zen 5 VM (node_manager_bench, BM_Cycles).
-//   flush():     cached free indices (zeroed, not handed out) go onto the recycled list -- they
-//                cannot go back onto the free list, whose cursor only grows between GCs, and
-//                the GC re-zeroes them at a cost of at most kBatch cells -- then the buffered
-//                recycled cells are pushed. Afterwards every slot of the manager is again
+//                to NodeManager::recycle_cells(), which locates them in one tight loop. A full
+//                buffer is pushed with ONE atomic (kBatch addresses, kRecycledIndexBatch
+//                indices). An unknown pointer is therefore reported (kErrorPtrNotFound) and
+//                dropped at a flush, not inside recycle(). Why compute the index here: buffering
+//                the address, then reading it back to locate it, cost 0.4-0.6 ns of a 3.0-3.5 ns
+//                allocate + recycle pair on the Zen 5 VM (node_manager_bench, BM_Cycles).
+//   flush():     cached free cells and the reserved free-list slots not read yet (zeroed, not
+//                handed out) go onto the recycled list -- they cannot go back onto the free
+//                list, whose cursor only grows between GCs, and the GC re-zeroes them, at most
+//                kMaxReservedBatches * kBatch cells -- then the buffered recycled cells are
+//                pushed. Afterwards every slot of the manager is again
 //                exactly one of in use / free (free list) / recycled (recycled list).
 //
 // Cells recycled into the cache are never handed out again by the cache: as with the plain API
@@ -59,9 +63,22 @@ struct alignas(64) NodeCache {
   // atomic finds its line on the other core. 64 per atomic left those line transfers a visible
   // share of the per-cell cost (node_manager_bench, two threads), and 256 still kept the 1 -> 2
   // thread scaling of a pair clearly below the harness's own (BM_CycleScaling; figures in
-  // benchmarks/README.md); 512 halves the transfers again. Cost: 12 KiB per cache and up to
-  // kBatch cached free cells re-zeroed by the GC after a flush.
+  // benchmarks/README.md); 512 halves the transfers again. Cost: 16 KiB per cache (with the index
+  // buffer below).
   static constexpr i32 kBatch = NodeManager::kCellBlock;
+  // A refill that finds no reserved free-list slots left reserves up to this many batches of
+  // them with its one atomic (1 after init and flush, doubling with each such refill), and the
+  // next refills read them with none. Why: with two busy workers the cursor's line is on the
+  // other core at nearly every refill; the free arrays (free_ptr, free_index) stay one batch,
+  // as they are the fast path's footprint. Cost: up to kMaxReservedBatches * kBatch zeroed
+  // cells go to the recycled list at a flush (the GC zeroes them again).
+  static constexpr i32 kMaxReservedBatches = 8;
+  // Indices recycled per shared atomic (the recycled list's size): the index buffer holds three
+  // batches. Why: the same line transfer on the recycle side; three batches raised the 1 -> 2
+  // thread scaling of the cached pair from 1.61-1.65 to 1.76-1.83 (LIFO) with no cost on one
+  // thread (node_manager_bench BM_CycleScaling, benchmarks/README.md). The address buffer (a
+  // chunked data list, unknown addresses) stays one batch.
+  static constexpr i32 kRecycledIndexBatch = 3 * kBatch;
 
   NodeManager* manager;
   // The data list's contiguous layout, copied at init(): an address p is cell q =
@@ -73,7 +90,13 @@ struct alignas(64) NodeCache {
   u64 index_inverse;
   u64 index_limit;
   i32 index_shift;
-  i32 num_free;      // cells free_ptr[kBatch - num_free, kBatch) are cached, zeroed, not handed out
+  i32 num_free;  // cells free_ptr[kBatch - num_free, kBatch) are cached, zeroed, not handed out
+  // Free-list slots [reserved_next, reserved_end) are this cache's (the cursor is past them),
+  // not read yet; the next refill takes up to kBatch of them. reserved_batches: the size of the
+  // next reservation, in batches.
+  i32 reserved_next;
+  i32 reserved_end;
+  i32 reserved_batches;
   i32 num_recycled;  // recycled_ptr[0, num_recycled) are buffered for the recycled list
   // recycled_index[0, num_recycled_index) are buffered too: cells recycled by index (the pointer
   // SNode's slots hold indices) and the addresses recycle() indexed.
@@ -81,7 +104,7 @@ struct alignas(64) NodeCache {
   Ptr free_ptr[kBatch];  // free_ptr[k] = manager->get_cell(free_index[k])
   i32 free_index[kBatch];
   Ptr recycled_ptr[kBatch];
-  i32 recycled_index[kBatch];
+  i32 recycled_index[kRecycledIndexBatch];
 
   void init(NodeManager* manager);
 
@@ -116,7 +139,7 @@ struct alignas(64) NodeCache {
   }
   // Buffers cell `index` (0 <= index < manager->num_reserved()).
   ACCELMEM_RT_INLINE void recycle_index(i32 index) {
-    if (num_recycled_index == kBatch) flush_recycled();
+    if (num_recycled_index == kRecycledIndexBatch) flush_recycled();
     recycled_index[num_recycled_index++] = index;
   }
 
@@ -125,12 +148,19 @@ struct alignas(64) NodeCache {
   // Locates and pushes the buffered recycled cells only (cached free cells stay).
   void flush_recycled();
 
-  ACCELMEM_RT_INLINE i32 num_cached_free() const { return num_free; }
+  // Free cells the cache holds: the cached ones and the reserved free-list slots not read yet.
+  ACCELMEM_RT_INLINE i32 num_cached_free() const {
+    return num_free + (reserved_end - reserved_next);
+  }
   ACCELMEM_RT_INLINE i32 num_cached_recycled() const { return num_recycled + num_recycled_index; }
 
-  // Slow path of allocate (num_free == 0): one allocate_indices() of kBatch. False if no cell
-  // could be had (error recorded); otherwise num_free > 0.
+  // Slow path of allocate (num_free == 0): up to kBatch reserved free-list slots, else one atomic
+  // reserving reserved_batches * kBatch slots (or, where the free list ends, its tail and fresh
+  // cells as allocate_indices()). False if no cell could be had (error recorded); otherwise
+  // num_free > 0.
   bool refill();
+  // Reads n (<= kBatch) reserved slots into the free arrays.
+  void take_reserved(i32 n);
   // recycle(p) of a contiguous list where p's quotient q is not below index_limit: reads the
   // list's limit again, then buffers q, or the address if p is still not a cell below it.
   void recycle_beyond_limit(Ptr p, u64 q);

@@ -1,5 +1,6 @@
 #include "sparse_runtime/device/node_cache.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -16,6 +17,7 @@ namespace sparse_runtime {
 namespace {
 
 constexpr int kBatch = NodeCache::kBatch;
+constexpr int kIndexBatch = NodeCache::kRecycledIndexBatch;
 
 // Every test runs on both data-list layouts: contiguous (the pool's reservations, the CPU
 // default) and chunked with the granule table (the fallback).
@@ -154,40 +156,98 @@ TEST_P(NodeCacheTest, KeepsFifoReuseOrderAfterGc) {
   EXPECT_EQ(cache_.allocate_index(), 100);
 }
 
-// Recycled indices are buffered until kBatch are held and then pushed to the recycled list
-// together, in recycle order. A cell recycled by address joins them as its index (contiguous
-// list) or waits in its own buffer, pushed at the same flushes (chunked list: addresses first).
+// Refills that must reserve take 1, 2, 4, ... kMaxReservedBatches batches of free-list slots
+// with one cursor move each (the reservation clipped at the free list's end), the refills
+// between them read the reserved slots without moving the cursor, and cells still come out in
+// free-list order. A flush puts the reserved slots not read yet onto the recycled list, in list
+// order after the cached free cells, and starts the next reservation at one batch again.
+TEST_P(NodeCacheTest, ReservesGrowingRangesOfTheFreeList) {
+  const int total = 20 * kBatch;
+  std::vector<int> fresh;
+  for (int k = 0; k < total; ++k) fresh.push_back(nm_.allocate_index());
+  std::mt19937 rng(5);
+  std::vector<int> order = fresh;
+  std::shuffle(order.begin(), order.end(), rng);
+  nm_.recycle_indices(order.data(), total);
+  nm_.gc_serial();
+  const std::vector<int> free_order = FreeEntries(nm_);
+  ASSERT_EQ(static_cast<int>(free_order.size()), total);
+  // The cursor after each refill, in batches: reservations of 1, 2 (refill 2), 4 (refill 4), 8
+  // (refill 8), then 8 again at refill 16, where only 5 batches are left: the cursor passes the
+  // free list's end (as the plain API's does) and the cache reads the 5.
+  std::vector<int> cursor_after;
+  std::vector<int> handed;
+  for (int refill = 1; refill <= 20; ++refill) {
+    for (int k = 0; k < kBatch; ++k) handed.push_back(cache_.allocate_index());
+    cursor_after.push_back(nm_.free_list_used);
+  }
+  const std::vector<int> expected_cursor = {1,  3,  3,  7,  7,  7,  7,  15, 15, 15,
+                                            15, 15, 15, 15, 15, 23, 23, 23, 23, 23};
+  for (int r = 0; r < 20; ++r) {
+    EXPECT_EQ(cursor_after[r], expected_cursor[r] * kBatch) << "after refill " << r + 1;
+  }
+  EXPECT_EQ(handed, free_order);
+  EXPECT_EQ(cache_.num_cached_free(), 0);
+  EXPECT_EQ(nm_.data_list.size(), total);  // nothing fresh while the free list lasted
+
+  // A new GC (the cache holds no cell, so it need not flush first): 3 * kBatch free again. The
+  // next refill reserves 8 batches, clipped to the 3.
+  nm_.recycle_indices(handed.data(), 3 * kBatch);
+  nm_.gc_serial();
+  const std::vector<int> again = FreeEntries(nm_);
+  std::vector<int> in_use(handed.begin() + 3 * kBatch, handed.end());
+  for (int k = 0; k < 10; ++k) in_use.push_back(cache_.allocate_index());
+  EXPECT_EQ(nm_.free_list_used, 8 * kBatch);
+  EXPECT_EQ(cache_.num_cached_free(), 3 * kBatch - 10);
+  cache_.flush();
+  // The cached rest of the first batch, then the two reserved batches, in free-list order.
+  EXPECT_EQ(RecycledEntries(nm_), std::vector<int>(again.begin() + 10, again.end()));
+  EXPECT_EQ(cache_.num_cached_free(), 0);
+  ExpectSlotInvariant(nm_, in_use);
+  EXPECT_EQ(nm_.num_in_use(), static_cast<int>(in_use.size()));
+  // After the flush the next reservation is one batch again (of the flushed cells, free again
+  // after a GC).
+  nm_.gc_serial();
+  const int before = nm_.free_list_used;
+  in_use.push_back(cache_.allocate_index());
+  EXPECT_EQ(nm_.free_list_used, before + kBatch);
+}
+
+// Recycled indices are buffered until kIndexBatch (NodeCache::kRecycledIndexBatch) are held and
+// then pushed to the recycled list together, in recycle order. A cell recycled by address joins
+// them as its index (contiguous list) or waits in its own buffer, pushed at the same flushes
+// (chunked list: addresses first).
 TEST_P(NodeCacheTest, BuffersRecycledIndicesUntilABatchIsFull) {
   std::vector<int> indices;
-  for (int k = 0; k < kBatch + 2; ++k) indices.push_back(cache_.allocate_index());
-  for (int k = 0; k < kBatch; ++k) cache_.recycle_index(indices[k]);
+  for (int k = 0; k < kIndexBatch + 2; ++k) indices.push_back(cache_.allocate_index());
+  for (int k = 0; k < kIndexBatch; ++k) cache_.recycle_index(indices[k]);
   EXPECT_EQ(nm_.recycled_list.size(), 0);
-  EXPECT_EQ(cache_.num_cached_recycled(), kBatch);
+  EXPECT_EQ(cache_.num_cached_recycled(), kIndexBatch);
   std::vector<int> expected;
   if (GetParam()) {
     // Contiguous: the address becomes its index at once, into the full index buffer, which is
     // pushed first.
-    cache_.recycle(nm_.get_cell(indices[kBatch]));
-    EXPECT_EQ(nm_.recycled_list.size(), kBatch);
+    cache_.recycle(nm_.get_cell(indices[kIndexBatch]));
+    EXPECT_EQ(nm_.recycled_list.size(), kIndexBatch);
     EXPECT_EQ(cache_.num_cached_recycled(), 1);
-    cache_.recycle_index(indices[kBatch + 1]);
-    EXPECT_EQ(nm_.recycled_list.size(), kBatch);
+    cache_.recycle_index(indices[kIndexBatch + 1]);
+    EXPECT_EQ(nm_.recycled_list.size(), kIndexBatch);
     EXPECT_EQ(cache_.num_cached_recycled(), 2);
-    expected.assign(indices.begin(), indices.begin() + kBatch);
+    expected.assign(indices.begin(), indices.begin() + kIndexBatch);
   } else {
-    cache_.recycle(nm_.get_cell(indices[kBatch]));  // the address buffer: no flush yet
+    cache_.recycle(nm_.get_cell(indices[kIndexBatch]));  // the address buffer: no flush yet
     EXPECT_EQ(nm_.recycled_list.size(), 0);
-    EXPECT_EQ(cache_.num_cached_recycled(), kBatch + 1);
-    cache_.recycle_index(indices[kBatch + 1]);  // the index buffer is full: both are pushed
-    EXPECT_EQ(nm_.recycled_list.size(), kBatch + 1);
+    EXPECT_EQ(cache_.num_cached_recycled(), kIndexBatch + 1);
+    cache_.recycle_index(indices[kIndexBatch + 1]);  // the index buffer is full: both are pushed
+    EXPECT_EQ(nm_.recycled_list.size(), kIndexBatch + 1);
     EXPECT_EQ(cache_.num_cached_recycled(), 1);
-    expected = {indices[kBatch]};
-    expected.insert(expected.end(), indices.begin(), indices.begin() + kBatch);
+    expected = {indices[kIndexBatch]};
+    expected.insert(expected.end(), indices.begin(), indices.begin() + kIndexBatch);
   }
   EXPECT_EQ(RecycledEntries(nm_), expected);
   cache_.flush_recycled();
-  if (GetParam()) expected.push_back(indices[kBatch]);
-  expected.push_back(indices[kBatch + 1]);
+  if (GetParam()) expected.push_back(indices[kIndexBatch]);
+  expected.push_back(indices[kIndexBatch + 1]);
   EXPECT_EQ(RecycledEntries(nm_), expected);
 }
 

@@ -57,7 +57,10 @@ Ptr NodeManager::allocate() {
 
 bool NodeManager::allocate_indices(i32* out, i32 n) {
   if (n <= 0) return true;
-  i32 old = atomic_add(&free_list_used, n);
+  return take_indices(atomic_add(&free_list_used, n), out, n);
+}
+
+bool NodeManager::take_indices(i32 old, i32* out, i32 n) {
   const i32 free_size = free_list.size();
   i32 k = min_of(n, max_of(free_size - old, 0));
   if (k > 0) {

@@ -89,6 +89,9 @@ struct alignas(64) NodeManager {
   // one on the data list. Returns false (error recorded) if the data list runs out; then the
   // entries from the failure on are -1.
   bool allocate_indices(i32* out, i32 n);
+  // The part of allocate_indices after its atomic: `old` is the cursor value an atomic add of at
+  // least n to free_list_used returned (slots [old, old + n) are the caller's).
+  bool take_indices(i32 old, i32* out, i32 n);
 
   // allocate_indices + the cells' addresses: out[0..n) = n zeroed cells (one atomic per 512).
   // Returns false (error recorded) if the data list runs out; then the entries from the failure

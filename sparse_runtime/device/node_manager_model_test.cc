@@ -108,6 +108,11 @@ TEST_P(NodeManagerModelTest, RandomOperationsMatchTheModel) {
       ASSERT_NO_FATAL_FAILURE(take(nm_.allocate()));
     } else if (op < 45) {
       ASSERT_NO_FATAL_FAILURE(take(cache.allocate()));
+    } else if (op < 47) {
+      // Many at once through one cache: refills that reserve several batches of the free list
+      // and refills that read slots reserved before.
+      const int n = 1 + static_cast<int>(rng() % (3 * NodeCache::kBatch));
+      for (int k = 0; k < n; ++k) ASSERT_NO_FATAL_FAILURE(take(cache.allocate()));
     } else if (op < 52) {
       const int n = 1 + static_cast<int>(rng() % 300);
       std::vector<Ptr> out(n);
