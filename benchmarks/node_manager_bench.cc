@@ -32,10 +32,11 @@
 // upstream); `Batch64` uses allocate_cells()/recycle_cells() in batches of 64 (one atomic per
 // batch); `Cached` is the per-cell API through one NodeCache per thread (//sparse_runtime/device:
 // node_cache: per-cell allocate()/recycle(ptr) with no shared atomic on the fast path, refills
-// and flushes of NodeCache::kBatch = 512 indices; each thread flushes its cache at the end of the
-// timed cycle, as a worker must before a GC). Counters: ns_per_cell (per allocate + release pair,
-// wall), cpu_ns_per_cell (the threads' CPU time per pair) and, for the NodeManager, meta_B_per_cell
-// (resident bytes of the free and recycled lists and of the chunk / granule tables, per cell).
+// and flushes of NodeCache::kBatch = 512 cells (kRecycledIndexBatch = 1536 recycled indices); each
+// thread flushes its cache at the end of the timed cycle, as a worker must before a GC). Counters:
+// ns_per_cell (per allocate + release pair, wall), cpu_ns_per_cell (the threads' CPU time per pair)
+// and, for the NodeManager, meta_B_per_cell (resident bytes of the free and recycled lists and of
+// the chunk / granule tables, per cell).
 //
 // BM_Cycles and BM_CycleScaling (at the end) run the same cycles interleaved, every contender in
 // one row: the rows to quote ratios from (see there).

@@ -133,7 +133,7 @@ using sparse_runtime::StructForExtent;
 struct KernelBuilderOptions {
   // Range-deactivate kernels over a CPU runtime recycle their pointer cells through a NodeCache
   // on the kernel's stack (Pointer_cache_init in sparse_runtime/device/snode_pointer.h: one
-  // shared atomic per 512 cells instead of one per cell; about 12 KiB of stack per call), flushed
+  // shared atomic per 1536 cells instead of one per cell; about 16 KiB of stack per call), flushed
   // before the kernel returns. false: one Pointer_deactivate per cell (as on NVPTX, always).
   bool stack_node_cache = true;
 };

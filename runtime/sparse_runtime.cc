@@ -40,6 +40,8 @@ absl::Status ErrorStatus(i32 code, const char* message, absl::string_view what) 
       return absl::OutOfRangeError(absl::StrCat(what, ": ", message));
     case kErrorInvalidArgument:
       return absl::InvalidArgumentError(absl::StrCat(what, ": ", message));
+    case kErrorStaleCache:
+      return absl::FailedPreconditionError(absl::StrCat(what, ": ", message));
     case kRuntimeOk:
       return absl::InternalError(absl::StrCat(what, ": failed without a recorded error"));
     default:

@@ -43,7 +43,7 @@ struct KernelBuilder::Impl {
   std::map<std::string, GcKernel> gc_kernels;  // GC kernels by name (for AddDeviceEntry)
   // The runtime module's NodeCache (size and alignment in its data layout) where range-deactivate
   // kernels recycle through one on their stack (CPU runtimes); 0 where they recycle per call
-  // (NVPTX: a 12 KiB cache per GPU thread would not fit its local memory budget).
+  // (NVPTX: a 16 KiB cache per GPU thread would not fit its local memory budget).
   uint64_t node_cache_bytes = 0;
   uint64_t node_cache_align = 0;
 };

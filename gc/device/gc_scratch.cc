@@ -9,6 +9,7 @@ using sparse_runtime::allocate_aligned;
 using sparse_runtime::max_of;
 using sparse_runtime::min_of;
 using sparse_runtime::next_power_of_two_u64;
+using sparse_runtime::try_allocate_aligned;
 
 // Geometry of a sorted-order collection: buckets of 2^shift indices, at most
 // kBucketsPerWorker * workers of them.
@@ -52,12 +53,14 @@ bool wants_bytemap(i32 num_workers, i64 num_recycled, i64 num_indices) {
 // Byte-map bytes for `num_indices`: whole bitmap words of them (the packing reads 64 at a time).
 i64 bytemap_bytes(i64 num_indices) { return gc_bitmap_words(num_indices) * 64; }
 
-// Grows `*array` (capacity `*capacity` elements of `size` bytes) to at least `needed`.
+// Grows `*array` (capacity `*capacity` elements of `size` bytes) to at least `needed`. An
+// `optional` array's allocation failure records no error (the plan does without it).
 template <typename T>
-bool grow(RuntimeMemory* memory, T** array, i64* capacity, i64 needed) {
+bool grow(RuntimeMemory* memory, T** array, i64* capacity, i64 needed, bool optional = false) {
   if (*capacity >= needed) return true;
   u64 n = next_power_of_two_u64(static_cast<u64>(needed));
-  Ptr p = allocate_aligned(memory, n * sizeof(T), 64, /*request=*/false);
+  Ptr p = optional ? try_allocate_aligned(memory, n * sizeof(T), 64)
+                   : allocate_aligned(memory, n * sizeof(T), 64, /*request=*/false);
   if (p == nullptr) return false;
   *array = reinterpret_cast<T*>(p);  // zero-filled; the old array (all-zero bitmap) is abandoned
   *capacity = static_cast<i64>(n);
@@ -80,7 +83,8 @@ bool gc_scratch_reserve(GcScratch* scratch, const NodeManager* nm, i32 num_worke
     return false;
   }
   return !wants_bytemap(num_workers, nm->recycled_list.size(), num_indices) ||
-         grow(nm->memory, &scratch->bytemap, &scratch->bytemap_bytes, bytemap_bytes(num_indices));
+         grow(nm->memory, &scratch->bytemap, &scratch->bytemap_bytes, bytemap_bytes(num_indices),
+              /*optional=*/true);
 }
 
 GcPlan gc_make_plan(const NodeManager* nm, const GcScratch* scratch, i32 num_workers) {

@@ -178,8 +178,10 @@ ACCELMEM_RT_INLINE i32 gc_popcount(u64 x) {
 i32 gc_num_indices(const NodeManager* nm);
 
 // Grows the scratch for a GC of `nm` with `num_workers` workers (allocating from nm's runtime
-// memory; new memory is zero-filled, as the bitmap invariant needs). Returns false if memory ran
-// out (an error is recorded in the runtime memory); the GC then runs in recycling order.
+// memory; new memory is zero-filled, as the bitmap invariant needs). Returns false if memory for
+// the bitmap ran out (an error is recorded in the runtime memory); the GC then runs in recycling
+// order. The byte map is optional: without memory for it nothing is recorded, the result stays
+// true and the plan marks in the bitmap.
 bool gc_scratch_reserve(GcScratch* scratch, const NodeManager* nm, i32 num_workers);
 
 // The plan for the current state of `nm` (call before phase 1 changes it).

@@ -16,6 +16,7 @@ void gc_phase1_swap_lists(NodeManager* nm, GcScratch* scratch, i32 num_workers) 
   const i32 keep = max_of(free_list.size() - nm->free_list_used, 0);
   free_list.resize(keep);
   atomic_store_release(&nm->free_list_used, 0);
+  ++nm->gc_epoch;  // NodeCache reservations made before this GC are stale now
   plan.free_base = keep;
 
   i64 refill = 0;

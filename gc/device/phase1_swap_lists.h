@@ -6,7 +6,7 @@
 // kernel launches on a GPU), so nothing here needs atomics for correctness.
 //
 //  1. Shrinks the free list to its unused entries: size = max(S - U, 0) (#1076: compact, never
-//     clear), and resets the cursor free_list_used = 0.
+//     clear), and resets the cursor free_list_used = 0 and counts the collection in nm->gc_epoch.
 //  2. Backs up recycled_list.size() into recycle_list_size_backup and lazily clears the recycled
 //     list (its contents stay readable for phase 2).
 //  3. Better than upstream: reserves the free-list slots phase 2 will fill, in one step, so that

@@ -297,6 +297,8 @@ absl::Status CudaSparseRuntime::TakeError(const std::string& what) {
       return absl::OutOfRangeError(text);
     case sparse_runtime::kErrorInvalidArgument:
       return absl::InvalidArgumentError(text);
+    case sparse_runtime::kErrorStaleCache:
+      return absl::FailedPreconditionError(text);
     default:
       return absl::InternalError(text);
   }

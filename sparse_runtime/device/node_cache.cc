@@ -10,6 +10,7 @@ void NodeCache::init(NodeManager* manager_in) {
   reserved_next = 0;
   reserved_end = 0;
   reserved_batches = 1;
+  reserved_epoch = manager->gc_epoch;
   num_recycled = 0;
   num_recycled_index = 0;
   const ListManager& data = manager->data_list;
@@ -47,25 +48,43 @@ void NodeCache::take_reserved(i32 n) {
   num_free = n;
 }
 
+void NodeCache::drop_stale_reservation() {
+  // The GC moved the free list's entries: the slots now name other cells, free or soon handed
+  // out by others, so reading them would hand cells out twice. The cells they named before are
+  // on no list now (leaked): reported, as flushing before a GC is the caller's duty.
+  report_error(manager->memory, kErrorStaleCache,
+               "NodeCache: free-list slots reserved before a GC (cache not flushed); cells leaked",
+               reserved_end - reserved_next);
+  reserved_next = 0;
+  reserved_end = 0;
+  reserved_batches = 1;
+}
+
 bool NodeCache::refill() {
   if (reserved_next < reserved_end) {
-    take_reserved(min_of(kBatch, reserved_end - reserved_next));
-    return true;
+    if (__builtin_expect(reserved_epoch == manager->gc_epoch, 1)) {
+      take_reserved(min_of(kBatch, reserved_end - reserved_next));
+      return true;
+    }
+    drop_stale_reservation();
   }
   const i32 want = reserved_batches * kBatch;
   const i32 old = atomic_add(&manager->free_list_used, want);
-  const i32 available = manager->free_list.size() - old;
+  const i32 free_size = manager->free_list.size();
+  const i32 available = free_size - old;
   if (available >= kBatch) {  // the common case: whole batches of the free list
     reserved_next = old;
     reserved_end = old + min_of(available, want);
+    reserved_epoch = manager->gc_epoch;
     if (reserved_batches < kMaxReservedBatches) reserved_batches *= 2;
     take_reserved(kBatch);
     return true;
   }
   // The free list ends inside the first batch: its tail, then fresh cells (the slots reserved
-  // past the batch lie beyond the free list's end: nothing is lost). Later refills reserve one
-  // batch again, so the cursor runs ahead of the cells handed out by less than a batch and
-  // cannot overflow before the data list does.
+  // past the batch lie beyond the free list's end: nothing is lost). The cursor now runs ahead of
+  // the slots read by at most kMaxReservedBatches - 1 batches per cache and GC cycle (later
+  // refills reserve one batch, fully used); a refill that gets no cell at all takes its slots
+  // back below, so repeated failures after running out of memory cannot overflow the cursor.
   reserved_batches = 1;
   if (manager->take_indices(old, free_index, kBatch)) {
     manager->data_list.element_ptrs(free_index, kBatch, free_ptr);
@@ -76,6 +95,12 @@ bool NodeCache::refill() {
   // keep the valid prefix, moved to the top of the array.
   i32 valid = 0;
   while (valid < kBatch && free_index[valid] >= 0) ++valid;
+  if (valid == 0 && old >= free_size) {
+    // Every slot of ours lies past the end and the cursor is at least old + want: it stays at or
+    // past the end, so no free-list slot is handed out twice.
+    atomic_add(&manager->free_list_used, -want);
+    return false;
+  }
   for (i32 k = valid - 1; k >= 0; --k) free_index[kBatch - valid + k] = free_index[k];
   manager->data_list.element_ptrs(free_index + (kBatch - valid), valid,
                                   free_ptr + (kBatch - valid));
@@ -95,6 +120,9 @@ void NodeCache::flush() {
   // only grows); the recycled list can, and the GC zeroes them again. In hand-out order.
   manager->recycle_indices(free_index + (kBatch - num_free), num_free);
   num_free = 0;
+  if (reserved_next < reserved_end && reserved_epoch != manager->gc_epoch) {
+    drop_stale_reservation();  // pushing them would recycle cells that are free (or in use)
+  }
   while (reserved_next < reserved_end) {  // then the reserved slots not read yet, in list order
     const i32 n = min_of(kBatch, reserved_end - reserved_next);
     manager->free_list.read_range(reserved_next, n, free_index);

@@ -37,7 +37,11 @@
 // they become reusable only after a GC has zeroed them (other workers may still read them until
 // then). Between flushes, cells held by the cache count as "in use" in the NodeManager's
 // bookkeeping (num_in_use), so flush every cache of a manager before a GC, before exact
-// statistics and before an invariant check, with no allocate/recycle in flight.
+// statistics and before an invariant check, with no allocate/recycle in flight. A cache that
+// still holds reserved free-list slots at a GC loses them: the GC moves the free list's entries,
+// so the next refill or flush finds the slots stale (NodeManager::gc_epoch), records
+// kErrorStaleCache and drops them instead of handing out cells twice; their cells leak. Cached
+// free cells and buffered recycled cells survive a GC unharmed.
 //
 // Ownership: one NodeCache per (worker, NodeManager), used by one thread at a time; no
 // thread_local. The object is cache-line aligned so two workers' caches never share a line.
@@ -94,9 +98,12 @@ struct alignas(64) NodeCache {
   // Free-list slots [reserved_next, reserved_end) are this cache's (the cursor is past them),
   // not read yet; the next refill takes up to kBatch of them. reserved_batches: the size of the
   // next reservation, in batches.
+  // reserved_epoch: manager->gc_epoch when they were reserved (a GC since then makes them
+  // stale: see drop_stale_reservation).
   i32 reserved_next;
   i32 reserved_end;
   i32 reserved_batches;
+  i32 reserved_epoch;
   i32 num_recycled;  // recycled_ptr[0, num_recycled) are buffered for the recycled list
   // recycled_index[0, num_recycled_index) are buffered too: cells recycled by index (the pointer
   // SNode's slots hold indices) and the addresses recycle() indexed.
@@ -150,7 +157,7 @@ struct alignas(64) NodeCache {
 
   // Free cells the cache holds: the cached ones and the reserved free-list slots not read yet.
   ACCELMEM_RT_INLINE i32 num_cached_free() const {
-    return num_free + (reserved_end - reserved_next);
+    return num_free + (reserved_epoch == manager->gc_epoch ? reserved_end - reserved_next : 0);
   }
   ACCELMEM_RT_INLINE i32 num_cached_recycled() const { return num_recycled + num_recycled_index; }
 
@@ -161,6 +168,9 @@ struct alignas(64) NodeCache {
   bool refill();
   // Reads n (<= kBatch) reserved slots into the free arrays.
   void take_reserved(i32 n);
+  // A reservation that a GC made stale (the cache was not flushed before it): records
+  // kErrorStaleCache and forgets it.
+  void drop_stale_reservation();
   // recycle(p) of a contiguous list where p's quotient q is not below index_limit: reads the
   // list's limit again, then buffers q, or the address if p is still not a cell below it.
   void recycle_beyond_limit(Ptr p, u64 q);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -213,6 +214,105 @@ TEST_P(NodeCacheTest, ReservesGrowingRangesOfTheFreeList) {
   EXPECT_EQ(nm_.free_list_used, before + kBatch);
 }
 
+// A cache that still holds reserved free-list slots at a GC (not flushed before it, against the
+// contract): the GC moves the free list's entries, so those slots now name cells the free list
+// also hands out. The next refill finds them stale, records kErrorStaleCache and reserves anew:
+// no index is handed out twice (the leaked cells are reported, not reused). Cached free cells
+// survive the GC and are handed out first.
+TEST_P(NodeCacheTest, ReservationAcrossAGcIsDroppedNotHandedOutTwice) {
+  const int total = 8 * kBatch;
+  std::vector<int> fresh;
+  for (int k = 0; k < total; ++k) fresh.push_back(nm_.allocate_index());
+  nm_.recycle_indices(fresh.data(), total);
+  nm_.gc_serial();
+  std::vector<int> handed;
+  for (int k = 0; k < kBatch + 1; ++k) handed.push_back(cache_.allocate_index());
+  // Reserved 1 + 2 batches; kBatch - 1 cells cached and one batch reserved, not read.
+  ASSERT_EQ(nm_.free_list_used, 3 * kBatch);
+  ASSERT_EQ(cache_.num_cached_free(), 2 * kBatch - 1);
+  // Recycle some cells in use, then a GC without a flush: the free list is now the 5 unused
+  // batches, then the recycled cells.
+  nm_.recycle_indices(handed.data(), 10);
+  handed.erase(handed.begin(), handed.begin() + 10);
+  nm_.gc_serial();
+  EXPECT_EQ(cache_.num_cached_free(), kBatch - 1);  // the stale slots are not counted
+  EXPECT_EQ(memory_.error_code, kRuntimeOk);
+  for (int k = 0; k < kBatch - 1; ++k) handed.push_back(cache_.allocate_index());
+  EXPECT_EQ(memory_.error_code, kRuntimeOk);  // cached cells are still good
+  handed.push_back(cache_.allocate_index());  // the refill finds the reservation stale
+  EXPECT_EQ(memory_.error_code, kErrorStaleCache);
+  EXPECT_NE(std::string(memory_.error_message).find("not flushed"), std::string::npos);
+  // Everything else the manager holds, through the plain API and the cache: all distinct.
+  while (nm_.num_free() > 0) handed.push_back(nm_.allocate_index());
+  while (cache_.num_cached_free() > 0) handed.push_back(cache_.allocate_index());
+  std::set<int> distinct(handed.begin(), handed.end());
+  EXPECT_EQ(distinct.size(), handed.size()) << "a cell was handed out twice";
+  for (int i : handed) ASSERT_GE(i, 0);
+}
+
+// The same at a flush: the stale slots are dropped (reported), not pushed onto the recycled list,
+// which would put cells the free list holds (or that are in use) on it as well.
+TEST_P(NodeCacheTest, FlushAfterAGcDropsTheStaleReservation) {
+  const int total = 4 * kBatch;
+  std::vector<int> fresh;
+  for (int k = 0; k < total; ++k) fresh.push_back(nm_.allocate_index());
+  nm_.recycle_indices(fresh.data(), total);
+  nm_.gc_serial();
+  std::vector<int> in_use;
+  for (int k = 0; k < kBatch + 1; ++k) in_use.push_back(cache_.allocate_index());
+  nm_.gc_serial();  // not flushed: one batch reserved, not read
+  cache_.flush();
+  EXPECT_EQ(memory_.error_code, kErrorStaleCache);
+  EXPECT_EQ(cache_.num_cached_free(), 0);
+  // Only the kBatch - 1 cached cells went to the recycled list; no slot is owned twice.
+  EXPECT_EQ(nm_.num_recycled(), kBatch - 1);
+  std::vector<int> owner(nm_.num_reserved(), 0);
+  for (int i : in_use) ++owner[i];
+  for (int i : FreeEntries(nm_)) ++owner[i];
+  for (int i : RecycledEntries(nm_)) ++owner[i];
+  for (size_t i = 0; i < owner.size(); ++i) EXPECT_LE(owner[i], 1) << "slot " << i;
+  // The cache works on: the next refill reserves one batch of the current free list.
+  EXPECT_GE(cache_.allocate_index(), 0);
+}
+
+// A reservation clipped at the free list's end leaves a partial batch: it is read into the top
+// of the free arrays, give_back_last works on its cells as on a full batch's, and fresh cells
+// follow it. Several caches racing past the end leave the cursor past it: num_free() is then 0
+// and, after the flushes, every slot is exactly one of in use / free / recycled.
+TEST_P(NodeCacheTest, PartialBatchesAndCachesPastTheEnd) {
+  const int total = 2 * kBatch + kBatch / 2;
+  std::vector<int> fresh;
+  for (int k = 0; k < total; ++k) fresh.push_back(nm_.allocate_index());
+  nm_.recycle_indices(fresh.data(), total);
+  nm_.gc_serial();
+  const std::vector<int> free_order = FreeEntries(nm_);
+  std::vector<int> handed;
+  for (int k = 0; k < 2 * kBatch; ++k) handed.push_back(cache_.allocate_index());
+  EXPECT_EQ(nm_.free_list_used, 3 * kBatch);  // 1 + 2 batches, clipped to 1.5
+  EXPECT_EQ(cache_.num_cached_free(), kBatch / 2);
+  const int first_of_partial = cache_.allocate_index();  // reads the half batch
+  EXPECT_EQ(cache_.num_cached_free(), kBatch / 2 - 1);
+  cache_.give_back_last();
+  EXPECT_EQ(cache_.allocate_index(), first_of_partial);
+  handed.push_back(first_of_partial);
+  while (cache_.num_cached_free() > 0) handed.push_back(cache_.allocate_index());
+  EXPECT_EQ(handed, free_order);
+  handed.push_back(cache_.allocate_index());  // fresh now
+  EXPECT_EQ(handed.back(), total);
+  // Two more caches refill past the end; the manager counts no free cell.
+  NodeCache more[2] = {};
+  for (NodeCache& c : more) {
+    c.init(&nm_);
+    handed.push_back(c.allocate_index());
+  }
+  EXPECT_GT(nm_.free_list_used, nm_.free_list.size());
+  EXPECT_EQ(nm_.num_free(), 0);
+  cache_.flush();
+  for (NodeCache& c : more) c.flush();
+  ExpectSlotInvariant(nm_, handed);
+  EXPECT_EQ(memory_.error_code, kRuntimeOk);
+}
+
 // Recycled indices are buffered until kIndexBatch (NodeCache::kRecycledIndexBatch) are held and
 // then pushed to the recycled list together, in recycle order. A cell recycled by address joins
 // them as its index (contiguous list) or waits in its own buffer, pushed at the same flushes
@@ -390,6 +490,15 @@ TEST_P(NodeCacheTest, OutOfChunksReturnsNullAndRecordsError) {
   EXPECT_EQ(handed_out, 2 * kBatch);
   EXPECT_EQ(memory_.error_code, kErrorOutOfChunks);
   EXPECT_EQ(cache.allocate_index(), -1);
+  // Callers that keep trying after the failure do not move the cursor on (it would overflow
+  // after 4 million tries and then index the free list out of bounds).
+  const int cursor = nm.free_list_used;
+  int32_t out[kBatch];
+  for (int k = 0; k < 1000; ++k) {
+    ASSERT_EQ(cache.allocate(), nullptr);
+    ASSERT_FALSE(nm.allocate_indices(out, kBatch));
+  }
+  EXPECT_EQ(nm.free_list_used, cursor);
 }
 
 // Two workers with one cache each run 10^5 randomized allocate/recycle operations in rounds;

@@ -33,6 +33,7 @@ bool NodeManager::init(RuntimeMemory* memory_in, u64 node_size_in, u64 alignment
   chunk_num_elements = chunk_num_elements_in;
   free_list_used = 0;
   recycle_list_size_backup = 0;
+  gc_epoch = 0;
   i32 index_chunk = max_of(chunk_num_elements, kMinIndexListChunk);
   return free_list.init(memory, sizeof(list_data_type), index_chunk, max_num_chunks) &&
          recycled_list.init(memory, sizeof(list_data_type), index_chunk, max_num_chunks) &&
@@ -57,7 +58,13 @@ Ptr NodeManager::allocate() {
 
 bool NodeManager::allocate_indices(i32* out, i32 n) {
   if (n <= 0) return true;
-  return take_indices(atomic_add(&free_list_used, n), out, n);
+  const i32 old = atomic_add(&free_list_used, n);
+  if (take_indices(old, out, n)) return true;
+  // Out of cells with every slot past the free list's end: none was handed out, so take the
+  // slots back (the cursor stays at or past the end). Why: a caller that keeps retrying after
+  // running out of memory would otherwise overflow the cursor.
+  if (old >= free_list.size()) atomic_add(&free_list_used, -n);
+  return false;
 }
 
 bool NodeManager::take_indices(i32 old, i32* out, i32 n) {
@@ -154,6 +161,7 @@ void NodeManager::gc_serial() {
   }
   free_list_used = 0;
   free_list.resize(num_unused);
+  ++gc_epoch;
   // 2. Zero every recycled cell (exactly element_size bytes, #427) and append its index to the
   //    free list, in recycle order (FIFO reuse). Cells adjacent in one chunk are zeroed together.
   const i32 num_recycled = recycled_list.size();

@@ -66,6 +66,10 @@ struct alignas(64) NodeManager {
   // GC phase 1 stores recycled_list.size() here before lazily clearing the recycled list, so that
   // phase 2 still knows how many entries to process.
   i32 recycle_list_size_backup;
+  // Collections since init (gc_serial and GC phase 1 count them). A NodeCache records it with
+  // each free-list reservation: a GC moves the free list's entries, so slots reserved before it
+  // name other cells after it (NodeCache reports and drops such a reservation).
+  i32 gc_epoch;
   // Cursor into free_list: entries [0, free_list_used) have been handed out since the last GC.
   // Racing allocations can bump it past free_list.size() (they then fall through to fresh
   // cells), so it may exceed the size until the next GC.

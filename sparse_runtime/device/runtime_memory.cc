@@ -26,13 +26,9 @@ void runtime_memory_init_preallocated(RuntimeMemory* memory, Ptr base, u64 size)
   memory->prealloc_size = size;
 }
 
-Ptr allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment, bool request) {
+Ptr try_allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment) {
   if (alignment == 0) alignment = 1;
-  if (!is_power_of_two_u64(alignment)) {
-    report_error(memory, kErrorInvalidArgument, "allocate_aligned: alignment is not a power of two",
-                 static_cast<i64>(alignment));
-    return nullptr;
-  }
+  if (!is_power_of_two_u64(alignment)) return nullptr;
   Ptr result = nullptr;
   if (memory->prealloc_size > 0) {
     mutex_lock_i32(&memory->allocator_lock);
@@ -47,6 +43,17 @@ Ptr allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment, bool reques
   } else if (memory->host_allocate != nullptr) {
     result = static_cast<Ptr>(memory->host_allocate(memory->host_pool, size, alignment));
   }
+  return result;
+}
+
+Ptr allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment, bool request) {
+  if (alignment == 0) alignment = 1;
+  if (!is_power_of_two_u64(alignment)) {
+    report_error(memory, kErrorInvalidArgument, "allocate_aligned: alignment is not a power of two",
+                 static_cast<i64>(alignment));
+    return nullptr;
+  }
+  Ptr result = try_allocate_aligned(memory, size, alignment);
   if (result == nullptr) {
     report_error(memory, kErrorOutOfMemory, "out of runtime memory; bytes requested",
                  static_cast<i64>(size));

@@ -432,9 +432,9 @@ void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, N
 // the end. Generated range-deactivate kernels on the CPU recycle through one: per cell, the plain
 // Pointer_deactivate pays a second locked instruction (the recycled list's shared atomic) after
 // its slot CAS, about as much again as the CAS (snode_bench's floor_cas_push), while the cache
-// pushes 512 cells with one. Only deactivation goes through it, so the flush pushes just the
-// cells recycled (no cached free cells to re-zero), and they are on the recycled list when the
-// kernel returns, as with the plain call.
+// pushes 1536 cells with one (NodeCache::kRecycledIndexBatch). Only deactivation goes through it,
+// so the flush pushes just the cells recycled (no cached free cells to re-zero), and they are on
+// the recycled list when the kernel returns, as with the plain call.
 void Pointer_cache_init(Ptr meta, NodeCache* cache);
 void Pointer_cache_flush(NodeCache* cache);
 bool Pointer_is_active(Ptr meta, Ptr node, i32 i);
