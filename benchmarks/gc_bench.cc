@@ -93,6 +93,7 @@ struct Fixture {
   void Reset() {
     nm.free_list.resize(0);
     nm.free_list_used = 0;
+    ++nm.gc_epoch;  // as a GC does (no NodeCache here holds a reservation)
     nm.recycled_list.resize(static_cast<int32_t>(cells));
   }
 

@@ -82,6 +82,7 @@ Snapshot TakeSnapshot(const TestHeap& heap) {
   std::sort(s.expected_free.begin(), s.expected_free.end());
   s.cells = AllCells(heap.nm);
   s.data_size = heap.nm.data_list.size();
+  s.gc_epoch = heap.nm.gc_epoch;
   return s;
 }
 
@@ -93,6 +94,7 @@ bool CheckCollected(const TestHeap& heap, const Snapshot& before) {
     ok = ok && condition;
   };
   expect(nm.free_list_used == 0, "free_list_used reset");
+  expect(nm.gc_epoch == before.gc_epoch + 1, "the collection counted in gc_epoch");
   expect(nm.recycled_list.size() == 0, "recycled list cleared");
   expect(nm.data_list.size() == before.data_size, "data_list size unchanged");
   std::vector<int32_t> free_list = FreeList(nm);

@@ -57,6 +57,7 @@ struct Snapshot {
   std::vector<int32_t> recycled;       // distinct
   std::vector<std::vector<uint8_t>> cells;  // every cell's bytes before the GC
   int32_t data_size = 0;
+  uint32_t gc_epoch = 0;
 };
 Snapshot TakeSnapshot(const TestHeap& heap);
 // EXPECTs every invariant; returns false if any failed.

@@ -28,7 +28,9 @@
 //     zeroed, after garbage collection (FIFO reuse as upstream), which the runtime runs itself
 //     after each deactivating batch (SparseRuntimeOptions::auto_collect) or on CollectGarbage.
 //   * Append past a dynamic's declared size is an OutOfRange error; allocator exhaustion is
-//     ResourceExhausted; coordinates outside the index space are OutOfRange.
+//     ResourceExhausted; coordinates outside the index space are OutOfRange; a NodeCache kept
+//     across a GC without a flush (kErrorStaleCache; the runtime flushes its own) is
+//     FailedPrecondition.
 //   * StructFor / ParallelStructFor visit every active cell of S (for a place: of its parent)
 //     exactly once, for any shape (ceiling splits; upstream skips cells on uneven shapes).
 //   * Destroying the runtime returns every byte (all memory comes from one HostMemoryPool).

@@ -3,7 +3,8 @@
 // The serial GC of one NodeManager (upstream gc_serial), run on the
 // calling thread: the three phases with one worker. Equivalent in effect to upstream: afterwards
 // every recycled cell is zero and on the free list after the free list's unused entries,
-// free_list_used == 0, the recycled list is empty and data_list.size() is unchanged.
+// free_list_used == 0, the recycled list is empty, data_list.size() is unchanged and gc_epoch
+// counts the collection.
 // Differences (better): cells are zeroed in address order when that pays off (see gc_scratch.h),
 // runs of adjacent cells take one memset, the free list is refilled without atomics, and
 // out-of-range recycled indices are reported instead of corrupting memory.

@@ -20,7 +20,8 @@
 //   ASSIGN_OR_RETURN(int64_t written, rt->RunRange(module, "fill_entry", 0, n));
 //
 // Errors recorded by device code (allocator exhausted, dynamic overflow) come back from the Run*
-// calls as absl::Status (ResourceExhausted / OutOfRange / Internal) with the runtime's message.
+// calls as absl::Status (ResourceExhausted / OutOfRange / InvalidArgument / FailedPrecondition /
+// Internal) with the runtime's message.
 // Device code records errors in the runtime context's one error slot (devices have no per-call
 // routing); the calls of this class are serialized, and each reads and clears the slot after its
 // own launch, so the error of a launch reaches exactly that call (also an error recorded by an

@@ -143,7 +143,11 @@ struct alignas(64) ListManager {
   bool write_new_element(i32 i, u64 bits, u64 bytes);
   // Contiguous layout: commits chunks [committed_chunks, c] (under the lock).
   bool commit_through(i32 c);
+  // The failure path of a one-element reservation at index i: reports, gives it back, -1.
   i32 reserve_failed(i32 i);
+  // Undoes the counter's advance of a failed reservation [first, first + n) if it lies wholly
+  // past the capacity (see size()).
+  void give_back_past_capacity(i32 first, i32 n);
 
   ACCELMEM_RT_INLINE Ptr get_element_ptr(i32 i) const {
     Ptr chunk = atomic_load_acquire(&chunks[i >> log2_chunk_num_elements]);
@@ -211,8 +215,10 @@ struct alignas(64) ListManager {
             max_num_chunks};
   }
 
-  // A reservation refused at the end of the index space still advanced the counter, which can
-  // wrap negative: that reads as full.
+  // A reservation refused at the end of the index space still advanced the counter; one that lay
+  // wholly past the capacity takes its elements back (give_back_past_capacity), so the counter
+  // stays within a few reservations of the capacity however often callers retry. Negative (only
+  // reachable with more than 2^31 elements requested at once) reads as full.
   ACCELMEM_RT_INLINE i32 size() const {
     const i32 n = atomic_load_acquire(&num_elements);
     return n >= 0 ? n : kMaxIndex + 1;

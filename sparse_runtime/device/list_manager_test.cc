@@ -91,6 +91,26 @@ TEST_F(ListManagerTest, OutOfChunksIsAnError) {
   EXPECT_EQ(list_.reserve_new_elements(3), -1);
 }
 
+// Callers that keep trying once the list is full do not move its counter on: a reservation that
+// lay wholly past the capacity is taken back (else 2^32 tries would wrap the counter back to
+// indices handed out already). One that straddled the end is refused whole, its in-range part
+// unused.
+TEST_F(ListManagerTest, RetriesPastTheEndKeepTheCounter) {
+  ASSERT_TRUE(list_.init(&memory_, 8, 2, /*max_num_chunks=*/2));
+  for (int k = 0; k < 3; ++k) ASSERT_EQ(list_.reserve_new_element(), k);
+  EXPECT_EQ(list_.reserve_new_elements(2), -1);  // [3, 5) straddles the capacity of 4
+  EXPECT_EQ(list_.size(), 5);
+  const ListManager::Appender appender = list_.appender();
+  for (int k = 0; k < 100000; ++k) {
+    ASSERT_EQ(list_.reserve_new_element(), -1);
+    ASSERT_EQ(list_.reserve_new_elements(1 + k % 7), -1);
+    ASSERT_EQ(appender.push_back(int64_t{k}), -1);
+    ASSERT_EQ(list_.push_back(int64_t{k}), -1);
+  }
+  EXPECT_EQ(list_.size(), 5);
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorOutOfChunks);
+}
+
 // An Appender taken before the list grows appends exactly what push_back appends (checked
 // against a std::vector model), across chunk boundaries (each new chunk through the out-of-line
 // write), in the contiguous and the chunked layout, and refuses the element past the last chunk
@@ -137,7 +157,7 @@ TEST(ListManagerAppenderTest, RefusesTheLastInt32) {
   EXPECT_EQ(runtime_error_code(&memory), kRuntimeOk);
   EXPECT_EQ(appender.push_back(uint8_t{9}), -1);
   EXPECT_EQ(runtime_error_code(&memory), kErrorOutOfChunks);
-  EXPECT_EQ(appender.push_back(uint8_t{9}), -1);  // the counter wrapped negative: still full
+  EXPECT_EQ(appender.push_back(uint8_t{9}), -1);  // the counter was given back: still full
   EXPECT_EQ(list.size(), ListManager::kMaxIndex + 1);
 }
 
@@ -169,7 +189,7 @@ TEST(ListManagerIndexSpaceTest, IndexSpaceEndsBeforeTheLastInt32) {
   EXPECT_EQ(one.list.reserve_new_element(), -1);
   EXPECT_EQ(runtime_error_code(&one.memory), kErrorOutOfChunks);
   EXPECT_EQ(one.list.size(), ListManager::kMaxIndex + 1);
-  EXPECT_EQ(one.list.reserve_new_element(), -1);  // the counter wraps negative: still full
+  EXPECT_EQ(one.list.reserve_new_element(), -1);  // the counter was given back: still full
   EXPECT_EQ(one.list.size(), ListManager::kMaxIndex + 1);
 
   ListAtTheEnd past(ListManager::kMaxIndex - 1);

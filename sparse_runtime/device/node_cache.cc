@@ -117,7 +117,8 @@ void NodeCache::flush_recycled() {
 
 void NodeCache::flush() {
   // Cached free cells are zero but the free list cannot take them back between GCs (its cursor
-  // only grows); the recycled list can, and the GC zeroes them again. In hand-out order.
+  // does not move back below them); the recycled list can, and the GC zeroes them again. In
+  // hand-out order.
   manager->recycle_indices(free_index + (kBatch - num_free), num_free);
   num_free = 0;
   if (reserved_next < reserved_end && reserved_epoch != manager->gc_epoch) {

@@ -28,8 +28,9 @@
 //                allocate + recycle pair on the Zen 5 VM (node_manager_bench, BM_Cycles).
 //   flush():     cached free cells and the reserved free-list slots not read yet (zeroed, not
 //                handed out) go onto the recycled list -- they cannot go back onto the free
-//                list, whose cursor only grows between GCs, and the GC re-zeroes them, at most
-//                kMaxReservedBatches * kBatch cells -- then the buffered recycled cells are
+//                list, whose cursor does not move back below them between GCs, and the GC
+//                re-zeroes them, at most kMaxReservedBatches * kBatch cells; slots a GC made
+//                stale are dropped instead (below) -- then the buffered recycled cells are
 //                pushed. Afterwards every slot of the manager is again
 //                exactly one of in use / free (free list) / recycled (recycled list).
 //
@@ -103,7 +104,7 @@ struct alignas(64) NodeCache {
   i32 reserved_next;
   i32 reserved_end;
   i32 reserved_batches;
-  i32 reserved_epoch;
+  u32 reserved_epoch;
   i32 num_recycled;  // recycled_ptr[0, num_recycled) are buffered for the recycled list
   // recycled_index[0, num_recycled_index) are buffered too: cells recycled by index (the pointer
   // SNode's slots hold indices) and the addresses recycle() indexed.

@@ -250,27 +250,35 @@ TEST_P(NodeCacheTest, ReservationAcrossAGcIsDroppedNotHandedOutTwice) {
   for (int i : handed) ASSERT_GE(i, 0);
 }
 
-// The same at a flush: the stale slots are dropped (reported), not pushed onto the recycled list,
-// which would put cells the free list holds (or that are in use) on it as well.
+// The same at a flush: the stale slots are dropped (reported), not pushed onto the recycled list.
+// Eight batches, so that the GC's compaction moves unused entries into the stale slots: pushing
+// them would put cells on the recycled list that the free list holds as well.
 TEST_P(NodeCacheTest, FlushAfterAGcDropsTheStaleReservation) {
-  const int total = 4 * kBatch;
+  const int total = 8 * kBatch;
   std::vector<int> fresh;
   for (int k = 0; k < total; ++k) fresh.push_back(nm_.allocate_index());
   nm_.recycle_indices(fresh.data(), total);
   nm_.gc_serial();
   std::vector<int> in_use;
   for (int k = 0; k < kBatch + 1; ++k) in_use.push_back(cache_.allocate_index());
-  nm_.gc_serial();  // not flushed: one batch reserved, not read
+  ASSERT_EQ(nm_.free_list_used, 3 * kBatch);  // slots [2, 3) batches reserved, not read
+  nm_.gc_serial();  // not flushed: the 5 unused batches move to slots [0, 5) batches
   cache_.flush();
   EXPECT_EQ(memory_.error_code, kErrorStaleCache);
   EXPECT_EQ(cache_.num_cached_free(), 0);
-  // Only the kBatch - 1 cached cells went to the recycled list; no slot is owned twice.
+  // Only the kBatch - 1 cached cells went to the recycled list; no slot is owned twice, and the
+  // cells of the dropped batch are the only ones owned by nobody (leaked, and reported).
   EXPECT_EQ(nm_.num_recycled(), kBatch - 1);
   std::vector<int> owner(nm_.num_reserved(), 0);
   for (int i : in_use) ++owner[i];
   for (int i : FreeEntries(nm_)) ++owner[i];
   for (int i : RecycledEntries(nm_)) ++owner[i];
-  for (size_t i = 0; i < owner.size(); ++i) EXPECT_LE(owner[i], 1) << "slot " << i;
+  int leaked = 0;
+  for (size_t i = 0; i < owner.size(); ++i) {
+    EXPECT_LE(owner[i], 1) << "slot " << i;
+    leaked += owner[i] == 0;
+  }
+  EXPECT_EQ(leaked, kBatch);
   // The cache works on: the next refill reserves one batch of the current free list.
   EXPECT_GE(cache_.allocate_index(), 0);
 }
@@ -499,6 +507,74 @@ TEST_P(NodeCacheTest, OutOfChunksReturnsNullAndRecordsError) {
     ASSERT_FALSE(nm.allocate_indices(out, kBatch));
   }
   EXPECT_EQ(nm.free_list_used, cursor);
+}
+
+// Two workers race on a manager whose free list runs out and whose data list then runs out of
+// chunks, through caches, allocate_indices and allocate_index, and keep trying after the
+// failures (the cursor give-back). No index is handed out twice, every free-list entry and
+// every cell is handed out, and the cursor stays near the free list's end. Run under TSan too.
+TEST_P(NodeCacheTest, RacingFailuresHandOutEveryCellOnce) {
+  constexpr int kThreads = 2;
+  NodeManager nm{};
+  ASSERT_TRUE(nm.init(&memory_, 8, 8, /*chunk_num_elements=*/kBatch, /*max_num_chunks=*/16));
+  constexpr int kCells = 16 * kBatch;
+  std::vector<int32_t> first(5 * kBatch + 100);
+  ASSERT_TRUE(nm.allocate_indices(first.data(), static_cast<int>(first.size())));
+  nm.recycle_indices(first.data(), static_cast<int>(first.size()));
+  nm.gc_serial();  // a free list of 5 batches + 100 entries, then fresh cells up to kCells
+  std::vector<std::vector<int32_t>> got(kThreads);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t) {
+    workers.emplace_back([&, t] {
+      NodeCache cache{};
+      cache.init(&nm);
+      std::mt19937 rng(77 + t);
+      int32_t batch[64];
+      for (int failures = 0; failures < 3000;) {
+        const int op = static_cast<int>(rng() % 4);
+        if (op <= 1) {
+          const int32_t i = cache.allocate_index();
+          if (i >= 0)
+            got[t].push_back(i);
+          else
+            ++failures;
+        } else if (op == 2) {
+          const int n = 1 + static_cast<int>(rng() % 64);
+          const bool ok = nm.allocate_indices(batch, n);
+          for (int k = 0; k < n; ++k) {
+            if (batch[k] >= 0) got[t].push_back(batch[k]);
+          }
+          if (!ok) ++failures;
+        } else {
+          const int32_t i = nm.allocate_index();
+          if (i >= 0)
+            got[t].push_back(i);
+          else
+            ++failures;
+        }
+      }
+      while (cache.num_cached_free() > 0) got[t].push_back(cache.allocate_index());
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  std::vector<int32_t> all;
+  for (const auto& g : got) all.insert(all.end(), g.begin(), g.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "handed out twice";
+  // Every free-list entry and every fresh cell but those of a request that straddled the data
+  // list's end (refused whole: at most one per thread).
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front(), 0);
+  EXPECT_LT(all.back(), kCells);
+  EXPECT_GE(static_cast<int>(all.size()), kCells - kThreads * kBatch);
+  const std::set<int32_t> handed(all.begin(), all.end());
+  for (int32_t i : first) EXPECT_EQ(handed.count(i), 1u) << "free entry " << i;
+  EXPECT_EQ(memory_.error_code, kErrorOutOfChunks);
+  // Past the end by at most what the threads' last requests can overshoot, after 3000 failures
+  // each.
+  EXPECT_LE(nm.free_list_used,
+            nm.free_list.size() + kThreads * (NodeCache::kMaxReservedBatches * kBatch + 64));
+  EXPECT_LE(nm.data_list.size(), kCells + kThreads * kBatch);
 }
 
 // Two workers with one cache each run 10^5 randomized allocate/recycle operations in rounds;

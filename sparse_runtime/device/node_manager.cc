@@ -42,8 +42,9 @@ bool NodeManager::init(RuntimeMemory* memory_in, u64 node_size_in, u64 alignment
 }
 
 i32 NodeManager::allocate_index() {
-  // Skip the cursor atomic once the free list is visibly exhausted (the cursor only grows until
-  // the next GC, so the atomic could only fall through too): fresh cells cost one atomic.
+  // Skip the cursor atomic once the free list is visibly exhausted (until the next GC the cursor
+  // never goes back below the end once there, so the atomic could only fall through too): fresh
+  // cells cost one atomic.
   if (atomic_load_relaxed(&free_list_used) < free_list.size()) {
     i32 old = atomic_add(&free_list_used, 1);
     if (old < free_list.size()) return free_list.get<list_data_type>(old);

@@ -66,13 +66,16 @@ struct alignas(64) NodeManager {
   // GC phase 1 stores recycled_list.size() here before lazily clearing the recycled list, so that
   // phase 2 still knows how many entries to process.
   i32 recycle_list_size_backup;
-  // Collections since init (gc_serial and GC phase 1 count them). A NodeCache records it with
-  // each free-list reservation: a GC moves the free list's entries, so slots reserved before it
-  // name other cells after it (NodeCache reports and drops such a reservation).
-  i32 gc_epoch;
+  // Collections since init, wrapping (gc_serial and GC phase 1 count them; every GC must). A
+  // NodeCache records it with each free-list reservation: a GC moves the free list's entries, so
+  // slots reserved before it name other cells after it (NodeCache reports and drops such a
+  // reservation). Only compared for equality: unsigned, so that wrapping is defined.
+  u32 gc_epoch;
   // Cursor into free_list: entries [0, free_list_used) have been handed out since the last GC.
   // Racing allocations can bump it past free_list.size() (they then fall through to fresh
-  // cells), so it may exceed the size until the next GC.
+  // cells), so it may exceed the size until the next GC. Between GCs it never goes back below
+  // a value it has reached: a batch call that gets no cell with every slot past the end gives
+  // its slots back (the cursor stays at or past the end), nothing else lowers it.
   alignas(64) i32 free_list_used;
   ListManager free_list;      // i32 indices of zeroed, reusable cells
   ListManager recycled_list;  // i32 indices of cells recycled since the last GC (not zeroed)
@@ -91,7 +94,8 @@ struct alignas(64) NodeManager {
   i32 allocate_index();
   // Fills out[0..n) with the indices of n zeroed cells using one atomic on the cursor and at most
   // one on the data list. Returns false (error recorded) if the data list runs out; then the
-  // entries from the failure on are -1.
+  // entries from the failure on are -1 (and, when all n slots lay past the free list's end, the
+  // cursor is moved back by n: repeated failures cannot overflow it).
   bool allocate_indices(i32* out, i32 n);
   // The part of allocate_indices after its atomic: `old` is the cursor value an atomic add of at
   // least n to free_list_used returned (slots [old, old + n) are the caller's).
