@@ -288,9 +288,10 @@ void BM_Gc_ParallelRecycleOrder(benchmark::State& state) {
 // contenders' rounds in between: the same for all three. `vs_memset` = the median over
 // iterations of memset time / accelmem time, `vs_upstream` = upstream time / accelmem time,
 // `upstream_vs_memset` = memset time / upstream time. Why: the paired rows above run seconds
-// apart, and this VM's speed drifts between them (the 64-byte 10^4-cell collection read 27 us in
-// some processes and 40-55 us in others, against the same memset). Their repeated rounds also
-// keep each row's memory as warm as a 2 MiB L2 allows, which favours whichever row fits it.
+// apart, and this VM's speed drifts between them (the 64-byte 10^4-cell collection took half as
+// long again or more in some processes as in others, against the same memset). Their repeated
+// rounds also keep each row's memory as warm as a 2 MiB L2 allows, which favours whichever row fits
+// it.
 void BM_Gc_Interleaved(benchmark::State& state) {
   Fixture& f = GetFixture(state.range(0), state.range(1));
   UpstreamNodeManager& upstream = f.Upstream();

@@ -432,9 +432,9 @@ void BM_Pointer_Lookup(benchmark::State& state) {
     // Beside upstream's other two, not last: a round leaves its tree's memory warm for the next
     // contender in the rotation, and last it warmed upstream's slots for `upstream` alone, while
     // `accelmem` starts after upstream's rounds. Both out-of-line forms must start on the other
-    // tree's memory: with this contender last, the random out-of-line lookup read 0.85-0.96 of
+    // tree's memory: with this contender last, the random out-of-line lookup read slower than
     // upstream's on the Zen 5 VM, while a near copy of accelmem's function timed after accelmem's
-    // own rounds took 2.4-3.1 ns against its 6.0-7.8.
+    // own rounds took under half its time (benchmarks/README.md).
     contenders.insert(
         contenders.begin() + 2,
         {"upstream_inlined_address",

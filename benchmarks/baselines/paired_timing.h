@@ -10,13 +10,13 @@
 //   (re-activating cells, a GC) runs before it. The row reports, per contender, `<name>_ns` =
 //   the median CPU ns per item over its rounds, and per comparison a ratio counter = the median
 //   over iterations of (baseline round time / contender round time) (> 1: the contender is
-//   faster). Why: on a shared VM the speed of the machine drifts by 1.5-2x over seconds; rows
+//   faster). Why: on a shared VM the speed of the machine drifts markedly over seconds; rows
 //   timed one after the other (the pair form below) put that drift into the ratio (identical
-//   code read 0.8-1.6x), while rounds of the same iteration run within milliseconds of each
-//   other and see the same machine. The rotation keeps each contender's predecessor, and a
-//   round finds the caches as that predecessor left them: list the contenders on one structure
-//   together, so that two forms compared by a ratio both start warm (after a contender on their
-//   own structure) or both cold (see BM_Pointer_Lookup in snode_bench).
+//   code read well below and well above 1), while rounds of the same iteration run within
+//   milliseconds of each other and see the same machine. The rotation keeps each contender's
+//   predecessor, and a round finds the caches as that predecessor left them: list the contenders on
+//   one structure together, so that two forms compared by a ratio both start warm (after a
+//   contender on their own structure) or both cold (see BM_Pointer_Lookup in snode_bench).
 // * Paired rows (PairedRow, node_manager_bench and gc_bench): two rows registered one after the
 //   other, the baseline first. Both rows time only the operation under test in this thread's CPU
 //   time and report it as manual time (UseManualTime); the baseline row stores its seconds per

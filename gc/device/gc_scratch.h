@@ -74,11 +74,11 @@ inline constexpr u64 kStreamingZeroBytes = u64{16} << 20;
 // most lines are written whole, and a whole-line non-temporal store skips the read-for-ownership
 // an ordinary store pays for every line not in L1/L2. Below that the cells may well still be in
 // L2, where ordinary stores (phase 2 prefetches the lines for writing a bitmap word ahead) write
-// about twice as fast; above it most of them cannot be, and streaming writes scattered lines 2-2.5x
-// faster (10^4 cells of 64 B, 640 KB: streamed on a 1 MiB L2, not on a 2 MiB one; gc_bench in
-// benchmarks/README.md). The price: the zeroed cells leave the caches (the next allocation of one
-// misses). kStreamingLineZeroBytes is the figure where the L2 is unknown (the JIT-linked bitcode,
-// a CPU that does not report it).
+// faster; above it most of them cannot be, and streaming writes scattered lines faster (10^4
+// cells of 64 B, 640 KB: streamed on a 1 MiB L2, not on a 2 MiB one; figures in gc_bench's
+// section of benchmarks/README.md). The price: the zeroed cells leave the caches (the next
+// allocation of one misses). kStreamingLineZeroBytes is the figure where the L2 is unknown (the
+// JIT-linked bitcode, a CPU that does not report it).
 inline constexpr u64 kStreamingLineZeroBytes = u64{2} << 20;
 // The whole-line threshold for an L2 of l2_bytes: half of it, at most the small-cell threshold;
 // kStreamingLineZeroBytes where l2_bytes is 0 (unknown) or implausibly small (< 64 KiB).

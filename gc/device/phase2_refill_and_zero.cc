@@ -96,7 +96,7 @@ ACCELMEM_RT_INLINE void stream_lines(Ptr p, u64 n) {
 }
 // The same with two 32-byte (AVX) streaming stores per line, for CPUs that have AVX
 // (wide_streams_available). Why: scattered whole lines streamed in 32-byte pieces are written
-// 1.3-1.5x faster than in 16-byte pieces on the Zen 5 VM (gc_bench, benchmarks/README.md).
+// faster than in 16-byte pieces on the Zen 5 VM (gc_bench; figures in benchmarks/README.md).
 // Inline assembly, not an AVX target attribute: the callers (the bucket loops) stay ordinary
 // functions that run on any x86-64, and only this branch needs AVX.
 ACCELMEM_RT_INLINE void stream_lines_wide(Ptr p, u64 n) {
@@ -225,8 +225,8 @@ struct IndexWriter {
 // of whole cache lines (a non-temporal line write does not care whether its neighbour is written
 // too). Why prefetch (arch.h prefetch_for_write): zeroing scattered cells with ordinary stores
 // waits on each line's read-for-ownership when the store reaches it; issued a word of cells
-// ahead, the fetches overlap (a microbenchmark of 10^4 sorted 64-byte cells among 2 * 10^4:
-// 130 us without, 20 us with, 16 us for one memset of the same bytes).
+// ahead, the fetches overlap (in a microbenchmark of 10^4 sorted 64-byte cells among 2 * 10^4,
+// prefetching made the zeroing several times faster, close to one memset of the same bytes).
 // Needs 64 cells of a bitmap word inside one data chunk (chunk >= 64). Streamed cells
 // (!kPrefetch): one pass over the bits of a word writes its indices to the free list and zeroes
 // its cells (zero_cell(Ptr)). Cells zeroed with ordinary stores (kPrefetch): one pass writes the

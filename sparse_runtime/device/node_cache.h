@@ -24,8 +24,8 @@
 //                buffer is pushed with ONE atomic (kBatch addresses, kRecycledIndexBatch
 //                indices). An unknown pointer is therefore reported (kErrorPtrNotFound) and
 //                dropped at a flush, not inside recycle(). Why compute the index here: buffering
-//                the address, then reading it back to locate it, cost 0.4-0.6 ns of a 3.0-3.5 ns
-//                allocate + recycle pair on the Zen 5 VM (node_manager_bench, BM_Cycles).
+//                the address, then reading it back to locate it, cost about a sixth of an allocate
+//                + recycle pair (node_manager_bench BM_Cycles; figures in benchmarks/README.md).
 //   flush():     cached free cells and the reserved free-list slots not read yet (zeroed, not
 //                handed out) go onto the recycled list -- they cannot go back onto the free
 //                list, whose cursor does not move back below them between GCs, and the GC
@@ -80,8 +80,8 @@ struct alignas(64) NodeCache {
   static constexpr i32 kMaxReservedBatches = 8;
   // Indices recycled per shared atomic (the recycled list's size): the index buffer holds three
   // batches. Why: the same line transfer on the recycle side; three batches raised the 1 -> 2
-  // thread scaling of the cached pair from 1.61-1.65 to 1.76-1.83 (LIFO) with no cost on one
-  // thread (node_manager_bench BM_CycleScaling, benchmarks/README.md). The address buffer (a
+  // thread scaling of the cached pair above 1.7, with no cost on one thread
+  // (node_manager_bench BM_CycleScaling; figures in benchmarks/README.md). The address buffer (a
   // chunked data list, unknown addresses) stays one batch.
   static constexpr i32 kRecycledIndexBatch = 3 * kBatch;
 
