@@ -8,7 +8,9 @@ GcCollector::GcCollector(const GcCollectorOptions& options)
   scratch_.order = options.order;
 }
 
-bool GcCollector::NeedsCollection(const NodeManager& nm) { return nm.recycled_list.size() > 0; }
+bool GcCollector::NeedsCollection(const NodeManager& nm) {
+  return nm.recycled_list.valid_size() > 0;
+}
 
 absl::StatusOr<bool> GcCollector::CollectIfNeeded(NodeManager* nm) {
   if (!NeedsCollection(*nm)) return false;

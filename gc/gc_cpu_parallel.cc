@@ -89,7 +89,7 @@ absl::Status CpuParallelGc::Collect(NodeManager* nm, GcScratch* scratch) {
   const bool had_error =
       sparse_runtime::runtime_error_code(nm->memory) != sparse_runtime::kRuntimeOk;
   const uint64_t bytes =
-      nm->element_size * static_cast<uint64_t>(std::max(nm->recycled_list.size(), 0));
+      nm->element_size * static_cast<uint64_t>(std::max(nm->recycled_list.valid_size(), 0));
   if (num_workers_ == 1 || bytes < min_parallel_bytes_) {
     gc_serial(nm, scratch);
   } else {

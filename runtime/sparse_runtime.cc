@@ -722,7 +722,7 @@ absl::Status SparseRuntime::CheckInvariants() {
         }
       }
     }
-    for (int32_t k = 0; k < nm->recycled_list.size(); ++k) {
+    for (int32_t k = 0; k < nm->recycled_list.valid_size(); ++k) {
       claim(s, nm->get_cell(nm->recycled_list.get<int32_t>(k)), "recycled");
     }
     for (size_t slot = 0; slot < owners[id].size(); ++slot) {

@@ -74,7 +74,7 @@ i32 gc_num_indices(const NodeManager* nm) { return nm->num_reserved(); }
 bool gc_scratch_reserve(GcScratch* scratch, const NodeManager* nm, i32 num_workers) {
   num_workers = clamp_workers(num_workers);
   const i64 num_indices = gc_num_indices(nm);
-  if (!wants_sorted(scratch->order, nm->recycled_list.size(), num_indices)) return true;
+  if (!wants_sorted(scratch->order, nm->recycled_list.valid_size(), num_indices)) return true;
   Geometry g = sorted_geometry(num_indices, num_workers);
   if (!grow(nm->memory, &scratch->bitmap, &scratch->bitmap_words,
             num_bitmaps(num_workers) * gc_bitmap_words(num_indices)) ||
@@ -82,7 +82,7 @@ bool gc_scratch_reserve(GcScratch* scratch, const NodeManager* nm, i32 num_worke
             static_cast<i64>(g.num_buckets) + 1)) {
     return false;
   }
-  return !wants_bytemap(num_workers, nm->recycled_list.size(), num_indices) ||
+  return !wants_bytemap(num_workers, nm->recycled_list.valid_size(), num_indices) ||
          grow(nm->memory, &scratch->bytemap, &scratch->bytemap_bytes, bytemap_bytes(num_indices),
               /*optional=*/true);
 }
@@ -90,7 +90,7 @@ bool gc_scratch_reserve(GcScratch* scratch, const NodeManager* nm, i32 num_worke
 GcPlan gc_make_plan(const NodeManager* nm, const GcScratch* scratch, i32 num_workers) {
   GcPlan plan;
   plan.num_workers = clamp_workers(num_workers);
-  plan.num_recycled = nm->recycled_list.size();
+  plan.num_recycled = nm->recycled_list.valid_size();  // entries past a refusal: never written
   plan.num_indices = gc_num_indices(nm);
   plan.order = kGcOrderRecycle;
   plan.bucket_shift = 0;

@@ -93,7 +93,7 @@ ACCELMEM_RT_INLINE u64 gc_line_streaming_bytes(u64 l2_bytes) {
 struct GcPlan {
   i32 order;          // kGcOrderSorted or kGcOrderRecycle (never Auto)
   i32 num_workers;    // workers (grid blocks) of phases 0 and 2
-  i32 num_recycled;   // recycled_list.size() at the start
+  i32 num_recycled;   // recycled_list.valid_size() at the start
   i32 num_indices;    // cells the data list holds (valid indices are [0, num_indices))
   i32 bucket_shift;   // sorted: index >> bucket_shift = bucket (>= 6: whole bitmap words)
   i32 num_buckets;    // sorted: ceil(num_indices / 2^bucket_shift)

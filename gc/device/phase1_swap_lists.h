@@ -7,8 +7,9 @@
 //
 //  1. Shrinks the free list to its unused entries: size = max(S - U, 0) (#1076: compact, never
 //     clear), and resets the cursor free_list_used = 0 and counts the collection in nm->gc_epoch.
-//  2. Backs up recycled_list.size() into recycle_list_size_backup and lazily clears the recycled
-//     list (its contents stay readable for phase 2).
+//  2. Backs up the recycled list's valid size (ListManager::valid_size) into
+//     recycle_list_size_backup and lazily clears the recycled list (its contents stay readable
+//     for phase 2).
 //  3. Better than upstream: reserves the free-list slots phase 2 will fill, in one step, so that
 //     phase 2 writes each index to a known slot instead of an atomic append per cell (upstream:
 //     one atomic push_back per cell, in nondeterministic order). Sorted plan: popcounts the

@@ -36,6 +36,7 @@ bool ListManager::init(RuntimeMemory* memory_in, u64 element_size_in, i32 num_el
   lock = 0;
   num_elements = 0;
   num_active_chunks = 0;
+  refused_from = kNoRefusal;
   granule_keys = nullptr;
   granule_firsts = nullptr;
   granule_table_mask = 0;
@@ -139,19 +140,27 @@ bool ListManager::commit_through(i32 c) {
 bool ListManager::write_new_element(i32 i, u64 bits, u64 bytes) {
   Ptr p = touch_and_get(i);
   if (p == nullptr) {
-    give_back_past_capacity(i, 1);
+    record_refusal(i, 1);
     return false;
   }
   mem_copy(p, &bits, min_of(bytes, u64{sizeof(bits)}));  // low bytes: every target is little-endian
   return true;
 }
 
-void ListManager::give_back_past_capacity(i32 first, i32 n) {
+void ListManager::record_refusal(i32 first, i32 n) {
   // Every element of the failed reservation lies past the capacity, so the counter was at least
   // the capacity before this caller's add and stays there: no index is handed out twice. Why:
   // callers that keep trying after the list is full would otherwise wrap the counter through
   // the negative values back to indices already handed out.
-  if (first < 0 || first >= capacity()) atomic_add(&num_elements, -n);
+  if (first < 0 || first >= capacity()) {
+    atomic_add(&num_elements, -n);
+    return;
+  }
+  // Below the capacity: entries from `first` on may stay unwritten. Rare (out of memory, the
+  // list's last chunk), so a CAS loop.
+  i32 seen = atomic_load_relaxed(&refused_from);
+  while (first < seen && !atomic_cas(&refused_from, &seen, first)) {
+  }
 }
 
 i32 ListManager::reserve_failed(i32 i) {
@@ -159,22 +168,26 @@ i32 ListManager::reserve_failed(i32 i) {
   if (i < 0 || i > kMaxIndex) {
     report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", i);
   }
-  give_back_past_capacity(i, 1);
+  record_refusal(i, 1);
   return -1;
 }
 
 i32 ListManager::reserve_new_elements(i32 n) {
   if (n <= 0) return size();
+  if (n > capacity()) {  // never fits; refused before the counter moves (2^31 could wrap it)
+    report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", max_num_chunks);
+    return -1;
+  }
   i32 first = atomic_add(&num_elements, n);
   i64 last = static_cast<i64>(first) + n - 1;
   if (first < 0 || last > kMaxIndex) {
     report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", max_num_chunks);
-    give_back_past_capacity(first, n);
+    record_refusal(first, n);
     return -1;
   }
   for (i64 c = first >> log2_chunk_num_elements; c <= (last >> log2_chunk_num_elements); ++c) {
     if (!touch_chunk(static_cast<i32>(c))) {
-      give_back_past_capacity(first, n);
+      record_refusal(first, n);
       return -1;
     }
   }

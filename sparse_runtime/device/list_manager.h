@@ -100,6 +100,12 @@ struct alignas(64) ListManager {
   // --- hot, written concurrently ---
   alignas(64) i32 num_elements;
   i32 num_active_chunks;
+  // The lowest first index of a reservation refused below the capacity (a chunk that could not be
+  // allocated, a range straddling the end) since the last clear()/resize(); kNoRefusal if none.
+  // Entries from there on may never have been written (stale contents of an earlier fill, or a
+  // chunk that does not exist): valid_size() stops before them.
+  i32 refused_from;
+  static constexpr i32 kNoRefusal = 0x7fffffff;
 
   // A contiguous reservation is at most this big (address space, not memory): 2^31 cells of up to
   // 128 B fit; lists of bigger elements get max_num_chunks lowered to what fits (their data would
@@ -145,9 +151,9 @@ struct alignas(64) ListManager {
   bool commit_through(i32 c);
   // The failure path of a one-element reservation at index i: reports, gives it back, -1.
   i32 reserve_failed(i32 i);
-  // Undoes the counter's advance of a failed reservation [first, first + n) if it lies wholly
-  // past the capacity (see size()).
-  void give_back_past_capacity(i32 first, i32 n);
+  // After a refused reservation [first, first + n): undoes the counter's advance if the range lies
+  // wholly past the capacity (see size()), else lowers refused_from to first.
+  void record_refusal(i32 first, i32 n);
 
   ACCELMEM_RT_INLINE Ptr get_element_ptr(i32 i) const {
     Ptr chunk = atomic_load_acquire(&chunks[i >> log2_chunk_num_elements]);
@@ -215,17 +221,27 @@ struct alignas(64) ListManager {
             max_num_chunks};
   }
 
-  // A reservation refused at the end of the index space still advanced the counter; one that lay
-  // wholly past the capacity takes its elements back (give_back_past_capacity), so the counter
-  // stays within a few reservations of the capacity however often callers retry. Negative (only
-  // reachable with more than 2^31 elements requested at once) reads as full.
+  // A refused reservation still advanced the counter: one that lay wholly past the capacity takes
+  // its elements back (record_refusal), so the counter stays within a few reservations of the
+  // capacity however often callers retry; one below the capacity leaves entries that may never
+  // be written, which valid_size() excludes. Negative (only reachable with 2^31 elements
+  // requested at once) reads as full.
   ACCELMEM_RT_INLINE i32 size() const {
     const i32 n = atomic_load_acquire(&num_elements);
     return n >= 0 ? n : kMaxIndex + 1;
   }
+  // The entries [0, valid_size()) were all written: size() cut at the first refused reservation.
+  // Readers of a list that many threads append to (the recycled list) read this far only; what
+  // was appended past a refusal is dropped (its cells leak; the refusal recorded an error).
+  ACCELMEM_RT_INLINE i32 valid_size() const {
+    return min_of(size(), atomic_load_relaxed(&refused_from));
+  }
   // Lazy: keeps chunks and contents.
-  ACCELMEM_RT_INLINE void clear() { atomic_store_release(&num_elements, 0); }
-  ACCELMEM_RT_INLINE void resize(i32 n) { atomic_store_release(&num_elements, n); }
+  ACCELMEM_RT_INLINE void clear() { resize(0); }
+  ACCELMEM_RT_INLINE void resize(i32 n) {
+    atomic_store_relaxed(&refused_from, kNoRefusal);
+    atomic_store_release(&num_elements, n);
+  }
 
   // Index of the element at address `p` (O(1)). Requires enable_ptr2index. Returns -1 and records
   // kErrorPtrNotFound if p is not the start of an element of an allocated chunk.

@@ -100,6 +100,7 @@ TEST_F(ListManagerTest, RetriesPastTheEndKeepTheCounter) {
   for (int k = 0; k < 3; ++k) ASSERT_EQ(list_.reserve_new_element(), k);
   EXPECT_EQ(list_.reserve_new_elements(2), -1);  // [3, 5) straddles the capacity of 4
   EXPECT_EQ(list_.size(), 5);
+  EXPECT_EQ(list_.valid_size(), 3);  // entry 3 was never written
   const ListManager::Appender appender = list_.appender();
   for (int k = 0; k < 100000; ++k) {
     ASSERT_EQ(list_.reserve_new_element(), -1);
@@ -108,7 +109,44 @@ TEST_F(ListManagerTest, RetriesPastTheEndKeepTheCounter) {
     ASSERT_EQ(list_.push_back(int64_t{k}), -1);
   }
   EXPECT_EQ(list_.size(), 5);
+  EXPECT_EQ(list_.valid_size(), 3);
   EXPECT_EQ(runtime_error_code(&memory_), kErrorOutOfChunks);
+  list_.clear();
+  EXPECT_EQ(list_.valid_size(), 0);
+  EXPECT_EQ(list_.reserve_new_element(), 0);
+  EXPECT_EQ(list_.valid_size(), 1);  // the refusal is forgotten with the entries
+}
+
+// A chunk that cannot be allocated (out of memory) below the capacity leaves a hole: appends
+// after it may succeed once memory is back, but valid_size() stops at the hole, so readers never
+// take the unwritten entry (a fresh chunk's zero, or an earlier fill's stale value) for data.
+HostAllocateFn real_allocate = nullptr;
+bool refuse_allocations = false;
+void* MaybeRefuse(void* pool, u64 size, u64 alignment) {
+  return refuse_allocations ? nullptr : real_allocate(pool, size, alignment);
+}
+
+TEST_F(ListManagerTest, ValidSizeStopsAtAnOutOfMemoryHole) {
+  ASSERT_TRUE(list_.init(&memory_, sizeof(int32_t), 4, /*max_num_chunks=*/8));
+  for (int k = 0; k < 8; ++k) ASSERT_EQ(list_.push_back(int32_t{100 + k}), k);
+  real_allocate = memory_.host_allocate;
+  memory_.host_allocate = MaybeRefuse;
+  refuse_allocations = true;
+  EXPECT_EQ(list_.push_back(int32_t{108}), -1);  // index 8 needs chunk 2
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorOutOfMemory);
+  refuse_allocations = false;
+  EXPECT_EQ(list_.push_back(int32_t{109}), 9);  // chunk 2 now exists; entry 8 is a hole
+  EXPECT_EQ(list_.reserve_new_elements(3), 10);
+  EXPECT_EQ(list_.size(), 13);
+  EXPECT_EQ(list_.valid_size(), 8);
+  refuse_allocations = true;
+  EXPECT_EQ(list_.reserve_new_elements(4), -1);  // [13, 17): chunk 4 refused, 3 holds 12..15
+  EXPECT_EQ(list_.valid_size(), 8);              // the lowest refusal wins
+  memory_.host_allocate = real_allocate;
+  list_.resize(8);
+  EXPECT_EQ(list_.valid_size(), 8);
+  EXPECT_EQ(list_.push_back(int32_t{108}), 8);
+  EXPECT_EQ(list_.valid_size(), 9);
 }
 
 // An Appender taken before the list grows appends exactly what push_back appends (checked

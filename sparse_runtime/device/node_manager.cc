@@ -165,10 +165,15 @@ void NodeManager::gc_serial() {
   ++gc_epoch;
   // 2. Zero every recycled cell (exactly element_size bytes, #427) and append its index to the
   //    free list, in recycle order (FIFO reuse). Cells adjacent in one chunk are zeroed together.
-  const i32 num_recycled = recycled_list.size();
+  const i32 num_recycled = recycled_list.valid_size();
   if (num_recycled > 0) {
     const i32 first = free_list.reserve_new_elements(num_recycled);
-    if (first < 0) return;  // error recorded; the recycled list is kept
+    if (first < 0) {  // error recorded; the recycled list is kept for a later GC
+      // The refused slots may have advanced the size over entries never written (stale indices
+      // of an earlier cycle, or a chunk that does not exist): cut it back.
+      free_list.resize(num_unused);
+      return;
+    }
     const i32 chunk_mask = data_list.max_num_elements_per_chunk - 1;
     for (i32 r = 0; r < num_recycled; r += kBlock) {
       const i32 n = min_of(kBlock, num_recycled - r);

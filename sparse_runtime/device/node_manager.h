@@ -130,7 +130,9 @@ struct alignas(64) NodeManager {
   i32 num_reserved() const;
   // Zeroed cells on the free list not handed out yet.
   i32 num_free() const;
-  ACCELMEM_RT_INLINE i32 num_recycled() const { return recycled_list.size(); }
+  // Recycled cells a GC will collect (the recycled list's valid prefix: see
+  // ListManager::valid_size).
+  ACCELMEM_RT_INLINE i32 num_recycled() const { return recycled_list.valid_size(); }
   // num_reserved() - num_free() - num_recycled().
   i32 num_in_use() const;
   // Bytes of chunks held by the three lists and their tables.

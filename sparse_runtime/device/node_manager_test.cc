@@ -36,6 +36,34 @@ class NodeManagerTest : public ::testing::TestWithParam<bool> {
   NodeManager nm_{};
 };
 
+// A GC whose free-list refill cannot get memory records the error and keeps the recycled list
+// for a later GC; the free list's size must not cover the refused entries (never written: no
+// chunk, or stale indices of an earlier cycle), or allocation would read them.
+HostAllocateFn real_allocate = nullptr;
+void* RefuseAllocation(void*, u64, u64) { return nullptr; }
+
+TEST_P(NodeManagerTest, GcWithoutMemoryForTheFreeListKeepsTheRecycledList) {
+  ASSERT_TRUE(nm_.init(&memory_, 16, 8, /*chunk_num_elements=*/1 << 14));
+  std::vector<int32_t> cells(5000);
+  ASSERT_TRUE(nm_.allocate_indices(cells.data(), 5000));
+  for (int32_t i : cells) std::memset(nm_.get_cell(i), 0x7e, nm_.element_size);
+  nm_.recycle_indices(cells.data(), 5000);  // the free list has no chunk yet
+  real_allocate = memory_.host_allocate;
+  memory_.host_allocate = RefuseAllocation;
+  nm_.gc_serial();
+  memory_.host_allocate = real_allocate;
+  EXPECT_EQ(runtime_error_code(&memory_), kErrorOutOfMemory);
+  EXPECT_EQ(nm_.free_list.size(), 0);
+  EXPECT_EQ(nm_.num_free(), 0);
+  EXPECT_EQ(nm_.num_recycled(), 5000);
+  EXPECT_EQ(nm_.allocate_index(), 5000);  // a fresh cell, not an unwritten free-list entry
+  memory_.error_code = kRuntimeOk;
+  nm_.gc_serial();  // memory is back: the kept recycled list is collected
+  EXPECT_EQ(runtime_error_code(&memory_), kRuntimeOk);
+  EXPECT_EQ(FreeEntries(nm_), std::vector<int>(cells.begin(), cells.end()));
+  for (int32_t i : cells) EXPECT_EQ(nm_.get_cell(i)[0], 0) << i;
+}
+
 // Cell stride is rounded up to at least 8 bytes and to the cell alignment (upstream misaligns
 // dynamic chunks of 28 bytes, #6316).
 TEST_P(NodeManagerTest, ElementSizeIsRoundedToEightAndAlignment) {
