@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -148,6 +149,94 @@ TEST_F(ListManagerTest, ValidSizeStopsAtAnOutOfMemoryHole) {
   EXPECT_EQ(list_.push_back(int32_t{108}), 8);
   EXPECT_EQ(list_.valid_size(), 9);
 }
+
+// Property test against a plain model (a map from index to the value written there): random
+// appends (one at a time, through an Appender, in ranges), clears, and refusals of chunk memory
+// switched on and off, on both layouts. Every index handed out is new since the last clear and
+// below the capacity, valid_size() is the written prefix and each entry in it holds what was
+// written there, the counter
+// stays near the capacity however many appends are refused, and the refusals are all reported.
+HostCommitFn real_commit = nullptr;
+bool MaybeRefuseCommit(void* pool, void* address, u64 size) {
+  return !refuse_allocations && real_commit(pool, address, size);
+}
+
+class ListManagerModelTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ListManagerModelTest, RandomAppendsWithRefusalsMatchTheModel) {
+  const bool contiguous = GetParam();
+  HostMemoryPool pool;
+  RuntimeMemory memory;
+  pool.Attach(&memory, /*reservations=*/contiguous);
+  ListManager list{};
+  ASSERT_TRUE(list.init(&memory, sizeof(int32_t), 8, /*max_num_chunks=*/12,
+                        /*enable_ptr2index=*/contiguous));
+  ASSERT_EQ(list.is_contiguous(), contiguous);
+  real_allocate = memory.host_allocate;
+  real_commit = memory.host_commit;
+  memory.host_allocate = MaybeRefuse;
+  memory.host_commit = MaybeRefuseCommit;
+  refuse_allocations = false;
+  const int64_t capacity = list.capacity();
+  std::map<int32_t, int32_t> written;  // since the last clear
+  std::mt19937 rng(contiguous ? 11 : 12);
+  int32_t next_value = 1;
+  int refused = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const int op = static_cast<int>(rng() % 100);
+    if (op < 3) {
+      refuse_allocations = !refuse_allocations;
+    } else if (op < 5) {
+      list.clear();
+      written.clear();
+    } else if (op < 55) {
+      const int32_t v = next_value++;
+      const int32_t i = op < 30 ? list.push_back(v) : list.appender().push_back(v);
+      if (i < 0) {
+        ++refused;
+        continue;
+      }
+      ASSERT_LT(i, capacity);
+      ASSERT_TRUE(written.emplace(i, v).second) << "index " << i << " handed out twice";
+    } else {
+      const int32_t n = 1 + static_cast<int32_t>(rng() % 12);
+      const int32_t first = list.reserve_new_elements(n);
+      if (first < 0) {
+        ++refused;
+        continue;
+      }
+      ASSERT_LE(first + int64_t{n}, capacity);
+      std::vector<int32_t> values(n);
+      for (int32_t& v : values) v = next_value++;
+      list.write_range(first, n, values.data());
+      for (int32_t k = 0; k < n; ++k) {
+        ASSERT_TRUE(written.emplace(first + k, values[k]).second) << first + k << " twice";
+      }
+    }
+    const int32_t valid = list.valid_size();
+    ASSERT_LE(valid, list.size());
+    // Single-threaded, every entry handed out is written at once: the written prefix ends
+    // exactly at the first refused entry (or at the size), which is where valid_size() must.
+    int32_t prefix = 0;
+    while (written.count(prefix) != 0) ++prefix;
+    ASSERT_EQ(valid, prefix) << "at step " << step;
+    ASSERT_LE(list.size(), capacity + 12) << "the counter ran on at step " << step;
+    for (int32_t k = 0; k < valid; ++k) {
+      auto it = written.find(k);
+      ASSERT_NE(it, written.end()) << "entry " << k << " below valid_size() was never written";
+      ASSERT_EQ(list.get<int32_t>(k), it->second) << k;
+    }
+  }
+  memory.host_allocate = real_allocate;
+  memory.host_commit = real_commit;
+  EXPECT_GT(refused, 100);
+  EXPECT_NE(runtime_error_code(&memory), kRuntimeOk);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ListManagerModelTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "Contiguous" : "Chunked");
+                         });
 
 // An Appender taken before the list grows appends exactly what push_back appends (checked
 // against a std::vector model), across chunk boundaries (each new chunk through the out-of-line
