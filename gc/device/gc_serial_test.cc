@@ -117,11 +117,11 @@ TEST(GcSerialTest, ReportsOutOfRangeIndices) {
 
 // The byte map is optional scratch: when its memory cannot be had the GC marks in the bitmap,
 // records no error and reports success.
+// The pool's allocator behind RefuseUpTo, which refuses requests of up to `refuse_up_to` bytes.
 sparse_runtime::HostAllocateFn pool_allocate = nullptr;
-// Refuses requests of up to the byte map's 8 KiB (8000 cells); grants larger ones (the free
-// list's 16 KiB chunks).
-void* RefuseSmallAllocations(void* pool, uint64_t size, uint64_t alignment) {
-  return size <= 8192 ? nullptr : pool_allocate(pool, size, alignment);
+uint64_t refuse_up_to = 0;
+void* RefuseUpTo(void* pool, uint64_t size, uint64_t alignment) {
+  return size <= refuse_up_to ? nullptr : pool_allocate(pool, size, alignment);
 }
 
 TEST(GcSerialTest, ByteMapMemoryIsOptional) {
@@ -132,8 +132,10 @@ TEST(GcSerialTest, ByteMapMemoryIsOptional) {
   // the byte map is not.
   ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, 2));
   ASSERT_EQ(heap.scratch.bytemap, nullptr);
+  // Refuse the byte map's 8 KiB (8000 cells), grant the free list's 16 KiB chunks.
   pool_allocate = heap.memory.host_allocate;
-  heap.memory.host_allocate = RefuseSmallAllocations;
+  heap.memory.host_allocate = RefuseUpTo;
+  refuse_up_to = 8192;
   const GcPlan plan_before = gc_make_plan(&heap.nm, &heap.scratch, 1);
   EXPECT_EQ(plan_before.bytemap, 0);
   const Snapshot before = TakeSnapshot(heap);
@@ -148,12 +150,6 @@ TEST(GcSerialTest, ByteMapMemoryIsOptional) {
 // the list; a later recycle may succeed behind it once memory is back. The GC collects the
 // entries before the hole only: the hole's content (a fresh chunk's zero) is not taken for cell
 // 0, which is in use. The cells recycled at and after the hole leak (the refusal was reported).
-bool refuse_small_allocations = false;
-
-void* MaybeRefuseSmall(void* pool, uint64_t size, uint64_t alignment) {
-  return refuse_small_allocations && size <= 16384 ? nullptr : pool_allocate(pool, size, alignment);
-}
-
 TEST(GcSerialTest, RecycledListHoleIsNotCollected) {
   for (int32_t order : {kGcOrderSorted, kGcOrderRecycle}) {
     TestHeap heap(16, 1024);  // index lists of 4096 entries (16 KiB) a chunk
@@ -164,10 +160,10 @@ TEST(GcSerialTest, RecycledListHoleIsNotCollected) {
     }
     for (int i = 100; i < 100 + 4096; ++i) heap.nm.recycle_index(i);  // fills chunk 0
     pool_allocate = heap.memory.host_allocate;
-    heap.memory.host_allocate = MaybeRefuseSmall;
-    refuse_small_allocations = true;
+    heap.memory.host_allocate = RefuseUpTo;
+    refuse_up_to = 16384;
     heap.nm.recycle_index(4196);  // entry 4096: chunk 1 refused
-    refuse_small_allocations = false;
+    refuse_up_to = 0;
     heap.nm.recycle_index(4197);  // entry 4097: chunk 1 allocated now; entry 4096 stays 0
     heap.memory.host_allocate = pool_allocate;
     ASSERT_EQ(heap.memory.error_code, sparse_runtime::kErrorOutOfMemory);

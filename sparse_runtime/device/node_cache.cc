@@ -10,7 +10,6 @@ void NodeCache::init(NodeManager* manager_in) {
   reserved_next = 0;
   reserved_end = 0;
   reserved_batches = 1;
-  reserved_epoch = manager->gc_epoch;
   num_recycled = 0;
   num_recycled_index = 0;
   const ListManager& data = manager->data_list;
@@ -70,8 +69,7 @@ bool NodeCache::refill() {
   }
   const i32 want = reserved_batches * kBatch;
   const i32 old = atomic_add(&manager->free_list_used, want);
-  const i32 free_size = manager->free_list.size();
-  const i32 available = free_size - old;
+  const i32 available = manager->free_list.size() - old;
   if (available >= kBatch) {  // the common case: whole batches of the free list
     reserved_next = old;
     reserved_end = old + min_of(available, want);
@@ -84,9 +82,9 @@ bool NodeCache::refill() {
   // past the batch lie beyond the free list's end: nothing is lost). The cursor now runs ahead of
   // the slots read by at most kMaxReservedBatches - 1 batches per cache and GC cycle (later
   // refills reserve one batch, fully used); a refill that gets no cell at all takes its slots
-  // back below, so repeated failures after running out of memory cannot overflow the cursor.
+  // back (take_indices), so repeated failures after running out of memory cannot overflow it.
   reserved_batches = 1;
-  if (manager->take_indices(old, free_index, kBatch)) {
+  if (manager->take_indices(old, want, free_index, kBatch)) {
     manager->data_list.element_ptrs(free_index, kBatch, free_ptr);
     num_free = kBatch;
     return true;
@@ -95,12 +93,6 @@ bool NodeCache::refill() {
   // keep the valid prefix, moved to the top of the array.
   i32 valid = 0;
   while (valid < kBatch && free_index[valid] >= 0) ++valid;
-  if (valid == 0 && old >= free_size) {
-    // Every slot of ours lies past the end and the cursor is at least old + want: it stays at or
-    // past the end, so no free-list slot is handed out twice.
-    atomic_add(&manager->free_list_used, -want);
-    return false;
-  }
   for (i32 k = valid - 1; k >= 0; --k) free_index[kBatch - valid + k] = free_index[k];
   manager->data_list.element_ptrs(free_index + (kBatch - valid), valid,
                                   free_ptr + (kBatch - valid));

@@ -62,6 +62,15 @@ class NodeCacheTest : public ::testing::TestWithParam<bool> {
     EXPECT_EQ(nm.num_in_use(), static_cast<int>(in_use.size()));
   }
 
+  // Reserves `n` fresh cells (indices 0 .. n - 1), recycles them in order and collects: the free
+  // list is then exactly those indices, in that order.
+  void FreeListOfFreshCells(int n) {
+    std::vector<int> fresh(n);
+    ASSERT_TRUE(nm_.allocate_indices(fresh.data(), n));
+    nm_.recycle_indices(fresh.data(), n);
+    nm_.gc_serial();
+  }
+
   static bool IsZero(Ptr p, uint64_t bytes) {
     for (uint64_t k = 0; k < bytes; ++k) {
       if (p[k] != 0) return false;
@@ -221,10 +230,7 @@ TEST_P(NodeCacheTest, ReservesGrowingRangesOfTheFreeList) {
 // survive the GC and are handed out first.
 TEST_P(NodeCacheTest, ReservationAcrossAGcIsDroppedNotHandedOutTwice) {
   const int total = 8 * kBatch;
-  std::vector<int> fresh;
-  for (int k = 0; k < total; ++k) fresh.push_back(nm_.allocate_index());
-  nm_.recycle_indices(fresh.data(), total);
-  nm_.gc_serial();
+  FreeListOfFreshCells(total);
   std::vector<int> handed;
   for (int k = 0; k < kBatch + 1; ++k) handed.push_back(cache_.allocate_index());
   // Reserved 1 + 2 batches; kBatch - 1 cells cached and one batch reserved, not read.
@@ -255,10 +261,7 @@ TEST_P(NodeCacheTest, ReservationAcrossAGcIsDroppedNotHandedOutTwice) {
 // them would put cells on the recycled list that the free list holds as well.
 TEST_P(NodeCacheTest, FlushAfterAGcDropsTheStaleReservation) {
   const int total = 8 * kBatch;
-  std::vector<int> fresh;
-  for (int k = 0; k < total; ++k) fresh.push_back(nm_.allocate_index());
-  nm_.recycle_indices(fresh.data(), total);
-  nm_.gc_serial();
+  FreeListOfFreshCells(total);
   std::vector<int> in_use;
   for (int k = 0; k < kBatch + 1; ++k) in_use.push_back(cache_.allocate_index());
   ASSERT_EQ(nm_.free_list_used, 3 * kBatch);  // slots [2, 3) batches reserved, not read
@@ -289,10 +292,7 @@ TEST_P(NodeCacheTest, FlushAfterAGcDropsTheStaleReservation) {
 // and, after the flushes, every slot is exactly one of in use / free / recycled.
 TEST_P(NodeCacheTest, PartialBatchesAndCachesPastTheEnd) {
   const int total = 2 * kBatch + kBatch / 2;
-  std::vector<int> fresh;
-  for (int k = 0; k < total; ++k) fresh.push_back(nm_.allocate_index());
-  nm_.recycle_indices(fresh.data(), total);
-  nm_.gc_serial();
+  FreeListOfFreshCells(total);
   const std::vector<int> free_order = FreeEntries(nm_);
   std::vector<int> handed;
   for (int k = 0; k < 2 * kBatch; ++k) handed.push_back(cache_.allocate_index());

@@ -59,16 +59,10 @@ Ptr NodeManager::allocate() {
 
 bool NodeManager::allocate_indices(i32* out, i32 n) {
   if (n <= 0) return true;
-  const i32 old = atomic_add(&free_list_used, n);
-  if (take_indices(old, out, n)) return true;
-  // Out of cells with every slot past the free list's end: none was handed out, so take the
-  // slots back (the cursor stays at or past the end). Why: a caller that keeps retrying after
-  // running out of memory would otherwise overflow the cursor.
-  if (old >= free_list.size()) atomic_add(&free_list_used, -n);
-  return false;
+  return take_indices(atomic_add(&free_list_used, n), n, out, n);
 }
 
-bool NodeManager::take_indices(i32 old, i32* out, i32 n) {
+bool NodeManager::take_indices(i32 old, i32 advanced, i32* out, i32 n) {
   const i32 free_size = free_list.size();
   i32 k = min_of(n, max_of(free_size - old, 0));
   if (k > 0) {
@@ -91,6 +85,10 @@ bool NodeManager::take_indices(i32 old, i32* out, i32 n) {
   if (k == n) return true;
   i32 first = data_list.reserve_new_elements(n - k);
   if (first < 0) {
+    // Out of cells with every slot past the free list's end: none was handed out, so take the
+    // slots back (the cursor stays at or past the end, no slot is handed out twice). Why: a
+    // caller that keeps retrying after running out of memory would otherwise overflow it.
+    if (k == 0) atomic_add(&free_list_used, -advanced);
     for (; k < n; ++k) out[k] = -1;
     return false;
   }

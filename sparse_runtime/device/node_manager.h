@@ -97,9 +97,10 @@ struct alignas(64) NodeManager {
   // entries from the failure on are -1 (and, when all n slots lay past the free list's end, the
   // cursor is moved back by n: repeated failures cannot overflow it).
   bool allocate_indices(i32* out, i32 n);
-  // The part of allocate_indices after its atomic: `old` is the cursor value an atomic add of at
-  // least n to free_list_used returned (slots [old, old + n) are the caller's).
-  bool take_indices(i32 old, i32* out, i32 n);
+  // The part of allocate_indices after its atomic: `old` is the cursor value the caller's atomic
+  // add of `advanced` (>= n) to free_list_used returned (slots [old, old + n) are the caller's).
+  // A failure that handed out no cell moves the cursor back by `advanced`.
+  bool take_indices(i32 old, i32 advanced, i32* out, i32 n);
 
   // allocate_indices + the cells' addresses: out[0..n) = n zeroed cells (one atomic per 512).
   // Returns false (error recorded) if the data list runs out; then the entries from the failure
