@@ -139,9 +139,11 @@ ACCELMEM_RT_INLINE const PointerMeta* as_pointer_meta(Ptr meta) {
 // bytes), what a kernel builder knows from the cell type. Why: through a StaticMeta every lookup
 // loads the stride from the meta again (no load moves above the slot's acquire load) and
 // multiplies by it; as a constant the address is one shift-and-add and a random lookup loop issues
-// one load fewer per cell (snode_bench, BM_Pointer_Lookup). Used only where the cells are
-// contiguous (cell_origin != 0), and not by its views (Pointer_view), which hold the stride in a
-// register; check matches() when the constants are bound at run time.
+// one load fewer per cell (snode_bench, BM_Pointer_Lookup). The lookups through its views
+// (Pointer_view) use the constant too: the scaled index folded into the address beats a multiply
+// by the register the view holds, in sequential and in random lookup loops. Used only where the
+// cells are contiguous (cell_origin != 0); check matches() when the constants are bound at run
+// time.
 template <i64 kMaxNumElements, u64 kElementSize, u64 kCellStride>
 struct PointerStaticMeta : StaticMeta<kMaxNumElements, kElementSize> {
   static_assert(kCellStride >= kElementSize && kCellStride >= 8 && kCellStride % 8 == 0,
@@ -192,11 +194,11 @@ ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const M& m, PointerSlot v) {
 // (Pointer_view). Why: through M, every lookup reads them from the meta again -- the compiler
 // cannot hoist those loads above the slot's acquire load -- and a sequential lookup loop is bound
 // by the instructions it issues; with them in registers a lookup is the slot load and one
-// multiply-add. The cached values are what Pointer_bind_cells stored, so make the
-// view after the runtime is created (they never change afterwards).
-// The view is an M (meta, base(), the shape) with the cached values added. kContiguous: the view
-// was made by Pointer_contiguous_view, which succeeds only when the cells are contiguous, so its
-// address computation skips the test of the origin (the chunk-table fallback).
+// multiply-add (a scaled add when the stride is a PointerStaticMeta's constant). The cached values
+// are what Pointer_bind_cells stored, so make the view after the runtime is created (they never
+// change afterwards). The view is an M (meta, base(), the shape) with the cached values added.
+// kContiguous: the view was made by Pointer_contiguous_view, which succeeds only when the cells are
+// contiguous, so its address computation skips the test of the origin (the chunk-table fallback).
 template <typename M, bool kContiguous = false>
 struct PointerView : M {
   uptr cell_origin;
@@ -226,8 +228,10 @@ ACCELMEM_RT_INLINE bool Pointer_contiguous_view(const M& m, PointerView<M, true>
 }
 template <typename M, bool kContiguous>
 ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const PointerView<M, kContiguous>& m, PointerSlot v) {
-  // The view's own stride, also for a PointerStaticMeta: it is in a register already, and the
-  // constant measured slower in random-order lookup loops through the view (snode_bench).
+  // The view's own stride, also for a PointerStaticMeta (unlike the lookup below). Why: the
+  // activate-and-write loop of jit_bench (BM_ActivateWrite_AlreadyActive, native_fused) took a
+  // steady time a cell through the register, and through the constant either less or half again
+  // more, from one process to the next, in the same binary; the cause is not known.
   const u64 stride = m.cell_stride;
   if (kContiguous) return reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * stride);
   return Pointer_cell_address_at(m.cell_origin, stride, m.meta, v);
@@ -286,7 +290,8 @@ ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const PointerView<M, kConti
                                                      i32 i) {
   const PointerSlot v = Pointer_lookup_value(atomic_load_acquire(Pointer_slot_of(m, node, i)));
   if (kContiguous || __builtin_expect(m.cell_origin != 0, 1)) {
-    return reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * m.cell_stride);
+    return reinterpret_cast<Ptr>(m.cell_origin +
+                                 static_cast<uptr>(v) * Pointer_stride_of<M>(m.cell_stride));
   }
   return Pointer_is_cell(v) ? Pointer_cell_address_chunked(m.meta, v) : m.ambient;
 }
