@@ -15,6 +15,8 @@
 //   Gc_ParallelSorted / _RecycleOrder  gc/gc_cpu_parallel with one worker per hardware thread
 //   Gc_Interleaved                     the limit, Gc_UpstreamSerial and Gc_SerialAutoOrder
 //                                      interleaved in one row, ratios per iteration (below)
+//   Gc_StoreWidths                     Gc_SerialAutoOrder streaming 16-, 32- and 64-byte stores,
+//                                      interleaved with the limit (cells of 64 B and up)
 //   Gc_Cuda_*                          (only with --config=gpu) the device GC: gc_bench_cuda.cc
 // Every GC row is a complete collection (phases 0-2: free-list compaction, bookkeeping, refill,
 // zeroing); between iterations the state is restored in O(1) (the recycled list's lazy clear keeps
@@ -45,6 +47,7 @@
 #include "benchmarks/baselines/upstream_node_manager.h"
 #include "gc/device/gc_scratch.h"
 #include "gc/device/gc_serial.h"
+#include "gc/device/phase2_refill_and_zero.h"
 #include "gc/gc_cpu_parallel.h"
 #include "sparse_runtime/device/node_manager.h"
 #include "sparse_runtime/device/runtime_memory.h"
@@ -324,6 +327,48 @@ void BM_Gc_Interleaved(benchmark::State& state) {
   if (f.nm.free_list.size() != f.cells) state.SkipWithError("GC lost cells");
 }
 
+// gc/gc_serial (default order) with each width of non-temporal store for the streamed lines,
+// interleaved in one row as Gc_Interleaved: `store16`, `store32` and `store64` are collections with
+// GcScratch::streaming_store_bytes = 16, 32, 64 (a width the CPU lacks falls back to the widest it
+// has: `widest_store_bytes`), and `memset` the limit. Counters: `w32_vs_w16`, `w64_vs_w32` = the
+// narrower form's time / the wider one's (> 1: the wider stores are faster), and `vs_memset` of
+// each form. Registered for the cell sizes that stream whole lines (64 B and up).
+void BM_Gc_StoreWidths(benchmark::State& state) {
+  Fixture& f = GetFixture(state.range(0), state.range(1));
+  f.scratch.order = accelmem::gc::kGcOrderAuto;
+  bool lost = false;
+  auto collection = [&f, &lost] {
+    lost |= !accelmem::gc::gc_serial(&f.nm, &f.scratch);
+    benchmark::ClobberMemory();
+  };
+  auto width = [&f](uint32_t bytes) {
+    return [&f, bytes] {
+      f.Reset();
+      f.scratch.streaming_store_bytes = bytes;
+    };
+  };
+  RunInterleaved(state, static_cast<double>(f.cells),
+                 {{"memset",
+                   [&f] {
+                     std::memset(f.limit, 0, f.limit_bytes);
+                     benchmark::ClobberMemory();
+                   }},
+                  {"store16", collection, width(16)},
+                  {"store32", collection, width(32)},
+                  {"store64", collection, width(64)}},
+                 "store64",
+                 {{"w32_vs_w16", "store16", "store32"},
+                  {"w64_vs_w32", "store32", "store64"},
+                  {"store16_vs_memset", "memset", "store16"},
+                  {"store32_vs_memset", "memset", "store32"},
+                  {"store64_vs_memset", "memset", "store64"}});
+  f.scratch.streaming_store_bytes = 0;
+  accelmem::gc::GcScratch widest{};
+  state.counters["widest_store_bytes"] = accelmem::gc::gc_streaming_store_bytes(&widest);
+  if (lost) state.SkipWithError(f.memory.error_message);
+  if (f.nm.free_list.size() != f.cells) state.SkipWithError("GC lost cells");
+}
+
 // Registers every row configuration-major, so that each configuration's heap is built once.
 struct Registrar {
   Registrar() {
@@ -351,6 +396,7 @@ struct Registrar {
         add("BM_Gc_ParallelSorted", BM_Gc_ParallelSorted, /*wall=*/true);
         add("BM_Gc_ParallelRecycleOrder", BM_Gc_ParallelRecycleOrder, /*wall=*/true);
         add("BM_Gc_Interleaved", BM_Gc_Interleaved)->UseManualTime();
+        if (bytes % 64 == 0) add("BM_Gc_StoreWidths", BM_Gc_StoreWidths)->UseManualTime();
       }
     }
   }

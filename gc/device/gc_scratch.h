@@ -108,9 +108,10 @@ struct GcPlan {
 struct GcScratch {
   // Requested order for the next collections (host sets it; default Auto).
   i32 order;
-  // 1: streamed zeroing keeps 16-byte stores even where the CPU has AVX (0, the default: two
-  // 32-byte stores per line there; phase2_refill_and_zero.cc). For tests and benchmarks.
-  i32 narrow_streaming_stores;
+  // The widest non-temporal store streamed zeroing may use, in bytes: 16, 32 or 64 (0, the
+  // default: the widest the CPU supports, one 64-byte store per line with AVX-512F, two 32-byte
+  // ones with AVX; gc_streaming_store_bytes). For tests and benchmarks.
+  u32 streaming_store_bytes;
   // Streaming threshold in bytes for the next collections, whatever the cell size (0: the
   // defaults, see gc_streaming_threshold).
   u64 streaming_zero_bytes;

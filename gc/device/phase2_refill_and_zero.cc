@@ -94,12 +94,14 @@ ACCELMEM_RT_INLINE void stream_lines(Ptr p, u64 n) {
     stream16(p + 48);
   }
 }
-// The same with two 32-byte (AVX) streaming stores per line, for CPUs that have AVX
-// (wide_streams_available). Why: scattered whole lines streamed in 32-byte pieces are written
-// faster than in 16-byte pieces on the Zen 5 VM (gc_bench; figures in benchmarks/README.md).
-// Inline assembly, not an AVX target attribute: the callers (the bucket loops) stay ordinary
-// functions that run on any x86-64, and only this branch needs AVX.
-ACCELMEM_RT_INLINE void stream_lines_wide(Ptr p, u64 n) {
+// The same with two 32-byte (AVX) streaming stores per line, or one 64-byte (AVX-512) store, for
+// CPUs that have them (streaming_store_bytes_available). Why: scattered whole lines streamed in
+// wider pieces are written faster: 32-byte pieces beat 16-byte ones, and 64-byte ones beat 32-byte
+// ones, on the Zen 5 VM (gc_bench; figures in benchmarks/README.md). Inline assembly, not target
+// attributes: the callers (the bucket loops) stay ordinary functions that run on any x86-64, and
+// only these branches need the wider registers. A VEX-encoded vpxor zeroes the whole register,
+// the upper halves of ymm0 / zmm0 included.
+ACCELMEM_RT_INLINE void stream_lines_32(Ptr p, u64 n) {
   for (Ptr end = p + n; p < end; p += 64) {
     asm volatile(
         "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
@@ -110,20 +112,32 @@ ACCELMEM_RT_INLINE void stream_lines_wide(Ptr p, u64 n) {
         : "xmm0");
   }
 }
-// After 256-bit instructions: without it, later SSE code pays a state transition on some CPUs.
-// It clears the upper halves of every vector register, hence the clobbers.
+ACCELMEM_RT_INLINE void stream_lines_64(Ptr p, u64 n) {
+  for (Ptr end = p + n; p < end; p += 64) {
+    asm volatile(
+        "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
+        "vmovntdq %%zmm0, %0"
+        : "=m"(*reinterpret_cast<char(*)[64]>(p))
+        :
+        : "xmm0");
+  }
+}
+// After 256- or 512-bit instructions: without it, later SSE code pays a state transition on some
+// CPUs. It clears the upper halves of every vector register 0-15, hence the clobbers.
 ACCELMEM_RT_INLINE void wide_streams_done() {
   asm volatile("vzeroupper" ::
                    : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
                      "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
 }
-// Whether the CPU (and the OS) support AVX. The JIT-linked runtime (ACCELMEM_RT_BITCODE) has no
-// access to the host's CPU model, and keeps the 16-byte stores.
-ACCELMEM_RT_INLINE bool wide_streams_available() {
+// The widest streaming store the CPU (and the OS, which must save the wider registers) supports:
+// 64 (AVX-512F), 32 (AVX) or 16. The JIT-linked runtime (ACCELMEM_RT_BITCODE) has no access to the
+// host's CPU model, and keeps the 16-byte stores.
+ACCELMEM_RT_INLINE u32 streaming_store_bytes_available() {
 #if defined(ACCELMEM_RT_BITCODE)
-  return false;
+  return 16;
 #else
-  return __builtin_cpu_supports("avx");
+  if (__builtin_cpu_supports("avx512f")) return 64;
+  return __builtin_cpu_supports("avx") ? 32 : 16;
 #endif
 }
 #else
@@ -131,9 +145,10 @@ ACCELMEM_RT_INLINE bool wide_streams_available() {
 ACCELMEM_RT_INLINE void zero_streaming(Ptr p, u64 n) { mem_zero(p, n); }
 ACCELMEM_RT_INLINE void stream_fence() {}
 ACCELMEM_RT_INLINE void stream_lines(Ptr p, u64 n) { mem_zero(p, n); }
-ACCELMEM_RT_INLINE void stream_lines_wide(Ptr p, u64 n) { mem_zero(p, n); }
+ACCELMEM_RT_INLINE void stream_lines_32(Ptr p, u64 n) { mem_zero(p, n); }
+ACCELMEM_RT_INLINE void stream_lines_64(Ptr p, u64 n) { mem_zero(p, n); }
 ACCELMEM_RT_INLINE void wide_streams_done() {}
-ACCELMEM_RT_INLINE bool wide_streams_available() { return false; }
+ACCELMEM_RT_INLINE u32 streaming_store_bytes_available() { return 16; }
 #endif
 
 // Zeroes runs of cells [begin, end) of the data list (split at chunk boundaries).
@@ -144,7 +159,7 @@ struct Zeroer {
   i32 lane;
   i32 lanes;
   bool streaming;
-  bool wide;  // streaming with stream_lines_wide
+  u32 store_bytes;  // streaming: 16 (stream_lines), 32 (stream_lines_32) or 64 (stream_lines_64)
 
   ACCELMEM_RT_INLINE void bytes(Ptr p, u64 n) const {
     if (lanes > 1) {
@@ -152,8 +167,10 @@ struct Zeroer {
     } else if (streaming) {
       if (element_size % 64 == 0) {
         // Whole lines: cells start lines (data chunks are line-aligned).
-        if (wide) {
-          stream_lines_wide(p, n);
+        if (store_bytes == 64) {
+          stream_lines_64(p, n);
+        } else if (store_bytes == 32) {
+          stream_lines_32(p, n);
         } else {
           stream_lines(p, n);
         }
@@ -315,8 +332,10 @@ bool small_cells_dispatch(const ListManager& data, const Zeroer& zeroer, u64* bi
                                           [stream, size](Ptr p) { stream(p, size); });
       }
     };
-    if (zeroer.wide) {
-      streamed([](Ptr p, u64 n) { stream_lines_wide(p, n); });
+    if (zeroer.store_bytes == 64) {
+      streamed([](Ptr p, u64 n) { stream_lines_64(p, n); });
+    } else if (zeroer.store_bytes == 32) {
+      streamed([](Ptr p, u64 n) { stream_lines_32(p, n); });
     } else {
       streamed([](Ptr p, u64 n) { stream_lines(p, n); });
     }
@@ -488,6 +507,13 @@ u64 gc_cpu_l2_bytes() {
 #endif
 }
 
+u32 gc_streaming_store_bytes(const GcScratch* scratch) {
+  const u32 available = streaming_store_bytes_available();
+  const u32 limit = scratch->streaming_store_bytes;
+  if (limit == 0 || limit >= available) return available;
+  return limit >= 32 ? 32 : 16;
+}
+
 bool gc_phase2_streams(const NodeManager* nm, const GcScratch* scratch) {
   if (ACCELMEM_GC_STREAMING == 0) return false;
   const u64 zero_bytes = nm->element_size * static_cast<u64>(scratch->plan.num_refill);
@@ -501,13 +527,8 @@ void gc_phase2_refill_and_zero(NodeManager* nm, GcScratch* scratch, i32 worker, 
   if (num_workers < 1) num_workers = 1;
   const bool streaming = gc_phase2_streams(nm, scratch);
   const Zeroer zeroer{
-      &nm->data_list,
-      nm->element_size,
-      nm->data_list.max_num_elements_per_chunk,
-      lane,
-      lanes,
-      streaming,
-      streaming && scratch->narrow_streaming_stores == 0 && wide_streams_available()};
+      &nm->data_list, nm->element_size, nm->data_list.max_num_elements_per_chunk, lane,
+      lanes,          streaming,        gc_streaming_store_bytes(scratch)};
   IndexWriter writer{&nm->free_list, 0, nullptr, 0};
   if (plan.order == kGcOrderSorted) {
     if (lanes == 1) {
@@ -523,7 +544,7 @@ void gc_phase2_refill_and_zero(NodeManager* nm, GcScratch* scratch, i32 worker, 
   } else {
     recycle_order(nm, plan, worker, num_workers, zeroer, &writer);
   }
-  if (zeroer.wide) wide_streams_done();
+  if (zeroer.streaming && zeroer.store_bytes > 16) wide_streams_done();
   if (zeroer.streaming) stream_fence();
 }
 

@@ -21,8 +21,8 @@
 // or more (whole-line writes skip the read-for-ownership of every line not in L1/L2, so they
 // write faster than ordinary stores once the cells are unlikely to be in L2), 16 MiB for smaller
 // cells (more than the caches hold); scratch->streaming_zero_bytes overrides both. Whole cache
-// lines are streamed, partial ones stored; an sfence ends the phase. The zeroed cells then are not
-// in the caches.
+// lines are streamed, in the widest stores the CPU has (gc_streaming_store_bytes), partial ones
+// stored; an sfence ends the phase. The zeroed cells then are not in the caches.
 //
 // Several lanes (lanes > 1) are a GPU block: on the CPU, arch.h's block_barrier is a no-op, so
 // native callers pass lane 0 of 1.
@@ -47,6 +47,10 @@ void gc_zero_cooperative(Ptr p, u64 n, i32 lane, i32 lanes);
 // The L2 cache size of the CPU this runs on, from CPUID (x86-64 native builds; read once), or 0
 // where it is unknown (other targets, the JIT-linked bitcode).
 u64 gc_cpu_l2_bytes();
+// The width in bytes of the non-temporal stores phase 2 streams whole lines with: the widest the
+// CPU supports (64: AVX-512F, 32: AVX, 16; 16 in the JIT-linked bitcode), at most
+// scratch->streaming_store_bytes where that is set (rounded down to 32 or 16).
+u32 gc_streaming_store_bytes(const GcScratch* scratch);
 // Whether phase 2 zeroes nm's next collection (as planned in scratch) with non-temporal stores.
 bool gc_phase2_streams(const NodeManager* nm, const GcScratch* scratch);
 

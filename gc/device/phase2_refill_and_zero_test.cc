@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -99,15 +100,16 @@ TEST(Phase2Test, SortedRefillIsAscending) {
 // The per-cell paths (small cells; streamed whole-line cells) write the free list from registers
 // and fall back to the checked writer where a free-list chunk (4096 entries) ends inside a bitmap
 // word: with more than 4096 refills, every index lands once and in ascending order, each recycled
-// cell is zero and nothing else is written, without streaming and streaming with 32-byte (where
-// the CPU has AVX) and 16-byte stores.
+// cell is zero and nothing else is written, without streaming and streaming with 64-byte (where
+// the CPU has AVX-512F), 32-byte (where it has AVX) and 16-byte stores.
 TEST(Phase2Test, PerCellPathsAcrossFreeListChunks) {
   for (uint64_t node_size : {16u, 64u, 128u, 256u, 200u}) {
-    for (uint64_t streaming : {uint64_t{0}, uint64_t{1}, uint64_t{2}}) {
+    // 0: no streaming; else streaming with stores of at most this many bytes.
+    for (uint32_t streaming : {0u, 16u, 32u, 64u}) {
       TestHeap heap(node_size, 1024);
       heap.scratch.order = kGcOrderSorted;
       heap.scratch.streaming_zero_bytes = streaming == 0 ? 0 : 1;
-      heap.scratch.narrow_streaming_stores = streaming == 2 ? 1 : 0;  // 16-byte streaming stores
+      heap.scratch.streaming_store_bytes = streaming;
       std::mt19937_64 rng(node_size + streaming);
       RandomRound(&heap, &rng, 20000, 0.6);
       Collect(&heap, 1, 1);
@@ -145,21 +147,21 @@ TEST(Phase2Test, RecyclingOrderRefill) {
 }
 
 // Streaming (non-temporal) zeroing, forced on for small collections: exactly the recycled cells
-// become zero, whatever the cell size relative to cache lines, in both orders, with the 32-byte
-// stores (where the CPU has AVX) and with the 16-byte ones.
+// become zero, whatever the cell size relative to cache lines, in both orders, with the 64-byte
+// stores (where the CPU has AVX-512F), the 32-byte ones (where it has AVX) and the 16-byte ones.
 TEST(Phase2Test, StreamingZeroesExactlyTheCells) {
-  for (int32_t narrow : {0, 1}) {
+  for (uint32_t store_bytes : {16u, 32u, 64u}) {
     for (int32_t order : {kGcOrderSorted, kGcOrderRecycle}) {
       for (uint64_t node_size : {8u, 16u, 64u, 72u, 128u, 200u, 264u, 1000u, 4096u}) {
         TestHeap heap(node_size, 64);
         heap.scratch.order = order;
         heap.scratch.streaming_zero_bytes = 1;
-        heap.scratch.narrow_streaming_stores = narrow;
+        heap.scratch.streaming_store_bytes = store_bytes;
         std::mt19937_64 rng(node_size + order);
         RandomRound(&heap, &rng, 700, 0.6);
         const Snapshot before = TakeSnapshot(heap);
         Collect(&heap, 2, 1);
-        ASSERT_TRUE(CheckCollected(heap, before)) << node_size << " narrow " << narrow;
+        ASSERT_TRUE(CheckCollected(heap, before)) << node_size << " store bytes " << store_bytes;
       }
     }
   }
@@ -219,6 +221,44 @@ TEST(Phase2Test, StreamingThresholdIsHalfTheL2) {
 #endif
   EXPECT_FALSE(streams(64, cells - 1, 0)) << cells;
   EXPECT_FALSE(streams(32, 2 * cells, 0)) << cells;
+}
+
+// The CPU flags Linux reports for CPU 0 (/proc/cpuinfo), or an empty list.
+std::vector<std::string> CpuinfoFlags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::vector<std::string> flags;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    for (std::string flag; words >> flag;) flags.push_back(flag);
+    return flags;
+  }
+  return {};
+}
+
+// Streamed lines are written with the widest store the CPU has, as Linux reports its features
+// (which it clears where the OS does not save the wider registers): 64 bytes with AVX-512F, 32
+// with AVX, 16 otherwise; a limit in the scratch caps the width, rounded down to one that exists.
+TEST(Phase2Test, StreamingStoreWidthIsTheWidestTheCpuHas) {
+  GcScratch scratch{};
+  const uint32_t widest = gc_streaming_store_bytes(&scratch);
+#if defined(__x86_64__)
+  const std::vector<std::string> flags = CpuinfoFlags();
+  if (!flags.empty()) {
+    auto has = [&](const char* flag) {
+      return std::find(flags.begin(), flags.end(), flag) != flags.end();
+    };
+    EXPECT_EQ(widest, has("avx512f") ? 64u : has("avx") ? 32u : 16u);
+  }
+#else
+  EXPECT_EQ(widest, 16u);
+#endif
+  for (uint32_t limit : {1u, 16u, 31u, 32u, 48u, 64u, 65u}) {
+    scratch.streaming_store_bytes = limit;
+    const uint32_t expected = std::min(widest, limit >= 64 ? 64u : limit >= 32 ? 32u : 16u);
+    EXPECT_EQ(gc_streaming_store_bytes(&scratch), expected) << limit;
+  }
 }
 
 // Runs that cross data-chunk boundaries are split there (chunks are not adjacent in memory).
