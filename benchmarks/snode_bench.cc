@@ -155,7 +155,7 @@ const std::vector<Comparison>& VsBoth() {
 }
 
 // The pointer rows add `inlined_view`: the inline form over Pointer_view(StaticMeta), the cells'
-// origin and stride read once (in registers, as a kernel loop keeps them).
+// origin read once (in a register, as a kernel loop keeps it; the stride is the meta's constant).
 const std::vector<Comparison>& VsBothAndView() {
   static const std::vector<Comparison> comparisons = {
       {"vs_upstream", "upstream", "accelmem"},

@@ -205,19 +205,24 @@ struct PointerView : M {
   u64 cell_stride;
   Ptr ambient;  // the SNode's ambient element, for the chunked cells' lookup (no reload)
 };
+// A PointerStaticMeta whose constant stride is not the cells' own (matches() is false) gets a
+// view without the origin: it finds the cells through the chunk table, slower but right, where
+// the constant would place them wrongly.
 template <typename M>
 ACCELMEM_RT_INLINE PointerView<M> Pointer_view(const M& m) {
   const PointerMeta* pm = as_pointer_meta(m.meta);
-  return PointerView<M>{{m},
-                        pm->cell_origin,
-                        pm->cell_stride,
-                        runtime_ambient_element(m.base()->context, m.base()->snode_id)};
+  uptr origin = pm->cell_origin;
+  if (PointerStaticStride<M>::value != 0 && pm->cell_stride != PointerStaticStride<M>::value) {
+    origin = 0;
+  }
+  return PointerView<M>{
+      {m}, origin, pm->cell_stride, runtime_ambient_element(m.base()->context, m.base()->snode_id)};
 }
 // Pointer_view for an SNode whose cells are one contiguous reservation (the CPU runtime's
-// default): fills *view and returns true, or returns false (the cells are chunked, or the meta
-// was never bound: use Pointer_view). A kernel loop made once for each view type and chosen by
-// this call keeps the origin test out of the loop, which measurably costs an activate-and-write
-// loop (jit_bench, BM_ActivateWrite_AlreadyActive):
+// default): fills *view and returns true, or returns false (the cells are chunked, the meta
+// was never bound, or a PointerStaticMeta's stride is not the cells': use Pointer_view). A kernel
+// loop made once for each view type and chosen by this call keeps the origin test out of the loop,
+// which measurably costs an activate-and-write loop (jit_bench, BM_ActivateWrite_AlreadyActive):
 //   PointerView<M, true> cv;
 //   if (Pointer_contiguous_view(m, &cv)) loop(cv); else loop(Pointer_view(m));
 template <typename M>

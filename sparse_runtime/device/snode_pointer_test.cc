@@ -256,19 +256,23 @@ TEST_F(SNodePointerTest, CompileTimeStrideGivesTheEntryPointsAddresses) {
     EXPECT_EQ(expected, nm_->get_cell(Pointer_cell_index(*Pointer_slot(m_, node, i)))) << i;
   }
   EXPECT_EQ(nm_->data_list.size(), 8);
-  // The constant is what a static meta's lookup uses, also through its views: a mismatched one
-  // (which matches() rejects) places cells at origin + v * 40.
+  // The constant is what a static meta's lookup uses: a mismatched one (which matches() rejects)
+  // places cells at origin + v * 40. Its views do not: no contiguous view is made, and the plain
+  // view finds the cells through the chunk table, for lookups and activations alike.
   const PointerStaticMeta<8, 32, 40> wrong{m_};
   PointerView<PointerStaticMeta<8, 32, 40>, true> wrong_cv;
-  ASSERT_TRUE(Pointer_contiguous_view(wrong, &wrong_cv));
+  EXPECT_FALSE(Pointer_contiguous_view(wrong, &wrong_cv));
   const PointerView<PointerStaticMeta<8, 32, 40>> wrong_v = Pointer_view(wrong);
   const uptr origin = Pointer_cells_origin(m_);
   for (i32 i = 0; i < 8; ++i) {
     const PointerSlot v = *Pointer_slot(m_, node, i);
-    const Ptr at_40 = reinterpret_cast<Ptr>(origin + v * 40);
-    EXPECT_EQ(Pointer_lookup_element_inline(wrong, node, i), at_40) << i;
-    EXPECT_EQ(Pointer_lookup_element_inline(wrong_cv, node, i), at_40) << i;
-    EXPECT_EQ(Pointer_lookup_element_inline(wrong_v, node, i), at_40) << i;
+    EXPECT_EQ(Pointer_lookup_element_inline(wrong, node, i), reinterpret_cast<Ptr>(origin + v * 40))
+        << i;
+    const Ptr expected = Pointer_lookup_element(m_, node, i);
+    EXPECT_EQ(Pointer_lookup_element_inline(wrong_v, node, i), expected) << i;
+    Ptr cell = nullptr;
+    ASSERT_TRUE(Pointer_activate_cell_inline(wrong_v, node, i, &cell));
+    EXPECT_EQ(cell, expected) << i;
   }
   // Chunked cells: the constant is never used, so any stride matches.
   PointerMeta chunked = meta_;
