@@ -341,8 +341,9 @@ void BM_Gc_Interleaved(benchmark::State& state) {
 
 // gc/gc_serial (default order) with each width of non-temporal store for the streamed lines,
 // interleaved in one row as Gc_Interleaved: `store16`, `store32` and `store64` are collections with
-// GcScratch::streaming_store_bytes = 16, 32, 64 (a width the CPU lacks falls back to the widest it
-// has: `widest_store_bytes`), and `memset` the limit. Counters: `w32_vs_w16`, `w64_vs_w32` = the
+// GcScratch::streaming_store_bytes = 16, 32, 64, all streaming (a width the CPU lacks falls back to
+// the widest it has: counters `store<N>_bytes`; `default_bytes` is what a collection uses
+// unasked), and `memset` the limit. Counters: `w32_vs_w16`, `w64_vs_w32` = the
 // narrower form's time / the wider one's (> 1: the wider stores are faster), and `vs_memset` of
 // each form. Registered for the cell sizes that stream whole lines (64 B and up).
 void BM_Gc_StoreWidths(benchmark::State& state) {
@@ -353,10 +354,12 @@ void BM_Gc_StoreWidths(benchmark::State& state) {
     lost |= !accelmem::gc::gc_serial(&f.nm, &f.scratch);
     benchmark::ClobberMemory();
   };
+  // Every form streams, also where the default threshold would store (10^4 x 64 B on a 2 MiB L2).
   auto width = [&f](uint32_t bytes) {
     return [&f, bytes] {
       f.Reset();
       f.scratch.streaming_store_bytes = bytes;
+      f.scratch.streaming_zero_bytes = 1;
     };
   };
   const std::vector<Contender> contenders = {{"memset",
@@ -375,8 +378,15 @@ void BM_Gc_StoreWidths(benchmark::State& state) {
                   {"store32_vs_memset", "memset", "store32"},
                   {"store64_vs_memset", "memset", "store64"}});
   f.scratch.streaming_store_bytes = 0;
-  accelmem::gc::GcScratch widest{};
-  state.counters["widest_store_bytes"] = accelmem::gc::gc_streaming_store_bytes(&widest);
+  f.scratch.streaming_zero_bytes = 0;
+  // The widths the three forms got (a width the CPU lacks falls back to the widest it has) and
+  // the one a collection uses by default.
+  accelmem::gc::GcScratch asked{};
+  for (uint32_t bytes : {16u, 32u, 64u, 0u}) {
+    asked.streaming_store_bytes = bytes;
+    const std::string name = bytes == 0 ? "default" : "store" + std::to_string(bytes);
+    state.counters[name + "_bytes"] = accelmem::gc::gc_streaming_store_bytes(&asked);
+  }
   if (lost) state.SkipWithError(f.memory.error_message);
   if (f.nm.free_list.size() != f.cells) state.SkipWithError("GC lost cells");
 }
@@ -410,7 +420,9 @@ struct Registrar {
         // At least 0.1 s of the timed contender's rounds: six or more iterations at 10^6 cells,
         // so that one slow moment of the VM does not decide the median.
         add("BM_Gc_Interleaved", BM_Gc_Interleaved)->UseManualTime()->MinTime(0.1);
-        if (bytes % 64 == 0) add("BM_Gc_StoreWidths", BM_Gc_StoreWidths)->UseManualTime();
+        if (bytes % 64 == 0) {
+          add("BM_Gc_StoreWidths", BM_Gc_StoreWidths)->UseManualTime()->MinTime(0.1);
+        }
       }
     }
   }

@@ -108,9 +108,9 @@ struct GcPlan {
 struct GcScratch {
   // Requested order for the next collections (host sets it; default Auto).
   i32 order;
-  // The widest non-temporal store streamed zeroing may use, in bytes: 16, 32 or 64 (0, the
-  // default: the widest the CPU supports, one 64-byte store per line with AVX-512F, two 32-byte
-  // ones with AVX; gc_streaming_store_bytes). For tests and benchmarks.
+  // The non-temporal store width streamed zeroing uses, in bytes: 16, 32 or 64, capped at what
+  // the CPU supports (0, the default: gc_streaming_store_bytes picks one: two 32-byte stores a
+  // line with AVX, one 64-byte store on AMD Zen 5 and later). For tests and benchmarks.
   u32 streaming_store_bytes;
   // Streaming threshold in bytes for the next collections, whatever the cell size (0: the
   // defaults, see gc_streaming_threshold).

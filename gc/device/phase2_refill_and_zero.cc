@@ -95,7 +95,7 @@ ACCELMEM_RT_INLINE void stream_lines(Ptr p, u64 n) {
   }
 }
 // The same with two 32-byte (AVX) streaming stores per line, or one 64-byte (AVX-512) store, for
-// CPUs that have them (streaming_store_bytes_available). Why: scattered whole lines streamed in
+// CPUs that have them (gc_streaming_store_bytes). Why: scattered whole lines streamed in
 // wider pieces are written faster: 32-byte pieces beat 16-byte ones, and 64-byte ones beat 32-byte
 // ones, on the Zen 5 VM (gc_bench; figures in benchmarks/README.md). Inline assembly, not target
 // attributes: the callers (the bucket loops) stay ordinary functions that run on any x86-64, and
@@ -132,13 +132,43 @@ ACCELMEM_RT_INLINE void wide_streams_done() {
 // The widest streaming store the CPU (and the OS, which must save the wider registers) supports:
 // 64 (AVX-512F), 32 (AVX) or 16. The JIT-linked runtime (ACCELMEM_RT_BITCODE) has no access to the
 // host's CPU model, and keeps the 16-byte stores.
-ACCELMEM_RT_INLINE u32 streaming_store_bytes_available() {
+ACCELMEM_RT_INLINE u32 streaming_store_bytes_supported() {
 #if defined(ACCELMEM_RT_BITCODE)
   return 16;
 #else
   if (__builtin_cpu_supports("avx512f")) return 64;
   return __builtin_cpu_supports("avx") ? 32 : 16;
 #endif
+}
+#if ACCELMEM_GC_CPUID
+// The CPU's family (CPUID leaf 1) if it is an AMD CPU, else 0; read once per process (in a VM
+// every CPUID traps to the hypervisor).
+u32 amd_family_cache = ~u32{0};  // ~0: not read yet
+u32 amd_cpu_family() {
+  u32 family = __atomic_load_n(&amd_family_cache, __ATOMIC_RELAXED);
+  if (family == ~u32{0}) {
+    family = 0;
+    if (__builtin_cpu_is("amd")) {
+      u32 eax = 1, ebx = 0, ecx = 0, edx = 0;
+      asm volatile("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
+      family = (eax >> 8) & 0xf;
+      if (family == 0xf) family += (eax >> 20) & 0xff;
+    }
+    __atomic_store_n(&amd_family_cache, family, __ATOMIC_RELAXED);
+  }
+  return family;
+}
+#endif
+// The default width: 64-byte stores only where they were measured faster, AMD family 1Ah (Zen 5)
+// and later; elsewhere at most 32. Why: on some Intel CPUs 512-bit instructions lower the core's
+// clock (their AVX-512 frequency licences), and Zen 5 gained only a few percent (gc_bench,
+// BM_Gc_StoreWidths).
+ACCELMEM_RT_INLINE u32 streaming_store_bytes_default() {
+  const u32 supported = streaming_store_bytes_supported();
+#if ACCELMEM_GC_CPUID
+  if (supported == 64 && amd_cpu_family() >= 0x1a) return 64;
+#endif
+  return supported > 32 ? 32 : supported;
 }
 #else
 #define ACCELMEM_GC_STREAMING 0
@@ -148,7 +178,8 @@ ACCELMEM_RT_INLINE void stream_lines(Ptr p, u64 n) { mem_zero(p, n); }
 ACCELMEM_RT_INLINE void stream_lines_32(Ptr p, u64 n) { mem_zero(p, n); }
 ACCELMEM_RT_INLINE void stream_lines_64(Ptr p, u64 n) { mem_zero(p, n); }
 ACCELMEM_RT_INLINE void wide_streams_done() {}
-ACCELMEM_RT_INLINE u32 streaming_store_bytes_available() { return 16; }
+ACCELMEM_RT_INLINE u32 streaming_store_bytes_supported() { return 16; }
+ACCELMEM_RT_INLINE u32 streaming_store_bytes_default() { return 16; }
 #endif
 
 // Zeroes runs of cells [begin, end) of the data list (split at chunk boundaries).
@@ -508,10 +539,11 @@ u64 gc_cpu_l2_bytes() {
 }
 
 u32 gc_streaming_store_bytes(const GcScratch* scratch) {
-  const u32 available = streaming_store_bytes_available();
-  const u32 limit = scratch->streaming_store_bytes;
-  if (limit == 0 || limit >= available) return available;
-  return limit >= 32 ? 32 : 16;
+  const u32 asked = scratch->streaming_store_bytes;
+  if (asked == 0) return streaming_store_bytes_default();
+  const u32 width = asked >= 64 ? 64 : asked >= 32 ? 32 : 16;
+  const u32 supported = streaming_store_bytes_supported();
+  return width < supported ? width : supported;
 }
 
 bool gc_phase2_streams(const NodeManager* nm, const GcScratch* scratch) {

@@ -47,9 +47,11 @@ void gc_zero_cooperative(Ptr p, u64 n, i32 lane, i32 lanes);
 // The L2 cache size of the CPU this runs on, from CPUID (x86-64 native builds; read once), or 0
 // where it is unknown (other targets, the JIT-linked bitcode).
 u64 gc_cpu_l2_bytes();
-// The width in bytes of the non-temporal stores phase 2 streams whole lines with: the widest the
-// CPU supports (64: AVX-512F, 32: AVX, 16; 16 in the JIT-linked bitcode), at most
-// scratch->streaming_store_bytes where that is set (rounded down to 32 or 16).
+// The width in bytes of the non-temporal stores phase 2 streams whole lines with. By default
+// (scratch->streaming_store_bytes == 0) the widest the CPU supports, but 64 (AVX-512F) only on
+// AMD family 1Ah (Zen 5) and later, where it was measured faster: else 32 (AVX) or 16. Set, the
+// field asks for 16, 32 or 64 (rounded down to one of these), capped at what the CPU supports.
+// Always 16 in the JIT-linked bitcode.
 u32 gc_streaming_store_bytes(const GcScratch* scratch);
 // Whether phase 2 zeroes nm's next collection (as planned in scratch) with non-temporal stores.
 bool gc_phase2_streams(const NodeManager* nm, const GcScratch* scratch);
