@@ -139,11 +139,11 @@ ACCELMEM_RT_INLINE const PointerMeta* as_pointer_meta(Ptr meta) {
 // bytes), what a kernel builder knows from the cell type. Why: through a StaticMeta every lookup
 // loads the stride from the meta again (no load moves above the slot's acquire load) and
 // multiplies by it; as a constant the address is one shift-and-add and a random lookup loop issues
-// one load fewer per cell (snode_bench, BM_Pointer_Lookup). The lookups through its views
-// (Pointer_view) use the constant too: the scaled index folded into the address beats a multiply
-// by the register the view holds, in sequential and in random lookup loops. Used only where the
+// one load fewer per cell (snode_bench, BM_Pointer_Lookup). Its views (Pointer_view) use the
+// constant too: the scaled index folded into the address beats a multiply by the register the
+// view holds, in lookup loops and in activate-and-write loops (jit_bench). Used only where the
 // cells are contiguous (cell_origin != 0); check matches() when the constants are bound at run
-// time.
+// time (a view of a meta that does not match finds the cells through the chunk table).
 template <i64 kMaxNumElements, u64 kElementSize, u64 kCellStride>
 struct PointerStaticMeta : StaticMeta<kMaxNumElements, kElementSize> {
   static_assert(kCellStride >= kElementSize && kCellStride >= 8 && kCellStride % 8 == 0,
@@ -233,11 +233,7 @@ ACCELMEM_RT_INLINE bool Pointer_contiguous_view(const M& m, PointerView<M, true>
 }
 template <typename M, bool kContiguous>
 ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const PointerView<M, kContiguous>& m, PointerSlot v) {
-  // The view's own stride, also for a PointerStaticMeta (unlike the lookup below). Why: the
-  // activate-and-write loop of jit_bench (BM_ActivateWrite_AlreadyActive, native_fused) took a
-  // steady time a cell through the register, and through the constant either less or half again
-  // more, from one process to the next, in the same binary; the cause is not known.
-  const u64 stride = m.cell_stride;
+  const u64 stride = Pointer_stride_of<M>(m.cell_stride);
   if (kContiguous) return reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * stride);
   return Pointer_cell_address_at(m.cell_origin, stride, m.meta, v);
 }
