@@ -3,9 +3,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -849,6 +852,114 @@ INSTANTIATE_TEST_SUITE_P(Layouts, SNodePointerLayoutTest,
                            }
                            return "Unknown";
                          });
+
+// A model check of the compile-time forms, for several cell types, on contiguous and on chunked
+// cells: random activations (each filling its cell with a pattern of its tag), deactivations and
+// collections, against a plain map of slot -> tag. After every step, every slot is looked up
+// through the static meta, its view, its contiguous view (where one is made) and the entry
+// point: an active slot must give the cell the NodeManager's chunk table gives for the slot's
+// index, holding the pattern last written for that slot; an inactive one the ambient element; a
+// newly activated cell must be all zero. A stride wrong by any amount makes neighbouring cells
+// overlap, and a collection that leaves any byte of a recycled cell unzeroed shows too (no
+// pattern byte is zero).
+template <u64 kSize, u64 kAlignment>
+struct CellType {
+  static constexpr u64 size = kSize;
+  static constexpr u64 alignment = kAlignment;
+};
+template <typename Cell>
+class PointerStaticModelTest : public ::testing::Test {};
+using ModelCellTypes =
+    ::testing::Types<CellType<4, 4>, CellType<8, 8>, CellType<12, 4>, CellType<20, 8>,
+                     CellType<32, 8>, CellType<40, 8>, CellType<64, 16>, CellType<72, 8>>;
+TYPED_TEST_SUITE(PointerStaticModelTest, ModelCellTypes);
+
+TYPED_TEST(PointerStaticModelTest, CompileTimeFormsFollowAModel) {
+  constexpr u64 kSize = TypeParam::size;
+  constexpr i64 kSlots = 48;
+  using Static =
+      PointerStaticMeta<kSlots, kSize, NodeManager::cell_stride(kSize, TypeParam::alignment)>;
+  for (bool contiguous : {true, false}) {
+    SNodeTestContext ctx(4, 4096, contiguous);
+    PointerMeta meta{};
+    ctx.FillMeta(&meta.base, 1, kSize, kSlots);
+    NodeManager* nm = ctx.MakeAllocator(1, kSize, TypeParam::alignment);
+    Pointer_bind_cells(&meta, nm);
+    const Ptr m = reinterpret_cast<Ptr>(&meta);
+    const Ptr node = ctx.root();
+    const Ptr ambient = runtime_ambient_element(ctx.rt(), 1);
+    const Static sm{m};
+    ASSERT_TRUE(sm.matches());
+    const PointerView<Static> view = Pointer_view(sm);
+    PointerView<Static, true> cview;
+    const bool has_cview = Pointer_contiguous_view(sm, &cview);
+    EXPECT_EQ(has_cview, contiguous);
+    std::map<i32, u32> model;  // active slot -> its tag
+    std::mt19937_64 rng(kSize * 2 + contiguous);
+    u32 next_tag = 1;
+    // Byte b of the pattern of tag t: never zero.
+    auto pattern = [](u32 t, u64 b) { return static_cast<u8>((t * 7 + b) | 1); };
+    auto holds = [&](Ptr cell, u32 t) {
+      for (u64 b = 0; b < kSize; ++b) {
+        if (cell[b] != pattern(t, b)) return false;
+      }
+      return true;
+    };
+    for (int step = 0; step < 600; ++step) {
+      const i32 i = static_cast<i32>(rng() % kSlots);
+      const int op = static_cast<int>(rng() % 10);
+      if (op < 6) {  // activate and write, through one of the four forms
+        Ptr cell = nullptr;
+        switch (rng() % 4) {
+          case 0:
+            ASSERT_TRUE(Pointer_activate_cell_inline(sm, node, i, &cell));
+            break;
+          case 1:
+            ASSERT_TRUE(Pointer_activate_cell_inline(view, node, i, &cell));
+            break;
+          case 2:
+            if (has_cview) {
+              ASSERT_TRUE(Pointer_activate_cell_inline(cview, node, i, &cell));
+              break;
+            }
+            [[fallthrough]];
+          default:
+            Pointer_activate(m, node, i);
+            cell = Pointer_lookup_element(m, node, i);
+        }
+        ASSERT_NE(cell, ambient);
+        if (model.count(i) == 0) {  // a fresh cell is all zero
+          for (u64 b = 0; b < kSize; ++b) ASSERT_EQ(cell[b], 0) << "slot " << i << " byte " << b;
+        }
+        const u32 tag = next_tag++;
+        for (u64 b = 0; b < kSize; ++b) cell[b] = pattern(tag, b);
+        model[i] = tag;
+      } else if (op < 9) {
+        EXPECT_EQ(Pointer_deactivate(m, node, i), model.erase(i) == 1) << i;
+      } else {
+        nm->gc_serial();
+      }
+      for (i32 k = 0; k < kSlots; ++k) {
+        const Ptr entry = Pointer_lookup_element(m, node, k);
+        const auto it = model.find(k);
+        if (it == model.end()) {
+          ASSERT_EQ(entry, ambient) << "step " << step << " slot " << k;
+        } else {
+          ASSERT_EQ(entry, nm->get_cell(Pointer_cell_index(*Pointer_slot(m, node, k))))
+              << "step " << step << " slot " << k;
+          ASSERT_TRUE(holds(entry, it->second)) << "step " << step << " slot " << k;
+        }
+        ASSERT_EQ(Pointer_lookup_element_inline(sm, node, k), entry) << k;
+        ASSERT_EQ(Pointer_lookup_element_inline(view, node, k), entry) << k;
+        if (has_cview) {
+          ASSERT_EQ(Pointer_lookup_element_inline(cview, node, k), entry) << k;
+        }
+      }
+    }
+    for (u64 b = 0; b < kSize; ++b) EXPECT_EQ(ambient[b], 0) << b;
+    EXPECT_EQ(ctx.error(), 0);
+  }
+}
 
 }  // namespace
 }  // namespace sparse_runtime
