@@ -59,6 +59,7 @@ using accelmem::baselines::Contender;
 using accelmem::baselines::RunInterleaved;
 using accelmem::baselines::UpstreamAllocator;
 using accelmem::baselines::UpstreamNodeManager;
+using accelmem::baselines::WarmUp;
 using accelmem::gc::CpuParallelGc;
 using accelmem::gc::GcScratch;
 using accelmem::sparse_runtime::HostMemoryPool;
@@ -285,15 +286,12 @@ void BM_Gc_ParallelRecycleOrder(benchmark::State& state) {
   ParallelGc(state, accelmem::gc::kGcOrderRecycle);
 }
 
-// Runs one untimed round of each contender (its set-up, then its round), so that the timed rounds
-// find the collections' lazily allocated memory (free-list chunks, the GC's bitmap) in place and
-// every buffer faulted in. Why: a first round over 10^6 cells took long enough to end a row with
-// that one cold iteration, which then read less than half of the steady state against memset.
-void WarmUp(const std::vector<Contender>& contenders) {
-  for (const Contender& c : contenders) {
-    if (c.prepare) c.prepare();
-    c.round();
-  }
+// The limit as a contender of an interleaved row: one memset of the N * cell_bytes buffer.
+Contender MemsetLimit(Fixture& f) {
+  return {"memset", [&f] {
+            std::memset(f.limit, 0, f.limit_bytes);
+            benchmark::ClobberMemory();
+          }};
 }
 
 // The limit, upstream's serial GC and gc/gc_serial (default order) interleaved in one row: each
@@ -312,11 +310,9 @@ void BM_Gc_Interleaved(benchmark::State& state) {
   UpstreamNodeManager& upstream = f.Upstream();
   f.scratch.order = accelmem::gc::kGcOrderAuto;
   bool lost = false;
-  const std::vector<Contender> contenders = {{"memset",
-                                              [&f] {
-                                                std::memset(f.limit, 0, f.limit_bytes);
-                                                benchmark::ClobberMemory();
-                                              }},
+  // Warmed up first: a first round over 10^6 cells took long enough to end the row with that one
+  // cold iteration, which read less than half of the steady state against memset.
+  const std::vector<Contender> contenders = {MemsetLimit(f),
                                              {"upstream",
                                               [&upstream] {
                                                 upstream.gc_serial();
@@ -362,11 +358,7 @@ void BM_Gc_StoreWidths(benchmark::State& state) {
       f.scratch.streaming_zero_bytes = 1;
     };
   };
-  const std::vector<Contender> contenders = {{"memset",
-                                              [&f] {
-                                                std::memset(f.limit, 0, f.limit_bytes);
-                                                benchmark::ClobberMemory();
-                                              }},
+  const std::vector<Contender> contenders = {MemsetLimit(f),
                                              {"store16", collection, width(16)},
                                              {"store32", collection, width(32)},
                                              {"store64", collection, width(64)}};

@@ -78,6 +78,21 @@ inline double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Runs one untimed round of each contender (its set-up, then its round) before RunInterleaved,
+// for rows whose first round pays costs the later ones do not (lazily allocated lists and
+// scratch, page faults): a round long enough to meet the row's minimum time alone would otherwise
+// make that cold round the whole row.
+inline void WarmUp(const std::vector<Contender>& contenders) {
+  for (const Contender& c : contenders) {
+    if (c.prepare) c.prepare();
+    if (c.self_timed) {
+      c.self_timed();
+    } else {
+      c.round();
+    }
+  }
+}
+
 // Runs the interleaved row described above: `items` per round; the iteration's manual time (the
 // row's Time column, and what --benchmark_min_time counts) is the round time of the contender
 // named `timed`. Sets items_processed from `timed`'s rounds.

@@ -38,6 +38,21 @@ std::map<std::string, double> RunAlone(const std::string& name, CounterCapture* 
 // Contenders that time themselves with fixed seconds (no clock involved): the counters must be
 // the medians and the median ratios exactly, and every contender must run once per iteration
 // in an order rotated by one each iteration.
+// WarmUp runs each contender once, in order, its set-up right before its round (the self-timed
+// form where there is one).
+TEST(WarmUpTest, RunsEachContenderOnceAfterItsSetUp) {
+  std::string log;
+  const std::vector<Contender> contenders = {{"a", [&] { log += "A"; }, [&] { log += "a"; }},
+                                             {"b", [&] { log += "B"; }},
+                                             {"c", [&] { log += "C"; }, [&] { log += "c"; },
+                                              [&] {
+                                                log += "S";
+                                                return 1.0;
+                                              }}};
+  WarmUp(contenders);
+  EXPECT_EQ(log, "aABcS");
+}
+
 TEST(RunInterleavedTest, ReportsMediansAndMedianRatiosAndRotatesTheOrder) {
   std::vector<std::string> calls;
   // Per-iteration seconds: a = 2, 2, 8 (median 2); b = 1, 1, 1; c = 3, 1, 3 (median 3).

@@ -11,6 +11,19 @@ namespace accelmem {
 namespace gc {
 namespace {
 
+#if ACCELMEM_GC_CPUID
+// CPUID leaf `leaf` (subleaf 0). Inline assembly: freestanding code has no <cpuid.h>. In a VM
+// every CPUID traps to the hypervisor (microseconds), so callers read once per process.
+struct CpuidRegs {
+  u32 eax, ebx, ecx, edx;
+};
+CpuidRegs cpuid(u32 leaf) {
+  CpuidRegs r{leaf, 0, 0, 0};
+  asm volatile("cpuid" : "+a"(r.eax), "=b"(r.ebx), "+c"(r.ecx), "=d"(r.edx));
+  return r;
+}
+#endif
+
 using sparse_runtime::atomic_add;
 using sparse_runtime::block_barrier;
 using sparse_runtime::ListManager;
@@ -141,16 +154,14 @@ ACCELMEM_RT_INLINE u32 streaming_store_bytes_supported() {
 #endif
 }
 #if ACCELMEM_GC_CPUID
-// The CPU's family (CPUID leaf 1) if it is an AMD CPU, else 0; read once per process (in a VM
-// every CPUID traps to the hypervisor).
+// The CPU's family (CPUID leaf 1) if it is an AMD CPU, else 0; read once per process.
 u32 amd_family_cache = ~u32{0};  // ~0: not read yet
 u32 amd_cpu_family() {
   u32 family = __atomic_load_n(&amd_family_cache, __ATOMIC_RELAXED);
   if (family == ~u32{0}) {
     family = 0;
     if (__builtin_cpu_is("amd")) {
-      u32 eax = 1, ebx = 0, ecx = 0, edx = 0;
-      asm volatile("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
+      const u32 eax = cpuid(1).eax;
       family = (eax >> 8) & 0xf;
       if (family == 0xf) family += (eax >> 20) & 0xff;
     }
@@ -182,6 +193,19 @@ ACCELMEM_RT_INLINE u32 streaming_store_bytes_supported() { return 16; }
 ACCELMEM_RT_INLINE u32 streaming_store_bytes_default() { return 16; }
 #endif
 
+// Calls f with the whole-line streaming function for store_bytes (16, 32 or 64): a lambda type
+// of its own per width, so that a loop instantiated on it tests no width per cell.
+template <typename F>
+ACCELMEM_RT_INLINE void with_line_streamer(u32 store_bytes, F f) {
+  if (store_bytes == 64) {
+    f([](Ptr p, u64 n) { stream_lines_64(p, n); });
+  } else if (store_bytes == 32) {
+    f([](Ptr p, u64 n) { stream_lines_32(p, n); });
+  } else {
+    f([](Ptr p, u64 n) { stream_lines(p, n); });
+  }
+}
+
 // Zeroes runs of cells [begin, end) of the data list (split at chunk boundaries).
 struct Zeroer {
   const ListManager* data;
@@ -198,13 +222,7 @@ struct Zeroer {
     } else if (streaming) {
       if (element_size % 64 == 0) {
         // Whole lines: cells start lines (data chunks are line-aligned).
-        if (store_bytes == 64) {
-          stream_lines_64(p, n);
-        } else if (store_bytes == 32) {
-          stream_lines_32(p, n);
-        } else {
-          stream_lines(p, n);
-        }
+        with_line_streamer(store_bytes, [p, n](auto stream) { stream(p, n); });
       } else {
         zero_streaming(p, n);
       }
@@ -363,13 +381,7 @@ bool small_cells_dispatch(const ListManager& data, const Zeroer& zeroer, u64* bi
                                           [stream, size](Ptr p) { stream(p, size); });
       }
     };
-    if (zeroer.store_bytes == 64) {
-      streamed([](Ptr p, u64 n) { stream_lines_64(p, n); });
-    } else if (zeroer.store_bytes == 32) {
-      streamed([](Ptr p, u64 n) { stream_lines_32(p, n); });
-    } else {
-      streamed([](Ptr p, u64 n) { stream_lines(p, n); });
-    }
+    with_line_streamer(zeroer.store_bytes, streamed);
     return true;
   }
   switch (size) {
@@ -505,17 +517,9 @@ void gc_zero_cooperative(Ptr p, u64 n, i32 lane, i32 lanes) {
 
 #if ACCELMEM_GC_CPUID
 namespace {
-// CPUID's L2 size once per process: in a VM every CPUID traps to the hypervisor (microseconds).
-// Racing first calls each store what their core reports; where cores differ (hybrid CPUs) one
-// of those sizes stays, which only moves a performance threshold.
+// CPUID's L2 size once per process. Racing first calls each store what their core reports; where
+// cores differ (hybrid CPUs) one of those sizes stays, which only moves a performance threshold.
 u64 cpu_l2_bytes_cache = 0;  // 0: not read yet; ~0: unknown
-// CPUID leaf `leaf` (subleaf 0): ECX. Inline assembly: freestanding code has no <cpuid.h>.
-u32 cpuid_ecx(u32 leaf, u32* max_leaf) {
-  u32 eax = leaf, ebx = 0, ecx = 0, edx = 0;
-  asm volatile("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
-  *max_leaf = eax;
-  return ecx;
-}
 }  // namespace
 #endif
 
@@ -525,10 +529,7 @@ u64 gc_cpu_l2_bytes() {
   if (l2 == 0) {
     // Extended leaf 0x80000006, ECX[31:16]: L2 size in KiB (AMD and Intel alike), where the
     // highest extended leaf (leaf 0x80000000's EAX) reaches it.
-    u32 max_leaf = 0;
-    cpuid_ecx(0x80000000u, &max_leaf);
-    u32 ecx = 0;
-    if (max_leaf >= 0x80000006u) ecx = cpuid_ecx(0x80000006u, &max_leaf);
+    const u32 ecx = cpuid(0x80000000u).eax >= 0x80000006u ? cpuid(0x80000006u).ecx : 0;
     l2 = (ecx >> 16) != 0 ? u64{ecx >> 16} << 10 : ~u64{0};
     __atomic_store_n(&cpu_l2_bytes_cache, l2, __ATOMIC_RELAXED);
   }

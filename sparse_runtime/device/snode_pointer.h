@@ -231,11 +231,17 @@ ACCELMEM_RT_INLINE bool Pointer_contiguous_view(const M& m, PointerView<M, true>
   *view = PointerView<M, true>{{m}, v.cell_origin, v.cell_stride, v.ambient};
   return v.cell_origin != 0;
 }
+// origin + v * stride through a view (the meta's constant stride where it has one): the cell of
+// slot value v when the view's cells are contiguous (cell_origin != 0; 0 lands on the ambient).
+template <typename M, bool kContiguous>
+ACCELMEM_RT_INLINE Ptr Pointer_view_address(const PointerView<M, kContiguous>& m, PointerSlot v) {
+  return reinterpret_cast<Ptr>(m.cell_origin +
+                               static_cast<uptr>(v) * Pointer_stride_of<M>(m.cell_stride));
+}
 template <typename M, bool kContiguous>
 ACCELMEM_RT_INLINE Ptr Pointer_cell_address(const PointerView<M, kContiguous>& m, PointerSlot v) {
-  const u64 stride = Pointer_stride_of<M>(m.cell_stride);
-  if (kContiguous) return reinterpret_cast<Ptr>(m.cell_origin + static_cast<uptr>(v) * stride);
-  return Pointer_cell_address_at(m.cell_origin, stride, m.meta, v);
+  if (kContiguous || __builtin_expect(m.cell_origin != 0, 1)) return Pointer_view_address(m, v);
+  return Pointer_cell_address_chunked(m.meta, v);
 }
 
 // The cell of slot i, or null when inactive.
@@ -290,10 +296,7 @@ template <typename M, bool kContiguous>
 ACCELMEM_RT_INLINE Ptr Pointer_lookup_element_inline(const PointerView<M, kContiguous>& m, Ptr node,
                                                      i32 i) {
   const PointerSlot v = Pointer_lookup_value(atomic_load_acquire(Pointer_slot_of(m, node, i)));
-  if (kContiguous || __builtin_expect(m.cell_origin != 0, 1)) {
-    return reinterpret_cast<Ptr>(m.cell_origin +
-                                 static_cast<uptr>(v) * Pointer_stride_of<M>(m.cell_stride));
-  }
+  if (kContiguous || __builtin_expect(m.cell_origin != 0, 1)) return Pointer_view_address(m, v);
   return Pointer_is_cell(v) ? Pointer_cell_address_chunked(m.meta, v) : m.ambient;
 }
 template <typename M>
