@@ -267,12 +267,14 @@ BENCHMARK(BM_Activate_JitKernel_AlreadyActive)->Unit(benchmark::kMicrosecond);
 // Interleaved (benchmarks/baselines/paired_timing.h): the same range-for write over 2^16 pointer
 // cells that are all active already -- per cell: activate (a no-op), look up, store 1 -- by
 // `jit` (the kernel above, runtime inlined), `native` (the same steps in C++ through the
-// header-inline forms over Pointer_view(StaticMeta), on the same runtime's tree), `native_fused`
-// (activate and look up fused: Pointer_activate_cell_inline over Pointer_contiguous_view) and
-// `upstream_inlined` (upstream's inlined activate and lookup over compile-time constants, on
-// upstream's own pointer container and NodeManager from the same kind of pool). One round each
-// per iteration; counters `<name>_ns` per cell and jit_vs_upstream_inlined,
-// native_vs_upstream_inlined, native_fused_vs_upstream_inlined and jit_vs_native = the
+// header-inline forms, in a loop that Pointer_with_view(StaticMeta) instantiates for the
+// contiguous view, on the same runtime's tree), `native_view` (that loop over Pointer_view: the
+// origin tested per cell), `native_fused` (activate and look up fused:
+// Pointer_activate_cell_inline, through Pointer_with_view) and `upstream_inlined` (upstream's
+// inlined activate and lookup over compile-time constants, on upstream's own pointer container
+// and NodeManager from the same kind of pool). One round each per iteration; counters
+// `<name>_ns` per cell and jit_vs_upstream_inlined, native_vs_upstream_inlined,
+// native_view_vs_upstream_inlined, native_fused_vs_upstream_inlined and jit_vs_native = the
 // second-named contender's time / the first-named one's (> 1: the first is faster).
 void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
   namespace sr = accelmem::sparse_runtime;
@@ -302,6 +304,18 @@ void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
        // alias the closure's members, so the compiler would reload them on every cell (a kernel
        // keeps them in locals too).
        {"native",
+        [sm0 = sm, node0 = node] {
+          const sr::Ptr node = node0;
+          sr::Pointer_with_view(sm0, [node](const auto& view0) {
+            const auto view = view0;
+            for (int32_t i = 0; i < kCells; ++i) {
+              sr::Pointer_activate_inline(view, node, i);
+              *reinterpret_cast<int32_t*>(sr::Pointer_lookup_element_inline(view, node, i)) = 1;
+            }
+          });
+        }},
+       // The same loop over Pointer_view only: each cell's address tests the view's origin.
+       {"native_view",
         [view0 = sr::Pointer_view(sm), node0 = node] {
           const auto view = view0;
           const sr::Ptr node = node0;
@@ -310,12 +324,11 @@ void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
             *reinterpret_cast<int32_t*>(sr::Pointer_lookup_element_inline(view, node, i)) = 1;
           }
         }},
-       // The same write through Pointer_activate_cell_inline (one slot load hands back the cell),
-       // over the contiguous view when the cells are contiguous (the loop chosen once, outside).
+       // The same write through Pointer_activate_cell_inline (one slot load hands back the cell).
        {"native_fused",
         [sm0 = sm, node0 = node] {
           const sr::Ptr node = node0;
-          auto loop = [node](const auto& view0) {
+          sr::Pointer_with_view(sm0, [node](const auto& view0) {
             const auto view = view0;
             for (int32_t i = 0; i < kCells; ++i) {
               sr::Ptr cell;
@@ -323,13 +336,7 @@ void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
                 *reinterpret_cast<int32_t*>(cell) = 1;
               }
             }
-          };
-          sr::PointerView<Static, true> contiguous;
-          if (sr::Pointer_contiguous_view(sm0, &contiguous)) {
-            loop(contiguous);
-          } else {
-            loop(sr::Pointer_view(sm0));
-          }
+          });
         }},
        {"upstream_inlined",
         [up_node0 = up.node, ambient0 = up.ambient(), up_nm0 = up.nm.get()] {
@@ -343,6 +350,7 @@ void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
       "jit",
       {{"jit_vs_upstream_inlined", "upstream_inlined", "jit"},
        {"native_vs_upstream_inlined", "upstream_inlined", "native"},
+       {"native_view_vs_upstream_inlined", "upstream_inlined", "native_view"},
        {"jit_vs_native", "native", "jit"},
        {"native_fused_vs_upstream_inlined", "upstream_inlined", "native_fused"}});
 }

@@ -231,6 +231,26 @@ ACCELMEM_RT_INLINE bool Pointer_contiguous_view(const M& m, PointerView<M, true>
   *view = PointerView<M, true>{{m}, v.cell_origin, v.cell_stride, v.ambient};
   return v.cell_origin != 0;
 }
+// Calls f(view) once with the fastest view of m's cells and returns what f returns: the contiguous
+// view (Pointer_contiguous_view) where the cells are contiguous, otherwise Pointer_view. Why: f is
+// a generic lambda, instantiated for both view types, so a kernel loop inside it has no per-cell
+// test of the chunk-table fallback; the compiler does not take that loop-invariant test out of the
+// loop itself at -O2, and in an activate-then-lookup loop it costs more than the second slot load
+// (jit_bench, BM_ActivateWrite_AlreadyActive: `native` against `native_view`). f must return the
+// same type for both views.
+//   Pointer_with_view(sm, [&](const auto& view) {
+//     for (i32 i = 0; i < n; ++i) use(Pointer_lookup_element_inline(view, node, i));
+//   });
+template <typename M, typename F>
+ACCELMEM_RT_INLINE auto Pointer_with_view(const M& m, F&& f) {
+  PointerView<M, true> contiguous;
+  if (Pointer_contiguous_view(m, &contiguous)) {
+    const PointerView<M, true>& view = contiguous;
+    return f(view);
+  }
+  const PointerView<M> view = Pointer_view(m);
+  return f(view);
+}
 // origin + v * stride through a view (the meta's constant stride where it has one): the cell of
 // slot value v when the view's cells are contiguous (cell_origin != 0; 0 lands on the ambient).
 template <typename M, bool kContiguous>

@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -282,6 +283,36 @@ TEST_F(SNodePointerTest, CompileTimeStrideGivesTheEntryPointsAddresses) {
   chunked.cell_origin = 0;
   chunked.cell_stride = 0;
   EXPECT_TRUE((PointerStaticMeta<8, 32, 40>{reinterpret_cast<Ptr>(&chunked)}.matches()));
+  EXPECT_EQ(ctx_.error(), 0);
+}
+
+// Pointer_with_view calls its function once, with the contiguous view where the cells are
+// contiguous and the general view where they are chunked or the static stride mismatches, and
+// hands back what the function returns; lookups through the view it passes are the entry points'.
+TEST_F(SNodePointerTest, WithViewChoosesTheContiguousViewOnlyWhereItHolds) {
+  const Ptr node = ctx_.root();
+  for (i32 i : {0, 5}) Pointer_activate(m_, node, i);
+  // Returns 1 for the contiguous view, 2 for the general one, after checking its lookups.
+  auto probe = [&](const auto& m) {
+    int calls = 0;
+    const int kind = Pointer_with_view(m, [&](const auto& view) {
+      ++calls;
+      for (i32 i = 0; i < 8; ++i) {
+        EXPECT_EQ(Pointer_lookup_element_inline(view, node, i), Pointer_lookup_element(m_, node, i))
+            << i;
+      }
+      using View = std::decay_t<decltype(view)>;
+      return std::is_same_v<View, PointerView<std::decay_t<decltype(m)>, true>> ? 1 : 2;
+    });
+    EXPECT_EQ(calls, 1);
+    return kind;
+  };
+  EXPECT_EQ(probe(PointerStaticMeta<8, 32, 32>{m_}), 1);
+  EXPECT_EQ(probe(RuntimeMeta{m_}), 1);
+  EXPECT_EQ(probe(PointerStaticMeta<8, 32, 40>{m_}), 2);  // the wrong stride: chunk table
+  PointerMeta chunked = meta_;
+  chunked.cell_origin = 0;
+  EXPECT_EQ(probe(PointerStaticMeta<8, 32, 32>{reinterpret_cast<Ptr>(&chunked)}), 2);
   EXPECT_EQ(ctx_.error(), 0);
 }
 
@@ -908,9 +939,9 @@ TYPED_TEST(PointerStaticModelTest, CompileTimeFormsFollowAModel) {
     for (int step = 0; step < 600; ++step) {
       const i32 i = static_cast<i32>(rng() % kSlots);
       const int op = static_cast<int>(rng() % 10);
-      if (op < 6) {  // activate and write, through one of the four forms
+      if (op < 6) {  // activate and write, through one of the five forms
         Ptr cell = nullptr;
-        switch (rng() % 4) {
+        switch (rng() % 5) {
           case 0:
             ASSERT_TRUE(Pointer_activate_cell_inline(sm, node, i, &cell));
             break;
@@ -923,6 +954,12 @@ TYPED_TEST(PointerStaticModelTest, CompileTimeFormsFollowAModel) {
               break;
             }
             [[fallthrough]];
+          case 3:  // activate, then look up, through the view Pointer_with_view chooses
+            cell = Pointer_with_view(sm, [&](const auto& v) {
+              Pointer_activate_inline(v, node, i);
+              return Pointer_lookup_element_inline(v, node, i);
+            });
+            break;
           default:
             Pointer_activate(m, node, i);
             cell = Pointer_lookup_element(m, node, i);
