@@ -222,9 +222,8 @@ ACCELMEM_RT_INLINE PointerView<M> Pointer_view(const M& m) {
 // default): fills *view and returns true, or returns false (the cells are chunked, the meta
 // was never bound, or a PointerStaticMeta's stride is not the cells': use Pointer_view). A kernel
 // loop made once for each view type and chosen by this call keeps the origin test out of the loop,
-// which measurably costs an activate-and-write loop (jit_bench, BM_ActivateWrite_AlreadyActive):
-//   PointerView<M, true> cv;
-//   if (Pointer_contiguous_view(m, &cv)) loop(cv); else loop(Pointer_view(m));
+// which measurably costs an activate-and-write loop (jit_bench, BM_ActivateWrite_AlreadyActive);
+// Pointer_with_view below makes that choice.
 template <typename M>
 ACCELMEM_RT_INLINE bool Pointer_contiguous_view(const M& m, PointerView<M, true>* view) {
   const PointerView<M> v = Pointer_view(m);
@@ -237,8 +236,11 @@ ACCELMEM_RT_INLINE bool Pointer_contiguous_view(const M& m, PointerView<M, true>
 // test of the chunk-table fallback; the compiler does not take that loop-invariant test out of the
 // loop itself at -O2, and in an activate-then-lookup loop it costs more than the second slot load
 // (jit_bench, BM_ActivateWrite_AlreadyActive: `native` against `native_view`). f must return the
-// same type for both views.
-//   Pointer_with_view(sm, [&](const auto& view) {
+// same type for both views. A loop that stores into cells copies the view into a local first:
+// the stores go through byte pointers, which may alias the caller's view, so the compiler would
+// reload its fields on every cell.
+//   Pointer_with_view(sm, [&](const auto& view0) {
+//     const auto view = view0;
 //     for (i32 i = 0; i < n; ++i) use(Pointer_lookup_element_inline(view, node, i));
 //   });
 template <typename M, typename F>

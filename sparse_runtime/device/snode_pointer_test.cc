@@ -953,8 +953,8 @@ TYPED_TEST(PointerStaticModelTest, CompileTimeFormsFollowAModel) {
               ASSERT_TRUE(Pointer_activate_cell_inline(cview, node, i, &cell));
               break;
             }
-            [[fallthrough]];
-          case 3:  // activate, then look up, through the view Pointer_with_view chooses
+            [[fallthrough]];  // chunked cells: no contiguous view, so the next form
+          case 3:             // activate, then look up, through the view Pointer_with_view chooses
             cell = Pointer_with_view(sm, [&](const auto& v) {
               Pointer_activate_inline(v, node, i);
               return Pointer_lookup_element_inline(v, node, i);
