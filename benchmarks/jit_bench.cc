@@ -294,6 +294,14 @@ void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
   baselines::UpstreamTree up(8, kCells, baselines::UpstreamPointerContainerBytes(kCells), 8);
   using UpPointer = baselines::UpstreamInlinedPointer<kCells>;
   for (int32_t i = 0; i < kCells; ++i) UpPointer::activate(up.node, i, up.nm.get());
+  // The native activate, look up and write loop over one view (copied into a local: see below).
+  auto activate_then_write = [](const auto& view0, sr::Ptr node) {
+    const auto view = view0;
+    for (int32_t i = 0; i < kCells; ++i) {
+      sr::Pointer_activate_inline(view, node, i);
+      *reinterpret_cast<int32_t*>(sr::Pointer_lookup_element_inline(view, node, i)) = 1;
+    }
+  };
   RunInterleaved(
       state, kCells,
       {{"jit",
@@ -304,26 +312,15 @@ void BM_ActivateWrite_AlreadyActive(benchmark::State& state) {
        // alias the closure's members, so the compiler would reload them on every cell (a kernel
        // keeps them in locals too).
        {"native",
-        [sm0 = sm, node0 = node] {
+        [sm0 = sm, node0 = node, activate_then_write] {
           const sr::Ptr node = node0;
-          sr::Pointer_with_view(sm0, [node](const auto& view0) {
-            const auto view = view0;
-            for (int32_t i = 0; i < kCells; ++i) {
-              sr::Pointer_activate_inline(view, node, i);
-              *reinterpret_cast<int32_t*>(sr::Pointer_lookup_element_inline(view, node, i)) = 1;
-            }
+          sr::Pointer_with_view(sm0, [node, activate_then_write](const auto& view) {
+            activate_then_write(view, node);
           });
         }},
        // The same loop over Pointer_view only: each cell's address tests the view's origin.
-       {"native_view",
-        [view0 = sr::Pointer_view(sm), node0 = node] {
-          const auto view = view0;
-          const sr::Ptr node = node0;
-          for (int32_t i = 0; i < kCells; ++i) {
-            sr::Pointer_activate_inline(view, node, i);
-            *reinterpret_cast<int32_t*>(sr::Pointer_lookup_element_inline(view, node, i)) = 1;
-          }
-        }},
+       {"native_view", [view0 = sr::Pointer_view(sm), node0 = node,
+                        activate_then_write] { activate_then_write(view0, node0); }},
        // The same write through Pointer_activate_cell_inline (one slot load hands back the cell).
        {"native_fused",
         [sm0 = sm, node0 = node] {

@@ -250,7 +250,9 @@ ACCELMEM_RT_INLINE auto Pointer_with_view(const M& m, F&& f) {
     const PointerView<M, true>& view = contiguous;
     return f(view);
   }
-  const PointerView<M> view = Pointer_view(m);
+  // The same fields (origin 0): no second read of the meta.
+  const PointerView<M> view{
+      {m}, contiguous.cell_origin, contiguous.cell_stride, contiguous.ambient};
   return f(view);
 }
 // origin + v * stride through a view (the meta's constant stride where it has one): the cell of
