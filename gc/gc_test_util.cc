@@ -122,14 +122,6 @@ bool CheckCollected(const TestHeap& heap, const Snapshot& before) {
       break;
     }
   }
-  const int64_t bytes = heap.scratch.bytemap == nullptr ? 0 : heap.scratch.bytemap_bytes;
-  for (int64_t b = 0; b < bytes; ++b) {
-    if (heap.scratch.bytemap[b] != 0) {
-      ADD_FAILURE() << "byte map byte " << b << " not cleared";
-      ok = false;
-      break;
-    }
-  }
   return ok;
 }
 

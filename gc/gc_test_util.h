@@ -3,7 +3,7 @@
 // Test helpers for the GC: a NodeManager on a host memory pool, deterministic cell patterns,
 // randomized allocate/recycle histories, and CheckCollected, which verifies every GC invariant
 // against a snapshot taken before the collection (free multiset, zeroed recycled cells, live cells
-// untouched byte for byte, cursor and list sizes, bitmap and byte map back to all-zero).
+// untouched byte for byte, cursor and list sizes, bitmap back to all-zero).
 #ifndef ACCELMEM_GC_GC_TEST_UTIL_H_
 #define ACCELMEM_GC_GC_TEST_UTIL_H_
 

@@ -9,7 +9,6 @@ using sparse_runtime::allocate_aligned;
 using sparse_runtime::max_of;
 using sparse_runtime::min_of;
 using sparse_runtime::next_power_of_two_u64;
-using sparse_runtime::try_allocate_aligned;
 
 // Geometry of a sorted-order collection: buckets of 2^shift indices, at most
 // kBucketsPerWorker * workers of them.
@@ -44,23 +43,12 @@ bool wants_sorted(i32 order, i64 num_recycled, i64 num_indices) {
   return gc_bitmap_words(num_indices) <= kAutoMaxBitmapWordsPerCell * num_recycled;
 }
 
-// Whether a sorted collection with `num_workers` marks a byte map first (see kByteMapMaxIndices).
-bool wants_bytemap(i32 num_workers, i64 num_recycled, i64 num_indices) {
-  return num_workers == 1 && num_indices <= kByteMapMaxIndices &&
-         num_indices <= kByteMapMaxIndicesPerCell * num_recycled;
-}
-
-// Byte-map bytes for `num_indices`: whole bitmap words of them (the packing reads 64 at a time).
-i64 bytemap_bytes(i64 num_indices) { return gc_bitmap_words(num_indices) * 64; }
-
-// Grows `*array` (capacity `*capacity` elements of `size` bytes) to at least `needed`. An
-// `optional` array's allocation failure records no error (the plan does without it).
+// Grows `*array` (capacity `*capacity` elements) to at least `needed`.
 template <typename T>
-bool grow(RuntimeMemory* memory, T** array, i64* capacity, i64 needed, bool optional = false) {
+bool grow(RuntimeMemory* memory, T** array, i64* capacity, i64 needed) {
   if (*capacity >= needed) return true;
   u64 n = next_power_of_two_u64(static_cast<u64>(needed));
-  Ptr p = optional ? try_allocate_aligned(memory, n * sizeof(T), 64)
-                   : allocate_aligned(memory, n * sizeof(T), 64, /*request=*/false);
+  Ptr p = allocate_aligned(memory, n * sizeof(T), 64, /*request=*/false);
   if (p == nullptr) return false;
   *array = reinterpret_cast<T*>(p);  // zero-filled; the old array (all-zero bitmap) is abandoned
   *capacity = static_cast<i64>(n);
@@ -76,15 +64,10 @@ bool gc_scratch_reserve(GcScratch* scratch, const NodeManager* nm, i32 num_worke
   const i64 num_indices = gc_num_indices(nm);
   if (!wants_sorted(scratch->order, nm->recycled_list.valid_size(), num_indices)) return true;
   Geometry g = sorted_geometry(num_indices, num_workers);
-  if (!grow(nm->memory, &scratch->bitmap, &scratch->bitmap_words,
-            num_bitmaps(num_workers) * gc_bitmap_words(num_indices)) ||
-      !grow(nm->memory, &scratch->bucket_offset, &scratch->bucket_offset_capacity,
-            static_cast<i64>(g.num_buckets) + 1)) {
-    return false;
-  }
-  return !wants_bytemap(num_workers, nm->recycled_list.valid_size(), num_indices) ||
-         grow(nm->memory, &scratch->bytemap, &scratch->bytemap_bytes, bytemap_bytes(num_indices),
-              /*optional=*/true);
+  return grow(nm->memory, &scratch->bitmap, &scratch->bitmap_words,
+              num_bitmaps(num_workers) * gc_bitmap_words(num_indices)) &&
+         grow(nm->memory, &scratch->bucket_offset, &scratch->bucket_offset_capacity,
+              static_cast<i64>(g.num_buckets) + 1);
 }
 
 GcPlan gc_make_plan(const NodeManager* nm, const GcScratch* scratch, i32 num_workers) {
@@ -97,7 +80,6 @@ GcPlan gc_make_plan(const NodeManager* nm, const GcScratch* scratch, i32 num_wor
   plan.num_buckets = 0;
   plan.num_bitmaps = 0;
   plan.bitmap_stride = 0;
-  plan.bytemap = 0;
   plan.free_base = 0;
   plan.num_refill = 0;
   plan.free_ok = 0;
@@ -112,8 +94,6 @@ GcPlan gc_make_plan(const NodeManager* nm, const GcScratch* scratch, i32 num_wor
       plan.num_buckets = g.num_buckets;
       plan.num_bitmaps = static_cast<i32>(bitmaps);
       plan.bitmap_stride = stride;
-      plan.bytemap = wants_bytemap(plan.num_workers, plan.num_recycled, plan.num_indices) &&
-                     scratch->bytemap_bytes >= bytemap_bytes(plan.num_indices);
     }
   }
   return plan;

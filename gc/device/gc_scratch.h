@@ -58,15 +58,6 @@ inline constexpr i32 kMaxGcWorkers = 1024;
 // (phases 1 and 2 read the OR of them); more workers (a GPU grid) share one bitmap with atomic
 // ORs. An atomic OR per cell costs far more than the extra bitmap words.
 inline constexpr i32 kMaxPrivateBitmaps = 8;
-// A single phase-0 worker marks a dense recycled set in a byte map (one plain byte store per
-// index, no read-modify-write of a shared word) and packs it into the bitmap afterwards, reading
-// one byte per index of the data list: so only where there are at most kByteMapMaxIndicesPerCell
-// indices per recycled cell, and at most kByteMapMaxIndices (256 KiB of bytes, which stay in any
-// L2 cache; a larger byte map would miss where the bitmap hits). Why: the bitmap's or-to-memory
-// per index was a third of a collection of 10^4 random 64-byte cells; with bytes, collections of
-// 10^4 and 10^5 random 16-byte cells run 10-13% faster (gc_bench, benchmarks/README.md).
-inline constexpr i64 kByteMapMaxIndicesPerCell = 8;
-inline constexpr i64 kByteMapMaxIndices = i64{1} << 18;
 // Phase 2 zeroes with non-temporal stores (x86-64) when a collection zeroes at least this many
 // bytes: more than the caches hold, so the lines would be evicted unread anyway.
 inline constexpr u64 kStreamingZeroBytes = u64{16} << 20;
@@ -99,7 +90,6 @@ struct GcPlan {
   i32 num_buckets;    // sorted: ceil(num_indices / 2^bucket_shift)
   i32 num_bitmaps;    // sorted: 1 (shared) or num_workers (private), each of bitmap_stride words
   i64 bitmap_stride;  // sorted: gc_bitmap_words(num_indices)
-  i32 bytemap;        // sorted, one worker: 1 if phase 0 marks the byte map, then packs it
   i32 free_base;      // phase 1: free-list size after compaction (the first refilled slot)
   i32 num_refill;     // phase 1: entries phase 2 appends to the free list
   i32 free_ok;        // phase 1: 1 if [free_base, free_base + num_refill) was reserved
@@ -118,10 +108,6 @@ struct GcScratch {
   // Bitmap(s) of recycled indices, all-zero between collections.
   u64* bitmap;
   i64 bitmap_words;  // capacity (all bitmaps together)
-  // One byte per index (1: recycled) where the plan says so (GcPlan::bytemap); all-zero between
-  // collections too (phase 0 clears what it packs).
-  u8* bytemap;
-  i64 bytemap_bytes;  // capacity
   // Sorted order: bucket_offset[b] = where bucket b's indices start after free_base (phase 1).
   i32* bucket_offset;
   i64 bucket_offset_capacity;
@@ -181,8 +167,7 @@ i32 gc_num_indices(const NodeManager* nm);
 // Grows the scratch for a GC of `nm` with `num_workers` workers (allocating from nm's runtime
 // memory; new memory is zero-filled, as the bitmap invariant needs). Returns false if memory for
 // the bitmap ran out (an error is recorded in the runtime memory); the GC then runs in recycling
-// order. The byte map is optional: without memory for it nothing is recorded, the result stays
-// true and the plan marks in the bitmap.
+// order.
 bool gc_scratch_reserve(GcScratch* scratch, const NodeManager* nm, i32 num_workers);
 
 // The plan for the current state of `nm` (call before phase 1 changes it).

@@ -58,33 +58,6 @@ TEST(GcScratchTest, ExplicitOrders) {
   EXPECT_EQ(gc_make_plan(&heap.nm, &heap.scratch, 1).order, kGcOrderRecycle);
 }
 
-// The byte map: one worker and a dense recycled set (at most kByteMapMaxIndicesPerCell indices a
-// recycled cell, at most kByteMapMaxIndices in all); never with more workers or sparser sets.
-TEST(GcScratchTest, ByteMapOnlyForOneWorkerAndDenseSets) {
-  TestHeap dense(16, 1024);
-  Populate(&dense, 8000, 1000);  // 8 indices a recycled cell: the limit
-  ASSERT_TRUE(gc_scratch_reserve(&dense.scratch, &dense.nm, 1));
-  EXPECT_EQ(gc_make_plan(&dense.nm, &dense.scratch, 1).bytemap, 1);
-  EXPECT_GE(dense.scratch.bytemap_bytes, 8000);
-  TestHeap two(16, 1024);
-  Populate(&two, 8000, 1000);
-  ASSERT_TRUE(gc_scratch_reserve(&two.scratch, &two.nm, 2));
-  EXPECT_EQ(two.scratch.bytemap, nullptr);
-  EXPECT_EQ(gc_make_plan(&two.nm, &two.scratch, 2).bytemap, 0);
-  TestHeap sparser(16, 1024);
-  Populate(&sparser, 8001, 1000);
-  ASSERT_TRUE(gc_scratch_reserve(&sparser.scratch, &sparser.nm, 1));
-  EXPECT_EQ(sparser.scratch.bytemap, nullptr);
-  const GcPlan sorted = gc_make_plan(&sparser.nm, &sparser.scratch, 1);
-  EXPECT_EQ(sorted.order, kGcOrderSorted);
-  EXPECT_EQ(sorted.bytemap, 0);
-  TestHeap large(16, 1 << 14);
-  Populate(&large, kByteMapMaxIndices + 1, kByteMapMaxIndices / 2);
-  ASSERT_TRUE(gc_scratch_reserve(&large.scratch, &large.nm, 1));
-  EXPECT_EQ(large.scratch.bytemap, nullptr);
-  EXPECT_EQ(gc_make_plan(&large.nm, &large.scratch, 1).bytemap, 0);
-}
-
 // Nothing recycled: recycling order (nothing to sort) and no scratch memory.
 TEST(GcScratchTest, EmptyRecycledList) {
   TestHeap heap(32, 1024);

@@ -115,35 +115,11 @@ TEST(GcSerialTest, ReportsOutOfRangeIndices) {
   }
 }
 
-// The byte map is optional scratch: when its memory cannot be had the GC marks in the bitmap,
-// records no error and reports success.
 // The pool's allocator behind RefuseUpTo, which refuses requests of up to `refuse_up_to` bytes.
 sparse_runtime::HostAllocateFn pool_allocate = nullptr;
 uint64_t refuse_up_to = 0;
 void* RefuseUpTo(void* pool, uint64_t size, uint64_t alignment) {
   return size <= refuse_up_to ? nullptr : pool_allocate(pool, size, alignment);
-}
-
-TEST(GcSerialTest, ByteMapMemoryIsOptional) {
-  TestHeap heap(16, 1024);
-  std::mt19937_64 rng(11);
-  RandomRound(&heap, &rng, 8000, 0.3);
-  // The bitmap and bucket counters are there (reserved for two workers, which use no byte map);
-  // the byte map is not.
-  ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, 2));
-  ASSERT_EQ(heap.scratch.bytemap, nullptr);
-  // Refuse the byte map's 8 KiB (8000 cells), grant the free list's 16 KiB chunks.
-  pool_allocate = heap.memory.host_allocate;
-  heap.memory.host_allocate = RefuseUpTo;
-  refuse_up_to = 8192;
-  const GcPlan plan_before = gc_make_plan(&heap.nm, &heap.scratch, 1);
-  EXPECT_EQ(plan_before.bytemap, 0);
-  const Snapshot before = TakeSnapshot(heap);
-  EXPECT_TRUE(gc_serial(&heap.nm, &heap.scratch));
-  heap.memory.host_allocate = pool_allocate;
-  EXPECT_EQ(heap.memory.error_code, sparse_runtime::kRuntimeOk);
-  EXPECT_EQ(heap.scratch.bytemap, nullptr);
-  EXPECT_TRUE(CheckCollected(heap, before));
 }
 
 // A recycled index refused for want of memory (the recycled list's next chunk) leaves a hole in
@@ -183,36 +159,37 @@ TEST(GcSerialTest, RecycledListHoleIsNotCollected) {
   }
 }
 
-// The byte map serves collections whose data list grows from one to the next (it is regrown,
-// and left all-zero each time), up to exactly kByteMapMaxIndices cells.
-TEST(GcSerialTest, ByteMapAcrossGrowingCollections) {
+// Collections whose data list grows from one to the next: the bitmap is regrown (new memory,
+// all-zero) and left all-zero by each collection, up to exactly 2^18 cells, a quarter of them
+// recycled.
+TEST(GcSerialTest, BitmapAcrossGrowingCollections) {
   TestHeap heap(16, 1 << 14);
   std::mt19937_64 rng(12);
-  int64_t last_bytes = 0;
+  int64_t last_words = 0;
   for (int allocs : {3000, 20000, 70000}) {
     RandomRound(&heap, &rng, allocs, 0.5);
     ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, 1));
-    ASSERT_EQ(gc_make_plan(&heap.nm, &heap.scratch, 1).bytemap, 1) << allocs;
-    EXPECT_GT(heap.scratch.bytemap_bytes, last_bytes);
-    last_bytes = heap.scratch.bytemap_bytes;
+    ASSERT_EQ(gc_make_plan(&heap.nm, &heap.scratch, 1).order, kGcOrderSorted) << allocs;
+    EXPECT_GT(heap.scratch.bitmap_words, last_words);
+    last_words = heap.scratch.bitmap_words;
     const Snapshot before = TakeSnapshot(heap);
     ASSERT_TRUE(gc_serial(&heap.nm, &heap.scratch));
     ASSERT_TRUE(CheckCollected(heap, before)) << allocs;
   }
-  // Fresh cells up to exactly kByteMapMaxIndices, a quarter of all cells recycled.
+  constexpr int32_t kCells = int32_t{1} << 18;
   while (heap.nm.num_free() > 0) heap.live.push_back(heap.nm.allocate_index());
-  while (heap.nm.num_reserved() < kByteMapMaxIndices) {
+  while (heap.nm.num_reserved() < kCells) {
     const int32_t index = heap.nm.allocate_index();
     testing::FillCell(&heap.nm, index, heap.generation);
     heap.live.push_back(index);
   }
-  ASSERT_EQ(heap.nm.num_reserved(), kByteMapMaxIndices);
+  ASSERT_EQ(heap.nm.num_reserved(), kCells);
   std::shuffle(heap.live.begin(), heap.live.end(), rng);
-  const size_t keep = heap.live.size() - kByteMapMaxIndices / 4;
+  const size_t keep = heap.live.size() - kCells / 4;
   for (size_t k = keep; k < heap.live.size(); ++k) heap.nm.recycle_index(heap.live[k]);
   heap.live.resize(keep);
   ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, 1));
-  ASSERT_EQ(gc_make_plan(&heap.nm, &heap.scratch, 1).bytemap, 1);
+  ASSERT_EQ(gc_make_plan(&heap.nm, &heap.scratch, 1).order, kGcOrderSorted);
   const Snapshot before = TakeSnapshot(heap);
   ASSERT_TRUE(gc_serial(&heap.nm, &heap.scratch));
   EXPECT_TRUE(CheckCollected(heap, before));

@@ -20,26 +20,6 @@ struct BitMasks {
 };
 constexpr BitMasks kBitMask;
 
-// The 8-bit value whose bit k is byte k's low bit, for 8 bytes that are each 0 or 1. The multiply
-// moves bit 8j to bit 56 + j; its 64 partial products land on distinct bits (56 + 8j - 7k is
-// unique per (j, k)), so nothing carries into the top byte. Portable (no vector intrinsics), so
-// the same code serves the bitcode and the device builds.
-ACCELMEM_RT_INLINE u64 pack_eight(u64 eight) { return (eight * 0x0102040810204080ull) >> 56; }
-
-// Packs bytemap[0, 64 * words) into bitmap[0, words) (all zero before) and clears the bytes.
-void pack_bytemap(u8* bytemap, u64* bitmap, i64 words) {
-  for (i64 w = 0; w < words; ++w) {
-    u8* bytes = bytemap + 64 * w;
-    u64 e[8];
-    __builtin_memcpy(e, bytes, 64);
-    if ((e[0] | e[1] | e[2] | e[3] | e[4] | e[5] | e[6] | e[7]) == 0) continue;
-    bitmap[w] = pack_eight(e[0]) | pack_eight(e[1]) << 8 | pack_eight(e[2]) << 16 |
-                pack_eight(e[3]) << 24 | pack_eight(e[4]) << 32 | pack_eight(e[5]) << 40 |
-                pack_eight(e[6]) << 48 | pack_eight(e[7]) << 56;
-    __builtin_memset(bytes, 0, 64);
-  }
-}
-
 }  // namespace
 
 void gc_compact_free_list(ListManager* free_list, i32 size, i32 used, i32 worker, i32 num_workers) {
@@ -82,40 +62,7 @@ void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker
     auto invalid_index = [&](i32 index) {
       if (invalid++ == 0) first_invalid = index;
     };
-    if (plan.bytemap != 0) {
-      // One worker (gc_make_plan): a plain byte store per index, then one pass packs the bytes.
-      u8* bytemap = scratch->bytemap;
-      auto mark_one = [&](u32 index) {
-        if (index >= limit) {
-          invalid_index(static_cast<i32>(index));
-          return;
-        }
-        bytemap[index] = 1;
-      };
-      gc_for_each_segment<const i32>(
-          nm->recycled_list, begin, end, [&](const i32* items, i64, i64 n) {
-            i64 k = 0;
-            for (; k + 4 <= n; k += 4) {
-              const u32 i0 = static_cast<u32>(items[k]);
-              const u32 i1 = static_cast<u32>(items[k + 1]);
-              const u32 i2 = static_cast<u32>(items[k + 2]);
-              const u32 i3 = static_cast<u32>(items[k + 3]);
-              if ((i0 >= limit) | (i1 >= limit) | (i2 >= limit) | (i3 >= limit)) {
-                mark_one(i0);
-                mark_one(i1);
-                mark_one(i2);
-                mark_one(i3);
-                continue;
-              }
-              bytemap[i0] = 1;
-              bytemap[i1] = 1;
-              bytemap[i2] = 1;
-              bytemap[i3] = 1;
-            }
-            for (; k < n; ++k) mark_one(static_cast<u32>(items[k]));
-          });
-      pack_bytemap(bytemap, bitmap, plan.bitmap_stride);
-    } else if (shared) {
+    if (shared) {
       gc_for_each_segment<const i32>(nm->recycled_list, begin, end,
                                      [&](const i32* items, i64, i64 n) {
                                        for (i64 k = 0; k < n; ++k) {

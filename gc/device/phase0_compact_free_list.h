@@ -12,9 +12,7 @@
 //     keeping upstream gc_serial's order: unused entries first, in their original order.
 //  2. Sorted plan: marks the recycled indices of this worker's slice of the recycled list in the
 //     scratch bitmap: its private bitmap with plain ORs (up to kMaxPrivateBitmaps workers, a CPU
-//     pool), or the shared one with atomic ORs (a GPU grid); a single worker with a dense set
-//     (GcPlan::bytemap) stores a byte per index instead and packs the bytes into its bitmap
-//     after. Recycling plan: counts the
+//     pool), or the shared one with atomic ORs (a GPU grid). Recycling plan: counts the
 //     out-of-range entries of the worker's slice.
 // Out-of-range recycled indices (never valid cells) are reported as kErrorIndexOutOfRange and
 // dropped instead of corrupting memory.
