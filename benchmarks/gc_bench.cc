@@ -304,7 +304,11 @@ Contender MemsetLimit(Fixture& f) {
 // apart, and this VM's speed drifts between them (the 64-byte 10^4-cell collection took half as
 // long again or more in some processes as in others, against the same memset). Their repeated
 // rounds also keep each row's memory as warm as a 2 MiB L2 allows, which favours whichever row fits
-// it.
+// it. What is not the same for the three is the round just before: accelmem's round follows
+// upstream's in two iterations of three (memset's in one of three; paired_timing.h), and a
+// collection right after upstream's, whose per-cell memsets leave the caches full of dirty
+// lines, is slower, while memset hardly is. So the row also reports `<name>_after_<other>_ns`, the
+// median of `name`'s rounds that ran right after `other`'s.
 void BM_Gc_Interleaved(benchmark::State& state) {
   Fixture& f = GetFixture(state.range(0), state.range(1));
   UpstreamNodeManager& upstream = f.Upstream();
@@ -329,7 +333,8 @@ void BM_Gc_Interleaved(benchmark::State& state) {
   RunInterleaved(state, static_cast<double>(f.cells), contenders, "accelmem",
                  {{"vs_memset", "memset", "accelmem"},
                   {"vs_upstream", "upstream", "accelmem"},
-                  {"upstream_vs_memset", "memset", "upstream"}});
+                  {"upstream_vs_memset", "memset", "upstream"}},
+                 /*per_predecessor=*/true);
   if (lost) state.SkipWithError(f.memory.error_message);
   if (upstream.free_list->size() != f.cells) state.SkipWithError("upstream GC lost cells");
   if (f.nm.free_list.size() != f.cells) state.SkipWithError("GC lost cells");

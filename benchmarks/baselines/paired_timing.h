@@ -13,10 +13,15 @@
 //   faster). Why: on a shared VM the speed of the machine drifts markedly over seconds; rows
 //   timed one after the other (the pair form below) put that drift into the ratio (identical
 //   code read well below and well above 1), while rounds of the same iteration run within
-//   milliseconds of each other and see the same machine. The rotation keeps each contender's
-//   predecessor, and a round finds the caches as that predecessor left them: list the contenders on
-//   one structure together, so that two forms compared by a ratio both start warm (after a
-//   contender on their own structure) or both cold (see BM_Pointer_Lookup in snode_bench).
+//   milliseconds of each other and see the same machine. A round finds the caches as its
+//   predecessor left them. The rotation keeps each contender's predecessor in all rounds but
+//   those at an iteration's start: with n contenders listed c0, c1, ..., the round of c(k)
+//   follows c(k-1) in n-1 of every n iterations, and c(k-2) in the other (itself, for n = 2).
+//   So list the contenders on one structure together, so that two forms compared by a ratio
+//   both start warm (after a contender on their own structure) or both cold (see
+//   BM_Pointer_Lookup in snode_bench). Where a predecessor can change a contender's time
+//   (gc_bench), `per_predecessor` adds `<name>_after_<other>_ns`: the median over the rounds
+//   of `name` that ran right after a round of `other`.
 // * Paired rows (PairedRow, node_manager_bench and gc_bench): two rows registered one after the
 //   other, the baseline first. Both rows time only the operation under test in this thread's CPU
 //   time and report it as manual time (UseManualTime); the baseline row stores its seconds per
@@ -98,7 +103,8 @@ inline void WarmUp(const std::vector<Contender>& contenders) {
 // named `timed`. Sets items_processed from `timed`'s rounds.
 inline void RunInterleaved(benchmark::State& state, double items,
                            const std::vector<Contender>& contenders, const std::string& timed,
-                           const std::vector<Comparison>& comparisons) {
+                           const std::vector<Comparison>& comparisons,
+                           bool per_predecessor = false) {
   const std::size_t n = contenders.size();
   // The index of the contender called `name`, or n.
   auto index_of = [&](const std::string& name) {
@@ -114,12 +120,19 @@ inline void RunInterleaved(benchmark::State& state, double items,
     state.SkipWithError("no contender named as the timed one");
     return;
   }
+  // after[c][p]: contender c's rounds that ran right after one of contender p (the row's first
+  // round, after the warm-up, is in none).
+  std::vector<std::vector<std::vector<double>>> after(n, std::vector<std::vector<double>>(n));
+  std::size_t previous = n;
   std::size_t first = 0;
   for (auto _ : state) {
     for (std::size_t k = 0; k < n; ++k) {
-      const Contender& c = contenders[(first + k) % n];
+      const std::size_t index = (first + k) % n;
+      const Contender& c = contenders[index];
       if (c.prepare) c.prepare();
-      seconds[(first + k) % n].push_back(c.self_timed ? c.self_timed() : CpuSeconds(c.round));
+      seconds[index].push_back(c.self_timed ? c.self_timed() : CpuSeconds(c.round));
+      if (previous < n) after[index][previous].push_back(seconds[index].back());
+      previous = index;
     }
     first = (first + 1) % n;
     state.SetIterationTime(seconds[timed_index].back());
@@ -127,6 +140,14 @@ inline void RunInterleaved(benchmark::State& state, double items,
   for (std::size_t c = 0; c < n; ++c) {
     if (!seconds[c].empty()) {
       state.counters[contenders[c].name + "_ns"] = 1e9 * Median(seconds[c]) / items;
+    }
+  }
+  for (std::size_t c = 0; per_predecessor && c < n; ++c) {
+    for (std::size_t p = 0; p < n; ++p) {
+      if (p != c && !after[c][p].empty()) {
+        state.counters[contenders[c].name + "_after_" + contenders[p].name + "_ns"] =
+            1e9 * Median(after[c][p]) / items;
+      }
     }
   }
   for (const Comparison& comparison : comparisons) {

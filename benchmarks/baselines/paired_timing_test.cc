@@ -99,10 +99,47 @@ TEST(RunInterleavedTest, ReportsMediansAndMedianRatiosAndRotatesTheOrder) {
   EXPECT_DOUBLE_EQ(counters.at("a_over_b"), 2);               // median of 2, 2, 8
   EXPECT_DOUBLE_EQ(counters.at("fastest_of_a_c_over_b"), 2);  // median of min: 2, 1, 3
   EXPECT_EQ(counters.count("x"), 0u) << "a comparison naming no contender is left out";
+  EXPECT_EQ(counters.count("a_after_c_ns"), 0u) << "per-predecessor counters only when asked";
   const std::vector<std::string> expected = {"a",         "prepare b", "b",         "c",   // 1
                                              "prepare b", "b",         "c",         "a",   // 2
                                              "c",         "a",         "prepare b", "b"};  // 3
   EXPECT_EQ(calls, expected);
+}
+
+// Per-predecessor counters: each round takes 10 x (its predecessor's number: a 1, b 2, c 3; 0
+// for the row's first round) + its own number, so each counter names the predecessor it was
+// measured after. Over six iterations each contender follows the one listed before it (a: c,
+// cyclically) in all but the iterations it starts; then it follows the one two places back.
+TEST(RunInterleavedTest, PerPredecessorCountersSplitRoundsByTheRoundBefore) {
+  int last = 0;  // number of the contender whose round ran last
+  auto round = [&last](int self) {
+    return [&last, self] {
+      const double seconds = 10 * last + self;
+      last = self;
+      return seconds;
+    };
+  };
+  benchmark::RegisterBenchmark(
+      "BM_InterleavedPredecessors",
+      [&](benchmark::State& state) {
+        RunInterleaved(state, /*items=*/1e9,
+                       {{"a", {}, {}, round(1)}, {"b", {}, {}, round(2)}, {"c", {}, {}, round(3)}},
+                       "a", {}, /*per_predecessor=*/true);
+      })
+      ->Iterations(6)
+      ->UseManualTime();
+  CounterCapture capture;
+  const std::map<std::string, double> counters = RunAlone("BM_InterleavedPredecessors", &capture);
+  ASSERT_FALSE(counters.empty());
+  EXPECT_DOUBLE_EQ(counters.at("a_after_c_ns"), 31);  // 4 rounds
+  EXPECT_DOUBLE_EQ(counters.at("a_after_b_ns"), 21);  // 1 round (and the row's first, after none)
+  EXPECT_DOUBLE_EQ(counters.at("b_after_a_ns"), 12);
+  EXPECT_DOUBLE_EQ(counters.at("b_after_c_ns"), 32);
+  EXPECT_DOUBLE_EQ(counters.at("c_after_b_ns"), 23);
+  EXPECT_DOUBLE_EQ(counters.at("c_after_a_ns"), 13);
+  EXPECT_EQ(counters.count("a_after_a_ns"), 0u);
+  // The median of a's six rounds (1, 31, 31, 21, 31, 31) is unchanged by the split.
+  EXPECT_DOUBLE_EQ(counters.at("a_ns"), 31);
 }
 
 // A timed contender that does not exist is an error of the row, not a crash.
