@@ -14,9 +14,10 @@
 //   timed one after the other (the pair form below) put that drift into the ratio (identical
 //   code read well below and well above 1), while rounds of the same iteration run within
 //   milliseconds of each other and see the same machine. A round finds the caches as its
-//   predecessor left them. The rotation keeps each contender's predecessor in all rounds but
-//   those at an iteration's start: with n contenders listed c0, c1, ..., the round of c(k)
-//   follows c(k-1) in n-1 of every n iterations, and c(k-2) in the other (itself, for n = 2).
+//   predecessor (and then its own untimed set-up) left them. The rotation keeps each
+//   contender's predecessor in all rounds but those at an iteration's start: with n contenders
+//   listed c0, c1, ..., the round of c(k) follows c(k-1) in n-1 of every n iterations, and
+//   c(k-2) in the other (itself, for n = 2).
 //   So list the contenders on one structure together, so that two forms compared by a ratio
 //   both start warm (after a contender on their own structure) or both cold (see
 //   BM_Pointer_Lookup in snode_bench). Where a predecessor can change a contender's time

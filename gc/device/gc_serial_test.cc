@@ -160,8 +160,8 @@ TEST(GcSerialTest, RecycledListHoleIsNotCollected) {
 }
 
 // Collections whose data list grows from one to the next: the bitmap is regrown (new memory,
-// all-zero) and left all-zero by each collection, up to exactly 2^18 cells, a quarter of them
-// recycled.
+// all-zero) and left all-zero by each collection, the last over 2^18 cells (a 4096-word bitmap,
+// 64 times the first's), a quarter of them recycled.
 TEST(GcSerialTest, BitmapAcrossGrowingCollections) {
   TestHeap heap(16, 1 << 14);
   std::mt19937_64 rng(12);

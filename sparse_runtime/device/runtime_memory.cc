@@ -26,9 +26,11 @@ void runtime_memory_init_preallocated(RuntimeMemory* memory, Ptr base, u64 size)
   memory->prealloc_size = size;
 }
 
+namespace {
+
+// allocate_aligned without the error record: null when out of memory (`alignment` is a power of
+// two).
 Ptr try_allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment) {
-  if (alignment == 0) alignment = 1;
-  if (!is_power_of_two_u64(alignment)) return nullptr;
   Ptr result = nullptr;
   if (memory->prealloc_size > 0) {
     mutex_lock_i32(&memory->allocator_lock);
@@ -45,6 +47,8 @@ Ptr try_allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment) {
   }
   return result;
 }
+
+}  // namespace
 
 Ptr allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment, bool request) {
   if (alignment == 0) alignment = 1;

@@ -117,9 +117,6 @@ bool commit_address_space(RuntimeMemory* memory, Ptr address, u64 size, bool req
 // Returns zero-filled memory of `size` bytes aligned to `alignment` (a power of two), or null after
 // recording kErrorOutOfMemory. `request` adds the size to total_requested_memory.
 Ptr allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment, bool request);
-// The same, but records nothing: null when out of memory or on a bad alignment. For memory a
-// caller can do without (a GC's optional scratch), whose absence is no error.
-Ptr try_allocate_aligned(RuntimeMemory* memory, u64 size, u64 alignment);
 
 // Records an error in the calling thread's record (memory->error_record) or, without one, in the
 // shared slot, if none is recorded there yet. `message` is a NUL-terminated string, truncated to
