@@ -54,14 +54,14 @@ void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker
   const u32 limit = static_cast<u32>(plan.num_indices);
   i64 invalid = 0;
   i32 first_invalid = 0;
+  auto invalid_index = [&](i32 index) {
+    if (invalid++ == 0) first_invalid = index;
+  };
   if (plan.order == kGcOrderSorted) {
     // Private bitmap (one worker, or a CPU pool): plain ORs. Shared (a GPU grid): atomic ORs.
     const bool shared = plan.num_bitmaps == 1 && plan.num_workers > 1;
     u64* bitmap = scratch->bitmap + (shared ? 0 : worker * plan.bitmap_stride);
     // Two loops rather than a branch per index (the compiler does not unswitch it).
-    auto invalid_index = [&](i32 index) {
-      if (invalid++ == 0) first_invalid = index;
-    };
     if (shared) {
       gc_for_each_segment<const i32>(nm->recycled_list, begin, end,
                                      [&](const i32* items, i64, i64 n) {
@@ -117,7 +117,7 @@ void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker
                                    [&](const i32* items, i64, i64 n) {
                                      for (i64 k = 0; k < n; ++k) {
                                        if (static_cast<u32>(items[k]) >= limit) {
-                                         if (invalid++ == 0) first_invalid = items[k];
+                                         invalid_index(items[k]);
                                        }
                                      }
                                    });

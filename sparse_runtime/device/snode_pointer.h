@@ -245,14 +245,11 @@ ACCELMEM_RT_INLINE bool Pointer_contiguous_view(const M& m, PointerView<M, true>
 //   });
 template <typename M, typename F>
 ACCELMEM_RT_INLINE auto Pointer_with_view(const M& m, F&& f) {
-  PointerView<M, true> contiguous;
-  if (Pointer_contiguous_view(m, &contiguous)) {
-    const PointerView<M, true>& view = contiguous;
-    return f(view);
+  const PointerView<M> view = Pointer_view(m);
+  if (view.cell_origin != 0) {
+    const PointerView<M, true> contiguous{{m}, view.cell_origin, view.cell_stride, view.ambient};
+    return f(contiguous);
   }
-  // The same fields (origin 0): no second read of the meta.
-  const PointerView<M> view{
-      {m}, contiguous.cell_origin, contiguous.cell_stride, contiguous.ambient};
   return f(view);
 }
 // origin + v * stride through a view (the meta's constant stride where it has one): the cell of
