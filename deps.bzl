@@ -70,3 +70,19 @@ def accelmem_dependencies():
         required_files = ["/usr/include/pybind11/pybind11.h"],
         debian_packages = ["pybind11-dev"],
     )
+    _maybe(
+        system_library_repository,
+        name = "nlohmann_json",
+        build_files = {Label("//third_party:nlohmann_json.BUILD"): "BUILD.bazel"},
+        symlinks = {"/usr/include/nlohmann": "include/nlohmann"},
+        required_files = ["/usr/include/nlohmann/json.hpp"],
+        debian_packages = ["nlohmann-json3-dev"],
+    )
+    _maybe(
+        system_library_repository,
+        name = "coin_cbc",
+        build_files = {Label("//third_party:cbc.BUILD"): "BUILD.bazel"},
+        symlinks = {"/usr/include/coin": "include/coin"},
+        required_files = ["/usr/include/coin/Cbc_C_Interface.h"],
+        debian_packages = ["coinor-libcbc-dev"],
+    )

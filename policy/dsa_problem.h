@@ -1,0 +1,217 @@
+// The constrained placement problem of schema v1 (github.com/tonibohnlein/dsa-solver,
+// schemas/dsa-problem-v1.schema.json and dsa-solution-v1.schema.json): pools with capacities and
+// reserved ranges; buffers with size, alignment, one or more half-open live intervals and the
+// pools they may go to; colocations, separations, temporal exclusions and pins; weighted
+// reuse-penalty edges; PyPTO alias and pipeline provenance; a lexicographic objective.
+//
+// Plain data plus its JSON form. Reading checks the document's shape (every required field, no
+// unknown field, integers in range) and reports the JSON path of the first problem; the
+// semantic checks (ids that exist, intervals that are not empty, ...) are ValidateDsaProblem. Writing emits the canonical form: keys sorted, two-space indent, a final
+// newline, the form the corpus files are stored in, and the problem's fingerprint is the
+// FNV-1a-64 of that text, so a solution can be replayed only against the exact problem it was
+// made for.
+#ifndef ACCELMEM_POLICY_DSA_PROBLEM_H_
+#define ACCELMEM_POLICY_DSA_PROBLEM_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace accelmem {
+namespace policy {
+
+struct DsaAddressRange {
+  uint64_t begin = 0;  // [begin, end)
+  uint64_t end = 0;
+};
+
+struct DsaBankGeometry {
+  uint64_t bank_size = 0;
+  uint32_t num_banks = 0;
+};
+
+struct DsaPool {
+  uint32_t id = 0;
+  std::string name;
+  std::optional<uint64_t> capacity;  // nullopt: unbounded ("capacity": null).
+  std::vector<DsaAddressRange> reserved_ranges;
+  std::optional<DsaBankGeometry> bank_geometry;
+};
+
+struct DsaInterval {
+  int64_t lower = 0;  // [lower, upper)
+  int64_t upper = 0;
+};
+
+struct DsaBuffer {
+  uint32_t id = 0;
+  std::string name;
+  uint64_t size = 0;
+  uint64_t alignment = 1;
+  std::vector<DsaInterval> live_intervals;
+  std::vector<uint32_t> allowed_pools;
+};
+
+struct DsaPair {
+  uint32_t first = 0;
+  uint32_t second = 0;
+};
+
+enum class DsaSeparationReason {
+  kGeneric,
+  kPipelineStage,
+  kTargetHazard,
+  kSemanticNoAlias,
+  kCrossPipe
+};
+
+struct DsaSeparation {
+  uint32_t first = 0;
+  uint32_t second = 0;
+  std::vector<DsaSeparationReason> reasons;  // Empty: the field is absent.
+};
+
+struct DsaPinnedAllocation {
+  uint32_t buffer = 0;
+  uint32_t pool = 0;
+  uint64_t offset = 0;
+  // True: no other buffer of the pool may overlap it at any time, live or not.
+  bool exclusive_for_all_time = false;
+};
+
+struct DsaConstraints {
+  std::vector<DsaPair> colocations;          // Same pool and offset.
+  std::vector<DsaSeparation> separations;    // Disjoint byte ranges, whatever the lifetimes.
+  std::vector<DsaPair> temporal_exclusions;  // Proven never live together: may share bytes.
+  std::vector<DsaPinnedAllocation> pinned_allocations;
+};
+
+enum class DsaPenaltyReason {
+  kGeneric,
+  kPipelineSerialization,
+  kLoadMotionSerialization,
+  kCrossPipe,
+  kCrossCore,
+  kEventBudget
+};
+
+struct DsaReusePenalty {
+  uint32_t first = 0;
+  uint32_t second = 0;
+  uint64_t cost = 0;  // Paid when the two may share bytes (no temporal conflict) and do.
+  DsaPenaltyReason reason = DsaPenaltyReason::kGeneric;
+};
+
+struct DsaCostModel {
+  std::vector<DsaReusePenalty> reuse_penalties;
+};
+
+struct DsaAliasClass {
+  uint32_t buffer = 0;
+  std::vector<std::string> members;
+};
+
+struct DsaPipelineMember {
+  uint32_t buffer = 0;
+  uint32_t stage = 0;
+  uint32_t residue = 0;
+};
+
+struct DsaPipelineGroup {
+  uint32_t group = 0;
+  uint32_t pool = 0;
+  uint64_t slot_size = 1;
+  uint32_t depth = 1;
+  uint32_t effective_depth = 1;
+  std::vector<DsaPipelineMember> members;
+};
+
+struct DsaPyptoStructure {
+  std::vector<DsaAliasClass> alias_classes;
+  std::vector<DsaPipelineGroup> pipeline_groups;
+};
+
+enum class DsaObjectiveTerm { kCapacityOverflow, kTotalPeak, kMaxPeak, kReuseCost, kBankCost };
+
+struct DsaObjective {
+  std::vector<DsaObjectiveTerm> terms;  // Lexicographic, most important first.
+};
+
+struct DsaProblem {
+  std::vector<DsaPool> pools;
+  std::vector<DsaBuffer> buffers;
+  DsaConstraints constraints;
+  std::optional<DsaCostModel> cost_model;
+  std::optional<DsaPyptoStructure> pypto_structure;
+  DsaObjective objective;
+};
+
+// The problem document (envelope plus problem).
+struct DsaProblemDocument {
+  int schema_version = 1;
+  std::string profile = "pypto_research_v1";  // One of the schema's profile names.
+  std::string instance;
+  std::optional<std::string> relaxed_from;
+  std::vector<std::string> relaxed_features;
+  std::map<std::string, std::string> metadata;
+  DsaProblem problem;
+};
+
+struct DsaPlacement {
+  uint32_t buffer = 0;
+  uint32_t pool = 0;
+  uint64_t offset = 0;
+};
+
+struct DsaSolutionDocument {
+  int schema_version = 1;
+  std::string profile;
+  std::string instance;
+  std::string problem_fingerprint;  // 16 lowercase hex digits.
+  std::map<std::string, std::string> metadata;
+  std::vector<DsaPlacement> placements;  // Written sorted by buffer id.
+};
+
+// Names as they appear in the JSON ("semantic_no_alias", "cross_pipe", "reuse_cost", ...).
+const char* DsaSeparationReasonName(DsaSeparationReason reason);
+const char* DsaPenaltyReasonName(DsaPenaltyReason reason);
+const char* DsaObjectiveTermName(DsaObjectiveTerm term);
+bool IsDsaProfileName(const std::string& profile);
+
+// Parses a problem document. Errors name `source` and the JSON path, e.g.
+// "kernel.json: problem.buffers[3].size: expected an unsigned integer"; a syntax error names
+// the byte offset.
+absl::StatusOr<DsaProblemDocument> ParseDsaProblemJson(const std::string& text,
+                                                       const std::string& source = "<input>");
+absl::StatusOr<DsaSolutionDocument> ParseDsaSolutionJson(const std::string& text,
+                                                         const std::string& source = "<input>");
+// Reads and parses a file; a missing file is an error naming it.
+absl::StatusOr<DsaProblemDocument> ReadDsaProblemFile(const std::string& path);
+absl::StatusOr<DsaSolutionDocument> ReadDsaSolutionFile(const std::string& path);
+
+// Canonical JSON text (sorted keys, two-space indent, trailing newline).
+std::string WriteDsaProblemJson(const DsaProblemDocument& document);
+std::string WriteDsaSolutionJson(const DsaSolutionDocument& document);
+
+// FNV-1a-64 of WriteDsaProblemJson(document), as 16 lowercase hex digits.
+std::string DsaProblemFingerprint(const DsaProblemDocument& document);
+
+// Semantic checks of a problem: unique pool and buffer ids, non-zero sizes and power-of-two
+// alignments, non-empty intervals, known pools and buffers in every constraint, cost and
+// provenance entry, reserved ranges inside the capacity, pins aligned and clear of reserved
+// ranges, no separation of a colocated pair, consistent pipeline groups. Each message names the
+// entry ("problem.buffers[3] (id 7): size 0"). Empty: valid.
+std::vector<std::string> ValidateDsaProblem(const DsaProblem& problem);
+
+// Index of the buffer or pool with `id` in the problem's vectors, or -1.
+int FindDsaBuffer(const DsaProblem& problem, uint32_t id);
+int FindDsaPool(const DsaProblem& problem, uint32_t id);
+
+}  // namespace policy
+}  // namespace accelmem
+
+#endif  // ACCELMEM_POLICY_DSA_PROBLEM_H_

@@ -1,0 +1,153 @@
+#include "policy/dsa_problem.h"
+
+#include <dirent.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace accelmem {
+namespace policy {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kCorpus[] = "third_party/dsa_solver_corpus/";
+
+void ListJson(const std::string& dir, std::vector<std::string>* out) {
+  DIR* handle = opendir(dir.c_str());
+  if (handle == nullptr) return;
+  while (dirent* entry = readdir(handle)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string path = dir + "/" + name;
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".json") {
+      out->push_back(path);
+    } else if (name.find('.') == std::string::npos) {
+      ListJson(path, out);
+    }
+  }
+  closedir(handle);
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The corpus files are stored canonically, so reading and writing one gives back its bytes: the
+// fingerprint of a problem read here is the one its producer computed.
+TEST(DsaProblemTest, EveryCorpusFileRoundTripsByteForByte) {
+  std::vector<std::string> files;
+  ListJson(std::string(kCorpus) + "pypto-lib", &files);
+  ListJson(std::string(kCorpus) + "minimalloc-dsa-rp", &files);
+  ASSERT_EQ(files.size(), 587u + 11u);
+  int valid = 0;
+  for (const std::string& path : files) {
+    const std::string text = ReadText(path);
+    absl::StatusOr<DsaProblemDocument> document = ParseDsaProblemJson(text, path);
+    ASSERT_TRUE(document.ok()) << document.status();
+    EXPECT_EQ(WriteDsaProblemJson(*document), text) << path;
+    if (ValidateDsaProblem(document->problem).empty()) ++valid;
+  }
+  EXPECT_EQ(valid, static_cast<int>(files.size()));
+}
+
+TEST(DsaProblemTest, FingerprintIsFnv1aOfTheCanonicalText) {
+  DsaProblemDocument document;
+  document.instance = "k";
+  document.problem.pools.push_back({0, "Vec", 1024, {}, std::nullopt});
+  document.problem.buffers.push_back({0, "a", 32, 32, {{0, 2}}, {0}});
+  document.problem.objective.terms = {DsaObjectiveTerm::kTotalPeak};
+  const std::string text = WriteDsaProblemJson(document);
+  uint64_t hash = 14695981039346656037ULL;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ULL;
+  char expected[17];
+  snprintf(expected, sizeof(expected), "%016llx", static_cast<unsigned long long>(hash));
+  EXPECT_EQ(DsaProblemFingerprint(document), expected);
+  // Any change to the problem changes it.
+  DsaProblemDocument other = document;
+  other.problem.buffers[0].size = 64;
+  EXPECT_NE(DsaProblemFingerprint(other), DsaProblemFingerprint(document));
+}
+
+TEST(DsaProblemTest, SolutionRoundTripsSortedByBuffer) {
+  DsaSolutionDocument solution;
+  solution.profile = "dsa_rp_v1";
+  solution.instance = "k";
+  solution.problem_fingerprint = "0123456789abcdef";
+  solution.metadata["status"] = "optimal";
+  solution.placements = {{2, 0, 64}, {1, 0, 0}};
+  const std::string text = WriteDsaSolutionJson(solution);
+  absl::StatusOr<DsaSolutionDocument> parsed = ParseDsaSolutionJson(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->placements.size(), 2u);
+  EXPECT_EQ(parsed->placements[0].buffer, 1u);
+  EXPECT_EQ(parsed->placements[1].offset, 64u);
+  EXPECT_EQ(parsed->metadata.at("status"), "optimal");
+  EXPECT_EQ(WriteDsaSolutionJson(*parsed), text);
+}
+
+TEST(DsaProblemTest, ShapeErrorsNameTheJsonPath) {
+  const std::string base =
+      R"({"schema_version":1,"profile":"dsa_rp_v1","instance":"k","problem":{"pools":[{"id":0,)"
+      R"("name":"p","capacity":null,"reserved_ranges":[]}],"buffers":[{"id":0,"name":"a",)"
+      R"("size":SIZE,"alignment":1,"live_intervals":[{"lower":0,"upper":1}],)"
+      R"("allowed_pools":[0]}],"constraints":{"colocations":[],"separations":[],)"
+      R"("temporal_exclusions":[],"pinned_allocations":[]},"objective":{)"
+      R"("aggregation":"lexicographic","terms":["TERM"]}}})";
+  auto with = [&](const std::string& size, const std::string& term) {
+    std::string text = base;
+    text.replace(text.find("SIZE"), 4, size);
+    text.replace(text.find("TERM"), 4, term);
+    return ParseDsaProblemJson(text, "k.json");
+  };
+  EXPECT_TRUE(with("32", "reuse_cost").ok());
+  absl::Status negative = with("-1", "reuse_cost").status();
+  EXPECT_THAT(negative.message(), HasSubstr("k.json: problem.buffers[0].size"));
+  EXPECT_THAT(with("\"x\"", "reuse_cost").status().message(),
+              HasSubstr("problem.buffers[0].size: expected an unsigned integer"));
+  EXPECT_THAT(with("32", "peak").status().message(),
+              HasSubstr("problem.objective.terms[0]: unknown value 'peak'"));
+  EXPECT_THAT(ParseDsaProblemJson("{\"schema_version\":1,", "k.json").status().message(),
+              HasSubstr("k.json: byte"));
+  std::string unknown = base;
+  unknown.replace(unknown.find("SIZE"), 4, "32, \"colour\": 1");
+  unknown.replace(unknown.find("TERM"), 4, "reuse_cost");
+  EXPECT_THAT(ParseDsaProblemJson(unknown, "k.json").status().message(),
+              HasSubstr("problem.buffers[0]: unknown field 'colour'"));
+  EXPECT_THAT(ReadDsaProblemFile("/nonexistent/p.json").status().message(),
+              HasSubstr("/nonexistent/p.json: cannot open"));
+}
+
+TEST(DsaProblemTest, SemanticErrorsNameTheEntry) {
+  DsaProblem problem;
+  problem.pools.push_back({0, "Vec", 256, {{200, 300}}, std::nullopt});
+  problem.buffers.push_back({0, "a", 0, 24, {{3, 3}}, {1}});
+  problem.buffers.push_back({0, "b", 32, 32, {{0, 1}}, {0}});
+  problem.constraints.colocations.push_back({0, 9});
+  problem.constraints.pinned_allocations.push_back({0, 0, 16, false});
+  const std::vector<std::string> errors = ValidateDsaProblem(problem);
+  auto has = [&](const std::string& text) {
+    for (const std::string& error : errors) {
+      if (error.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("reserved range [200, 300) exceeds capacity 256"));
+  EXPECT_TRUE(has("problem.buffers[0] (id 0): size 0"));
+  EXPECT_TRUE(has("alignment 24 is not a power of two"));
+  EXPECT_TRUE(has("live interval [3, 3) is empty"));
+  EXPECT_TRUE(has("allowed pool 1 does not exist"));
+  EXPECT_TRUE(has("problem.buffers[1] (id 0): duplicate buffer id"));
+  EXPECT_TRUE(has("colocations[0]: unknown buffer 9"));
+  EXPECT_TRUE(has("objective.terms: empty"));
+}
+
+}  // namespace
+}  // namespace policy
+}  // namespace accelmem
