@@ -6,10 +6,10 @@
 //
 // Plain data plus its JSON form. Reading checks the document's shape (every required field, no
 // unknown field, integers in range) and reports the JSON path of the first problem; the
-// semantic checks (ids that exist, intervals that are not empty, ...) are ValidateDsaProblem. Writing emits the canonical form: keys sorted, two-space indent, a final
-// newline, the form the corpus files are stored in, and the problem's fingerprint is the
-// FNV-1a-64 of that text, so a solution can be replayed only against the exact problem it was
-// made for.
+// semantic checks (ids that exist, intervals that are not empty, ...) are ValidateDsaProblem.
+// Writing emits the canonical form: keys sorted, two-space indent, a final newline, the form the
+// corpus files are stored in, and the problem's fingerprint is the FNV-1a-64 of that text, so a
+// solution can be replayed only against the exact problem it was made for.
 #ifndef ACCELMEM_POLICY_DSA_PROBLEM_H_
 #define ACCELMEM_POLICY_DSA_PROBLEM_H_
 

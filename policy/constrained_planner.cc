@@ -1,0 +1,929 @@
+#include "policy/constrained_planner.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace accelmem {
+namespace policy {
+namespace {
+
+constexpr uint64_t kNoCapacity = std::numeric_limits<uint64_t>::max() / 4;
+constexpr uint64_t kInfinity = std::numeric_limits<uint64_t>::max();
+
+uint64_t AlignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+bool IntervalsOverlap(const std::vector<DsaInterval>& a, const std::vector<DsaInterval>& b) {
+  for (const DsaInterval& x : a) {
+    for (const DsaInterval& y : b) {
+      if (x.lower < y.upper && y.lower < x.upper) return true;
+    }
+  }
+  return false;
+}
+
+// A colocation class of one pool: the buffers that share one offset, placed as one item.
+struct Item {
+  std::vector<int> buffers;  // Indices into problem.buffers.
+  uint64_t extent = 0;       // Largest size of the class: what it occupies.
+  uint64_t alignment = 1;
+  std::vector<DsaInterval> intervals;  // Members' intervals (for LOAD).
+  bool pinned = false;
+  uint64_t pin_offset = 0;
+  bool exclusive = false;
+};
+
+// One pool's placement problem, with constraints resolved to item pairs.
+struct PoolModel {
+  int pool_index = 0;
+  uint64_t capacity = kNoCapacity;
+  bool has_capacity = false;
+  std::vector<DsaAddressRange> reserved;  // Sorted, merged.
+  uint64_t reserved_total = 0;
+  uint64_t reserved_end = 0;
+  std::vector<Item> items;
+  std::vector<std::vector<uint8_t>> conflict;  // Must not overlap in address.
+  std::vector<std::vector<uint64_t>> weight;   // Penalty if they overlap (0 if conflict).
+  std::vector<std::vector<int>> conflicts_of;
+  std::vector<std::vector<std::pair<int, uint64_t>>> penalties_of;
+  bool any_penalty = false;
+  // Pairs of items (i < j) whose conflict comes only from pipeline_stage separations.
+  std::set<std::pair<int, int>> pipeline_only;
+};
+
+bool Overlap(uint64_t a, uint64_t ea, uint64_t b, uint64_t eb) { return a < b + eb && b < a + ea; }
+
+// Lexicographic objective of a pool: (reuse, peak) or (peak, reuse).
+struct Score {
+  uint64_t first = kInfinity;
+  uint64_t second = kInfinity;
+  bool operator<(const Score& o) const {
+    return first != o.first ? first < o.first : second < o.second;
+  }
+};
+
+class PoolSearch {
+ public:
+  PoolSearch(const PoolModel& model, bool reuse_first, bool reuse_matters, bool peak_matters,
+             absl::Time deadline)
+      : m_(model),
+        reuse_first_(reuse_first),
+        reuse_matters_(reuse_matters),
+        peak_matters_(peak_matters),
+        deadline_(deadline),
+        n_(model.items.size()) {}
+
+  // Runs everything; fills `out` with the best placement found and what is proven.
+  void Run(PoolResult* out, std::vector<uint64_t>* offsets) {
+    ComputeBounds();
+    out->load = load_;
+    out->load_time = load_time_;
+    out->reuse_lower_bound = reuse_lb_;
+    out->peak_lower_bound = peak_lb_;
+    if (!infeasible_reason_.empty()) {
+      out->status = ConstrainedStatus::kInfeasible;
+      out->reason = infeasible_reason_;
+      return;
+    }
+    Greedy();
+    if (best_score_.first == kInfinity || !Proven()) Search();
+    out->search_nodes = nodes_;
+    if (best_offsets_.empty()) {
+      if (exhausted_) {
+        out->status = ConstrainedStatus::kInfeasible;
+        out->reason = "exhaustive search: no placement satisfies every constraint";
+      } else {
+        out->status = ConstrainedStatus::kNoFitWithinBudget;
+        out->reason = "no placement found within the budget";
+      }
+      return;
+    }
+    *offsets = best_offsets_;
+    out->reuse_cost = best_reuse_;
+    out->peak = best_peak_;
+    if (exhausted_ || Proven()) {
+      // Either the bounds meet the incumbent, or the search visited every canonical placement
+      // that could beat it.
+      out->status = ConstrainedStatus::kOptimal;
+      out->reuse_lower_bound = best_reuse_;
+      out->peak_lower_bound = peak_matters_ ? best_peak_ : peak_lb_;
+    } else {
+      out->status = ConstrainedStatus::kFeasible;
+      out->reason = "the budget ran out before the lower bounds met the placement";
+    }
+  }
+
+ private:
+  bool Proven() const {
+    if (best_offsets_.empty()) return false;
+    return (!reuse_matters_ || best_reuse_ == reuse_lb_) &&
+           (!peak_matters_ || best_peak_ == peak_lb_);
+  }
+
+  // Terms the objective does not name count as 0, so the search does not chase them.
+  Score MakeScore(uint64_t reuse, uint64_t peak) const {
+    if (!reuse_matters_) reuse = 0;
+    if (!peak_matters_) peak = 0;
+    return reuse_first_ ? Score{reuse, peak} : Score{peak, reuse};
+  }
+
+  // LOAD (a clique of items that pairwise conflict, live together) and the reuse-cost cores.
+  void ComputeBounds() {
+    std::vector<int64_t> times;
+    for (const Item& item : m_.items) {
+      for (const DsaInterval& interval : item.intervals) times.push_back(interval.lower);
+    }
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+    const uint64_t usable =
+        m_.has_capacity ? (m_.capacity >= m_.reserved_total ? m_.capacity - m_.reserved_total : 0)
+                        : kNoCapacity;
+    std::vector<std::vector<int>> cliques;
+    for (int64_t t : times) {
+      std::vector<int> live;
+      for (size_t i = 0; i < n_; ++i) {
+        for (const DsaInterval& interval : m_.items[i].intervals) {
+          if (interval.lower <= t && t < interval.upper) {
+            live.push_back(static_cast<int>(i));
+            break;
+          }
+        }
+      }
+      std::vector<int> clique = GreedyClique(live);
+      uint64_t total = 0;
+      for (int i : clique) total += m_.items[i].extent;
+      if (total > load_) {
+        load_ = total;
+        load_time_ = t;
+      }
+      cliques.push_back(std::move(clique));
+    }
+    // Exclusive pins and separations can make cliques across time too.
+    for (size_t i = 0; i < n_; ++i) {
+      if (!m_.conflicts_of[i].empty()) {
+        std::vector<int> candidates = m_.conflicts_of[i];
+        candidates.push_back(static_cast<int>(i));
+        std::vector<int> clique = GreedyClique(candidates);
+        uint64_t total = 0;
+        for (int k : clique) total += m_.items[k].extent;
+        if (total > load_) {
+          load_ = total;
+          load_time_ = m_.items[i].intervals.empty() ? 0 : m_.items[i].intervals[0].lower;
+        }
+        cliques.push_back(std::move(clique));
+      }
+    }
+    peak_lb_ = std::max(m_.reserved_end, load_ + m_.reserved_total);
+    for (const Item& item : m_.items) {
+      if (item.pinned) peak_lb_ = std::max(peak_lb_, item.pin_offset + item.extent);
+    }
+    if (m_.has_capacity && load_ > usable) {
+      infeasible_reason_ = absl::StrCat("LOAD ", load_, " bytes at time ", load_time_,
+                                        " exceeds the usable capacity ", usable, " (capacity ",
+                                        m_.capacity, " minus ", m_.reserved_total, " reserved)");
+      return;
+    }
+    // Pins that collide.
+    for (size_t i = 0; i < n_; ++i) {
+      const Item& a = m_.items[i];
+      if (!a.pinned) continue;
+      for (const DsaAddressRange& r : m_.reserved) {
+        if (Overlap(a.pin_offset, a.extent, r.begin, r.end - r.begin)) {
+          infeasible_reason_ =
+              absl::StrCat("item pinned at ", a.pin_offset, " overlaps a reserved range");
+          return;
+        }
+      }
+      for (size_t j = i + 1; j < n_; ++j) {
+        const Item& b = m_.items[j];
+        if (b.pinned && m_.conflict[i][j] &&
+            Overlap(a.pin_offset, a.extent, b.pin_offset, b.extent)) {
+          infeasible_reason_ = absl::StrCat("conflicting pins: buffers pinned at ", a.pin_offset,
+                                            " and ", b.pin_offset, " overlap while both live");
+          return;
+        }
+      }
+    }
+    if (!m_.any_penalty || !m_.has_capacity) return;
+    // Cores: item a beside a clique K that fills the usable capacity must overlap a member of
+    // K; the members it may overlap (no conflict) are a set of penalty edges of which one is
+    // paid. Disjoint cores add up.
+    struct Core {
+      std::vector<std::pair<int, int>> edges;
+      uint64_t cost;
+    };
+    std::vector<Core> cores;
+    std::set<std::vector<std::pair<int, int>>> seen;
+    for (const std::vector<int>& clique : cliques) {
+      uint64_t total = 0;
+      std::vector<uint8_t> in(n_, 0);
+      for (int k : clique) {
+        total += m_.items[k].extent;
+        in[k] = 1;
+      }
+      for (size_t a = 0; a < n_; ++a) {
+        if (in[a] || total + m_.items[a].extent <= usable) continue;
+        Core core;
+        core.cost = kInfinity;
+        bool free_edge = false;
+        for (int k : clique) {
+          if (m_.conflict[a][k]) continue;
+          const uint64_t w = m_.weight[a][k];
+          if (w == 0) {
+            free_edge = true;
+            break;
+          }
+          core.edges.push_back(std::minmax(static_cast<int>(a), k));
+          core.cost = std::min(core.cost, w);
+        }
+        if (free_edge) continue;
+        if (core.edges.empty()) {
+          infeasible_reason_ = absl::StrCat("an item of ", m_.items[a].extent,
+                                            " bytes conflicts with every buffer of a set ",
+                                            "that fills the usable capacity ", usable, " at time ",
+                                            m_.items[clique[0]].intervals[0].lower);
+          return;
+        }
+        std::sort(core.edges.begin(), core.edges.end());
+        if (seen.insert(core.edges).second) cores.push_back(std::move(core));
+      }
+    }
+    std::sort(cores.begin(), cores.end(), [](const Core& a, const Core& b) {
+      return a.edges.size() != b.edges.size() ? a.edges.size() < b.edges.size() : a.cost > b.cost;
+    });
+    std::set<std::pair<int, int>> used;
+    for (const Core& core : cores) {
+      bool disjoint = true;
+      for (const auto& edge : core.edges) disjoint = disjoint && !used.count(edge);
+      if (!disjoint) continue;
+      used.insert(core.edges.begin(), core.edges.end());
+      reuse_lb_ += core.cost;
+    }
+  }
+
+  std::vector<int> GreedyClique(std::vector<int> candidates) const {
+    std::sort(candidates.begin(), candidates.end(), [&](int a, int b) {
+      return m_.items[a].extent != m_.items[b].extent ? m_.items[a].extent > m_.items[b].extent
+                                                      : a < b;
+    });
+    std::vector<int> clique;
+    for (int c : candidates) {
+      bool ok = true;
+      for (int k : clique) ok = ok && m_.conflict[c][k];
+      if (ok) clique.push_back(c);
+    }
+    return clique;
+  }
+
+  // Is [offset, offset + extent) free of the reserved ranges, within capacity and clear of every
+  // placed item that `item` conflicts with?
+  bool Fits(int item, uint64_t offset) const {
+    const Item& it = m_.items[item];
+    if (offset % it.alignment != 0) return false;
+    if (it.pinned && offset != it.pin_offset) return false;
+    if (offset + it.extent > m_.capacity) return false;
+    for (const DsaAddressRange& r : m_.reserved) {
+      if (Overlap(offset, it.extent, r.begin, r.end - r.begin)) return false;
+    }
+    for (int k : m_.conflicts_of[item]) {
+      if (placed_[k] && Overlap(offset, it.extent, offsets_[k], m_.items[k].extent)) return false;
+    }
+    return true;
+  }
+
+  uint64_t CostAt(int item, uint64_t offset) const {
+    uint64_t cost = 0;
+    const uint64_t extent = m_.items[item].extent;
+    for (const auto& [k, w] : m_.penalties_of[item]) {
+      if (placed_[k] && Overlap(offset, extent, offsets_[k], m_.items[k].extent)) cost += w;
+    }
+    return cost;
+  }
+
+  // Offsets an item may rest on: the bottom, reserved ends and tops of placed items.
+  void Candidates(int item, uint64_t floor, std::vector<uint64_t>* out) const {
+    out->clear();
+    const Item& it = m_.items[item];
+    if (it.pinned) {
+      if (it.pin_offset >= floor) out->push_back(it.pin_offset);
+      return;
+    }
+    auto add = [&](uint64_t top) {
+      const uint64_t o = AlignUp(top, it.alignment);
+      if (o >= floor) out->push_back(o);
+    };
+    add(0);
+    for (const DsaAddressRange& r : m_.reserved) add(r.end);
+    for (size_t k = 0; k < n_; ++k) {
+      if (placed_[k]) add(offsets_[k] + m_.items[k].extent);
+    }
+    std::sort(out->begin(), out->end());
+    out->erase(std::unique(out->begin(), out->end()), out->end());
+  }
+
+  void Reset() {
+    placed_.assign(n_, 0);
+    offsets_.assign(n_, 0);
+  }
+
+  void Record(uint64_t reuse, uint64_t peak) {
+    const Score score = MakeScore(reuse, peak);
+    if (score < best_score_) {
+      best_score_ = score;
+      best_reuse_ = reuse;
+      best_peak_ = peak;
+      best_offsets_ = offsets_;
+    }
+  }
+
+  uint64_t PeakOfPlaced() const {
+    uint64_t peak = m_.reserved_end;
+    for (size_t k = 0; k < n_; ++k) {
+      if (placed_[k]) peak = std::max(peak, offsets_[k] + m_.items[k].extent);
+    }
+    return peak;
+  }
+
+  // Greedy: items in an order, each at the candidate offset of least (cost, top).
+  void Greedy() {
+    std::vector<std::vector<int>> orders;
+    std::vector<int> base(n_);
+    std::iota(base.begin(), base.end(), 0);
+    auto start = [&](int i) { return m_.items[i].intervals.front().lower; };
+    auto length = [&](int i) {
+      int64_t len = 0;
+      for (const DsaInterval& x : m_.items[i].intervals) len += x.upper - x.lower;
+      return len;
+    };
+    auto pinned_first = [&](std::vector<int> order) {
+      std::stable_partition(order.begin(), order.end(), [&](int i) { return m_.items[i].pinned; });
+      return order;
+    };
+    std::vector<int> by_size = base;
+    std::stable_sort(by_size.begin(), by_size.end(),
+                     [&](int a, int b) { return m_.items[a].extent > m_.items[b].extent; });
+    std::vector<int> by_start = base;
+    std::stable_sort(by_start.begin(), by_start.end(),
+                     [&](int a, int b) { return start(a) < start(b); });
+    std::vector<int> by_length = base;
+    std::stable_sort(by_length.begin(), by_length.end(),
+                     [&](int a, int b) { return length(a) > length(b); });
+    std::vector<int> by_degree = base;
+    std::stable_sort(by_degree.begin(), by_degree.end(), [&](int a, int b) {
+      return m_.conflicts_of[a].size() + m_.penalties_of[a].size() >
+             m_.conflicts_of[b].size() + m_.penalties_of[b].size();
+    });
+    for (auto* order : {&by_size, &by_start, &by_length, &by_degree, &base}) {
+      orders.push_back(pinned_first(*order));
+    }
+    std::vector<uint64_t> candidates;
+    for (int pass = 0; pass < 2; ++pass) {
+      // Pass 0 takes the least cost first; pass 1 the lowest top first (tighter packing).
+      for (const std::vector<int>& order : orders) {
+        Reset();
+        uint64_t reuse = 0;
+        bool ok = true;
+        for (int item : order) {
+          Candidates(item, 0, &candidates);
+          uint64_t best_o = 0, best_c = kInfinity, best_top = kInfinity;
+          bool found = false;
+          for (uint64_t o : candidates) {
+            if (!Fits(item, o)) continue;
+            const uint64_t c = CostAt(item, o);
+            const uint64_t top = o + m_.items[item].extent;
+            const bool better = pass == 0 ? (c < best_c || (c == best_c && top < best_top))
+                                          : (top < best_top || (top == best_top && c < best_c));
+            if (!found || better) {
+              found = true;
+              best_o = o;
+              best_c = c;
+              best_top = top;
+            }
+          }
+          if (!found) {
+            ok = false;
+            break;
+          }
+          offsets_[item] = best_o;
+          placed_[item] = 1;
+          reuse += best_c;
+        }
+        if (ok) Record(reuse, PeakOfPlaced());
+        if (Proven()) return;
+      }
+    }
+  }
+
+  bool OutOfTime() {
+    if ((++nodes_ & 255) == 0 && absl::Now() > deadline_) timed_out_ = true;
+    return timed_out_;
+  }
+
+  // Branch and bound over canonical placements in non-decreasing offset order.
+  void Search() {
+    Reset();
+    // Pinned items are placed first and do not take part in the offset order.
+    uint64_t reuse = 0;
+    for (size_t i = 0; i < n_; ++i) {
+      if (!m_.items[i].pinned) continue;
+      reuse += CostAt(static_cast<int>(i), m_.items[i].pin_offset);
+      offsets_[i] = m_.items[i].pin_offset;
+      placed_[i] = 1;
+    }
+    remaining_ = 0;
+    for (size_t i = 0; i < n_; ++i) remaining_ += !placed_[i];
+    timed_out_ = false;
+    Dfs(0, -1, reuse);
+    exhausted_ = !timed_out_;
+  }
+
+  void Dfs(uint64_t floor, int last_at_floor, uint64_t reuse) {
+    if (OutOfTime()) return;
+    const uint64_t peak = PeakOfPlaced();
+    if (remaining_ == 0) {
+      Record(reuse, peak);
+      return;
+    }
+    // Bound: every unplaced item needs a position at or above the floor; its least extra cost
+    // against the placed items, and its least top, bound what is left.
+    uint64_t extra = 0;
+    uint64_t peak_bound = std::max(peak, peak_lb_);
+    struct Move {
+      uint64_t cost;
+      uint64_t top;
+      int item;
+      uint64_t offset;
+    };
+    std::vector<Move> moves;
+    std::vector<uint64_t> candidates;
+    for (size_t i = 0; i < n_; ++i) {
+      if (placed_[i]) continue;
+      const int item = static_cast<int>(i);
+      Candidates(item, floor, &candidates);
+      const uint64_t lifted = AlignUp(floor, m_.items[i].alignment);
+      uint64_t least_cost = kInfinity, least_top = kInfinity;
+      if (!m_.items[i].pinned && Fits(item, lifted)) {
+        least_cost = CostAt(item, lifted);
+        least_top = lifted + m_.items[i].extent;
+      }
+      for (uint64_t o : candidates) {
+        if (!Fits(item, o)) continue;
+        const uint64_t c = CostAt(item, o);
+        least_cost = std::min(least_cost, c);
+        least_top = std::min(least_top, o + m_.items[i].extent);
+        if (o == floor && item <= last_at_floor) continue;  // Same offset: index order only.
+        moves.push_back({c, o + m_.items[i].extent, item, o});
+      }
+      if (least_cost == kInfinity) return;  // This item can no longer be placed.
+      extra += least_cost;
+      peak_bound = std::max(peak_bound, least_top);
+    }
+    if (!(MakeScore(reuse + extra, peak_bound) < best_score_)) return;
+    std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
+      if (a.cost != b.cost) return a.cost < b.cost;
+      if (a.offset != b.offset) return a.offset < b.offset;
+      return a.item < b.item;
+    });
+    for (const Move& move : moves) {
+      if (!(MakeScore(reuse + move.cost, std::max(peak_bound, move.top)) < best_score_)) continue;
+      offsets_[move.item] = move.offset;
+      placed_[move.item] = 1;
+      --remaining_;
+      Dfs(move.offset, move.offset == floor ? std::max(move.item, last_at_floor) : move.item,
+          reuse + move.cost);
+      ++remaining_;
+      placed_[move.item] = 0;
+      if (timed_out_ || Proven()) return;
+    }
+  }
+
+  const PoolModel& m_;
+  const bool reuse_first_;
+  const bool reuse_matters_;
+  const bool peak_matters_;
+  const absl::Time deadline_;
+  const size_t n_;
+  uint64_t load_ = 0;
+  int64_t load_time_ = 0;
+  uint64_t reuse_lb_ = 0;
+  uint64_t peak_lb_ = 0;
+  std::string infeasible_reason_;
+  std::vector<uint8_t> placed_;
+  std::vector<uint64_t> offsets_;
+  size_t remaining_ = 0;
+  Score best_score_;
+  uint64_t best_reuse_ = 0;
+  uint64_t best_peak_ = 0;
+  std::vector<uint64_t> best_offsets_;
+  int64_t nodes_ = 0;
+  bool timed_out_ = false;
+  bool exhausted_ = false;
+};
+
+int Find(std::vector<int>& parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+// Builds the model of pool `pool_index`. `drop_pipeline` ignores pipeline_stage reasons (a
+// separation left with no reason is dropped, its pair gets a pipeline_serialization penalty).
+absl::StatusOr<PoolModel> BuildPool(const DsaProblem& problem, int pool_index,
+                                    const std::vector<int>& buffers, bool drop_pipeline) {
+  PoolModel m;
+  m.pool_index = pool_index;
+  const DsaPool& pool = problem.pools[pool_index];
+  if (pool.capacity) {
+    m.capacity = *pool.capacity;
+    m.has_capacity = true;
+  }
+  m.reserved = pool.reserved_ranges;
+  std::sort(m.reserved.begin(), m.reserved.end(),
+            [](const DsaAddressRange& a, const DsaAddressRange& b) { return a.begin < b.begin; });
+  std::vector<DsaAddressRange> merged;
+  for (const DsaAddressRange& r : m.reserved) {
+    if (!merged.empty() && r.begin <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, r.end);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  m.reserved = merged;
+  for (const DsaAddressRange& r : m.reserved) {
+    m.reserved_total += r.end - r.begin;
+    m.reserved_end = std::max(m.reserved_end, r.end);
+  }
+  std::map<uint32_t, int> local;  // Buffer id -> position in `buffers`.
+  for (size_t i = 0; i < buffers.size(); ++i) local[problem.buffers[buffers[i]].id] = i;
+  std::vector<int> parent(buffers.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  for (const DsaPair& pair : problem.constraints.colocations) {
+    auto a = local.find(pair.first), b = local.find(pair.second);
+    if (a == local.end() || b == local.end()) continue;
+    parent[Find(parent, a->second)] = Find(parent, b->second);
+  }
+  std::map<int, int> item_of_root;
+  std::vector<int> item_of(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const int root = Find(parent, i);
+    auto [it, inserted] = item_of_root.emplace(root, static_cast<int>(m.items.size()));
+    if (inserted) m.items.emplace_back();
+    item_of[i] = it->second;
+    Item& item = m.items[it->second];
+    const DsaBuffer& buffer = problem.buffers[buffers[i]];
+    item.buffers.push_back(buffers[i]);
+    item.extent = std::max(item.extent, buffer.size);
+    item.alignment = std::max(item.alignment, buffer.alignment);
+    item.intervals.insert(item.intervals.end(), buffer.live_intervals.begin(),
+                          buffer.live_intervals.end());
+  }
+  for (Item& item : m.items) {
+    std::sort(item.intervals.begin(), item.intervals.end(),
+              [](const DsaInterval& a, const DsaInterval& b) { return a.lower < b.lower; });
+  }
+  for (const DsaPinnedAllocation& pin : problem.constraints.pinned_allocations) {
+    auto a = local.find(pin.buffer);
+    if (a == local.end()) continue;
+    Item& item = m.items[item_of[a->second]];
+    if (item.pinned && item.pin_offset != pin.offset) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "conflicting pins: colocated buffers pinned at ", item.pin_offset, " and ", pin.offset));
+    }
+    item.pinned = true;
+    item.pin_offset = pin.offset;
+    item.exclusive = item.exclusive || pin.exclusive_for_all_time;
+  }
+  const size_t n = m.items.size();
+  m.conflict.assign(n, std::vector<uint8_t>(n, 0));
+  m.weight.assign(n, std::vector<uint64_t>(n, 0));
+  std::set<std::pair<uint32_t, uint32_t>> excluded;
+  for (const DsaPair& pair : problem.constraints.temporal_exclusions) {
+    excluded.insert(std::minmax(pair.first, pair.second));
+  }
+  auto temporal = [&](int a, int b) {  // Positions in `buffers`.
+    const DsaBuffer& x = problem.buffers[buffers[a]];
+    const DsaBuffer& y = problem.buffers[buffers[b]];
+    return !excluded.count(std::minmax(x.id, y.id)) &&
+           IntervalsOverlap(x.live_intervals, y.live_intervals);
+  };
+  for (size_t a = 0; a < buffers.size(); ++a) {
+    for (size_t b = a + 1; b < buffers.size(); ++b) {
+      const int i = item_of[a], j = item_of[b];
+      if (i != j && temporal(a, b)) m.conflict[i][j] = m.conflict[j][i] = 1;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!m.items[i].exclusive) continue;
+    for (size_t j = 0; j < n; ++j) {
+      if (i != j) m.conflict[i][j] = m.conflict[j][i] = 1;
+    }
+  }
+  std::vector<std::pair<int, int>> relaxed_pairs;
+  for (const DsaSeparation& separation : problem.constraints.separations) {
+    auto a = local.find(separation.first), b = local.find(separation.second);
+    if (a == local.end() || b == local.end()) continue;
+    const int i = item_of[a->second], j = item_of[b->second];
+    if (i == j) continue;  // Rejected by validation (colocated and separated).
+    const bool pipeline_only = separation.reasons.size() == 1 &&
+                               separation.reasons[0] == DsaSeparationReason::kPipelineStage;
+    if (pipeline_only && drop_pipeline) {
+      if (!temporal(a->second, b->second)) relaxed_pairs.push_back({i, j});
+      continue;
+    }
+    if (pipeline_only && !m.conflict[i][j]) m.pipeline_only.insert(std::minmax(i, j));
+    m.conflict[i][j] = m.conflict[j][i] = 1;
+  }
+  if (problem.cost_model) {
+    for (const DsaReusePenalty& penalty : problem.cost_model->reuse_penalties) {
+      auto a = local.find(penalty.first), b = local.find(penalty.second);
+      if (a == local.end() || b == local.end()) continue;
+      const int i = item_of[a->second], j = item_of[b->second];
+      if (i == j || temporal(a->second, b->second)) continue;  // Never activated.
+      m.weight[i][j] += penalty.cost;
+      m.weight[j][i] += penalty.cost;
+    }
+  }
+  for (const auto& [i, j] : relaxed_pairs) {
+    m.weight[i][j] += 1;
+    m.weight[j][i] += 1;
+  }
+  m.conflicts_of.assign(n, {});
+  m.penalties_of.assign(n, {});
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      if (m.conflict[i][j]) {
+        m.conflicts_of[i].push_back(j);
+        m.weight[i][j] = 0;
+      } else if (m.weight[i][j] > 0) {
+        m.penalties_of[i].push_back({static_cast<int>(j), m.weight[i][j]});
+        m.any_penalty = true;
+      }
+    }
+  }
+  return m;
+}
+
+bool HasTerm(const DsaProblem& problem, DsaObjectiveTerm term) {
+  return std::find(problem.objective.terms.begin(), problem.objective.terms.end(), term) !=
+         problem.objective.terms.end();
+}
+
+bool ReuseBeforePeak(const DsaProblem& problem) {
+  for (DsaObjectiveTerm term : problem.objective.terms) {
+    if (term == DsaObjectiveTerm::kReuseCost) return true;
+    if (term == DsaObjectiveTerm::kTotalPeak || term == DsaObjectiveTerm::kMaxPeak) return false;
+  }
+  return true;
+}
+
+int Severity(ConstrainedStatus status) {
+  switch (status) {
+    case ConstrainedStatus::kOptimal:
+      return 0;
+    case ConstrainedStatus::kFeasible:
+      return 1;
+    case ConstrainedStatus::kNoFitWithinBudget:
+      return 2;
+    case ConstrainedStatus::kInfeasible:
+      return 3;
+  }
+  return 3;
+}
+
+void SolvePool(const DsaProblem& problem, int pool_index, const std::vector<int>& buffers,
+               bool drop_pipeline, absl::Time deadline, PoolResult* out,
+               std::vector<uint64_t>* item_offsets, PoolModel* model_out) {
+  absl::StatusOr<PoolModel> model = BuildPool(problem, pool_index, buffers, drop_pipeline);
+  if (!model.ok()) {
+    out->status = ConstrainedStatus::kInfeasible;
+    out->reason = std::string(model.status().message());
+    return;
+  }
+  const bool reuse_first = ReuseBeforePeak(problem);
+  const bool reuse_matters = HasTerm(problem, DsaObjectiveTerm::kReuseCost) ||
+                             drop_pipeline;  // Relaxed depth is paid as reuse.
+  const bool peak_matters = HasTerm(problem, DsaObjectiveTerm::kTotalPeak) ||
+                            HasTerm(problem, DsaObjectiveTerm::kMaxPeak);
+  PoolSearch search(*model, reuse_first || drop_pipeline, reuse_matters, peak_matters, deadline);
+  search.Run(out, item_offsets);
+  *model_out = std::move(*model);
+}
+
+// Writes into result->relaxed_problem the problem with the pipeline_stage-only separations of
+// `pool` removed and a pipeline_serialization penalty of weight 1 for each removed pair that may
+// share bytes; the objective puts reuse cost right after fitting.
+void RelaxPipelineDepth(const DsaProblem& problem, uint32_t pool, ConstrainedResult* result) {
+  if (!result->relaxed_problem) result->relaxed_problem = problem;
+  DsaProblem& relaxed = *result->relaxed_problem;
+  auto in_pool = [&](uint32_t id) {
+    const int b = FindDsaBuffer(problem, id);
+    return b >= 0 && problem.buffers[b].allowed_pools[0] == pool;
+  };
+  std::set<std::pair<uint32_t, uint32_t>> excluded;
+  for (const DsaPair& pair : problem.constraints.temporal_exclusions) {
+    excluded.insert(std::minmax(pair.first, pair.second));
+  }
+  std::vector<DsaSeparation> kept;
+  for (const DsaSeparation& separation : relaxed.constraints.separations) {
+    const bool pipeline_only = separation.reasons.size() == 1 &&
+                               separation.reasons[0] == DsaSeparationReason::kPipelineStage;
+    if (!pipeline_only || !in_pool(separation.first)) {
+      kept.push_back(separation);
+      continue;
+    }
+    const DsaBuffer& a = problem.buffers[FindDsaBuffer(problem, separation.first)];
+    const DsaBuffer& b = problem.buffers[FindDsaBuffer(problem, separation.second)];
+    const bool conflict = !excluded.count(std::minmax(a.id, b.id)) &&
+                          IntervalsOverlap(a.live_intervals, b.live_intervals);
+    if (!conflict) {
+      if (!relaxed.cost_model) relaxed.cost_model.emplace();
+      relaxed.cost_model->reuse_penalties.push_back(
+          {a.id, b.id, 1, DsaPenaltyReason::kPipelineSerialization});
+    }
+  }
+  relaxed.constraints.separations = std::move(kept);
+  std::vector<DsaObjectiveTerm> terms = {DsaObjectiveTerm::kCapacityOverflow,
+                                         DsaObjectiveTerm::kReuseCost};
+  for (DsaObjectiveTerm term : problem.objective.terms) {
+    if (std::find(terms.begin(), terms.end(), term) == terms.end()) terms.push_back(term);
+  }
+  relaxed.objective.terms = terms;
+}
+
+}  // namespace
+
+const char* ConstrainedStatusName(ConstrainedStatus status) {
+  switch (status) {
+    case ConstrainedStatus::kOptimal:
+      return "optimal";
+    case ConstrainedStatus::kFeasible:
+      return "feasible";
+    case ConstrainedStatus::kInfeasible:
+      return "infeasible";
+    case ConstrainedStatus::kNoFitWithinBudget:
+      return "no_fit_within_budget";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<ConstrainedResult> SolveConstrained(const DsaProblem& problem,
+                                                   const ConstrainedOptions& options) {
+  const std::vector<std::string> errors = ValidateDsaProblem(problem);
+  if (!errors.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid problem (", errors.size(), " errors): ", errors.front()));
+  }
+  for (const DsaBuffer& buffer : problem.buffers) {
+    if (buffer.allowed_pools.size() != 1) {
+      return absl::UnimplementedError(
+          absl::StrCat("buffer ", buffer.id, " '", buffer.name,
+                       "' may go to more than one pool; the planner needs one pool per buffer"));
+    }
+  }
+  if (HasTerm(problem, DsaObjectiveTerm::kBankCost)) {
+    return absl::UnimplementedError("the bank_cost objective term is not supported");
+  }
+  const absl::Time start = absl::Now();
+  ConstrainedResult result;
+  std::vector<std::vector<int>> pool_buffers(problem.pools.size());
+  for (size_t b = 0; b < problem.buffers.size(); ++b) {
+    pool_buffers[FindDsaPool(problem, problem.buffers[b].allowed_pools[0])].push_back(b);
+  }
+  // Each pool gets an equal share of what is left of the budget, in order.
+  int pools_left = 0;
+  for (const auto& list : pool_buffers) pools_left += !list.empty();
+  std::vector<uint64_t> offsets(problem.buffers.size(), 0);
+  bool all_placed = true;
+  result.status = ConstrainedStatus::kOptimal;
+  for (size_t p = 0; p < problem.pools.size(); ++p) {
+    PoolResult pool_result;
+    pool_result.pool = problem.pools[p].id;
+    pool_result.name = problem.pools[p].name;
+    if (pool_buffers[p].empty()) {
+      pool_result.status = ConstrainedStatus::kOptimal;
+      for (const DsaAddressRange& r : problem.pools[p].reserved_ranges) {
+        pool_result.peak = std::max(pool_result.peak, r.end);
+      }
+      pool_result.peak_lower_bound = pool_result.peak;
+      result.pools.push_back(pool_result);
+      continue;
+    }
+    const absl::Duration left = options.budget - (absl::Now() - start);
+    const absl::Time deadline = absl::Now() + std::max(absl::ZeroDuration(), left / pools_left);
+    --pools_left;
+    std::vector<uint64_t> item_offsets;
+    PoolModel model;
+    SolvePool(problem, p, pool_buffers[p], false, deadline, &pool_result, &item_offsets, &model);
+    if (pool_result.status == ConstrainedStatus::kInfeasible &&
+        options.relax_pipeline_when_infeasible && !model.pipeline_only.empty()) {
+      // Proven infeasible with pipeline depth hard: relax it, and say which groups.
+      PoolResult relaxed = pool_result;
+      std::vector<uint64_t> relaxed_offsets;
+      PoolModel relaxed_model;
+      const absl::Time relaxed_deadline = absl::Now() + std::max(absl::Milliseconds(1), left / 4);
+      SolvePool(problem, p, pool_buffers[p], true, relaxed_deadline, &relaxed, &relaxed_offsets,
+                &relaxed_model);
+      if (!relaxed_offsets.empty()) {
+        std::set<uint32_t> members;
+        for (const auto& [i, j] : model.pipeline_only) {
+          for (int b : model.items[i].buffers) members.insert(problem.buffers[b].id);
+          for (int b : model.items[j].buffers) members.insert(problem.buffers[b].id);
+        }
+        if (problem.pypto_structure) {
+          for (const DsaPipelineGroup& group : problem.pypto_structure->pipeline_groups) {
+            if (group.pool != problem.pools[p].id) continue;
+            for (const DsaPipelineMember& member : group.members) {
+              if (members.count(member.buffer)) {
+                relaxed.relaxed_pipeline_groups.push_back(group.group);
+                break;
+              }
+            }
+          }
+        }
+        RelaxPipelineDepth(problem, problem.pools[p].id, &result);
+        relaxed.reason = absl::StrCat(
+            "pipeline depth relaxed (strict placement proven "
+            "infeasible: ",
+            pool_result.reason, ")");
+        pool_result = relaxed;
+        item_offsets = relaxed_offsets;
+        model = std::move(relaxed_model);
+      }
+    }
+    if (item_offsets.empty()) {
+      all_placed = false;
+    } else {
+      for (size_t i = 0; i < model.items.size(); ++i) {
+        for (int b : model.items[i].buffers) offsets[b] = item_offsets[i];
+      }
+    }
+    if (Severity(pool_result.status) > Severity(result.status)) result.status = pool_result.status;
+    if (result.reason.empty() && pool_result.status != ConstrainedStatus::kOptimal) {
+      result.reason = absl::StrCat("pool ", pool_result.pool, " '", pool_result.name,
+                                   "': ", pool_result.reason);
+    }
+    result.reuse_cost += pool_result.reuse_cost;
+    result.reuse_lower_bound += pool_result.reuse_lower_bound;
+    result.total_peak += pool_result.peak;
+    result.max_peak = std::max(result.max_peak, pool_result.peak);
+    result.pools.push_back(std::move(pool_result));
+  }
+  if (all_placed) {
+    for (size_t b = 0; b < problem.buffers.size(); ++b) {
+      result.placements.push_back(
+          {problem.buffers[b].id, problem.buffers[b].allowed_pools[0], offsets[b]});
+    }
+    std::sort(result.placements.begin(), result.placements.end(),
+              [](const DsaPlacement& a, const DsaPlacement& b) { return a.buffer < b.buffer; });
+  }
+  return result;
+}
+
+DsaProblemDocument SolvedDocument(const DsaProblemDocument& document,
+                                  const ConstrainedResult& result) {
+  if (!result.relaxed_problem) return document;
+  DsaProblemDocument relaxed = document;
+  relaxed.problem = *result.relaxed_problem;
+  relaxed.metadata["accelmem_pipeline_depth_relaxed"] = "true";
+  return relaxed;
+}
+
+DsaSolutionDocument MakeSolutionDocument(const DsaProblemDocument& document,
+                                         const ConstrainedResult& result) {
+  DsaSolutionDocument solution;
+  solution.schema_version = document.schema_version;
+  solution.profile = document.profile;
+  solution.instance = document.instance;
+  solution.problem_fingerprint = DsaProblemFingerprint(SolvedDocument(document, result));
+  solution.metadata["planner"] = "accelmem constrained_planner";
+  solution.metadata["status"] = ConstrainedStatusName(result.status);
+  solution.metadata["reuse_cost"] = absl::StrCat(result.reuse_cost);
+  solution.metadata["reuse_lower_bound"] = absl::StrCat(result.reuse_lower_bound);
+  solution.metadata["total_peak"] = absl::StrCat(result.total_peak);
+  std::vector<std::string> relaxed;
+  for (const PoolResult& pool : result.pools) {
+    for (uint32_t group : pool.relaxed_pipeline_groups) {
+      relaxed.push_back(absl::StrCat(pool.pool, ":", group));
+    }
+  }
+  if (!relaxed.empty()) solution.metadata["relaxed_pipeline_groups"] = absl::StrJoin(relaxed, ",");
+  solution.placements = result.placements;
+  return solution;
+}
+
+}  // namespace policy
+}  // namespace accelmem

@@ -1,0 +1,188 @@
+#include "policy/constrained_planner.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "policy/dsa_problem.h"
+#include "policy/dsa_validator.h"
+
+namespace accelmem {
+namespace policy {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kCorpus[] = "third_party/dsa_solver_corpus/";
+
+void ListJson(const std::string& dir, std::vector<std::string>* out) {
+  DIR* handle = opendir(dir.c_str());
+  if (handle == nullptr) return;
+  while (dirent* entry = readdir(handle)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string path = dir + "/" + name;
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".json") {
+      out->push_back(path);
+    } else if (name.find('.') == std::string::npos) {
+      ListJson(path, out);
+    }
+  }
+  closedir(handle);
+  std::sort(out->begin(), out->end());
+}
+
+DsaProblem OnePool(uint64_t capacity) {
+  DsaProblem problem;
+  problem.pools.push_back({0, "Vec", capacity, {}, std::nullopt});
+  problem.objective.terms = {DsaObjectiveTerm::kCapacityOverflow, DsaObjectiveTerm::kReuseCost,
+                             DsaObjectiveTerm::kTotalPeak};
+  return problem;
+}
+
+void AddBuffer(DsaProblem* problem, uint32_t id, uint64_t size, int64_t lower, int64_t upper) {
+  problem->buffers.push_back(
+      {id, "b" + std::to_string(id), size, 32, {{lower, upper}}, {problem->pools[0].id}});
+}
+
+TEST(ConstrainedPlannerTest, LoadOverCapacityIsAProofNamingTheTime) {
+  DsaProblem problem = OnePool(96);
+  AddBuffer(&problem, 0, 64, 0, 10);
+  AddBuffer(&problem, 1, 64, 5, 20);
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+  EXPECT_THAT(result->reason, HasSubstr("LOAD 128 bytes at time 5"));
+  EXPECT_TRUE(result->placements.empty());
+}
+
+TEST(ConstrainedPlannerTest, ReservedRangesCountAgainstTheCapacity) {
+  DsaProblem problem = OnePool(128);
+  problem.pools[0].reserved_ranges = {{32, 64}};
+  AddBuffer(&problem, 0, 64, 0, 10);
+  AddBuffer(&problem, 1, 32, 0, 10);
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok());
+  ASSERT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_TRUE(CheckDsaSolution(problem, result->placements).ok());
+  EXPECT_EQ(result->placements[0].offset, 64u);  // The 64-byte one cannot sit below the range.
+  EXPECT_EQ(result->placements[1].offset, 0u);
+  EXPECT_EQ(result->total_peak, 128u);
+}
+
+TEST(ConstrainedPlannerTest, PaysTheCheapestPenaltyWhenOverlapIsForced) {
+  // Capacity for two buffers; 0 and 1 live together fill it, so 2 (live later) overlaps one of
+  // them: the cheaper edge (weight 1, to buffer 1) is paid.
+  DsaProblem problem = OnePool(64);
+  AddBuffer(&problem, 0, 32, 0, 10);
+  AddBuffer(&problem, 1, 32, 0, 10);
+  AddBuffer(&problem, 2, 32, 10, 20);
+  problem.cost_model = DsaCostModel{{{0, 2, 5, DsaPenaltyReason::kCrossPipe},
+                                     {1, 2, 1, DsaPenaltyReason::kCrossPipe}}};
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_EQ(result->reuse_cost, 1u);
+  EXPECT_EQ(result->reuse_lower_bound, 1u);
+  const DsaSolutionCheck check = CheckDsaSolution(problem, result->placements);
+  EXPECT_TRUE(check.ok());
+  EXPECT_EQ(check.reuse_cost, 1u);
+}
+
+TEST(ConstrainedPlannerTest, SeparationsAndPinsAreHard) {
+  DsaProblem problem = OnePool(128);
+  AddBuffer(&problem, 0, 32, 0, 10);
+  AddBuffer(&problem, 1, 32, 20, 30);  // Not live with 0, but separated from it.
+  AddBuffer(&problem, 2, 32, 40, 50);
+  problem.constraints.separations.push_back({0, 1, {DsaSeparationReason::kSemanticNoAlias}});
+  problem.constraints.pinned_allocations.push_back({2, 0, 96, false});
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok());
+  ASSERT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_TRUE(CheckDsaSolution(problem, result->placements).ok());
+  EXPECT_NE(result->placements[0].offset, result->placements[1].offset);
+  EXPECT_EQ(result->placements[2].offset, 96u);
+}
+
+TEST(ConstrainedPlannerTest, ExhaustiveSearchProvesWhatLoadCannot) {
+  // LOAD fits (2 x 48 <= 128 at every time), but with 32-byte alignment and a reserved range in
+  // the middle no two 48-byte buffers fit side by side: 48 -> 64 slots around [48, 80).
+  DsaProblem problem = OnePool(128);
+  problem.pools[0].reserved_ranges = {{48, 80}};
+  for (uint32_t i = 0; i < 3; ++i) AddBuffer(&problem, i, 48, 0, 10);
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+}
+
+TEST(ConstrainedPlannerTest, PipelineDepthIsRelaxedOnlyWhenProvenNecessary) {
+  // Two stages of a depth-2 pipeline must not share bytes, but the pool holds one slot beside
+  // the long-lived buffer 0: strict placement is infeasible, relaxing the depth fits at cost 1.
+  DsaProblem problem = OnePool(64);
+  AddBuffer(&problem, 0, 32, 0, 30);
+  AddBuffer(&problem, 1, 32, 0, 10);
+  AddBuffer(&problem, 2, 32, 10, 20);
+  problem.constraints.separations.push_back({1, 2, {DsaSeparationReason::kPipelineStage}});
+  problem.pypto_structure = DsaPyptoStructure{{}, {{7, 0, 32, 2, 2, {{1, 0, 0}, {2, 1, 1}}}}};
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok());
+  ASSERT_TRUE(result->relaxed_problem.has_value());
+  EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_THAT(result->pools[0].relaxed_pipeline_groups, ::testing::ElementsAre(7u));
+  EXPECT_EQ(result->reuse_cost, 1u);
+  EXPECT_TRUE(CheckDsaSolution(*result->relaxed_problem, result->placements).ok());
+  EXPECT_FALSE(CheckDsaSolution(problem, result->placements).ok());
+  // With room for both slots the depth stays hard.
+  problem.pools[0].capacity = 96;
+  result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok());
+  EXPECT_FALSE(result->relaxed_problem.has_value());
+  EXPECT_TRUE(CheckDsaSolution(problem, result->placements).ok());
+}
+
+TEST(ConstrainedPlannerTest, MalformedProblemsAreErrorsNotCrashes) {
+  DsaProblem problem = OnePool(64);
+  AddBuffer(&problem, 0, 0, 0, 10);
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  EXPECT_FALSE(result.ok());
+  EXPECT_THAT(result.status().message(), HasSubstr("size 0"));
+}
+
+// Every corpus problem: the independent validator accepts each placement, its reuse cost and
+// peaks are what the planner reports, and no lower bound exceeds the value reached.
+TEST(ConstrainedPlannerCorpusTest, EveryDevelopmentProblemValidates) {
+  std::vector<std::string> files;
+  ListJson(std::string(kCorpus) + "pypto-lib", &files);
+  ASSERT_EQ(files.size(), 587u);
+  std::map<std::string, int> statuses;
+  for (const std::string& path : files) {
+    absl::StatusOr<DsaProblemDocument> document = ReadDsaProblemFile(path);
+    ASSERT_TRUE(document.ok()) << document.status();
+    ConstrainedOptions options;
+    options.budget = absl::Milliseconds(100);
+    absl::StatusOr<ConstrainedResult> result = SolveConstrained(document->problem, options);
+    ASSERT_TRUE(result.ok()) << path << ": " << result.status();
+    ++statuses[ConstrainedStatusName(result->status)];
+    EXPECT_LE(result->reuse_lower_bound, result->reuse_cost) << path;
+    if (result->placements.empty()) continue;
+    const DsaProblem& solved =
+        result->relaxed_problem ? *result->relaxed_problem : document->problem;
+    const DsaSolutionCheck check = CheckDsaSolution(solved, result->placements);
+    ASSERT_TRUE(check.ok()) << path << ": " << check.errors.front();
+    EXPECT_EQ(check.reuse_cost, result->reuse_cost) << path;
+    EXPECT_EQ(check.total_peak, result->total_peak) << path;
+  }
+  for (const auto& [status, count] : statuses) printf("%s: %d\n", status.c_str(), count);
+}
+
+}  // namespace
+}  // namespace policy
+}  // namespace accelmem
