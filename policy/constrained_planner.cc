@@ -100,6 +100,11 @@ class PoolSearch {
       return;
     }
     Greedy();
+    if (!best_offsets_.empty() && !Proven() && n_ > kExactItems) {
+      // Large pools: improve the incumbent by re-inserting neighbourhoods for half the time,
+      // then let the branch and bound use the rest (it rarely ends at this size).
+      Improve(absl::Now() + (deadline_ - absl::Now()) / 2);
+    }
     if (best_score_.first == kInfinity || !Proven()) Search();
     out->search_nodes = nodes_;
     if (best_offsets_.empty()) {
@@ -169,6 +174,7 @@ class PoolSearch {
       if (total > load_) {
         load_ = total;
         load_time_ = t;
+        load_is_separation_ = false;
       }
       cliques.push_back(std::move(clique));
     }
@@ -183,6 +189,7 @@ class PoolSearch {
         if (total > load_) {
           load_ = total;
           load_time_ = m_.items[i].intervals.empty() ? 0 : m_.items[i].intervals[0].lower;
+          load_is_separation_ = true;
         }
         cliques.push_back(std::move(clique));
       }
@@ -192,9 +199,11 @@ class PoolSearch {
       if (item.pinned) peak_lb_ = std::max(peak_lb_, item.pin_offset + item.extent);
     }
     if (m_.has_capacity && load_ > usable) {
-      infeasible_reason_ = absl::StrCat("LOAD ", load_, " bytes at time ", load_time_,
-                                        " exceeds the usable capacity ", usable, " (capacity ",
-                                        m_.capacity, " minus ", m_.reserved_total, " reserved)");
+      infeasible_reason_ = absl::StrCat(
+          load_is_separation_ ? "buffers that must all stay apart (separations) need " : "LOAD ",
+          load_, load_is_separation_ ? " bytes, from time " : " bytes at time ", load_time_,
+          ", over the usable capacity ", usable, " (capacity ", m_.capacity, " minus ",
+          m_.reserved_total, " reserved)");
       return;
     }
     // Pins that collide.
@@ -219,51 +228,81 @@ class PoolSearch {
       }
     }
     if (!m_.any_penalty || !m_.has_capacity) return;
-    // Cores: item a beside a clique K that fills the usable capacity must overlap a member of
-    // K; the members it may overlap (no conflict) are a set of penalty edges of which one is
-    // paid. Disjoint cores add up.
+    // Cores. Take two sets of items A and K, each pairwise conflicting (so each set's items are
+    // disjoint in address), whose extents add up to more than the usable capacity by d bytes.
+    // Every item avoids the reserved ranges, so the bytes A and K share, the sum over pairs
+    // (a, k) of their overlap, are at least d; a pair overlaps by at most min(extent) and only
+    // if it does not conflict, paying its penalty. The cheapest set of pairs whose overlaps
+    // can reach d bounds what A and K cost together (a knapsack cover). Cores with disjoint
+    // pairs add up. A is a clique of items live together or a single item; K a clique.
+    std::sort(cliques.begin(), cliques.end());
+    cliques.erase(std::unique(cliques.begin(), cliques.end()), cliques.end());
+    std::vector<std::vector<int>> sets = cliques;
+    for (size_t i = 0; i < n_; ++i) sets.push_back({static_cast<int>(i)});
+    std::vector<uint64_t> set_total(sets.size(), 0);
+    for (size_t s = 0; s < sets.size(); ++s) {
+      for (int i : sets[s]) set_total[s] += m_.items[i].extent;
+    }
     struct Core {
       std::vector<std::pair<int, int>> edges;
       uint64_t cost;
     };
     std::vector<Core> cores;
     std::set<std::vector<std::pair<int, int>>> seen;
-    for (const std::vector<int>& clique : cliques) {
-      uint64_t total = 0;
-      std::vector<uint8_t> in(n_, 0);
-      for (int k : clique) {
-        total += m_.items[k].extent;
-        in[k] = 1;
-      }
-      for (size_t a = 0; a < n_; ++a) {
-        if (in[a] || total + m_.items[a].extent <= usable) continue;
+    std::vector<uint8_t> in_a(n_, 0);
+    struct Pair {
+      uint64_t bytes;
+      uint64_t cost;
+    };
+    std::vector<Pair> pairs;
+    for (size_t s = 0; s < sets.size(); ++s) {
+      for (int i : sets[s]) in_a[i] = 1;
+      for (size_t c = 0; c < cliques.size(); ++c) {
+        const std::vector<int>& clique = cliques[c];
+        if (s < cliques.size() && c <= s) continue;  // Each pair of cliques once.
+        const uint64_t total = set_total[s] + set_total[c];
+        if (total <= usable) continue;
+        bool shared = false;
+        for (int k : clique) shared = shared || in_a[k];
+        if (shared) continue;
+        const uint64_t deficit = total - usable;
         Core core;
-        core.cost = kInfinity;
-        bool free_edge = false;
-        for (int k : clique) {
-          if (m_.conflict[a][k]) continue;
-          const uint64_t w = m_.weight[a][k];
-          if (w == 0) {
-            free_edge = true;
-            break;
+        pairs.clear();
+        uint64_t free_bytes = 0, paid_bytes = 0;
+        for (int a : sets[s]) {
+          for (int k : clique) {
+            if (m_.conflict[a][k]) continue;
+            const uint64_t bytes = std::min(m_.items[a].extent, m_.items[k].extent);
+            const uint64_t w = m_.weight[a][k];
+            if (w == 0) {
+              free_bytes += bytes;
+            } else {
+              paid_bytes += bytes;
+              pairs.push_back({bytes, w});
+              core.edges.push_back(std::minmax(a, k));
+            }
           }
-          core.edges.push_back(std::minmax(static_cast<int>(a), k));
-          core.cost = std::min(core.cost, w);
         }
-        if (free_edge) continue;
-        if (core.edges.empty()) {
-          infeasible_reason_ = absl::StrCat("an item of ", m_.items[a].extent,
-                                            " bytes conflicts with every buffer of a set ",
-                                            "that fills the usable capacity ", usable, " at time ",
-                                            m_.items[clique[0]].intervals[0].lower);
+        if (free_bytes >= deficit) continue;
+        if (free_bytes + paid_bytes < deficit) {
+          infeasible_reason_ =
+              absl::StrCat("items live together at time ", m_.items[clique[0]].intervals[0].lower,
+                           " and items that must stay apart from them need ", total,
+                           " bytes of a usable ", usable, " and cannot share enough of them");
+          for (int i : sets[s]) in_a[i] = 0;
           return;
         }
+        core.cost = CoverCost(pairs, deficit - free_bytes);
         std::sort(core.edges.begin(), core.edges.end());
-        if (seen.insert(core.edges).second) cores.push_back(std::move(core));
+        if (core.cost > 0 && seen.insert(core.edges).second) cores.push_back(std::move(core));
       }
+      for (int i : sets[s]) in_a[i] = 0;
     }
     std::sort(cores.begin(), cores.end(), [](const Core& a, const Core& b) {
-      return a.edges.size() != b.edges.size() ? a.edges.size() < b.edges.size() : a.cost > b.cost;
+      // Dense cores first: most cost per edge they use up.
+      const unsigned __int128 x = static_cast<unsigned __int128>(a.cost) * b.edges.size();
+      const unsigned __int128 y = static_cast<unsigned __int128>(b.cost) * a.edges.size();
+      return x != y ? x > y : a.edges.size() < b.edges.size();
     });
     std::set<std::pair<int, int>> used;
     for (const Core& core : cores) {
@@ -272,7 +311,50 @@ class PoolSearch {
       if (!disjoint) continue;
       used.insert(core.edges.begin(), core.edges.end());
       reuse_lb_ += core.cost;
+      packed_cores_.push_back(core.edges);
+      packed_cost_.push_back(core.cost);
     }
+  }
+
+  // What the packed cores still bound at a search node: `open` sums the cores whose pairs have
+  // no placed end (disjoint from the per-item bounds, which count pairs to placed items);
+  // `undecided` the cores with no pair whose ends are both placed.
+  void CoreBounds(uint64_t* open, uint64_t* undecided) const {
+    *open = 0;
+    *undecided = 0;
+    for (size_t c = 0; c < packed_cores_.size(); ++c) {
+      bool all_open = true, none_decided = true;
+      for (const auto& [a, b] : packed_cores_[c]) {
+        all_open = all_open && !placed_[a] && !placed_[b];
+        none_decided = none_decided && !(placed_[a] && placed_[b]);
+      }
+      if (all_open) *open += packed_cost_[c];
+      if (none_decided) *undecided += packed_cost_[c];
+    }
+  }
+
+  // Least total cost of pairs whose bytes reach `deficit` (which they can). Exact by dynamic
+  // programming over cost when the costs are small; otherwise the cheapest single pair, a
+  // weaker but valid bound.
+  template <typename PairList>
+  static uint64_t CoverCost(const PairList& pairs, uint64_t deficit) {
+    uint64_t total_cost = 0, cheapest = kInfinity;
+    for (const auto& p : pairs) {
+      total_cost += p.cost;
+      cheapest = std::min(cheapest, p.cost);
+    }
+    if (total_cost > 4096) return cheapest;
+    std::vector<uint64_t> best(total_cost + 1, 0);  // Most bytes for at most this cost.
+    for (const auto& p : pairs) {
+      for (uint64_t c = total_cost; c >= p.cost; --c) {
+        best[c] = std::max(best[c], best[c - p.cost] + p.bytes);
+        if (c == p.cost) break;
+      }
+    }
+    for (uint64_t c = 0; c <= total_cost; ++c) {
+      if (best[c] >= deficit) return c;
+    }
+    return total_cost;
   }
 
   std::vector<int> GreedyClique(std::vector<int> candidates) const {
@@ -374,8 +456,11 @@ class PoolSearch {
       return order;
     };
     std::vector<int> by_size = base;
-    std::stable_sort(by_size.begin(), by_size.end(),
-                     [&](int a, int b) { return m_.items[a].extent > m_.items[b].extent; });
+    // Size, then birth: the first-fit order of the MiniMalloc lifts' capacity reference.
+    std::stable_sort(by_size.begin(), by_size.end(), [&](int a, int b) {
+      if (m_.items[a].extent != m_.items[b].extent) return m_.items[a].extent > m_.items[b].extent;
+      return start(a) < start(b);
+    });
     std::vector<int> by_start = base;
     std::stable_sort(by_start.begin(), by_start.end(),
                      [&](int a, int b) { return start(a) < start(b); });
@@ -426,6 +511,124 @@ class PoolSearch {
         if (Proven()) return;
       }
     }
+  }
+
+  static constexpr size_t kExactItems = 40;
+
+  // Total cost of the items' penalty edges at the current offsets (all placed).
+  uint64_t CurrentReuse() const {
+    uint64_t cost = 0;
+    for (size_t i = 0; i < n_; ++i) {
+      for (const auto& [k, w] : m_.penalties_of[i]) {
+        if (static_cast<size_t>(k) > i &&
+            Overlap(offsets_[i], m_.items[i].extent, offsets_[k], m_.items[k].extent)) {
+          cost += w;
+        }
+      }
+    }
+    return cost;
+  }
+
+  // Large-neighbourhood search: take items out (a paid edge's ends and some of their
+  // neighbours, or a random handful), put them back one by one at the feasible position of
+  // least (cost, top), keep the result when it is no worse. Positions are the bottom, reserved
+  // ends, tops of placed items and, below each placed item, the highest aligned offset under it.
+  void Improve(absl::Time until) {
+    uint64_t state = 0x9e3779b97f4a7c15ULL;  // Fixed seed: deterministic for a given budget.
+    auto next = [&]() {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      return state;
+    };
+    std::vector<int> removed;
+    std::vector<uint64_t> positions;
+    std::vector<uint8_t> chosen(n_, 0);
+    for (int64_t round = 0;; ++round) {
+      if ((round & 15) == 0 && absl::Now() > until) break;
+      offsets_ = best_offsets_;
+      placed_.assign(n_, 1);
+      // Pick the neighbourhood.
+      removed.clear();
+      std::fill(chosen.begin(), chosen.end(), 0);
+      auto take = [&](int i) {
+        if (!chosen[i] && !m_.items[i].pinned) {
+          chosen[i] = 1;
+          removed.push_back(i);
+        }
+      };
+      std::vector<std::pair<int, int>> paid;
+      for (size_t i = 0; i < n_; ++i) {
+        for (const auto& [k, w] : m_.penalties_of[i]) {
+          if (static_cast<size_t>(k) > i &&
+              Overlap(offsets_[i], m_.items[i].extent, offsets_[k], m_.items[k].extent)) {
+            paid.push_back({static_cast<int>(i), k});
+          }
+        }
+      }
+      const size_t want = 4 + next() % 12;
+      if (!paid.empty() && next() % 4 != 0) {
+        while (removed.size() < want) {
+          const auto& edge = paid[next() % paid.size()];
+          take(edge.first);
+          take(edge.second);
+          const int around = next() % 2 ? edge.first : edge.second;
+          if (!m_.conflicts_of[around].empty()) {
+            take(m_.conflicts_of[around][next() % m_.conflicts_of[around].size()]);
+          }
+          if (paid.size() * 2 < want && removed.size() >= paid.size() * 2) break;
+        }
+      } else {
+        while (removed.size() < want) take(next() % n_);
+      }
+      for (int i : removed) placed_[i] = 0;
+      // Re-insert in a random order, biggest first half of the time.
+      for (size_t i = removed.size(); i > 1; --i) std::swap(removed[i - 1], removed[next() % i]);
+      if (next() % 2) {
+        std::stable_sort(removed.begin(), removed.end(),
+                         [&](int a, int b) { return m_.items[a].extent > m_.items[b].extent; });
+      }
+      bool ok = true;
+      for (int item : removed) {
+        const uint64_t extent = m_.items[item].extent;
+        const uint64_t align = m_.items[item].alignment;
+        positions.clear();
+        positions.push_back(0);
+        for (const DsaAddressRange& r : m_.reserved) positions.push_back(AlignUp(r.end, align));
+        for (size_t k = 0; k < n_; ++k) {
+          if (!placed_[k]) continue;
+          positions.push_back(AlignUp(offsets_[k] + m_.items[k].extent, align));
+          if (offsets_[k] >= extent) positions.push_back((offsets_[k] - extent) / align * align);
+        }
+        uint64_t best_o = 0, best_c = kInfinity, best_top = kInfinity;
+        for (uint64_t o : positions) {
+          if (!Fits(item, o)) continue;
+          const uint64_t c = CostAt(item, o);
+          if (c < best_c || (c == best_c && o + extent < best_top)) {
+            best_o = o;
+            best_c = c;
+            best_top = o + extent;
+          }
+        }
+        if (best_c == kInfinity) {
+          ok = false;
+          break;
+        }
+        offsets_[item] = best_o;
+        placed_[item] = 1;
+      }
+      if (!ok) continue;
+      const uint64_t reuse = CurrentReuse();
+      const uint64_t peak = PeakOfPlaced();
+      if (!(best_score_ < MakeScore(reuse, peak))) {
+        best_score_ = MakeScore(reuse, peak);
+        best_reuse_ = reuse;
+        best_peak_ = peak;
+        best_offsets_ = offsets_;
+        if (Proven()) break;
+      }
+    }
+    Reset();
   }
 
   bool OutOfTime() {
@@ -492,6 +695,11 @@ class PoolSearch {
       extra += least_cost;
       peak_bound = std::max(peak_bound, least_top);
     }
+    if (!packed_cores_.empty()) {
+      uint64_t open = 0, undecided = 0;
+      CoreBounds(&open, &undecided);
+      extra = std::max(extra + open, undecided);
+    }
     if (!(MakeScore(reuse + extra, peak_bound) < best_score_)) return;
     std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
       if (a.cost != b.cost) return a.cost < b.cost;
@@ -519,9 +727,12 @@ class PoolSearch {
   const size_t n_;
   uint64_t load_ = 0;
   int64_t load_time_ = 0;
+  bool load_is_separation_ = false;  // The largest clique is held apart by separations.
   uint64_t reuse_lb_ = 0;
   uint64_t peak_lb_ = 0;
   std::string infeasible_reason_;
+  std::vector<std::vector<std::pair<int, int>>> packed_cores_;
+  std::vector<uint64_t> packed_cost_;
   std::vector<uint8_t> placed_;
   std::vector<uint64_t> offsets_;
   size_t remaining_ = 0;

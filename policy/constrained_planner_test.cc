@@ -60,7 +60,7 @@ TEST(ConstrainedPlannerTest, LoadOverCapacityIsAProofNamingTheTime) {
   absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
-  EXPECT_THAT(result->reason, HasSubstr("LOAD 128 bytes at time 5"));
+  EXPECT_THAT(result->reason, HasSubstr("LOAD 128 bytes at time 5, over the usable capacity 96"));
   EXPECT_TRUE(result->placements.empty());
 }
 
