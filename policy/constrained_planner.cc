@@ -15,6 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "policy/lifetime_planner.h"
+#include "policy/placement_checker.h"
 
 namespace accelmem {
 namespace policy {
@@ -107,6 +109,7 @@ class PoolSearch {
     }
     if (best_score_.first == kInfinity || !Proven()) Search();
     out->search_nodes = nodes_;
+    out->method = "constrained";
     if (best_offsets_.empty()) {
       if (exhausted_) {
         out->status = ConstrainedStatus::kInfeasible;
@@ -915,6 +918,69 @@ int Severity(ConstrainedStatus status) {
   return 3;
 }
 
+// Plain placement (conflicts are exactly the lifetime overlaps of single intervals; nothing
+// reserved, pinned, colocated, excluded or penalised; one alignment) of more than this many
+// items goes to the lifetime planner's search, built for thousands of buffers.
+constexpr size_t kPlainItems = 40;
+
+bool IsPlainPlacement(const DsaProblem& problem, const PoolModel& model) {
+  if (model.any_penalty || !model.reserved.empty() || !model.pipeline_only.empty()) return false;
+  if (!problem.constraints.temporal_exclusions.empty() ||
+      !problem.constraints.colocations.empty() || !problem.constraints.separations.empty()) {
+    return false;
+  }
+  for (const Item& item : model.items) {
+    if (item.pinned || item.buffers.size() != 1 || item.intervals.size() != 1 ||
+        item.alignment != model.items[0].alignment) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void SolvePlain(const PoolModel& model, absl::Time deadline, PoolResult* out,
+                std::vector<uint64_t>* item_offsets) {
+  std::vector<PlacementBuffer> buffers;
+  for (size_t i = 0; i < model.items.size(); ++i) {
+    const Item& item = model.items[i];
+    buffers.push_back({absl::StrCat(i), item.intervals[0].lower, item.intervals[0].upper,
+                       static_cast<int64_t>(item.extent)});
+  }
+  PlannerOptions options;
+  options.mode = PlannerMode::kSearch;
+  options.alignment = static_cast<int64_t>(model.items[0].alignment);
+  options.capacity = model.has_capacity ? static_cast<int64_t>(model.capacity) : 0;
+  options.budget = std::max(absl::Milliseconds(1), deadline - absl::Now());
+  options.search_threads = 1;  // Deterministic, and one thread as the planner promises.
+  absl::StatusOr<PlacementPlan> plan = PlanPlacement(buffers, options);
+  if (!plan.ok()) {
+    out->status = ConstrainedStatus::kNoFitWithinBudget;
+    out->reason = std::string(plan.status().message());
+    return;
+  }
+  out->load = plan->load;
+  out->peak_lower_bound = plan->lower_bound;
+  out->search_nodes = plan->search_nodes;
+  out->method = absl::StrCat("lifetime_planner:", plan->method);
+  if (model.has_capacity && static_cast<uint64_t>(plan->lower_bound) > model.capacity) {
+    out->status = ConstrainedStatus::kInfeasible;
+    out->reason = absl::StrCat("no placement is lower than ", plan->lower_bound,
+                               " bytes (proven), over the capacity ", model.capacity);
+    return;
+  }
+  if (!plan->within_capacity) {
+    out->status = ConstrainedStatus::kNoFitWithinBudget;
+    out->reason = "no placement under the capacity found within the budget";
+    return;
+  }
+  item_offsets->assign(plan->offsets.begin(), plan->offsets.end());
+  out->peak = static_cast<uint64_t>(plan->height);
+  out->status = plan->proven_optimal ? ConstrainedStatus::kOptimal : ConstrainedStatus::kFeasible;
+  if (!plan->proven_optimal) {
+    out->reason = absl::StrCat("height ", plan->height, ", proven lower bound ", plan->lower_bound);
+  }
+}
+
 void SolvePool(const DsaProblem& problem, int pool_index, const std::vector<int>& buffers,
                bool drop_pipeline, absl::Time deadline, PoolResult* out,
                std::vector<uint64_t>* item_offsets, PoolModel* model_out) {
@@ -929,8 +995,12 @@ void SolvePool(const DsaProblem& problem, int pool_index, const std::vector<int>
                              drop_pipeline;  // Relaxed depth is paid as reuse.
   const bool peak_matters = HasTerm(problem, DsaObjectiveTerm::kTotalPeak) ||
                             HasTerm(problem, DsaObjectiveTerm::kMaxPeak);
-  PoolSearch search(*model, reuse_first || drop_pipeline, reuse_matters, peak_matters, deadline);
-  search.Run(out, item_offsets);
+  if (IsPlainPlacement(problem, *model) && peak_matters && model->items.size() > kPlainItems) {
+    SolvePlain(*model, deadline, out, item_offsets);
+  } else {
+    PoolSearch search(*model, reuse_first || drop_pipeline, reuse_matters, peak_matters, deadline);
+    search.Run(out, item_offsets);
+  }
   *model_out = std::move(*model);
 }
 

@@ -60,6 +60,7 @@ struct PoolResult {
   std::string reason;              // For kInfeasible / kNoFitWithinBudget: why, in words.
   std::vector<uint32_t> relaxed_pipeline_groups;  // Groups whose depth was relaxed.
   int64_t search_nodes = 0;
+  std::string method;  // "constrained" or "lifetime_planner:<mode>" for plain pools.
 };
 
 struct ConstrainedResult {

@@ -85,8 +85,8 @@ TEST(ConstrainedPlannerTest, PaysTheCheapestPenaltyWhenOverlapIsForced) {
   AddBuffer(&problem, 0, 32, 0, 10);
   AddBuffer(&problem, 1, 32, 0, 10);
   AddBuffer(&problem, 2, 32, 10, 20);
-  problem.cost_model = DsaCostModel{{{0, 2, 5, DsaPenaltyReason::kCrossPipe},
-                                     {1, 2, 1, DsaPenaltyReason::kCrossPipe}}};
+  problem.cost_model = DsaCostModel{
+      {{0, 2, 5, DsaPenaltyReason::kCrossPipe}, {1, 2, 1, DsaPenaltyReason::kCrossPipe}}};
   absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
@@ -145,6 +145,25 @@ TEST(ConstrainedPlannerTest, PipelineDepthIsRelaxedOnlyWhenProvenNecessary) {
   result = SolveConstrained(problem);
   ASSERT_TRUE(result.ok());
   EXPECT_FALSE(result->relaxed_problem.has_value());
+  EXPECT_TRUE(CheckDsaSolution(problem, result->placements).ok());
+}
+
+TEST(ConstrainedPlannerTest, LargePlainPoolsGoToTheLifetimePlanner) {
+  // 60 buffers of a staircase: at most three live at once, so LOAD (3 x 64) is reachable.
+  DsaProblem problem = OnePool(1024);
+  problem.objective.terms = {DsaObjectiveTerm::kTotalPeak, DsaObjectiveTerm::kMaxPeak};
+  for (uint32_t i = 0; i < 60; ++i) AddBuffer(&problem, i, 64, i, i + 3);
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_THAT(result->pools[0].method, HasSubstr("lifetime_planner"));
+  EXPECT_EQ(result->total_peak, 192u);
+  EXPECT_TRUE(CheckDsaSolution(problem, result->placements).ok());
+  // One separation makes it a constrained pool again.
+  problem.constraints.separations.push_back({0, 59, {}});
+  result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->pools[0].method, "constrained");
   EXPECT_TRUE(CheckDsaSolution(problem, result->placements).ok());
 }
 
