@@ -1,9 +1,11 @@
 #!/bin/bash
 # End-to-end checks of the place tool: planning, writing and re-checking placements, and the
-# file:line: error: messages and exit status for bad input.
+# file:line: error: messages and exit status for bad input; the same for schema-v1 JSON problems
+# (solve, replay the solution document, reject a tampered one).
 set -u
 PLACE="$1"
 DATA="$2"  # Directory holding minimalloc/ and idealloc/.
+CORPUS="$3"  # third_party/dsa_solver_corpus (its pypto-lib/ problems).
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
 failures=0
 
@@ -71,6 +73,59 @@ expect 1 "unknown option '--frobnicate'" -- "$PLACE" --frobnicate "$TMP/inv.csv"
 expect 1 "--mode must be greedy or search" -- "$PLACE" --mode=fast "$TMP/inv.csv"
 expect 1 "--budget-ms needs an integer >= 0" -- "$PLACE" --budget-ms=-1 "$TMP/inv.csv"
 expect 1 "no instance file" -- "$PLACE"
+
+# ------------------------------------------------------------------------------ schema-v1 JSON
+# A small problem of the corpus (7 buffers in one pool, one reuse-penalty edge): solved within
+# the default budget, the solution document written, then replayed by --check.
+SOFT="$CORPUS/pypto-lib/examples/advanced/topk/pypto_topk_block-cross-pipe-soft.json"
+expect 0 "status (optimal|feasible), reuse cost [0-9]+ \(lower bound [0-9]+\), total peak" -- \
+  "$PLACE" -o "$TMP/s.json" "$SOFT"
+expect 0 "^pool 1 Vec: status (optimal|feasible) peak [0-9]+ \(lower bound [0-9]+\) load [0-9]+ at time [0-9]+ reuse [0-9]+ \(lower bound [0-9]+\)" -- \
+  "$PLACE" --budget-ms=50 -o "$TMP/s.json" "$SOFT"
+grep -q '"problem_fingerprint": "[0-9a-f]\{16\}"' "$TMP/s.json" || fail "no fingerprint in s.json"
+[[ "$(grep -c '"offset":' "$TMP/s.json")" == 7 ]] || fail "s.json has no 7 placements"
+expect 0 "s.json: valid: 7 placements, reuse cost [0-9]+, total peak [0-9]+" -- \
+  "$PLACE" --check="$TMP/s.json" "$SOFT"
+expect 0 "^pool 1 Vec: peak [0-9]+" -- "$PLACE" --check="$TMP/s.json" "$SOFT"
+
+# The solution document on stdout replays too.
+"$PLACE" "$SOFT" >"$TMP/stdout.json" 2>/dev/null || fail "solving to stdout"
+expect 0 "valid" -- "$PLACE" --check="$TMP/stdout.json" "$SOFT"
+
+# A hard twin: its separations are constraints, and a solution of the soft one is not its solution
+# (another instance, another fingerprint).
+HARD="$CORPUS/pypto-lib/examples/advanced/topk/pypto_topk_block-cross-pipe-hard.json"
+expect 0 "status (optimal|feasible)" -- "$PLACE" -o "$TMP/h.json" "$HARD"
+expect 0 "valid" -- "$PLACE" --check="$TMP/h.json" "$HARD"
+expect 1 "s.json: error: invalid solution: " -- "$PLACE" --check="$TMP/s.json" "$HARD"
+
+# Tampered solutions: a changed fingerprint, a misaligned offset (every buffer is 32-aligned),
+# every buffer at offset 0 (buffers 0 and 1 are live together).
+sed -E 's/"problem_fingerprint": "[0-9a-f]{16}"/"problem_fingerprint": "0123456789abcdef"/' \
+  "$TMP/s.json" >"$TMP/fp.json"
+expect 1 "fp.json: error: invalid solution: .*fingerprint" -- "$PLACE" --check="$TMP/fp.json" "$SOFT"
+sed -E '0,/"offset": [0-9]+/s//"offset": 7/' "$TMP/s.json" >"$TMP/misaligned.json"
+expect 1 "misaligned.json: error: invalid solution: .*buffer 0 .*not aligned" -- \
+  "$PLACE" --check="$TMP/misaligned.json" "$SOFT"
+sed -E 's/"offset": [0-9]+/"offset": 0/' "$TMP/s.json" >"$TMP/zero.json"
+expect 1 "zero.json: error: invalid solution: .*buffer 0 .* overlaps buffer 1" -- "$PLACE" --check="$TMP/zero.json" "$SOFT"
+
+# Proven infeasible (the same problem with a 4 KiB pool): exit 1, the reason on the pool line, no
+# solution written.
+sed -E 's/"capacity": [0-9]+/"capacity": 4096/' "$SOFT" >"$TMP/small.json"
+expect 1 "small.json: status infeasible" -- "$PLACE" -o "$TMP/none.json" "$TMP/small.json"
+expect 1 "^pool 1 Vec: status infeasible .*; .*capacity" -- "$PLACE" "$TMP/small.json"
+[[ ! -e "$TMP/none.json" ]] || fail "a solution was written for an infeasible problem"
+
+# Bad JSON input names the file (and the JSON path of a shape error).
+printf '{"schema_version": 1, "profile": ' >"$TMP/truncated.json"
+expect 1 "truncated.json: byte [0-9]+: JSON syntax error" -- "$PLACE" "$TMP/truncated.json"
+sed -E '0,/"size": [0-9]+/s//"size": "big"/' "$SOFT" >"$TMP/shape.json"
+expect 1 "shape.json: problem\.buffers\[0\]\.size" -- "$PLACE" "$TMP/shape.json"
+expect 1 "truncated.json: byte [0-9]+: JSON syntax error" -- \
+  "$PLACE" --check="$TMP/truncated.json" "$SOFT"
+expect 1 "missing.json: error: cannot read file" -- "$PLACE" "$TMP/missing.json"
+expect 1 "--capacity applies to CSV instances only" -- "$PLACE" --capacity=8 "$SOFT"
 
 if ((failures > 0)); then
   echo "$failures check(s) failed"

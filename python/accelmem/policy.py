@@ -16,9 +16,18 @@ Example::
 
 int64 C-contiguous arrays are read in place (other integer arrays are converted once), and the
 planner runs with the GIL released.
+
+:func:`solve` is the constrained planner on a schema-v1 problem document (pools, reserved
+ranges, alignment, separations, reuse penalties, ...; the format of
+``third_party/dsa_solver_corpus``), given as a dict or as the path of its JSON file::
+
+    result = policy.solve("kernel.json", budget_ms=100)
+    result["status"], result["reuse_cost"], result["solution"]["placements"]
 """
 
-from typing import Optional
+import json
+import os
+from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
@@ -28,7 +37,7 @@ from accelmem._errors import PlacementError
 PlacementPlan = _policy.PlacementPlan
 
 __all__ = ["PlacementError", "PlacementPlan", "check", "height", "load", "load_csv", "place",
-           "plan"]
+           "plan", "solve"]
 
 
 def place(lower, upper, size, *, alignment: int = 1, capacity: Optional[int] = None,
@@ -86,3 +95,43 @@ def load_csv(path: str):
     data = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
     return (np.ascontiguousarray(data[:, 1]), np.ascontiguousarray(data[:, 2]),
             np.ascontiguousarray(data[:, 3]))
+
+
+def solve(problem: Union[Dict[str, Any], str, "os.PathLike[str]"],
+          *, budget_ms: float = 100.0) -> Dict[str, Any]:
+    """Solves a schema-v1 constrained placement problem (//policy:constrained_planner).
+
+    Args:
+        problem: the problem document as a dict (what ``json.load`` gives for a problem file),
+            or the path of its JSON file (str or os.PathLike).
+        budget_ms: wall-clock budget for the whole problem.
+
+    Returns:
+        A dict: ``status`` (the planner's ConstrainedStatusName: optimal or feasible when it
+        fits, infeasible when proven that nothing fits, else no fit found within the budget),
+        ``reuse_cost`` and its proven
+        ``reuse_lower_bound``, ``total_peak``, ``max_peak``, ``reason`` (the first pool's reason
+        that is not optimal, or ""), ``placements`` (``{"buffer", "pool", "offset"}`` per buffer,
+        empty without a fit), ``pools`` (per pool: ``pool``, ``name``, ``status``, ``peak``,
+        ``peak_lower_bound``, ``load``, ``load_time``, ``reuse_cost``, ``reuse_lower_bound``,
+        ``reason``, ``relaxed_pipeline_groups``) and ``solution`` (the solution document as a
+        dict, with the problem's fingerprint; None without a placement).
+
+    Raises:
+        ValueError: the document is malformed (the message names the file, or ``<dict>``, and
+            the JSON path) or uses what the planner does not handle; a negative budget.
+        OSError: the file cannot be read.
+        TypeError: ``problem`` is neither a dict nor a path.
+    """
+    if isinstance(problem, dict):
+        text = json.dumps(problem)
+        source = "<dict>"
+    elif isinstance(problem, (str, os.PathLike)):
+        source = os.fspath(problem)
+        if isinstance(source, bytes):
+            source = os.fsdecode(source)
+        with open(source, "rb") as f:
+            text = f.read()
+    else:
+        raise TypeError("problem must be a dict or a path, not %s" % type(problem).__name__)
+    return json.loads(_policy.solve(text, source, float(budget_ms)))

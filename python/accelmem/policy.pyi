@@ -1,4 +1,5 @@
-from typing import Optional, Tuple
+import os
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -30,3 +31,5 @@ def check(lower: _Ints, upper: _Ints, size: _Ints, offsets: _Ints, *, alignment:
           capacity: Optional[int] = ...) -> None: ...
 def load_csv(path: str) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
                                  npt.NDArray[np.int64]]: ...
+def solve(problem: Union[Dict[str, Any], str, os.PathLike[str]],
+          *, budget_ms: float = ...) -> Dict[str, Any]: ...

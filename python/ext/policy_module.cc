@@ -3,13 +3,16 @@
 // accelmem._accelmem.policy: the lifetime placement planner and the placement checker over
 // NumPy arrays. Inputs are read in place (int64, C-contiguous arrays are not copied; other
 // integer arrays are converted once); offsets come back as an int64 array that owns the
-// planner's result without a copy.
+// planner's result without a copy. And the constrained planner on schema-v1 problems: JSON text
+// in, the result as JSON text out (accelmem.policy.solve turns it into a dict), so the problem
+// and solution need no Python classes of their own.
 #include <pybind11/numpy.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "nlohmann/json.hpp"
 #include "python/ext/common.h"
 
 namespace accelmem {
@@ -70,6 +73,56 @@ policy::PlannerOptions Options(const std::string& mode, int64_t alignment, int64
   options.capacity = capacity;
   options.budget = absl::Microseconds(static_cast<int64_t>(budget_ms * 1000));
   return options;
+}
+
+// The constrained planner's result for a problem document, as the JSON object that
+// accelmem.policy.solve documents ("solution": the solution document, null without a placement).
+absl::StatusOr<std::string> SolveToJson(const std::string& text, const std::string& source,
+                                        double budget_ms) {
+  absl::StatusOr<policy::DsaProblemDocument> document = policy::ParseDsaProblemJson(text, source);
+  if (!document.ok()) return document.status();
+  policy::ConstrainedOptions options;
+  options.budget = absl::Microseconds(static_cast<int64_t>(budget_ms * 1000));
+  absl::StatusOr<policy::ConstrainedResult> result =
+      policy::SolveConstrained(document->problem, options);
+  if (!result.ok()) {
+    return absl::Status(result.status().code(),
+                        source + ": error: " + std::string(result.status().message()));
+  }
+  using Json = nlohmann::json;
+  Json placements = Json::array();
+  for (const policy::DsaPlacement& p : result->placements) {
+    placements.push_back({{"buffer", p.buffer}, {"pool", p.pool}, {"offset", p.offset}});
+  }
+  Json pools = Json::array();
+  for (const policy::PoolResult& pool : result->pools) {
+    pools.push_back({{"pool", pool.pool},
+                     {"name", pool.name},
+                     {"status", policy::ConstrainedStatusName(pool.status)},
+                     {"peak", pool.peak},
+                     {"peak_lower_bound", pool.peak_lower_bound},
+                     {"load", pool.load},
+                     {"load_time", pool.load_time},
+                     {"reuse_cost", pool.reuse_cost},
+                     {"reuse_lower_bound", pool.reuse_lower_bound},
+                     {"reason", pool.reason},
+                     {"relaxed_pipeline_groups", pool.relaxed_pipeline_groups}});
+  }
+  Json solution = nullptr;
+  if (!result->placements.empty()) {
+    solution =
+        Json::parse(policy::WriteDsaSolutionJson(policy::MakeSolutionDocument(*document, *result)));
+  }
+  Json out{{"status", policy::ConstrainedStatusName(result->status)},
+           {"reuse_cost", result->reuse_cost},
+           {"reuse_lower_bound", result->reuse_lower_bound},
+           {"total_peak", result->total_peak},
+           {"max_peak", result->max_peak},
+           {"reason", result->reason},
+           {"placements", std::move(placements)},
+           {"pools", std::move(pools)},
+           {"solution", std::move(solution)}};
+  return out.dump();
 }
 
 }  // namespace
@@ -179,6 +232,19 @@ void BindPolicy(py::module_& m) {
       },
       py::arg("lower"), py::arg("upper"), py::arg("size"), py::arg("offsets"), py::arg("alignment"),
       py::arg("capacity"), "See accelmem.policy.check.");
+
+  m.def(
+      "solve",
+      [](const std::string& text, const std::string& source, double budget_ms) {
+        if (!(budget_ms >= 0)) RaiseStatus(absl::InvalidArgumentError("budget_ms must be >= 0"));
+        absl::StatusOr<std::string> result;
+        {
+          py::gil_scoped_release release;
+          result = SolveToJson(text, source, budget_ms);
+        }
+        return Unwrap(std::move(result));
+      },
+      py::arg("text"), py::arg("source"), py::arg("budget_ms"), "See accelmem.policy.solve.");
 }
 
 }  // namespace python

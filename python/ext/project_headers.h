@@ -27,6 +27,8 @@
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
 #include "passes/verify_memory_plan.h"
+#include "policy/constrained_planner.h"
+#include "policy/dsa_problem.h"
 #include "policy/lifetime_planner.h"
 #include "policy/placement_checker.h"
 

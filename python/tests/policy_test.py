@@ -1,5 +1,10 @@
-"""Tests of accelmem.policy: planner, LOAD, checker over NumPy arrays."""
+"""Tests of accelmem.policy: planner, LOAD, checker over NumPy arrays; the constrained planner
+on schema-v1 problems."""
 
+import json
+import os
+import pathlib
+import tempfile
 import unittest
 
 import numpy as np
@@ -93,6 +98,137 @@ class CheckTest(unittest.TestCase):
         with self.assertRaises(policy.PlacementError):
             policy.check([0], [1], [8], [0], capacity=4)
         self.assertTrue(issubclass(policy.PlacementError, ValueError))
+
+
+def corpus_file(relative):
+    """A file of //third_party/dsa_solver_corpus:pypto_lib, in the runfiles or the source tree."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    roots = [os.path.join(here, "..", "..")]
+    runfiles = os.environ.get("TEST_SRCDIR")
+    if runfiles:
+        roots.insert(0, os.path.join(runfiles, "accelmem"))
+    for root in roots:
+        path = os.path.join(root, "third_party", "dsa_solver_corpus", "pypto-lib", relative)
+        if os.path.exists(path):
+            return path
+    raise unittest.SkipTest("corpus file %s is missing" % relative)
+
+
+# 7 buffers in one pool, one reuse-penalty edge, semantic separations: solved to optimality in
+# well under the default budget.
+TOPK_SOFT = "examples/advanced/topk/pypto_topk_block-cross-pipe-soft.json"
+# Four pools (Mat, Left, Right, Acc), some without buffers.
+GEMM = "examples/intermediate/gemm__pypto_gemm_tile.json"
+
+
+class SolveTest(unittest.TestCase):
+
+    def test_path_and_dict_give_the_same_result(self):
+        # A corpus file by path (str and pathlib) and the same document as a dict.
+        path = corpus_file(TOPK_SOFT)
+        by_path = policy.solve(path)
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+        self.assertEqual(policy.solve(document), by_path)
+        self.assertEqual(policy.solve(pathlib.Path(path), budget_ms=100), by_path)
+
+        self.assertIn(by_path["status"], ("optimal", "feasible"))
+        self.assertLessEqual(by_path["reuse_lower_bound"], by_path["reuse_cost"])
+        buffers = document["problem"]["buffers"]
+        self.assertEqual(sorted(p["buffer"] for p in by_path["placements"]),
+                         sorted(b["id"] for b in buffers))
+        self.assertEqual(set(by_path["placements"][0]), {"buffer", "pool", "offset"})
+        pools = by_path["pools"]
+        self.assertEqual([p["pool"] for p in pools], [1])
+        self.assertEqual(set(pools[0]), {
+            "pool", "name", "status", "peak", "peak_lower_bound", "load", "load_time",
+            "reuse_cost", "reuse_lower_bound", "reason", "relaxed_pipeline_groups"})
+        self.assertEqual(pools[0]["name"], "Vec")
+        self.assertLessEqual(pools[0]["peak_lower_bound"], pools[0]["peak"])
+        self.assertEqual(by_path["max_peak"], pools[0]["peak"])
+
+        # Every placement is aligned, inside the pool and clear of the buffers live with it.
+        by_id = {b["id"]: b for b in buffers}
+        capacity = document["problem"]["pools"][0]["capacity"]
+        spans = []
+        for p in by_path["placements"]:
+            b = by_id[p["buffer"]]
+            self.assertEqual(p["offset"] % b["alignment"], 0)
+            self.assertLessEqual(p["offset"] + b["size"], capacity)
+            spans.append((p["offset"], p["offset"] + b["size"], b["live_intervals"]))
+        for i, (lo1, hi1, live1) in enumerate(spans):
+            for lo2, hi2, live2 in spans[i + 1:]:
+                together = any(a["lower"] < c["upper"] and c["lower"] < a["upper"]
+                               for a in live1 for c in live2)
+                if together:
+                    self.assertTrue(hi1 <= lo2 or hi2 <= lo1)
+
+    def test_solution_document(self):
+        # The solution document names the instance, carries a fingerprint and the placements.
+        path = corpus_file(TOPK_SOFT)
+        result = policy.solve(path)
+        solution = result["solution"]
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+        self.assertEqual(solution["instance"], document["instance"])
+        self.assertEqual(solution["schema_version"], 1)
+        self.assertRegex(solution["problem_fingerprint"], "^[0-9a-f]{16}$")
+        self.assertEqual(solution["placements"],
+                         sorted(result["placements"], key=lambda p: p["buffer"]))
+        self.assertEqual(solution["metadata"]["status"], result["status"])
+
+    def test_several_pools(self):
+        # One entry per pool of the problem, pools without buffers too.
+        path = corpus_file(GEMM)
+        result = policy.solve(path)
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+        self.assertEqual([p["pool"] for p in result["pools"]],
+                         [p["id"] for p in document["problem"]["pools"]])
+        self.assertEqual(result["total_peak"], sum(p["peak"] for p in result["pools"]))
+
+    def test_infeasible(self):
+        # A pool too small for what is live at once: proven infeasible, no placement.
+        with open(corpus_file(TOPK_SOFT), encoding="utf-8") as f:
+            document = json.load(f)
+        document["problem"]["pools"][0]["capacity"] = 4096
+        result = policy.solve(document)
+        self.assertEqual(result["status"], "infeasible")
+        self.assertEqual(result["placements"], [])
+        self.assertIsNone(result["solution"])
+        self.assertTrue(result["pools"][0]["reason"])
+
+    def test_bad_input_names_the_file(self):
+        # Malformed JSON and a document of the wrong shape raise ValueError naming the file.
+        with tempfile.TemporaryDirectory() as tmp:
+            broken = os.path.join(tmp, "broken.json")
+            with open(broken, "w", encoding="utf-8") as f:
+                f.write('{"schema_version": 1, "profile": ')
+            with self.assertRaises(ValueError) as cm:
+                policy.solve(broken)
+            self.assertIn(broken, str(cm.exception))
+
+            with open(corpus_file(TOPK_SOFT), encoding="utf-8") as f:
+                document = json.load(f)
+            document["problem"]["buffers"][0]["size"] = "big"
+            shape = os.path.join(tmp, "shape.json")
+            with open(shape, "w", encoding="utf-8") as f:
+                json.dump(document, f)
+            with self.assertRaises(ValueError) as cm:
+                policy.solve(pathlib.Path(shape))
+            self.assertIn(shape, str(cm.exception))
+            self.assertIn("problem.buffers[0].size", str(cm.exception))
+            # The same document as a dict: the message names the JSON path.
+            with self.assertRaises(ValueError) as cm:
+                policy.solve(document)
+            self.assertIn("problem.buffers[0].size", str(cm.exception))
+
+            with self.assertRaises(OSError):
+                policy.solve(os.path.join(tmp, "missing.json"))
+        with self.assertRaises(TypeError):
+            policy.solve(42)
+        with self.assertRaises(ValueError):
+            policy.solve(corpus_file(TOPK_SOFT), budget_ms=-1)
 
 
 if __name__ == "__main__":
