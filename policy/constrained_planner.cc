@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -197,6 +198,26 @@ class PoolSearch {
         cliques.push_back(std::move(clique));
       }
     }
+    if (n_ <= 64) {
+      // Small pools: the heaviest clique of the whole conflict graph, exactly (separations can
+      // tie items together across time, which the per-time cliques miss).
+      std::vector<int> clique = MaxWeightClique();
+      uint64_t total = 0;
+      for (int k : clique) total += m_.items[k].extent;
+      if (total > load_) {
+        load_ = total;
+        load_time_ = m_.items[clique[0]].intervals[0].lower;
+        load_is_separation_ = true;
+        for (int a : clique) {  // Live together after all?
+          for (int b : clique) {
+            load_is_separation_ =
+                load_is_separation_ &&
+                (a == b || !IntervalsOverlap(m_.items[a].intervals, m_.items[b].intervals));
+          }
+        }
+        cliques.push_back(std::move(clique));
+      }
+    }
     peak_lb_ = std::max(m_.reserved_end, load_ + m_.reserved_total);
     for (const Item& item : m_.items) {
       if (item.pinned) peak_lb_ = std::max(peak_lb_, item.pin_offset + item.extent);
@@ -358,6 +379,41 @@ class PoolSearch {
       if (best[c] >= deficit) return c;
     }
     return total_cost;
+  }
+
+  // Branch and bound over 64-bit vertex sets (Carraghan-Pardalos with weight bounds), capped at
+  // 200,000 nodes; the best clique found is a valid bound either way.
+  std::vector<int> MaxWeightClique() const {
+    std::vector<uint64_t> adjacent(n_, 0);
+    for (size_t i = 0; i < n_; ++i) {
+      for (int k : m_.conflicts_of[i]) adjacent[i] |= uint64_t{1} << k;
+    }
+    uint64_t best_weight = 0, best_set = 0;
+    int64_t budget = 200000;
+    auto weight_of = [&](uint64_t set) {
+      uint64_t w = 0;
+      for (; set; set &= set - 1) w += m_.items[__builtin_ctzll(set)].extent;
+      return w;
+    };
+    std::function<void(uint64_t, uint64_t, uint64_t)> grow = [&](uint64_t chosen, uint64_t weight,
+                                                                 uint64_t candidates) {
+      if (--budget < 0) return;
+      if (weight > best_weight) {
+        best_weight = weight;
+        best_set = chosen;
+      }
+      while (candidates) {
+        if (weight + weight_of(candidates) <= best_weight) return;
+        const int v = __builtin_ctzll(candidates);
+        candidates &= candidates - 1;
+        grow(chosen | (uint64_t{1} << v), weight + m_.items[v].extent, candidates & adjacent[v]);
+      }
+    };
+    const uint64_t all = n_ == 64 ? ~uint64_t{0} : (uint64_t{1} << n_) - 1;
+    grow(0, 0, all);
+    std::vector<int> clique;
+    for (uint64_t set = best_set; set; set &= set - 1) clique.push_back(__builtin_ctzll(set));
+    return clique;
   }
 
   std::vector<int> GreedyClique(std::vector<int> candidates) const {
@@ -639,9 +695,68 @@ class PoolSearch {
     return timed_out_;
   }
 
+  // Every unplaced item goes at or above the floor. At each time, a clique of the unplaced items
+  // live then must fit in [floor, capacity) beside the reserved bytes there and beside the placed
+  // items live then that conflict with all of the clique. False: no completion exists.
+  bool SpaceAboveFloor(uint64_t floor) {
+    if (floor >= m_.capacity) return remaining_ == 0;
+    uint64_t reserved_above = 0;
+    for (const DsaAddressRange& r : m_.reserved) {
+      if (r.end > floor) reserved_above += r.end - std::max(r.begin, floor);
+    }
+    const uint64_t room = m_.capacity - floor - std::min(reserved_above, m_.capacity - floor);
+    for (const std::vector<int>& live : live_at_) {
+      clique_.clear();
+      uint64_t need = 0;
+      for (int c : live) {  // Sorted by extent, largest first.
+        if (placed_[c]) continue;
+        bool ok = true;
+        for (int k : clique_) ok = ok && m_.conflict[c][k];
+        if (ok) {
+          clique_.push_back(c);
+          need += m_.items[c].extent;
+        }
+      }
+      if (need == 0) continue;
+      uint64_t blocked = 0;
+      for (int k : live) {
+        if (!placed_[k]) continue;
+        const uint64_t top = offsets_[k] + m_.items[k].extent;
+        if (top <= floor) continue;
+        bool all = true;
+        for (int c : clique_) all = all && m_.conflict[c][k];
+        if (all) blocked += top - std::max(offsets_[k], floor);
+      }
+      if (need + blocked > room) return false;
+    }
+    return true;
+  }
+
   // Branch and bound over canonical placements in non-decreasing offset order.
   void Search() {
     Reset();
+    // The items live at each start time, largest first (for SpaceAboveFloor).
+    std::vector<int64_t> times;
+    for (const Item& item : m_.items) {
+      for (const DsaInterval& interval : item.intervals) times.push_back(interval.lower);
+    }
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+    live_at_.clear();
+    for (int64_t t : times) {
+      std::vector<int> live;
+      for (size_t i = 0; i < n_; ++i) {
+        for (const DsaInterval& interval : m_.items[i].intervals) {
+          if (interval.lower <= t && t < interval.upper) {
+            live.push_back(static_cast<int>(i));
+            break;
+          }
+        }
+      }
+      std::stable_sort(live.begin(), live.end(),
+                       [&](int a, int b) { return m_.items[a].extent > m_.items[b].extent; });
+      if (live.size() > 1) live_at_.push_back(std::move(live));
+    }
     // Pinned items are placed first and do not take part in the offset order.
     uint64_t reuse = 0;
     for (size_t i = 0; i < n_; ++i) {
@@ -698,6 +813,7 @@ class PoolSearch {
       extra += least_cost;
       peak_bound = std::max(peak_bound, least_top);
     }
+    if (m_.has_capacity && !SpaceAboveFloor(floor)) return;
     if (!packed_cores_.empty()) {
       uint64_t open = 0, undecided = 0;
       CoreBounds(&open, &undecided);
@@ -736,6 +852,8 @@ class PoolSearch {
   std::string infeasible_reason_;
   std::vector<std::vector<std::pair<int, int>>> packed_cores_;
   std::vector<uint64_t> packed_cost_;
+  std::vector<std::vector<int>> live_at_;
+  std::vector<int> clique_;
   std::vector<uint8_t> placed_;
   std::vector<uint64_t> offsets_;
   size_t remaining_ = 0;
