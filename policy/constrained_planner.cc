@@ -108,7 +108,13 @@ class PoolSearch {
       // then let the branch and bound use the rest (it rarely ends at this size).
       Improve(absl::Now() + (deadline_ - absl::Now()) / 2);
     }
-    if (best_score_.first == kInfinity || !Proven()) Search();
+    if (best_score_.first == kInfinity || !Proven()) {
+      if (OnGrid()) {
+        GridSearch();
+      } else {
+        Search();
+      }
+    }
     out->search_nodes = nodes_;
     out->method = "constrained";
     if (best_offsets_.empty()) {
@@ -695,6 +701,143 @@ class PoolSearch {
     return timed_out_;
   }
 
+  // Extents that are all multiples of one unit u (their gcd), alignments dividing u, nothing
+  // reserved or pinned, a capacity of at most 64 units: every canonical placement puts items at
+  // multiples of u (each rests on the bottom or on a top, and tops are multiples of u), so
+  // trying every multiple of u for every item is complete. With equal extents the pool is
+  // capacity / u slots and placement is colouring.
+  bool OnGrid() {
+    if (!m_.has_capacity || !m_.reserved.empty() || n_ < 2) return false;
+    uint64_t u = 0;
+    for (const Item& item : m_.items) u = std::gcd(u, item.extent);
+    if (u == 0 || m_.capacity / u > 64) return false;
+    for (const Item& item : m_.items) {
+      if (item.pinned || u % item.alignment != 0) return false;
+    }
+    unit_ = u;
+    uniform_ = true;
+    for (const Item& item : m_.items) uniform_ = uniform_ && item.extent == u;
+    return true;
+  }
+
+  // Depth-first in order of birth (an item's penalty partners born before it are placed when it
+  // is), every grid offset per item, bounded by each unplaced item's cheapest offset against
+  // the placed items plus the packed cores among unplaced items. Symmetry: with equal extents,
+  // slots are opened in order; otherwise the first item stays in the lower half (mirroring
+  // the pool keeps every overlap).
+  void GridSearch() {
+    order_.resize(n_);
+    std::iota(order_.begin(), order_.end(), 0);
+    std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
+      return m_.items[a].intervals.front().lower < m_.items[b].intervals.front().lower;
+    });
+    // Pair items born in turn that must stay apart (live together): their joint cheapest
+    // offsets bound better than each one's alone.
+    partner_.assign(n_, -1);
+    for (size_t d = 0; d + 1 < n_; ++d) {
+      const int a = order_[d];
+      if (partner_[a] >= 0) continue;
+      for (size_t f = d + 1; f < n_ && f < d + 4; ++f) {
+        const int b = order_[f];
+        if (partner_[b] < 0 && m_.conflict[a][b]) {
+          partner_[a] = b;
+          partner_[b] = a;
+          break;
+        }
+      }
+    }
+    Reset();
+    timed_out_ = false;
+    GridDfs(0, 0, 0);
+    exhausted_ = !timed_out_;
+    Reset();
+  }
+
+  // Grid offsets item `j` may take; `used` is the number of slots opened (equal extents only).
+  int GridOffsets(int j, size_t depth, int used, uint64_t* out) const {
+    const uint64_t extent = m_.items[j].extent;
+    int count = 0;
+    if (uniform_) {
+      const int slots = static_cast<int>(m_.capacity / unit_);
+      for (int c = 0; c < std::min(slots, used + 1); ++c) out[count++] = c * unit_;
+      return count;
+    }
+    if (extent > m_.capacity) return 0;
+    uint64_t last = m_.capacity - extent;
+    if (depth == 0) last /= 2;
+    for (uint64_t o = 0; o <= last; o += unit_) out[count++] = o;
+    return count;
+  }
+
+  void GridDfs(size_t depth, int used, uint64_t reuse) {
+    if (OutOfTime()) return;
+    if (depth == n_) {
+      Record(reuse, PeakOfPlaced());
+      return;
+    }
+    uint64_t offsets[65];
+    uint64_t extra = 0;
+    // Each unplaced item's feasible offsets and their cost against the placed items.
+    for (size_t d = depth; d < n_; ++d) {
+      const int j = order_[d];
+      // Any slot: later items may open the ones not open yet.
+      const int count = GridOffsets(j, d, kAllSlots, offsets);
+      std::vector<std::pair<uint64_t, uint64_t>>& options = options_[j];
+      options.clear();
+      for (int i = 0; i < count; ++i) {
+        if (Fits(j, offsets[i])) options.push_back({offsets[i], CostAt(j, offsets[i])});
+      }
+      if (options.empty()) return;
+    }
+    for (size_t d = depth; d < n_; ++d) {
+      const int j = order_[d];
+      const int k = partner_[j];
+      if (k >= 0 && !placed_[k] && k < j) continue;  // Counted with its partner.
+      uint64_t least = kInfinity;
+      if (k >= 0 && !placed_[k]) {
+        const uint64_t ej = m_.items[j].extent, ek = m_.items[k].extent;
+        for (const auto& [oj, cj] : options_[j]) {
+          if (cj >= least) continue;
+          for (const auto& [ok, ck] : options_[k]) {
+            if (cj + ck < least && !Overlap(oj, ej, ok, ek)) least = cj + ck;
+          }
+        }
+      } else {
+        for (const auto& option : options_[j]) least = std::min(least, option.second);
+      }
+      if (least == kInfinity) return;
+      extra += least;
+    }
+    if (!packed_cores_.empty()) {
+      uint64_t open = 0, undecided = 0;
+      CoreBounds(&open, &undecided);
+      extra = std::max(extra + open, undecided);
+    }
+    if (!(MakeScore(reuse + extra, PeakOfPlaced()) < best_score_)) return;
+    const int item = order_[depth];
+    struct Choice {
+      uint64_t cost;
+      uint64_t offset;
+    };
+    Choice choices[65];
+    int count = 0;
+    const int n_offsets = GridOffsets(item, depth, used, offsets);
+    for (int i = 0; i < n_offsets; ++i) {
+      if (Fits(item, offsets[i])) choices[count++] = {CostAt(item, offsets[i]), offsets[i]};
+    }
+    std::sort(choices, choices + count, [](const Choice& a, const Choice& b) {
+      return a.cost != b.cost ? a.cost < b.cost : a.offset < b.offset;
+    });
+    for (int i = 0; i < count; ++i) {
+      offsets_[item] = choices[i].offset;
+      placed_[item] = 1;
+      const int slot = static_cast<int>(choices[i].offset / unit_);
+      GridDfs(depth + 1, std::max(used, slot + 1), reuse + choices[i].cost);
+      placed_[item] = 0;
+      if (timed_out_ || Proven()) return;
+    }
+  }
+
   // Every unplaced item goes at or above the floor. At each time, a clique of the unplaced items
   // live then must fit in [floor, capacity) beside the reserved bytes there and beside the placed
   // items live then that conflict with all of the clique. False: no completion exists.
@@ -852,6 +995,12 @@ class PoolSearch {
   std::string infeasible_reason_;
   std::vector<std::vector<std::pair<int, int>>> packed_cores_;
   std::vector<uint64_t> packed_cost_;
+  static constexpr int kAllSlots = 64;
+  uint64_t unit_ = 0;
+  std::vector<int> partner_;
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> options_{n_};
+  bool uniform_ = false;
+  std::vector<int> order_;
   std::vector<std::vector<int>> live_at_;
   std::vector<int> clique_;
   std::vector<uint8_t> placed_;
@@ -1208,7 +1357,15 @@ absl::StatusOr<ConstrainedResult> SolveConstrained(const DsaProblem& problem,
   std::vector<uint64_t> offsets(problem.buffers.size(), 0);
   bool all_placed = true;
   result.status = ConstrainedStatus::kOptimal;
-  for (size_t p = 0; p < problem.pools.size(); ++p) {
+  // Small pools first, each with an equal share of what is left: the ones that end early leave
+  // their time to the larger ones after them.
+  std::vector<size_t> pool_order(problem.pools.size());
+  std::iota(pool_order.begin(), pool_order.end(), 0);
+  std::stable_sort(pool_order.begin(), pool_order.end(), [&](size_t a, size_t b) {
+    return pool_buffers[a].size() < pool_buffers[b].size();
+  });
+  std::vector<PoolResult> pool_results(problem.pools.size());
+  for (size_t p : pool_order) {
     PoolResult pool_result;
     pool_result.pool = problem.pools[p].id;
     pool_result.name = problem.pools[p].name;
@@ -1218,7 +1375,7 @@ absl::StatusOr<ConstrainedResult> SolveConstrained(const DsaProblem& problem,
         pool_result.peak = std::max(pool_result.peak, r.end);
       }
       pool_result.peak_lower_bound = pool_result.peak;
-      result.pools.push_back(pool_result);
+      pool_results[p] = pool_result;
       continue;
     }
     const absl::Duration left = options.budget - (absl::Now() - start);
@@ -1270,6 +1427,9 @@ absl::StatusOr<ConstrainedResult> SolveConstrained(const DsaProblem& problem,
         for (int b : model.items[i].buffers) offsets[b] = item_offsets[i];
       }
     }
+    pool_results[p] = std::move(pool_result);
+  }
+  for (PoolResult& pool_result : pool_results) {
     if (Severity(pool_result.status) > Severity(result.status)) result.status = pool_result.status;
     if (result.reason.empty() && pool_result.status != ConstrainedStatus::kOptimal) {
       result.reason = absl::StrCat("pool ", pool_result.pool, " '", pool_result.name,

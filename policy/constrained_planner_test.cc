@@ -181,6 +181,28 @@ TEST(ConstrainedPlannerCorpusTest, EveryDevelopmentProblemValidates) {
   std::vector<std::string> files;
   ListJson(std::string(kCorpus) + "pypto-lib", &files);
   ASSERT_EQ(files.size(), 587u);
+  // The published results bound the truth from outside: a published placement's reuse cost is
+  // at least the optimum (so no lower bound of ours may exceed it), and a published proof of
+  // optimality means nothing fits with less (so no placement of ours may cost less).
+  struct Published {
+    uint64_t best = 0;
+    bool proven = false;
+  };
+  std::map<std::pair<std::string, std::string>, Published> published;
+  {
+    std::ifstream csv(std::string(kCorpus) + "results/dsa-rp-v1/paired-objectives.csv");
+    std::string line;
+    std::getline(csv, line);  // source,family,source_path,source_instance,...,best_known_cost,..
+    while (std::getline(csv, line)) {
+      std::vector<std::string> cells;
+      std::stringstream stream(line);
+      for (std::string cell; std::getline(stream, cell, ',');) cells.push_back(cell);
+      if (cells.size() < 12 || cells[9].empty()) continue;
+      published[{cells[2], cells[3]}] = {std::stoull(cells[9]), cells[11] == "true"};
+    }
+  }
+  ASSERT_GE(published.size(), 150u);
+  int compared = 0;
   std::map<std::string, int> statuses;
   for (const std::string& path : files) {
     absl::StatusOr<DsaProblemDocument> document = ReadDsaProblemFile(path);
@@ -191,6 +213,17 @@ TEST(ConstrainedPlannerCorpusTest, EveryDevelopmentProblemValidates) {
     ASSERT_TRUE(result.ok()) << path << ": " << result.status();
     ++statuses[ConstrainedStatusName(result->status)];
     EXPECT_LE(result->reuse_lower_bound, result->reuse_cost) << path;
+    const auto& metadata = document->metadata;
+    if (path.find("-cross-pipe-soft.json") != std::string::npos) {
+      auto it = published.find(
+          {metadata.at("corpus_source_path"), metadata.at("dsa_rp_source_instance")});
+      ASSERT_NE(it, published.end()) << path;
+      ++compared;
+      EXPECT_LE(result->reuse_lower_bound, it->second.best) << path;
+      if (it->second.proven && !result->placements.empty()) {
+        EXPECT_GE(result->reuse_cost, it->second.best) << path;
+      }
+    }
     if (result->placements.empty()) continue;
     const DsaProblem& solved =
         result->relaxed_problem ? *result->relaxed_problem : document->problem;
@@ -199,6 +232,7 @@ TEST(ConstrainedPlannerCorpusTest, EveryDevelopmentProblemValidates) {
     EXPECT_EQ(check.reuse_cost, result->reuse_cost) << path;
     EXPECT_EQ(check.total_peak, result->total_peak) << path;
   }
+  EXPECT_EQ(compared, 150);
   for (const auto& [status, count] : statuses) printf("%s: %d\n", status.c_str(), count);
 }
 
