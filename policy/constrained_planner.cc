@@ -861,14 +861,23 @@ class PoolSearch {
         }
       }
       if (need == 0) continue;
-      uint64_t blocked = 0;
+      // Placed items may overlap each other (temporal exclusions): count their union.
+      blocked_.clear();
       for (int k : live) {
         if (!placed_[k]) continue;
         const uint64_t top = offsets_[k] + m_.items[k].extent;
         if (top <= floor) continue;
         bool all = true;
         for (int c : clique_) all = all && m_.conflict[c][k];
-        if (all) blocked += top - std::max(offsets_[k], floor);
+        if (all) blocked_.push_back({std::max(offsets_[k], floor), top});
+      }
+      std::sort(blocked_.begin(), blocked_.end());
+      uint64_t blocked = 0, covered_to = floor;
+      for (const auto& [begin, end] : blocked_) {
+        if (end > covered_to) {
+          blocked += end - std::max(begin, covered_to);
+          covered_to = end;
+        }
       }
       if (need + blocked > room) return false;
     }
@@ -1003,6 +1012,7 @@ class PoolSearch {
   std::vector<int> order_;
   std::vector<std::vector<int>> live_at_;
   std::vector<int> clique_;
+  std::vector<std::pair<uint64_t, uint64_t>> blocked_;
   std::vector<uint8_t> placed_;
   std::vector<uint64_t> offsets_;
   size_t remaining_ = 0;

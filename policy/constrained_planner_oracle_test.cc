@@ -1,0 +1,164 @@
+// The constrained planner against an exact solver that shares no code with it (a MILP solved by
+// CBC, policy/testing/dsa_exact_oracle.h), on generated problems with every kind of constraint:
+// each status the planner claims must agree with the oracle, every placement must pass the
+// independent validator, and no lower bound may exceed the optimum.
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "policy/constrained_planner.h"
+#include "policy/dsa_problem.h"
+#include "policy/dsa_validator.h"
+#include "policy/testing/dsa_exact_oracle.h"
+#include "policy/testing/dsa_problem_generator.h"
+
+namespace accelmem {
+namespace policy {
+namespace {
+
+using policy_testing::DsaGeneratorOptions;
+using policy_testing::DsaOracleResult;
+using policy_testing::DsaOracleStatus;
+
+bool Names(const DsaProblem& problem, DsaObjectiveTerm term) {
+  for (DsaObjectiveTerm t : problem.objective.terms) {
+    if (t == term) return true;
+  }
+  return false;
+}
+
+struct Tally {
+  int problems = 0, optimal = 0, infeasible = 0, feasible = 0, no_fit = 0, oracle_unknown = 0;
+  int gap_problems = 0;
+  uint64_t gap_reuse = 0;
+};
+
+void CheckAgainstOracle(uint64_t seed, const DsaGeneratorOptions& generator, Tally* tally) {
+  const DsaProblem problem = policy_testing::GenerateDsaProblem(seed, generator);
+  ConstrainedOptions options;
+  options.budget = absl::Milliseconds(200);
+  options.relax_pipeline_when_infeasible = false;  // Generated problems have no pipelines.
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem, options);
+  ASSERT_TRUE(result.ok()) << "seed " << seed << ": " << result.status();
+  const DsaOracleResult oracle = policy_testing::SolveDsaExactly(problem, 10.0);
+  ++tally->problems;
+  if (oracle.status == DsaOracleStatus::kUnknown) {
+    ++tally->oracle_unknown;
+    return;
+  }
+  ASSERT_NE(oracle.status, DsaOracleStatus::kUnsupported) << oracle.message;
+  const std::string where = "seed " + std::to_string(seed) + ", planner " +
+                            ConstrainedStatusName(result->status) + " (" + result->reason +
+                            "), oracle " + policy_testing::DsaOracleStatusName(oracle.status);
+  if (oracle.status == DsaOracleStatus::kOptimal) {
+    const DsaSolutionCheck check = CheckDsaSolution(problem, oracle.placements);
+    ASSERT_TRUE(check.ok()) << where << ": the oracle's placement: " << check.errors.front();
+  }
+  if (!result->placements.empty()) {
+    const DsaSolutionCheck check = CheckDsaSolution(problem, result->placements);
+    ASSERT_TRUE(check.ok()) << where << ": " << check.errors.front();
+    EXPECT_EQ(check.reuse_cost, result->reuse_cost) << where;
+    EXPECT_EQ(check.total_peak, result->total_peak) << where;
+  }
+  switch (result->status) {
+    case ConstrainedStatus::kInfeasible:
+      ++tally->infeasible;
+      EXPECT_EQ(oracle.status, DsaOracleStatus::kInfeasible) << where;
+      return;
+    case ConstrainedStatus::kNoFitWithinBudget:
+      ++tally->no_fit;
+      return;
+    case ConstrainedStatus::kOptimal:
+    case ConstrainedStatus::kFeasible:
+      break;
+  }
+  ASSERT_EQ(oracle.status, DsaOracleStatus::kOptimal) << where;
+  const bool reuse = Names(problem, DsaObjectiveTerm::kReuseCost);
+  const bool peak = Names(problem, DsaObjectiveTerm::kTotalPeak);
+  // Bounds never pass the optimum; found values never beat it.
+  if (reuse) {
+    EXPECT_LE(result->reuse_lower_bound, oracle.reuse_cost) << where;
+    EXPECT_GE(result->reuse_cost, oracle.reuse_cost) << where;
+  }
+  if (result->status == ConstrainedStatus::kOptimal) {
+    ++tally->optimal;
+    if (reuse) {
+      EXPECT_EQ(result->reuse_cost, oracle.reuse_cost) << where;
+    }
+    // Peak is compared when it is a term and the reuse cost (if ranked first) agrees.
+    if (peak && (!reuse || result->reuse_cost == oracle.reuse_cost)) {
+      EXPECT_EQ(result->total_peak, oracle.total_peak) << where;
+    }
+  } else {
+    ++tally->feasible;
+    if (reuse && result->reuse_cost > oracle.reuse_cost) {
+      ++tally->gap_problems;
+      tally->gap_reuse += result->reuse_cost - oracle.reuse_cost;
+    }
+  }
+}
+
+class ConstrainedOracleTest : public ::testing::TestWithParam<int> {};
+
+// Families: the generator's defaults (every constraint kind), tight pools with many penalties
+// (reuse cost decides), aligned pools with reserved ranges and pins (placement decides), equal
+// sizes (slot colouring) and sizes on a grid.
+DsaGeneratorOptions Family(int family) {
+  DsaGeneratorOptions options;
+  if (family == 1) {
+    options.tight_probability = 0.8;
+    options.unbounded_probability = 0;
+    options.penalty_probability = 0.9;
+    options.max_buffers = 10;
+  } else if (family == 2) {
+    options.aligned_probability = 1.0;
+    options.reserved_probability = 0.8;
+    options.pin_probability = 0.6;
+    options.max_buffers = 10;
+  } else if (family == 3) {
+    // Equal sizes in a tight pool with many penalties: the slot-colouring search's case.
+    options.max_size_units = 1;
+    options.tight_probability = 0.9;
+    options.unbounded_probability = 0;
+    options.reserved_probability = 0;
+    options.pin_probability = 0;
+    options.colocation_probability = 0;
+    options.penalty_probability = 0.9;
+    options.min_buffers = 5;
+    options.max_buffers = 9;  // Equal sizes are the MILP's slowest case (symmetry).
+  } else if (family == 4) {
+    // Sizes of one or four units (the grid search's case), tight, penalties.
+    options.max_size_units = 4;
+    options.tight_probability = 0.9;
+    options.unbounded_probability = 0;
+    options.reserved_probability = 0;
+    options.pin_probability = 0;
+    options.penalty_probability = 0.8;
+    options.max_buffers = 10;
+  }
+  return options;
+}
+
+TEST_P(ConstrainedOracleTest, EveryClaimAgreesWithTheExactSolver) {
+  const int family = GetParam();
+  Tally tally;
+  const uint64_t count = family == 3 ? 60 : 150;
+  for (uint64_t i = 0; i < count; ++i) {
+    CheckAgainstOracle(1000 * (family + 1) + i, Family(family), &tally);
+    if (HasFatalFailure()) return;
+  }
+  printf(
+      "family %d: %d problems, planner optimal %d, infeasible %d, feasible %d, no fit %d; "
+      "oracle unknown %d; reuse gap %llu over %d problems\n",
+      family, tally.problems, tally.optimal, tally.infeasible, tally.feasible, tally.no_fit,
+      tally.oracle_unknown, static_cast<unsigned long long>(tally.gap_reuse), tally.gap_problems);
+  // The oracle must have decided nearly all, or the comparison says little.
+  EXPECT_LE(tally.oracle_unknown, tally.problems / 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, ConstrainedOracleTest, ::testing::Values(0, 1, 2, 3, 4));
+
+}  // namespace
+}  // namespace policy
+}  // namespace accelmem
