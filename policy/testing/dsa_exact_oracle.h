@@ -2,7 +2,10 @@
 // tests only: a mixed-integer program solved by COIN-OR CBC, sharing no code with the planner in
 // policy/constrained_planner.h, so each checks the other.
 //
-// Model (each buffer must be allowed in exactly one pool):
+// Model (each buffer must be allowed in exactly one pool). Schema v1 measures every overlap
+// between buffers by the colocation class's largest size (its extent), so every buffer's size is
+// first raised to its class's extent; capacity, reserved ranges and peaks are unchanged by that,
+// since a class shares one offset.
 //  - Colocation classes (union-find over the colocations) share one offset x = step * k, k an
 //    integer >= 0; the step is the class's largest alignment, or the grid when that is coarser:
 //    the gcd of all sizes, capacities, reserved bounds and pinned offsets (rounding an optimal
@@ -17,7 +20,7 @@
 //    (x >= end).
 //  - Each pair of buffers of one pool in different classes that must not share bytes (live at
 //    the same time and not temporally excluded, or separated, or one pinned
-//    exclusive_for_all_time): a binary chooses which is below the other (each with its own size).
+//    exclusive_for_all_time): a binary chooses which is below the other (by extent).
 //  - Each reuse penalty between buffers that may share bytes: a binary y = "allowed to overlap";
 //    else one of two order binaries must hold. The reuse cost is sum cost * y.
 //  - Big-Ms come from the offset bounds. Valid cuts (not needed for exactness, needed for speed):
