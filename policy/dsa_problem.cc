@@ -318,6 +318,8 @@ absl::StatusOr<T> Guard(const std::string& source, const std::string& text,
   } catch (const Json::parse_error& error) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": byte ", error.byte, ": JSON syntax error: ", error.what()));
+  } catch (const Json::exception& error) {  // A number too large for 64 bits, say.
+    return absl::InvalidArgumentError(absl::StrCat(source, ": invalid JSON: ", error.what()));
   }
   try {
     return parse(root);

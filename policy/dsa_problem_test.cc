@@ -120,6 +120,9 @@ TEST(DsaProblemTest, ShapeErrorsNameTheJsonPath) {
   unknown.replace(unknown.find("TERM"), 4, "reuse_cost");
   EXPECT_THAT(ParseDsaProblemJson(unknown, "k.json").status().message(),
               HasSubstr("problem.buffers[0]: unknown field 'colour'"));
+  // A number beyond 64 bits is an error, not an exception (found by tools:dsa_json_fuzzer).
+  EXPECT_THAT(ParseDsaProblemJson("{\"schema_version\": 6e897}", "k.json").status().message(),
+              HasSubstr("k.json: invalid JSON"));
   EXPECT_THAT(ReadDsaProblemFile("/nonexistent/p.json").status().message(),
               HasSubstr("/nonexistent/p.json: cannot open"));
 }
