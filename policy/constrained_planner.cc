@@ -103,6 +103,9 @@ class PoolSearch {
       return;
     }
     Greedy();
+    if (!best_offsets_.empty() && !Proven() && n_ <= kCoverItems && !cover_cliques_.empty()) {
+      CoverBound(cover_cliques_, cover_usable_);
+    }
     if (!best_offsets_.empty() && !Proven() && n_ > kExactItems) {
       // Large pools: improve the incumbent by re-inserting neighbourhoods for half the time,
       // then let the branch and bound use the rest (it rarely ends at this size).
@@ -138,6 +141,8 @@ class PoolSearch {
       out->peak_lower_bound = peak_matters_ ? best_peak_ : peak_lb_;
     } else {
       out->status = ConstrainedStatus::kFeasible;
+      out->reuse_lower_bound = reuse_lb_;  // Raised by CoverBound after the first report.
+      out->peak_lower_bound = peak_lb_;
       out->reason = "the budget ran out before the lower bounds met the placement";
     }
   }
@@ -344,6 +349,164 @@ class PoolSearch {
       packed_cores_.push_back(core.edges);
       packed_cost_.push_back(core.cost);
     }
+    cover_cliques_ = std::move(cliques);
+    cover_usable_ = usable;
+  }
+
+  // A stronger reuse bound for small pools. Take k <= 4 cliques C1..Ck with no item in common.
+  // Each clique's items are disjoint in address and all avoid the reserved bytes, so by
+  // inclusion-exclusion the bytes the cliques share pairwise, the sum over pairs (a, b) from two
+  // of them of their overlap, are at least the sum of their extents minus the usable capacity.
+  // A pair overlaps by at most its smaller extent, and only by paying its penalty (or freely,
+  // when it has none). So every placement's set of paid pairs satisfies each such cover
+  // constraint, and the cheapest set of pairs that satisfies all of them bounds the reuse cost.
+  // That set is found by a depth-first search for each cost from the packing bound upwards,
+  // within a node limit: a cost it exhausts is proven impossible.
+  static constexpr size_t kCoverItems = 40;
+  struct Cover {
+    std::vector<std::pair<int, uint64_t>> edges;  // Edge index, bytes it can cover.
+    uint64_t deficit = 0;                         // Bytes the paid edges must cover.
+  };
+
+  void CoverBound(const std::vector<std::vector<int>>& cliques, uint64_t usable) {
+    std::map<std::pair<int, int>, int> edge_index;
+    std::vector<uint64_t> weight;
+    auto edge = [&](int a, int b) {
+      auto key = std::minmax(a, b);
+      auto it = edge_index.find(key);
+      if (it != edge_index.end()) return it->second;
+      const int id = static_cast<int>(weight.size());
+      edge_index.emplace(key, id);
+      weight.push_back(m_.weight[a][b]);
+      return id;
+    };
+    std::vector<std::vector<int>> sets;
+    std::vector<uint64_t> totals;
+    for (const std::vector<int>& clique : cliques) {
+      uint64_t total = 0;
+      for (int i : clique) total += m_.items[i].extent;
+      if (clique.size() > 0) {
+        sets.push_back(clique);
+        totals.push_back(total);
+      }
+    }
+    if (sets.size() > 48) return;
+    std::vector<Cover> covers;
+    std::vector<int> chosen;
+    std::vector<uint8_t> in(n_, 0);
+    std::function<void(size_t, uint64_t)> pick = [&](size_t from, uint64_t total) {
+      if (chosen.size() >= 2 && total > usable) {
+        Cover cover;
+        uint64_t free_bytes = 0;
+        for (size_t x = 0; x < chosen.size(); ++x) {
+          for (size_t y = x + 1; y < chosen.size(); ++y) {
+            for (int a : sets[chosen[x]]) {
+              for (int b : sets[chosen[y]]) {
+                if (m_.conflict[a][b]) continue;
+                const uint64_t bytes = std::min(m_.items[a].extent, m_.items[b].extent);
+                if (m_.weight[a][b] == 0) {
+                  free_bytes += bytes;
+                } else {
+                  cover.edges.push_back({edge(a, b), bytes});
+                }
+              }
+            }
+          }
+        }
+        if (free_bytes < total - usable) {
+          cover.deficit = total - usable - free_bytes;
+          covers.push_back(std::move(cover));
+        }
+      }
+      if (chosen.size() == 4 || covers.size() > 20000) return;
+      for (size_t s = from; s < sets.size(); ++s) {
+        bool shared = false;
+        for (int i : sets[s]) shared = shared || in[i];
+        if (shared) continue;
+        for (int i : sets[s]) in[i] = 1;
+        chosen.push_back(static_cast<int>(s));
+        pick(s + 1, total + totals[s]);
+        chosen.pop_back();
+        for (int i : sets[s]) in[i] = 0;
+      }
+    };
+    pick(0, 0);
+    if (covers.empty()) return;
+    // Impossible covers were reported as infeasibility by the pair cores; skip any left.
+    for (const Cover& cover : covers) {
+      uint64_t most = 0;
+      for (const auto& e : cover.edges) most += e.second;
+      if (most < cover.deficit) return;
+    }
+    std::vector<uint8_t> blocked(weight.size(), 0);  // Taken, or left out by a branch.
+    std::vector<uint64_t> covered(covers.size(), 0);
+    std::vector<std::vector<std::pair<int, uint64_t>>> covers_of(weight.size());
+    for (size_t c = 0; c < covers.size(); ++c) {
+      for (const auto& e : covers[c].edges) {
+        covers_of[e.first].push_back({static_cast<int>(c), e.second});
+      }
+    }
+    for (Cover& cover : covers) {  // Cheap and wide edges first.
+      std::sort(cover.edges.begin(), cover.edges.end(), [&](const auto& x, const auto& y) {
+        if (weight[x.first] != weight[y.first]) return weight[x.first] < weight[y.first];
+        return x.second > y.second;
+      });
+    }
+    int64_t nodes = 0;
+    constexpr int64_t kNodeLimit = 1000000;
+    // At most half the pool's time: the search for placements needs the rest.
+    const absl::Time cover_deadline = absl::Now() + (deadline_ - absl::Now()) / 2;
+    std::vector<uint64_t> widths;
+    // Can every open cover be met by adding edges of total weight <= budget? Branches on the
+    // edges of the open cover that needs the most edges; a branch that fails leaves its edge out
+    // of its later siblings. Out of nodes: "yes" (nothing is claimed).
+    std::function<bool(uint64_t)> feasible = [&](uint64_t budget) -> bool {
+      if (++nodes > kNodeLimit || ((nodes & 1023) == 0 && absl::Now() > cover_deadline)) {
+        nodes = kNodeLimit + 1;  // Stay out of time for the rest of this search.
+        return true;
+      }
+      int worst = -1;
+      uint64_t worst_edges = 0;
+      for (size_t c = 0; c < covers.size(); ++c) {
+        if (covered[c] >= covers[c].deficit) continue;
+        const uint64_t need = covers[c].deficit - covered[c];
+        widths.clear();
+        uint64_t cheapest = kInfinity;
+        for (const auto& e : covers[c].edges) {
+          if (blocked[e.first]) continue;
+          widths.push_back(e.second);
+          cheapest = std::min(cheapest, weight[e.first]);
+        }
+        std::sort(widths.rbegin(), widths.rend());
+        uint64_t sum = 0, k = 0;
+        while (k < widths.size() && sum < need) sum += widths[k++];
+        if (sum < need || cheapest * k > budget) return false;
+        if (worst < 0 || k > worst_edges) {
+          worst = static_cast<int>(c);
+          worst_edges = k;
+        }
+      }
+      if (worst < 0) return true;
+      std::vector<int> left_out;
+      bool ok = false;
+      for (const auto& e : covers[worst].edges) {
+        if (blocked[e.first] || weight[e.first] > budget) continue;
+        blocked[e.first] = 1;
+        for (const auto& [c, bytes] : covers_of[e.first]) covered[c] += bytes;
+        ok = feasible(budget - weight[e.first]);
+        for (const auto& [c, bytes] : covers_of[e.first]) covered[c] -= bytes;
+        if (ok) {
+          blocked[e.first] = 0;
+          break;
+        }
+        left_out.push_back(e.first);  // Stays blocked for the siblings after it.
+      }
+      for (int e : left_out) blocked[e] = 0;
+      return ok;
+    };
+    uint64_t target = reuse_lb_;
+    while (target < reuse_lb_ + 256 && !feasible(target)) ++target;
+    reuse_lb_ = std::max(reuse_lb_, target);
   }
 
   // What the packed cores still bound at a search node: `open` sums the cores whose pairs have
@@ -1002,6 +1165,8 @@ class PoolSearch {
   uint64_t reuse_lb_ = 0;
   uint64_t peak_lb_ = 0;
   std::string infeasible_reason_;
+  std::vector<std::vector<int>> cover_cliques_;  // For CoverBound (pools with penalties).
+  uint64_t cover_usable_ = 0;
   std::vector<std::vector<std::pair<int, int>>> packed_cores_;
   std::vector<uint64_t> packed_cost_;
   static constexpr int kAllSlots = 64;
@@ -1438,6 +1603,49 @@ absl::StatusOr<ConstrainedResult> SolveConstrained(const DsaProblem& problem,
       }
     }
     pool_results[p] = std::move(pool_result);
+  }
+  // Pools that ended early leave time: the pools left open get it, shared equally, and keep a
+  // second result that is better (proven, or no worse in cost, peak and bound).
+  std::vector<size_t> open;
+  for (size_t p : pool_order) {
+    const ConstrainedStatus status = pool_results[p].status;
+    if ((status == ConstrainedStatus::kFeasible ||
+         status == ConstrainedStatus::kNoFitWithinBudget) &&
+        pool_results[p].relaxed_pipeline_groups.empty()) {
+      open.push_back(p);
+    }
+  }
+  for (size_t k = 0; k < open.size(); ++k) {
+    const size_t p = open[k];
+    const absl::Duration left = options.budget - (absl::Now() - start);
+    if (left < absl::Milliseconds(1)) break;
+    PoolResult second;
+    second.pool = problem.pools[p].id;
+    second.name = problem.pools[p].name;
+    std::vector<uint64_t> item_offsets;
+    PoolModel model;
+    SolvePool(problem, p, pool_buffers[p], false, absl::Now() + left / (open.size() - k), &second,
+              &item_offsets, &model);
+    const PoolResult& first = pool_results[p];
+    const bool better =
+        !item_offsets.empty() &&
+        (Severity(second.status) < Severity(first.status) ||
+         (second.status == first.status && second.reuse_cost <= first.reuse_cost &&
+          second.peak <= first.peak && second.reuse_lower_bound >= first.reuse_lower_bound &&
+          second.peak_lower_bound >= first.peak_lower_bound));
+    if (!better) continue;
+    for (size_t i = 0; i < model.items.size(); ++i) {
+      for (int b : model.items[i].buffers) offsets[b] = item_offsets[i];
+    }
+    pool_results[p] = std::move(second);
+  }
+  all_placed = true;  // Every pool with buffers has a placement (optimal or feasible).
+  for (size_t p = 0; p < problem.pools.size(); ++p) {
+    const ConstrainedStatus status = pool_results[p].status;
+    if (!pool_buffers[p].empty() && status != ConstrainedStatus::kOptimal &&
+        status != ConstrainedStatus::kFeasible) {
+      all_placed = false;
+    }
   }
   for (PoolResult& pool_result : pool_results) {
     if (Severity(pool_result.status) > Severity(result.status)) result.status = pool_result.status;
