@@ -795,8 +795,11 @@ class PoolSearch {
         }
       }
       const size_t want = 4 + next() % 12;
+      // Bounded tries: paid edges may share their ends, and pinned items are never taken, so
+      // `want` items may not exist.
+      const size_t tries = 8 * want;
       if (!paid.empty() && next() % 4 != 0) {
-        while (removed.size() < want) {
+        for (size_t t = 0; removed.size() < want && t < tries; ++t) {
           const auto& edge = paid[next() % paid.size()];
           take(edge.first);
           take(edge.second);
@@ -807,7 +810,7 @@ class PoolSearch {
           if (paid.size() * 2 < want && removed.size() >= paid.size() * 2) break;
         }
       } else {
-        while (removed.size() < want) take(next() % n_);
+        for (size_t t = 0; removed.size() < want && t < tries; ++t) take(next() % n_);
       }
       for (int i : removed) placed_[i] = 0;
       // Re-insert in a random order, biggest first half of the time.
