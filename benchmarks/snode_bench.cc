@@ -434,7 +434,7 @@ void BM_Pointer_Lookup(benchmark::State& state) {
     // `accelmem` starts after upstream's rounds. Both out-of-line forms must start on the other
     // tree's memory: with this contender last, the random out-of-line lookup read slower than
     // upstream's on the Zen 5 VM, while a near copy of accelmem's function timed after accelmem's
-    // own rounds took under half its time (benchmarks/README.md).
+    // own rounds took under half its time (benchmarks/history/2026-12-03.md).
     contenders.insert(
         contenders.begin() + 2,
         {"upstream_inlined_address",
