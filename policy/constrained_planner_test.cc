@@ -1,7 +1,5 @@
 #include "policy/constrained_planner.h"
 
-#include <dirent.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "policy/dsa_problem.h"
 #include "policy/dsa_validator.h"
+#include "policy/testing/corpus_files.h"
 
 namespace accelmem {
 namespace policy {
@@ -22,23 +21,6 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kCorpus[] = "third_party/dsa_solver_corpus/";
-
-void ListJson(const std::string& dir, std::vector<std::string>* out) {
-  DIR* handle = opendir(dir.c_str());
-  if (handle == nullptr) return;
-  while (dirent* entry = readdir(handle)) {
-    const std::string name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    const std::string path = dir + "/" + name;
-    if (name.size() > 5 && name.substr(name.size() - 5) == ".json") {
-      out->push_back(path);
-    } else if (name.find('.') == std::string::npos) {
-      ListJson(path, out);
-    }
-  }
-  closedir(handle);
-  std::sort(out->begin(), out->end());
-}
 
 DsaProblem OnePool(uint64_t capacity) {
   DsaProblem problem;
@@ -178,8 +160,8 @@ TEST(ConstrainedPlannerTest, MalformedProblemsAreErrorsNotCrashes) {
 // Every corpus problem: the independent validator accepts each placement, its reuse cost and
 // peaks are what the planner reports, and no lower bound exceeds the value reached.
 TEST(ConstrainedPlannerCorpusTest, EveryDevelopmentProblemValidates) {
-  std::vector<std::string> files;
-  ListJson(std::string(kCorpus) + "pypto-lib", &files);
+  std::vector<std::string> files =
+      policy_testing::ListJsonFiles(std::string(kCorpus) + "pypto-lib");
   ASSERT_EQ(files.size(), 587u);
   // The published results bound the truth from outside: a published placement's reuse cost is
   // at least the optimum (so no lower bound of ours may exceed it), and a published proof of

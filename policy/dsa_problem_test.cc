@@ -1,7 +1,5 @@
 #include "policy/dsa_problem.h"
 
-#include <dirent.h>
-
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -9,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "policy/testing/corpus_files.h"
 
 namespace accelmem {
 namespace policy {
@@ -18,22 +17,6 @@ using ::testing::HasSubstr;
 
 constexpr char kCorpus[] = "third_party/dsa_solver_corpus/";
 
-void ListJson(const std::string& dir, std::vector<std::string>* out) {
-  DIR* handle = opendir(dir.c_str());
-  if (handle == nullptr) return;
-  while (dirent* entry = readdir(handle)) {
-    const std::string name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    const std::string path = dir + "/" + name;
-    if (name.size() > 5 && name.substr(name.size() - 5) == ".json") {
-      out->push_back(path);
-    } else if (name.find('.') == std::string::npos) {
-      ListJson(path, out);
-    }
-  }
-  closedir(handle);
-}
-
 std::string ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -42,9 +25,12 @@ std::string ReadText(const std::string& path) {
 // The corpus files are stored canonically, so reading and writing one gives back its bytes: the
 // fingerprint of a problem read here is the one its producer computed.
 TEST(DsaProblemTest, EveryCorpusFileRoundTripsByteForByte) {
-  std::vector<std::string> files;
-  ListJson(std::string(kCorpus) + "pypto-lib", &files);
-  ListJson(std::string(kCorpus) + "minimalloc-dsa-rp", &files);
+  std::vector<std::string> files =
+      policy_testing::ListJsonFiles(std::string(kCorpus) + "pypto-lib");
+  for (const std::string& f :
+       policy_testing::ListJsonFiles(std::string(kCorpus) + "minimalloc-dsa-rp")) {
+    files.push_back(f);
+  }
   ASSERT_EQ(files.size(), 587u + 11u);
   int valid = 0;
   for (const std::string& path : files) {
