@@ -340,7 +340,55 @@ OpDef Def(std::string name, int min_args, int max_args,
   return d;
 }
 
+// Moves run on the engine between their source and destination spaces.
+Pipe MovePipe(const Call& call) {
+  const TileType* src = call.args.empty() ? nullptr : AsTile(TypeOfExpr(*call.args[0]));
+  const SpaceImm* dst = call.args.size() < 2 ? nullptr : AsSpace(call.args[1].get());
+  if (src == nullptr || dst == nullptr) return Pipe::kNone;
+  if (src->space == MemorySpace::kAcc) return Pipe::kFix;
+  if (src->space == MemorySpace::kMat &&
+      (dst->space == MemorySpace::kLeft || dst->space == MemorySpace::kRight)) {
+    return Pipe::kMte1;
+  }
+  if (src->space == MemorySpace::kMat && dst->space == MemorySpace::kVec) return Pipe::kMte2;
+  if (src->space == MemorySpace::kVec && dst->space == MemorySpace::kMat) return Pipe::kMte3;
+  return Pipe::kVector;  // Vec -> Vec copies
+}
+
+// Stores drain Acc through the fix-pipe and every other space through the outbound DMA.
+Pipe StorePipe(const Call& call) {
+  const TileType* src = call.args.empty() ? nullptr : AsTile(TypeOfExpr(*call.args[0]));
+  return src != nullptr && src->space == MemorySpace::kAcc ? Pipe::kFix : Pipe::kMte3;
+}
+
 }  // namespace
+
+const char* PipeName(Pipe pipe) {
+  switch (pipe) {
+    case Pipe::kNone:
+      return "none";
+    case Pipe::kScalar:
+      return "scalar";
+    case Pipe::kVector:
+      return "vector";
+    case Pipe::kCube:
+      return "cube";
+    case Pipe::kMte1:
+      return "mte1";
+    case Pipe::kMte2:
+      return "mte2";
+    case Pipe::kMte3:
+      return "mte3";
+    case Pipe::kFix:
+      return "fix";
+  }
+  return "none";
+}
+
+Pipe OpDef::OperandPipe(const Call& call, int operand) const {
+  (void)operand;
+  return pipe_fn ? pipe_fn(call) : pipe;
+}
 
 bool OpDef::AllowsKwarg(absl::string_view key) const {
   return std::find(kwargs.begin(), kwargs.end(), key) != kwargs.end();
@@ -419,18 +467,22 @@ void OpRegistry::RegisterBuiltins(OpRegistry* r) {
     absl::Status s = r->Register(std::move(d));
     (void)s;  // duplicates (builtins registered twice) are ignored
   };
+  auto vector = [](OpDef d) {
+    d.pipe = Pipe::kVector;
+    return d;
+  };
   for (const char* name : {"tile.add", "tile.sub", "tile.mul"}) {
-    add(Def(name, 2, 2, ElementwiseBinary));
+    add(vector(Def(name, 2, 2, ElementwiseBinary)));
   }
-  add(Def("tile.muls", 2, 2, Muls));
-  add(Def("tile.exp", 1, 1, Unary));
+  add(vector(Def("tile.muls", 2, 2, Muls)));
+  add(vector(Def("tile.exp", 1, 1, Unary)));
   for (const char* name : {"tile.recip", "tile.rsqrt"}) {
-    OpDef d = Def(name, 1, 1, Unary);
+    OpDef d = vector(Def(name, 1, 1, Unary));
     d.inplace_safe = false;
     add(std::move(d));
   }
   {
-    OpDef d = Def("tile.cast", 2, 2, Cast);
+    OpDef d = vector(Def("tile.cast", 2, 2, Cast));
     // Widening casts read each source element after writing a wider result element.
     d.inplace_safe_fn = [](const Call& call) {
       const TileType* src = call.args.empty() ? nullptr : AsTile(TypeOfExpr(*call.args[0]));
@@ -443,24 +495,35 @@ void OpRegistry::RegisterBuiltins(OpRegistry* r) {
   {
     OpDef d = Def("tile.load", 3, 3, Load);
     d.kwargs = {"space"};
+    d.pipe = Pipe::kMte2;
     add(std::move(d));
   }
-  add(Def("tile.store", 3, 3, Store));
-  add(Def("tile.matmul", 2, 2, Matmul));
+  {
+    OpDef d = Def("tile.store", 3, 3, Store);
+    d.pipe_fn = StorePipe;
+    add(std::move(d));
+  }
+  {
+    OpDef d = Def("tile.matmul", 2, 2, Matmul);
+    d.pipe = Pipe::kCube;
+    add(std::move(d));
+  }
   {
     OpDef d = Def("tile.matmul_acc", 3, 3, MatmulAcc);
+    d.pipe = Pipe::kCube;
     d.memory = MemoryBehavior::kWritesInto;
     d.writes_into_arg = 0;
     add(std::move(d));
   }
-  add(Def("tile.create", 3, 3, Create));
+  add(vector(Def("tile.create", 3, 3, Create)));
   {
     OpDef d = Def("tile.move", 2, 2, Move);
     d.inplace_safe = false;
+    d.pipe_fn = MovePipe;
     add(std::move(d));
   }
   {
-    OpDef d = Def("tile.transpose", 1, 1, Transpose);
+    OpDef d = vector(Def("tile.transpose", 1, 1, Transpose));
     d.inplace_safe = false;
     add(std::move(d));
   }

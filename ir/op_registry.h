@@ -1,5 +1,5 @@
-// The op registry: every op the IR knows, with its arity, keyword arguments, result-type rule
-// and memory behaviour.
+// The op registry: every op the IR knows, with its arity, keyword arguments, result-type rule,
+// memory behaviour and the hardware pipe that executes it.
 //
 // Why: the parser rejects unknown ops and wrong arities, the verifier checks each value's
 // declared type against its op's rule, and the memory passes ask an op whether its result is a
@@ -32,6 +32,23 @@ enum class MemoryBehavior : uint8_t {
   kWritesInto,  // the result is argument `writes_into_arg`'s buffer, updated in place
 };
 
+// The engine that executes an op and so touches its operands and result. Two buffers that
+// different pipes touch may run asynchronously, so reusing one's bytes for the other costs a
+// synchronisation (a reuse penalty in the constrained planner). Named after the Ascend engines;
+// other targets map theirs onto these.
+enum class Pipe : uint8_t {
+  kNone,    // no execution access (views, allocations, reserves)
+  kScalar,  // scalar unit
+  kVector,  // vector unit: element-wise compute on Vec tiles
+  kCube,    // matrix unit: reads Left/Right, writes Acc
+  kMte1,    // local move Mat -> Left/Right
+  kMte2,    // inbound DMA: global memory -> Vec/Mat (and Mat -> Vec)
+  kMte3,    // outbound DMA: Vec/Mat -> global memory (and Vec -> Mat)
+  kFix,     // fix-pipe: drains Acc to Mat, Vec or global memory
+};
+// "none", "scalar", "vector", "cube", "mte1", "mte2", "mte3", "fix".
+const char* PipeName(Pipe pipe);
+
 struct OpDef {
   std::string name;
   int min_args = 0;
@@ -47,10 +64,17 @@ struct OpDef {
   // The type the op gives for these arguments (Var arguments carry their types); an error
   // explains what is wrong with the arguments. MemRefs are not inferred.
   std::function<absl::StatusOr<TypePtr>(const Call&)> result_type;
+  // The pipe that executes a call: `pipe_fn` when set (it may look at operand spaces), else
+  // `pipe`. It reads every operand and writes the result.
+  Pipe pipe = Pipe::kNone;
+  std::function<Pipe(const Call&)> pipe_fn;
 
   bool AllowsKwarg(absl::string_view key) const;
   bool IsInplaceSafe(const Call& call) const;
   bool IsView() const { return memory == MemoryBehavior::kView; }
+  // The pipe that accesses operand `operand` of `call` (-1: the result). One engine runs a
+  // call, so every operand gets the call's pipe; views and allocations get kNone.
+  Pipe OperandPipe(const Call& call, int operand) const;
 };
 
 class OpRegistry {

@@ -44,6 +44,40 @@ TEST(OpRegistryTest, MemoryBehaviour) {
   EXPECT_TRUE(cast->IsInplaceSafe(narrow));
 }
 
+// Pipes: the engine of each op, moves and stores by their spaces, none for views and allocations.
+TEST(OpRegistryTest, Pipes) {
+  const OpRegistry& r = OpRegistry::Global();
+  Call dummy("tile.add", {});
+  EXPECT_EQ(r.Find("tile.add")->OperandPipe(dummy, 0), Pipe::kVector);
+  EXPECT_EQ(r.Find("tile.exp")->OperandPipe(dummy, -1), Pipe::kVector);
+  EXPECT_EQ(r.Find("tile.load")->OperandPipe(dummy, -1), Pipe::kMte2);
+  EXPECT_EQ(r.Find("tile.matmul")->OperandPipe(dummy, 0), Pipe::kCube);
+  EXPECT_EQ(r.Find("tile.matmul_acc")->OperandPipe(dummy, -1), Pipe::kCube);
+  EXPECT_EQ(r.Find("tile.slice")->OperandPipe(dummy, 0), Pipe::kNone);
+  EXPECT_EQ(r.Find("tile.alloc")->OperandPipe(dummy, -1), Pipe::kNone);
+  VarPtr tensor = MakeVar("x", MakeTensor(StaticShape({16, 16}), DType::kFP32));
+  const OpDef* store = r.Find("tile.store");
+  Call store_vec("tile.store",
+                 {TileVar({16, 16}, DType::kFP32, MemorySpace::kVec), MakeIntList({0, 0}), tensor});
+  Call store_acc("tile.store",
+                 {TileVar({16, 16}, DType::kFP32, MemorySpace::kAcc), MakeIntList({0, 0}), tensor});
+  EXPECT_EQ(store->OperandPipe(store_vec, 0), Pipe::kMte3);
+  EXPECT_EQ(store->OperandPipe(store_acc, 0), Pipe::kFix);
+  const OpDef* move = r.Find("tile.move");
+  auto move_pipe = [&](MemorySpace from, MemorySpace to) {
+    Call c("tile.move", {TileVar({16, 16}, DType::kFP16, from), MakeSpace(to)});
+    return move->OperandPipe(c, 0);
+  };
+  EXPECT_EQ(move_pipe(MemorySpace::kMat, MemorySpace::kLeft), Pipe::kMte1);
+  EXPECT_EQ(move_pipe(MemorySpace::kMat, MemorySpace::kRight), Pipe::kMte1);
+  EXPECT_EQ(move_pipe(MemorySpace::kAcc, MemorySpace::kMat), Pipe::kFix);
+  EXPECT_EQ(move_pipe(MemorySpace::kVec, MemorySpace::kMat), Pipe::kMte3);
+  EXPECT_EQ(move_pipe(MemorySpace::kMat, MemorySpace::kVec), Pipe::kMte2);
+  EXPECT_EQ(move_pipe(MemorySpace::kVec, MemorySpace::kVec), Pipe::kVector);
+  EXPECT_STREQ(PipeName(Pipe::kMte1), "mte1");
+  EXPECT_STREQ(PipeName(Pipe::kFix), "fix");
+}
+
 // Result-type rules of the contract: load defaults to Vec, matmul gives an [M, N] Acc tile.
 TEST(OpRegistryTest, ResultTypes) {
   const OpRegistry& r = OpRegistry::Global();

@@ -16,7 +16,10 @@
 #include "ir/mutator.h"
 #include "ir/visitor.h"
 #include "passes/liveness.h"
+#include "passes/memory_problem.h"
 #include "passes/memory_reuse.h"
+#include "policy/constrained_planner.h"
+#include "policy/dsa_validator.h"
 #include "policy/lifetime_planner.h"
 #include "policy/memory_allocator_policy.h"
 #include "policy/placement_checker.h"
@@ -253,6 +256,43 @@ bool PlanByLifetime(const std::vector<MemRefPtr>& refs, const std::vector<RootIn
   return true;
 }
 
+// One candidate plan of a space: root addresses, its aligned end (lifeless roots stacked above)
+// and its cost.
+struct Candidate {
+  std::string method;
+  absl::flat_hash_map<const MemRef*, int64_t> addr;
+  int64_t end = 0;
+  uint64_t reuse = 0;
+};
+
+// Addresses of the roots of `space` from `offsets`, lifeless roots stacked above them; false
+// when an address is not aligned for the policy or overflows.
+bool CandidateFromOffsets(const MemoryProblem& problem, ir::MemorySpace space,
+                          const std::vector<uint64_t>& offsets, const std::vector<RootInfo>& infos,
+                          const absl::flat_hash_map<const MemRef*, size_t>& index, int64_t floor,
+                          const policy::MemoryAllocatorPolicy& pol, Candidate* c) {
+  int64_t high = floor;
+  for (size_t i = 0; i < problem.buffers.size(); ++i) {
+    if (problem.buffers[i].space != space) continue;
+    const int64_t a = static_cast<int64_t>(offsets[i]);
+    if (a < 0 || Align(pol, a, space) != a) return false;
+    c->addr[problem.buffers[i].root] = a;
+    std::optional<int64_t> end =
+        AlignedEnd(pol, a, static_cast<int64_t>(problem.document.problem.buffers[i].size), space);
+    if (!end) return false;
+    high = std::max(high, *end);
+  }
+  for (const MemRef* r : problem.lifeless) {
+    if (r->space() != space) continue;
+    c->addr[r] = high;
+    std::optional<int64_t> end = AlignedEnd(pol, high, infos[index.at(r)].slot, space);
+    if (!end) return false;
+    high = *end;
+  }
+  c->end = high;
+  return true;
+}
+
 }  // namespace
 
 const char* PlacementStrategyName(PlacementStrategy s) {
@@ -263,13 +303,18 @@ const char* PlacementStrategyName(PlacementStrategy s) {
       return "greedy";
     case PlacementStrategy::kSearch:
       return "search";
+    case PlacementStrategy::kConstrained:
+      return "constrained";
+    case PlacementStrategy::kReplay:
+      return "replay";
   }
   return "sequential";
 }
 
 bool ParsePlacementStrategy(absl::string_view name, PlacementStrategy* out) {
   for (PlacementStrategy s :
-       {PlacementStrategy::kSequential, PlacementStrategy::kGreedy, PlacementStrategy::kSearch}) {
+       {PlacementStrategy::kSequential, PlacementStrategy::kGreedy, PlacementStrategy::kSearch,
+        PlacementStrategy::kConstrained, PlacementStrategy::kReplay}) {
     if (name == PlacementStrategyName(s)) {
       *out = s;
       return true;
@@ -290,16 +335,25 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   // if yields write their carried root in place (an implicit yield copy keeps the yielded value
   // and the carried root live together). Where either fails, memory-reuse's carry fix-ups run
   // first (unplanned functions only; memory-reuse's own output needs none).
-  const bool planner = options_.strategy != PlacementStrategy::kSequential;
+  // The schema-v1 problem (kConstrained, kReplay, the hooks, a capacity error's diagnosis) is
+  // built from the same fixed-up function.
+  const PlacementStrategy strategy = options_.strategy;
+  const bool planner = strategy != PlacementStrategy::kSequential;
+  const bool constrained = strategy == PlacementStrategy::kConstrained;
+  const bool replay = strategy == PlacementStrategy::kReplay;
   policy::MemoryAllocatorPolicyPtr policy = backends::CreatePolicy(options_.backend.get());
   std::optional<Liveness> liveness;
-  if (planner) liveness.emplace(*input);
-  ir::FunctionPtr function = input;
-  if (planner &&
-      (!liveness->copies.empty() || !CheckRootsConflictFree(*input, *liveness, *policy).ok())) {
-    function = ApplyCarryFixups(input).function;
-    if (function != input) liveness.emplace(*function);
-  }
+  ir::FunctionPtr fixed = input;
+  auto prepare = [&] {
+    if (liveness) return;
+    liveness.emplace(*input);
+    if (!liveness->copies.empty() || !CheckRootsConflictFree(*input, *liveness, *policy).ok()) {
+      fixed = ApplyCarryFixups(input).function;
+      if (fixed != input) liveness.emplace(*fixed);
+    }
+  };
+  if (planner) prepare();
+  ir::FunctionPtr function = planner ? fixed : input;
   const std::string& fname = function->name;
 
   // 1. Reserve buffers.
@@ -350,6 +404,69 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   }
   const int64_t floor = reserved_end;  // already aligned for the reserve space
 
+  std::optional<MemoryProblem> problem;
+  auto get_problem = [&]() -> const MemoryProblem& {
+    if (!problem) {
+      prepare();
+      MemoryProblemOptions mo;
+      mo.policy = policy.get();
+      mo.backend = options_.backend.get();
+      mo.reserve_space = reserve_space;
+      for (const auto& [b, e] : ranges) {
+        mo.reserved.push_back({static_cast<uint64_t>(b), static_cast<uint64_t>(e)});
+      }
+      if (options_.backend != nullptr) mo.backend_name = options_.backend->Name();
+      problem = BuildMemoryProblem(*fixed, *liveness, mo);
+    }
+    return *problem;
+  };
+  if (constrained || replay || options_.on_problem || options_.on_stats || options_.export_only) {
+    get_problem();
+  }
+  // A function with nothing to place in a planned space has no problem to export or solve.
+  const bool has_pools = problem && !problem->document.problem.pools.empty();
+  if (options_.on_problem && has_pools) options_.on_problem(problem->document);
+  if (options_.export_only) return FunctionResult{input, false};
+  ConstrainedPlans plans;
+  std::optional<policy::DsaProblem> relaxed;
+  std::vector<uint64_t> replayed;
+  if ((constrained || replay) && has_pools) {
+    // Reserves past the capacity: nothing can fit (and the problem would be malformed).
+    const int64_t limit = backends::MemSize(options_.backend.get(), reserve_space);
+    if (limit != 0 && reserved_end > limit) {
+      return FunctionError(
+          fname, absl::StrCat(ir::MemorySpaceName(reserve_space), " buffer usage (", reserved_end,
+                              " bytes) exceeds platform limit (", limit,
+                              " bytes): the system.reserve_buffer ranges alone end there; no fit "
+                              "is proven"));
+    }
+  }
+  if (constrained && has_pools) {
+    plans = SolveFunctionProblem(*problem, options_.budget);
+    if (!plans.relaxed.ok()) return FunctionError(fname, plans.relaxed.status().message());
+    relaxed = WithoutInPlaceSeparations(*problem);
+  }
+  if (replay && has_pools) {
+    const policy::DsaSolutionDocument* solution = nullptr;
+    if (options_.replay != nullptr) {
+      auto it = options_.replay->find(fname);
+      if (it != options_.replay->end()) solution = &it->second;
+    }
+    if (solution == nullptr) {
+      return FunctionError(
+          fname, "the replayed solutions have none for this function (instance '" + fname + "')");
+    }
+    if (absl::Status s = policy::CheckDsaSolutionDocument(problem->document, *solution); !s.ok()) {
+      return FunctionError(fname, absl::StrCat("the replayed solution does not solve the "
+                                               "function's problem: ",
+                                               s.message()));
+    }
+    replayed.assign(problem->buffers.size(), 0);
+    for (const policy::DsaPlacement& pl : solution->placements) replayed[pl.buffer] = pl.offset;
+    relaxed = WithoutInPlaceSeparations(*problem);
+  }
+  std::vector<SpacePlanStats> stats;
+
   // 2. Roots and slots, per space.
   std::vector<RootInfo> infos;
   absl::flat_hash_map<const MemRef*, size_t> index;
@@ -397,7 +514,13 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
       water = cursor + slot;  // <= *next, so no overflow
       cursor = *next;
     }
-    if (options_.strategy != PlacementStrategy::kSequential && !refs.empty()) {
+    std::string method = "sequential";
+    std::string status = "heuristic";
+    uint64_t reuse_lower_bound = 0;
+    std::string no_fit;  // why nothing fits, when the plan is over capacity
+    const int64_t limit = backends::MemSize(options_.backend.get(), space);
+    if ((strategy == PlacementStrategy::kGreedy || strategy == PlacementStrategy::kSearch) &&
+        !refs.empty()) {
       absl::flat_hash_map<const MemRef*, int64_t> planned;
       int64_t planned_end = 0, planned_water = 0;
       // The plan is kept only when it uses no more bytes than the sequential one.
@@ -406,18 +529,147 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
           planned_water <= water && planned_end <= cursor) {
         for (const auto& [root, a] : planned) addr[root] = a;
         cursor = planned_end;
+        method = PlacementStrategyName(strategy);
       }
     }
-    const int64_t limit = backends::MemSize(options_.backend.get(), space);
+    if ((constrained || replay) && !refs.empty() && relaxed.has_value()) {
+      const MemoryProblem& mp = *problem;
+      const uint32_t pool = static_cast<uint32_t>(space);
+      std::vector<Candidate> candidates;
+      auto add = [&](Candidate c) {
+        const std::vector<uint64_t> offsets = OffsetsById(mp, c.addr);
+        if (!ValidInPool(mp, *relaxed, pool, offsets)) return;
+        c.reuse = PoolReuseCost(mp, pool, offsets);
+        candidates.push_back(std::move(c));
+      };
+      auto from_offsets = [&](const char* name, const std::vector<uint64_t>& offsets) {
+        Candidate c;
+        c.method = name;
+        if (!offsets.empty() &&
+            CandidateFromOffsets(mp, space, offsets, infos, index, start, *policy, &c)) {
+          add(std::move(c));
+        }
+      };
+      if (replay) {
+        from_offsets("replay", replayed);
+        if (candidates.empty()) {
+          return FunctionError(fname, absl::StrCat("the replayed ", ir::MemorySpaceName(space),
+                                                   " addresses are not aligned for the target"));
+        }
+      } else {
+        // An already planned function keeps its plan when nothing is better (idempotence).
+        bool all_planned = true;
+        Candidate kept;
+        kept.method = "constrained";
+        kept.end = start;
+        for (const MemRefPtr& r : refs) {
+          all_planned = all_planned && r->addr() >= 0;
+          if (!all_planned) break;
+          kept.addr[r.get()] = r->addr();
+          std::optional<int64_t> e =
+              AlignedEnd(*policy, r->addr(), infos[index[r.get()]].slot, space);
+          if (!e)
+            all_planned = false;
+          else
+            kept.end = std::max(kept.end, *e);
+        }
+        if (all_planned) add(std::move(kept));
+        from_offsets("constrained", plans.relaxed_offsets);
+        from_offsets("constrained", plans.strict_offsets);
+        Candidate greedy;
+        greedy.method = "greedy";
+        AllocateMemoryAddrOptions greedy_options = options_;
+        greedy_options.strategy = PlacementStrategy::kGreedy;
+        int64_t greedy_water = 0;
+        if (PlanByLifetime(refs, infos, index, life, start, space, *policy, greedy_options,
+                           &greedy.addr, &greedy.end, &greedy_water)) {
+          add(std::move(greedy));
+        }
+        Candidate sequential;
+        sequential.method = "sequential";
+        sequential.end = cursor;
+        for (const MemRefPtr& r : refs) sequential.addr[r.get()] = addr[r.get()];
+        add(std::move(sequential));
+      }
+      // Lexicographic: fits, least reuse cost, least peak; the first of equals (kept, then the
+      // planner's own plans).
+      auto key = [&](const Candidate& c) {
+        return std::make_tuple(limit != 0 && c.end > limit, c.reuse, c.end);
+      };
+      const Candidate* best = nullptr;
+      for (const Candidate& c : candidates) {
+        if (best == nullptr || key(c) < key(*best)) best = &c;
+      }
+      if (best == nullptr) {
+        return FunctionError(fname, absl::StrCat("no valid ", ir::MemorySpaceName(space),
+                                                 " plan: even the sequential one breaks a "
+                                                 "constraint of the problem"));
+      }
+      for (const auto& [root, a] : best->addr) addr[root] = a;
+      cursor = best->end;
+      method = best->method;
+      if (replay) {
+        status = "replayed";
+      } else {
+        const policy::PoolResult* pr = nullptr;
+        if (plans.relaxed.ok()) {
+          for (const policy::PoolResult& r : plans.relaxed->pools) {
+            if (r.pool == pool) pr = &r;
+          }
+        }
+        if (pr != nullptr) {
+          reuse_lower_bound = pr->reuse_lower_bound;
+          // The relaxation's optimum reached under the true rules is optimal for them too.
+          const uint64_t peak = PoolPeakBytes(mp, pool, OffsetsById(mp, best->addr));
+          status = pr->status == policy::ConstrainedStatus::kOptimal &&
+                           best->reuse == pr->reuse_cost && peak <= pr->peak
+                       ? "optimal"
+                       : "feasible";
+          if (pr->status == policy::ConstrainedStatus::kInfeasible) {
+            no_fit = absl::StrCat("no fit is proven: ", pr->reason);
+          } else {
+            no_fit =
+                "no fit was found within the planner's budget; it is not proven that none "
+                "exists";
+          }
+        }
+      }
+    }
     if (limit != 0 && cursor > limit) {
       std::string msg = absl::StrCat(ir::MemorySpaceName(space), " buffer usage (", cursor,
                                      " bytes) exceeds platform limit (", limit, " bytes)");
-      if (start > 0) {
+      if (start > 0 && !constrained) {
         absl::StrAppend(&msg, ". The first ", start,
                         " bytes of that space are reserved by system.reserve_buffer, so tiles "
                         "are allocated above them");
       }
+      const MemoryProblem& mp = get_problem();
+      const PoolPeak peak = ComputePoolPeak(mp, static_cast<uint32_t>(space));
+      absl::StrAppend(&msg, "; ", DescribePoolPeak(mp, static_cast<uint32_t>(space)), "; ");
+      if (peak.load > static_cast<uint64_t>(limit)) {
+        absl::StrAppend(&msg, "no fit is proven: LOAD exceeds the capacity");
+      } else if (!no_fit.empty()) {
+        absl::StrAppend(&msg, no_fit);
+      } else {
+        absl::StrAppend(&msg, "it is not proven that nothing fits: the ",
+                        PlacementStrategyName(strategy),
+                        " placement found none (--planner=constrained searches and proves)");
+      }
       return FunctionError(fname, msg);
+    }
+    if (options_.on_stats) {
+      const MemoryProblem& mp = *problem;
+      SpacePlanStats st;
+      st.function = fname;
+      st.space = space;
+      st.peak = cursor;
+      st.load = static_cast<int64_t>(ComputePoolPeak(mp, static_cast<uint32_t>(space)).load);
+      st.capacity = limit;
+      st.reuse_cost = PoolReuseCost(mp, static_cast<uint32_t>(space), OffsetsById(mp, addr));
+      st.reuse_lower_bound = reuse_lower_bound;
+      st.status = status;
+      st.method = method;
+      stats.push_back(std::move(st));
     }
   }
 
@@ -427,6 +679,9 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
     if (a != root->addr()) writer.RemapMemRef(root, root->WithAddr(a));
   }
   ir::FunctionPtr out = writer.MutateFunction(function);
+  if (options_.on_stats) {
+    for (const SpacePlanStats& st : stats) options_.on_stats(st);
+  }
   return FunctionResult{out, out != input};
 }
 

@@ -33,6 +33,21 @@
 //   share addresses without memory-reuse. The pass also computes the sequential placement and keeps
 //   the planner's only when its aligned high-water mark is not higher (and every address passes the
 //   policy's alignment), so a planner strategy never uses more memory than upstream's.
+// - kConstrained: the function's schema-v1 problem (passes/memory_problem.h: a pool per space with
+//   the backend's capacity and the reserve ranges, a buffer per root over its lifetime hull,
+//   cross-pipe reuse penalties) is solved by policy::SolveConstrained with the objective "fit,
+//   then the least reuse cost, then the least peak". The true in-place rule (a buffer may take
+//   the bytes of one dying at its definition only at the same address) is between the exported
+//   problem (such pairs kept apart) and its relaxation (no rule): the relaxation is solved first,
+//   and if its plan breaks the rule, the exported problem. Per space the plan kept is the best
+//   under the objective among that plan, the greedy plan and the sequential one, each validated
+//   by policy/dsa_validator, so it fits wherever greedy fits and its reuse cost is never above
+//   greedy's. The status (optimal, feasible with a lower bound, proven infeasible, no fit within
+//   the budget) is reported through `on_stats` and in the capacity error.
+// - kReplay: the solution document in `replay` whose instance is the function's name is checked
+//   against the function's problem (fingerprint and every constraint) and its offsets written.
+// Over capacity, the error also names the program point of the peak, LOAD there against the
+// capacity, the five largest buffers live there, and whether no fit is proven.
 // The pass is idempotent: on an already planned function it computes the same addresses and
 // reports no change (under kSearch only when the search ends within its budget; a budget cut
 // makes the planner's result timing-dependent).
@@ -41,6 +56,9 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -49,23 +67,50 @@
 #include "backends/backend.h"
 #include "ir/memory_space.h"
 #include "passes/pass.h"
+#include "policy/dsa_problem.h"
 
 namespace accelmem {
 namespace passes {
 
-enum class PlacementStrategy { kSequential, kGreedy, kSearch };
+enum class PlacementStrategy { kSequential, kGreedy, kSearch, kConstrained, kReplay };
 
-// "sequential", "greedy", "search".
+// "sequential", "greedy", "search", "constrained", "replay".
 const char* PlacementStrategyName(PlacementStrategy s);
 // Parses a name above; false for anything else.
 bool ParsePlacementStrategy(absl::string_view name, PlacementStrategy* out);
+
+// What allocate-memory-addr did in one planned space of one function (AllocateMemoryAddrOptions::
+// on_stats). Reuse cost counts the problem's cross-pipe penalties (passes/memory_problem.h) that
+// the plan pays.
+struct SpacePlanStats {
+  std::string function;
+  ir::MemorySpace space = ir::MemorySpace::kVec;
+  int64_t peak = 0;      // aligned high-water mark, reserves included
+  int64_t load = 0;      // LOAD: the most bytes live at one time, reserves included
+  int64_t capacity = 0;  // 0: unknown
+  uint64_t reuse_cost = 0;
+  uint64_t reuse_lower_bound = 0;  // proven (kConstrained); 0 otherwise
+  std::string status;  // "optimal", "feasible", "heuristic" (no proof sought), "replayed"
+  std::string method;  // the plan kept: "constrained", "greedy", "search", "sequential", "replay"
+};
 
 struct AllocateMemoryAddrOptions {
   // The target: its allocator policy (order, alignment, spaces planned) and capacities. Null:
   // the default policy and no capacity check.
   backends::BackendPtr backend;
   PlacementStrategy strategy = PlacementStrategy::kSequential;
-  absl::Duration budget = absl::Milliseconds(100);  // kSearch: per space and function
+  absl::Duration budget =
+      absl::Milliseconds(100);  // kSearch: per space; kConstrained: per function
+  // kReplay: solution documents by instance (the function's name).
+  std::shared_ptr<const std::map<std::string, policy::DsaSolutionDocument>> replay;
+  // Called with each function's problem before it is planned (any strategy).
+  std::function<void(const policy::DsaProblemDocument&)> on_problem;
+  // Only build the problems (for on_problem): no addresses are assigned, nothing is checked
+  // against the capacities (tile_opt --emit=dsa-json, so that a function that does not fit can
+  // be tried with an outside planner).
+  bool export_only = false;
+  // Called once per planned space of each function that is planned successfully.
+  std::function<void(const SpacePlanStats&)> on_stats;
 };
 
 class AllocateMemoryAddrPass final : public Pass {

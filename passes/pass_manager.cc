@@ -22,7 +22,9 @@ absl::StatusOr<ProgramResult> PassManager::Run(const ir::ProgramPtr& program) co
   }
   ProgramResult result{program, false};
   for (const PassPtr& pass : passes_) {
+    const absl::Time begin = absl::Now();
     absl::StatusOr<ProgramResult> r = pass->Run(result.program);
+    if (options_.on_pass_time) options_.on_pass_time(pass->Name(), absl::Now() - begin);
     if (!r.ok()) return r.status();
     if (r->changed) {
       result.program = r->program;

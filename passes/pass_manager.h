@@ -16,6 +16,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "ir/program.h"
 #include "passes/pass.h"
 
@@ -33,6 +35,8 @@ struct PassManagerOptions {
   bool verify = true;  // run `verifier` on the input and after each changing pass
   // Called after each pass with its name and the resulting program (print-after-all).
   std::function<void(absl::string_view pass_name, const ir::Program&)> after_pass;
+  // Called after each pass with the time the pass itself took (verification not included).
+  std::function<void(absl::string_view pass_name, absl::Duration elapsed)> on_pass_time;
 };
 
 class PassManager {

@@ -11,6 +11,7 @@
 // sizes included); the output, planned by allocate-memory-addr if the case did not plan it,
 // must pass verify_memory_plan.
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,7 +28,10 @@
 #include "passes/allocate_memory_addr.h"
 #include "passes/memory_pipeline.h"
 #include "passes/test_util.h"
+#include "passes/testing/plan_simulator.h"
 #include "passes/verify_memory_plan.h"
+#include "policy/constrained_planner.h"
+#include "policy/dsa_problem.h"
 
 namespace accelmem {
 namespace passes {
@@ -106,6 +110,14 @@ TEST(TestdataCase, MatchesExpected) {
   ASSERT_TRUE(planned.ok()) << planned.status();
   absl::Status safe = VerifyMemoryPlan(*planned->program);
   EXPECT_TRUE(safe.ok()) << safe;
+  // And the independent simulator finds nothing in it (the expected output itself when the case
+  // ends with allocate-memory-addr).
+  passes_testing::SimulatorOptions sim;
+  sim.backend = c.backend.empty() ? "none" : c.backend;
+  for (const passes_testing::Finding& f :
+       passes_testing::SimulatePlannedProgram(*planned->program, sim)) {
+    ADD_FAILURE() << "simulator: " << f.ToString();
+  }
   backends::BackendConfig::Reset();
 }
 
@@ -147,6 +159,89 @@ TEST(TestdataCase, PlannerStrategiesPlanSafely) {
           EXPECT_LE(a->spaces[k].high_water, b->spaces[k].high_water) << s;
         }
       }
+    }
+  }
+  backends::BackendConfig::Reset();
+}
+
+// The pipeline of a case with allocate-memory-addr at its end, and without memory-reuse.
+std::vector<std::string> PlanningSpecs(const Case& c) {
+  std::string spec =
+      c.passes == "default" ? "init-memref,memory-reuse,allocate-memory-addr" : c.passes;
+  if (!absl::StrContains(spec, "allocate-memory-addr")) spec += ",allocate-memory-addr";
+  std::vector<std::string> specs = {spec};
+  if (absl::StrContains(spec, "memory-reuse,")) {
+    specs.push_back(absl::StrReplaceAll(spec, {{"memory-reuse,", ""}}));
+  }
+  return specs;
+}
+
+// Reuse cost per "function/space" of a run, from allocate-memory-addr's stats.
+using CostMap = std::map<std::string, uint64_t>;
+
+absl::StatusOr<ProgramResult> RunWithStats(const std::string& text, const std::string& spec,
+                                           PlacementStrategy strategy, CostMap* costs) {
+  MemoryPipelineOptions o;
+  o.allocate.strategy = strategy;
+  o.allocate.budget = absl::Milliseconds(20);
+  o.allocate.on_stats = [costs](const SpacePlanStats& st) {
+    (*costs)[absl::StrCat(st.function, "/", ir::MemorySpaceName(st.space))] = st.reuse_cost;
+  };
+  return testing::RunOnText(text, spec, o);
+}
+
+// --planner=constrained on the case's input: it fits wherever greedy fits, its plan is safe
+// (verify_memory_plan and the independent simulator), its reuse cost is never above greedy's,
+// and the exported problems are valid and solved by the constrained planner.
+TEST(TestdataCase, ConstrainedPlannerFitsWhereGreedyDoes) {
+  Case c = ReadCase(g_path);
+  ASSERT_TRUE(backends::BackendConfig::SetByName(c.backend).ok()) << c.backend;
+  for (const std::string& s : PlanningSpecs(c)) {
+    CostMap greedy_cost, constrained_cost;
+    absl::StatusOr<ProgramResult> greedy =
+        RunWithStats(c.input, s, PlacementStrategy::kGreedy, &greedy_cost);
+    absl::StatusOr<ProgramResult> r =
+        RunWithStats(c.input, s, PlacementStrategy::kConstrained, &constrained_cost);
+    if (!greedy.ok()) {
+      // Errors that are not about capacity (bad reserves, overflows) are the same for both.
+      if (!r.ok()) continue;
+    } else {
+      ASSERT_TRUE(r.ok()) << s << ": greedy fits but constrained fails: " << r.status();
+    }
+    absl::Status safe = VerifyMemoryPlan(*r->program);
+    EXPECT_TRUE(safe.ok()) << s << ": " << safe << "\n" << ir::PrintProgram(*r->program);
+    passes_testing::SimulatorOptions sim;
+    sim.backend = c.backend.empty() ? "none" : c.backend;
+    for (const passes_testing::Finding& f :
+         passes_testing::SimulatePlannedProgram(*r->program, sim)) {
+      ADD_FAILURE() << s << ": simulator: " << f.ToString() << "\n"
+                    << ir::PrintProgram(*r->program);
+    }
+    for (const auto& [key, cost] : constrained_cost) {
+      auto g = greedy_cost.find(key);
+      if (g != greedy_cost.end()) {
+        EXPECT_LE(cost, g->second) << s << " " << key;
+      }
+    }
+    // The exported problems: valid, and the planner returns a status for each.
+    MemoryPipelineOptions o;
+    o.allocate.export_only = true;
+    std::vector<policy::DsaProblemDocument> problems;
+    o.allocate.on_problem = [&problems](const policy::DsaProblemDocument& d) {
+      problems.push_back(d);
+    };
+    ASSERT_TRUE(testing::RunOnText(c.input, s, o).ok()) << s;
+    for (const policy::DsaProblemDocument& d : problems) {
+      const std::vector<std::string> errors = policy::ValidateDsaProblem(d.problem);
+      EXPECT_TRUE(errors.empty()) << d.instance << ": " << errors[0];
+      policy::ConstrainedOptions co;
+      co.budget = absl::Milliseconds(20);
+      EXPECT_TRUE(policy::SolveConstrained(d.problem, co).ok()) << d.instance;
+      // Canonical JSON round trip keeps the fingerprint.
+      absl::StatusOr<policy::DsaProblemDocument> back =
+          policy::ParseDsaProblemJson(policy::WriteDsaProblemJson(d));
+      ASSERT_TRUE(back.ok()) << back.status();
+      EXPECT_EQ(policy::DsaProblemFingerprint(*back), policy::DsaProblemFingerprint(d));
     }
   }
   backends::BackendConfig::Reset();

@@ -34,6 +34,42 @@ std::string Escape(const std::string& s) {
   return out;
 }
 
+// The first time at which the bytes live in `space` peak, and the five largest buffers live
+// then (indices into report.buffers).
+struct Peak {
+  int64_t time = -1;
+  int64_t bytes = 0;
+  std::vector<size_t> largest;
+};
+
+Peak FindPeak(const passes::MemoryPlanReport& report, ir::MemorySpace space) {
+  std::vector<std::pair<int64_t, int64_t>> events;  // ends before starts at equal times
+  for (const passes::PlannedBuffer& b : report.buffers) {
+    if (b.space != space) continue;
+    events.push_back({b.start, b.size});
+    events.push_back({b.end, -b.size});
+  }
+  std::sort(events.begin(), events.end());
+  Peak peak;
+  int64_t live = 0;
+  for (const auto& [t, delta] : events) {
+    live += delta;
+    if (live > peak.bytes) {
+      peak.bytes = live;
+      peak.time = t;
+    }
+  }
+  for (size_t i = 0; i < report.buffers.size(); ++i) {
+    const passes::PlannedBuffer& b = report.buffers[i];
+    if (b.space == space && b.start <= peak.time && peak.time < b.end) peak.largest.push_back(i);
+  }
+  std::stable_sort(peak.largest.begin(), peak.largest.end(), [&](size_t x, size_t y) {
+    return report.buffers[x].size > report.buffers[y].size;
+  });
+  if (peak.largest.size() > 5) peak.largest.resize(5);
+  return peak;
+}
+
 }  // namespace
 
 std::string RenderMemoryMapSvg(const passes::MemoryPlanReport& report) {
@@ -67,8 +103,13 @@ std::string RenderMemoryMapSvg(const passes::MemoryPlanReport& report) {
                               u.capacity > 0 ? absl::StrCat(", capacity ", u.capacity) : ""));
     absl::StrAppend(&svg, absl::StrFormat("<text x=\"4\" y=\"%.1f\">0</text>\n", y0 + kPanelH));
     absl::StrAppend(&svg, absl::StrFormat("<text x=\"4\" y=\"%.1f\">%.0f</text>\n", y0 + 10, top));
-    for (const passes::PlannedBuffer& b : report.buffers) {
+    const Peak peak = FindPeak(report, u.space);
+    for (size_t bi = 0; bi < report.buffers.size(); ++bi) {
+      const passes::PlannedBuffer& b = report.buffers[bi];
       if (b.space != u.space) continue;
+      // The largest buffers live at the peak are drawn in orange: what to shrink first.
+      const bool at_peak =
+          std::find(peak.largest.begin(), peak.largest.end(), bi) != peak.largest.end();
       // Lifetimes are in thirds of a statement (reads at 3t, writes at 3t+1), so a buffer that
       // takes the place of one dying in the same statement abuts it instead of overlapping.
       const double x = xpos(b.start / 3.0);
@@ -76,13 +117,23 @@ std::string RenderMemoryMapSvg(const passes::MemoryPlanReport& report) {
       const double y = ypos(b.addr + b.size);
       const double h = std::max(1.0, ypos(b.addr) - y);
       absl::StrAppend(
-          &svg, absl::StrFormat("<rect class=\"buffer\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                                "height=\"%.1f\" fill=\"#9ecae1\" stroke=\"#3182bd\">"
-                                "<title>%s [%d, %d) statements %d..%d</title></rect>\n",
-                                x, y, w, h, Escape(b.name), b.addr, b.addr + b.size, b.first_stmt,
-                                b.last_stmt));
+          &svg,
+          absl::StrFormat("<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                          "height=\"%.1f\" fill=\"%s\" stroke=\"%s\">"
+                          "<title>%s [%d, %d) statements %d..%d</title></rect>\n",
+                          at_peak ? "buffer peak-buffer" : "buffer", x, y, w, h,
+                          at_peak ? "#fdae6b" : "#9ecae1", at_peak ? "#e6550d" : "#3182bd",
+                          Escape(b.name), b.addr, b.addr + b.size, b.first_stmt, b.last_stmt));
       absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 2,
                                             y + std::min(h, 12.0) - 2, Escape(b.name)));
+    }
+    if (peak.time >= 0) {
+      const double px = xpos(peak.time / 3.0);
+      absl::StrAppend(&svg,
+                      absl::StrFormat("<line class=\"peak\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                                      "y2=\"%.1f\" stroke=\"#e6550d\" stroke-width=\"2\">"
+                                      "<title>peak: %d bytes live at statement %d</title></line>\n",
+                                      px, y0, px, y0 + kPanelH, peak.bytes, peak.time / 3));
     }
     if (u.capacity > 0) {
       absl::StrAppend(

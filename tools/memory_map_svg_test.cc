@@ -43,12 +43,51 @@ TEST(MemoryMapSvgTest, PanelsBuffersCapacity) {
   EXPECT_TRUE(absl::StartsWith(svg, "<svg "));
   EXPECT_TRUE(absl::EndsWith(svg, "</svg>\n"));
   EXPECT_EQ(Count(svg, "class=\"space\""), 2);
-  EXPECT_EQ(Count(svg, "class=\"buffer\""), 3);
+  EXPECT_EQ(Count(svg, "class=\"buffer"), 3);
   EXPECT_EQ(Count(svg, "class=\"capacity\""), 1);     // Acc has no known capacity
   EXPECT_TRUE(absl::StrContains(svg, "f&lt;1&gt;"));  // names are escaped
   EXPECT_TRUE(absl::StrContains(svg, ">b [2048, 4096) statements 1..3<"));
   // x runs over statements: [4/3, 10/3) of 10 statements in a 640-pixel panel from x = 80.
   EXPECT_TRUE(absl::StrContains(svg, "x=\"165.3\" y=")) << svg;
+}
+
+// The peak of each space is marked (a line at its statement) and the five largest buffers live
+// there are drawn apart; a buffer live elsewhere is not.
+TEST(MemoryMapSvgTest, MarksThePeakAndItsLargestBuffers) {
+  passes::MemoryPlanReport r;
+  r.function = "f";
+  r.num_statements = 20;
+  r.spaces = {{ir::MemorySpace::kVec, 65536, 7168, 0}};
+  for (int i = 0; i < 7; ++i) {
+    passes::PlannedBuffer b;
+    b.name = "big" + std::to_string(i);
+    b.space = ir::MemorySpace::kVec;
+    b.start = 30;
+    b.end = 40;
+    b.addr = 1024 * i;
+    b.size = 1024 - 32 * i;  // big0 is the largest, big6 the smallest
+    r.buffers.push_back(b);
+  }
+  passes::PlannedBuffer early;
+  early.name = "early";
+  early.space = ir::MemorySpace::kVec;
+  early.start = 3;
+  early.end = 12;
+  early.addr = 0;
+  early.size = 4096;
+  r.buffers.push_back(early);
+  const std::string svg = RenderMemoryMapSvg(r);
+  EXPECT_EQ(Count(svg, "class=\"peak\""), 1);
+  EXPECT_TRUE(absl::StrContains(svg, "peak: 6496 bytes live at statement 10")) << svg;
+  EXPECT_EQ(Count(svg, "class=\"buffer peak-buffer\""), 5);
+  EXPECT_EQ(Count(svg, "class=\"buffer\""), 3);  // big5, big6 and early
+  for (const char* marked : {"big0 [", "big4 ["}) {
+    const size_t at = svg.find(marked);
+    ASSERT_NE(at, std::string::npos) << marked;
+    const size_t rect = svg.rfind("<rect class=", at);
+    ASSERT_NE(rect, std::string::npos) << marked;
+    EXPECT_EQ(svg.compare(rect, 35, "<rect class=\"buffer peak-buffer\" x="), 0) << marked;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 # flags, exit statuses (0 ok, 1 error, 2 bad flags) and error formats.
 set -u
 TILE_OPT="$1"
+PLACE="$2"
 EX="passes/examples"
 fail=0
 check() {  # check NAME CONDITION...
@@ -59,7 +60,51 @@ check "pass error format" grep -q "^error: in function 'f': value 'b' has a non-
 printf '@function(type=InCore)\ndef big(a: Tensor[[512, 512], FP32]) -> Tensor[[512, 512], FP32]:\n    t: Tile[[512, 512], FP32, Vec] = tile.load(a, [0, 0], [512, 512])\n    r: Tensor[[512, 512], FP32] = tile.store(t, [0, 0], a)\n    return r\n' > "$tmp/big.tile"
 "$TILE_OPT" --pipeline=default --backend=ascend910b "$tmp/big.tile" > /dev/null 2> "$tmp/e3.err"
 check "capacity exit 1" test $? -eq 1
-check "capacity message" grep -qx "error: in function 'big': Vec buffer usage (1048576 bytes) exceeds platform limit (188416 bytes)" "$tmp/e3.err"
+check "capacity message" grep -qx "error: in function 'big': Vec buffer usage (1048576 bytes) exceeds platform limit (188416 bytes); the peak is at statement 2 (line 3, where 't' is defined): LOAD 1048576 bytes against a capacity of 188416; largest live buffers: 'mem_vec_0' ('t') 1048576 bytes; no fit is proven: LOAD exceeds the capacity" "$tmp/e3.err"
+check "capacity one line" test "$(wc -l < "$tmp/e3.err")" -eq 1
+
+# Six 32 KiB tiles, three live at once: sequential placement overflows the 910B Vec (184 KiB),
+# without a proof; the constrained planner fits them and proves its plan optimal.
+cat > "$tmp/six.tile" <<'SIX'
+@function(type=AIV)
+def six(x: Tensor[[64, 128], FP32]) -> Tensor[[64, 128], FP32]:
+    a: Tile[[64, 128], FP32, Vec] = tile.load(x, [0, 0], [64, 128])
+    b: Tile[[64, 128], FP32, Vec] = tile.load(x, [0, 0], [64, 128])
+    c: Tile[[64, 128], FP32, Vec] = tile.add(a, b)
+    d: Tile[[64, 128], FP32, Vec] = tile.exp(c)
+    e: Tile[[64, 128], FP32, Vec] = tile.mul(d, a)
+    f: Tile[[64, 128], FP32, Vec] = tile.sub(e, b)
+    r: Tensor[[64, 128], FP32] = tile.store(f, [0, 0], x)
+    return r
+SIX
+SIXP="--passes=init-memref,allocate-memory-addr --backend=ascend910b"
+"$TILE_OPT" $SIXP "$tmp/six.tile" > /dev/null 2> "$tmp/six.err"
+check "unproven overflow exit 1" test $? -eq 1
+check "unproven overflow names the peak" grep -q "the peak is at statement 9 (line 5, where 'c' is defined): LOAD 98304 bytes against a capacity of 188416; largest live buffers: 'mem_vec_0' ('a') 32768 bytes, 'mem_vec_1' ('b') 32768 bytes, 'mem_vec_2' ('c') 32768 bytes; it is not proven that nothing fits" "$tmp/six.err"
+"$TILE_OPT" $SIXP --planner=constrained --stats "$tmp/six.tile" > "$tmp/six.txt" 2> "$tmp/six.stats"
+check "constrained fits exit 0" test $? -eq 0
+check "stats per pass" grep -q "^# stats: pass allocate-memory-addr took [0-9.]* ms$" "$tmp/six.stats"
+check "stats per space" grep -qx "# stats: function 'six' Vec: peak 98304 bytes, LOAD 98304 bytes, capacity 188416, reuse cost 0 (lower bound 0), plan constrained, status optimal" "$tmp/six.stats"
+"$TILE_OPT" $SIXP --planner=constrained --print-after-all "$tmp/six.tile" > /dev/null 2> "$tmp/six.dump"
+check "print-after-all stats" grep -q "^# stats: function 'six' Vec: .*status optimal$" "$tmp/six.dump"
+
+# --emit=dsa-json: one problem per function, which place solves; the solution replays.
+"$TILE_OPT" $SIXP --emit=dsa-json -o "$tmp/problems" "$tmp/six.tile"
+check "dsa-json exit 0" test $? -eq 0
+check "dsa-json file" grep -q '"instance": "six"' "$tmp/problems/six.json"
+"$TILE_OPT" $SIXP --emit=dsa-json "$tmp/six.tile" > "$tmp/six.stream.json"
+check "dsa-json stream = file" cmp -s "$tmp/six.stream.json" "$tmp/problems/six.json"
+"$PLACE" -o "$tmp/six.solution.json" "$tmp/problems/six.json" 2> /dev/null
+check "place solves the export" test $? -eq 0
+"$TILE_OPT" $SIXP --planner="$tmp/six.solution.json" --stats "$tmp/six.tile" > "$tmp/six.replayed" 2> "$tmp/replay.err"
+check "replay exit 0" test $? -eq 0
+check "replay stats" grep -q "plan replay, status replayed$" "$tmp/replay.err"
+sed 's/"problem_fingerprint": "[0-9a-f]*"/"problem_fingerprint": "0000000000000000"/' "$tmp/six.solution.json" > "$tmp/bad.solution.json"
+"$TILE_OPT" $SIXP --planner="$tmp/bad.solution.json" "$tmp/six.tile" > /dev/null 2> "$tmp/replay2.err"
+check "stale replay exit 1" test $? -eq 1
+check "stale replay message" grep -q "^error: in function 'six': the replayed solution does not solve the function's problem: .*fingerprint" "$tmp/replay2.err"
+"$TILE_OPT" --planner=/nonexistent/solution.json "$tmp/six.tile" > /dev/null 2>&1
+check "missing solution file exit 2" test $? -eq 2
 
 # A verifier error in the input names the file, line and column.
 printf 'def f(a: Tensor[[4], FP32]) -> Tensor[[4], FP32]:\n    b: Tile[[4], FP16, Vec] = tile.load(a, [0], [4])\n    return a\n' > "$tmp/type.tile"

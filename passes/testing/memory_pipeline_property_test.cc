@@ -1,9 +1,10 @@
-// Generated programs through every configuration of the memory pipeline (backends none,
+// Generated programs, each through every configuration of the memory pipeline (backends none,
 // ascend910b, ascend950; with and without memory-reuse; every placement strategy): the pipeline
 // accepts them, the plan_simulator oracle finds nothing in the plans, printing is a fixed point
 // and a planned program comes back unchanged from a second run. A failure prints its seed, the
 // configuration and the program shrunk to a small passes/testdata case.
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,7 +19,8 @@ namespace accelmem {
 namespace passes_testing {
 namespace {
 
-constexpr int kProgramsPerConfig = 150;
+constexpr int kPrograms = 150;
+constexpr int kBlocks = 10;  // test cases (shardable), each kPrograms / kBlocks programs
 constexpr int kShrinkCalls = 200;
 
 // Failure signatures already shrunk and printed by this process (shrinking is the slow part, and
@@ -30,45 +32,63 @@ std::set<std::string>& Shrunk() {
 
 class MemoryPipelinePropertyTest : public ::testing::TestWithParam<int> {};
 
-// Every generated program passes every check under this configuration.
-TEST_P(MemoryPipelinePropertyTest, GeneratedProgramsPlanSafely) {
-  const PipelineConfig config = AllPipelineConfigs()[GetParam()];
+// Every generated program of the block passes every check under every configuration, and the
+// configurations agree where they must: a planner strategy (greedy, search, constrained) fits
+// wherever the sequential placement fits on the same backend, and the constrained planner fits
+// wherever the greedy one does.
+TEST_P(MemoryPipelinePropertyTest, GeneratedProgramsPlanSafelyEverywhere) {
+  const std::vector<PipelineConfig> configs = AllPipelineConfigs();
   GeneratorOptions gen;
   gen.over_capacity_percent = 3;
-  std::vector<uint64_t> failing;
+  std::vector<std::string> failing;
   int capacity_errors = 0;
-  for (int i = 0; i < kProgramsPerConfig; ++i) {
-    const uint64_t seed = 1000u * static_cast<uint64_t>(GetParam()) + static_cast<uint64_t>(i);
+  for (int i = GetParam() * (kPrograms / kBlocks); i < (GetParam() + 1) * (kPrograms / kBlocks);
+       ++i) {
+    const uint64_t seed = 1 + static_cast<uint64_t>(i);
     const GeneratedProgram p = GenerateProgram(seed, gen);
-    const CheckResult r = CheckProgram(p.text, config, p.may_exceed_capacity);
-    if (r.capacity_error) ++capacity_errors;
-    if (r.failures.empty()) continue;
-    failing.push_back(seed);
-    for (const CheckFailure& f : r.failures) {
-      const std::string sig = f.Signature();
-      if (!Shrunk().insert(sig).second) continue;
-      const std::string shrunk =
-          ShrinkFailure(p.text, config, sig, p.may_exceed_capacity, kShrinkCalls);
-      ADD_FAILURE() << FailureReport(
-          seed, config, CheckProgram(shrunk, config, p.may_exceed_capacity).failures, shrunk);
+    std::map<std::string, bool> fits;  // by configuration name
+    for (const PipelineConfig& config : configs) {
+      const CheckResult r = CheckProgram(p.text, config, p.may_exceed_capacity, p.accepted_errors);
+      if (r.capacity_error) ++capacity_errors;
+      fits[config.Name()] = r.failures.empty() && !r.capacity_error;
+      if (r.failures.empty()) continue;
+      failing.push_back(absl::StrCat(seed, " ", config.Name()));
+      for (const CheckFailure& f : r.failures) {
+        const std::string sig = f.Signature();
+        if (!Shrunk().insert(sig).second) continue;
+        const std::string shrunk = ShrinkFailure(p.text, config, sig, p.may_exceed_capacity,
+                                                 kShrinkCalls, p.accepted_errors);
+        ADD_FAILURE() << FailureReport(
+            seed, config,
+            CheckProgram(shrunk, config, p.may_exceed_capacity, p.accepted_errors).failures,
+            shrunk);
+      }
+    }
+    for (const PipelineConfig& c : configs) {
+      if (c.strategy == passes::PlacementStrategy::kSequential) continue;
+      PipelineConfig base = c;
+      base.strategy = passes::PlacementStrategy::kSequential;
+      base.reuse = true;
+      auto seq = fits.find(base.Name());
+      if (seq != fits.end() && seq->second && c.reuse) {
+        EXPECT_TRUE(fits[c.Name()])
+            << "seed " << seed << ": " << base.Name() << " fits, " << c.Name() << " does not";
+      }
+      if (c.strategy == passes::PlacementStrategy::kConstrained) {
+        PipelineConfig greedy = c;
+        greedy.strategy = passes::PlacementStrategy::kGreedy;
+        EXPECT_TRUE(!fits[greedy.Name()] || fits[c.Name()])
+            << "seed " << seed << ": " << greedy.Name() << " fits, " << c.Name() << " does not";
+      }
     }
   }
-  EXPECT_TRUE(failing.empty()) << config.Name() << ": " << failing.size() << " of "
-                               << kProgramsPerConfig << " programs fail, seeds "
+  EXPECT_TRUE(failing.empty()) << failing.size() << " program x configuration runs fail: "
                                << absl::StrJoin(failing, ", ");
   // Over-capacity programs are rare; most programs must plan.
-  EXPECT_LE(capacity_errors, kProgramsPerConfig / 10);
+  EXPECT_LE(capacity_errors, static_cast<int>(configs.size()) * kPrograms / kBlocks / 5);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllConfigs, MemoryPipelinePropertyTest,
-                         ::testing::Range(0, static_cast<int>(AllPipelineConfigs().size())),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           std::string name = AllPipelineConfigs()[info.param].Name();
-                           for (char& c : name) {
-                             if (c == ':' || c == '-') c = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(ProgramBlocks, MemoryPipelinePropertyTest, ::testing::Range(0, kBlocks));
 
 }  // namespace
 }  // namespace passes_testing

@@ -27,7 +27,7 @@ struct PipelineConfig {
 
   // "init-memref,memory-reuse,allocate-memory-addr" or without memory-reuse.
   std::string Passes() const;
-  // e.g. "ascend910b:reuse:greedy" / "none:no-reuse:search".
+  // e.g. "ascend910b:reuse:greedy" / "none:no-reuse:constrained".
   std::string Name() const;
   // The directives of a passes/testdata case (`# passes:`, `# backend:`, `# planner:`).
   std::string TestdataHeader() const;
@@ -40,7 +40,8 @@ struct PipelineConfig {
 std::vector<PipelineConfig> AllPipelineConfigs(bool with_unsafe_sequential = false);
 
 struct CheckFailure {
-  std::string kind;    // "input-rejected", "pipeline-error", "verifier-after-pass",
+  std::string kind;    // "input-rejected", "pipeline-error", "unexpected-error",
+                       // "verifier-after-pass",
                        // "sim:<finding kind>", "print-not-fixed-point", "reparse-error",
                        // "rerun-error", "rerun-changed"
   std::string detail;  // the message (finding, error, first differing line)
@@ -55,14 +56,18 @@ struct CheckResult {
   std::string planned;          // the planned text, when the pipeline succeeded
 };
 
+// With may_exceed_capacity, a pipeline error is accepted only when it contains one of
+// `accepted_errors` (any error when that is empty); else it is an "unexpected-error" failure.
 CheckResult CheckProgram(const std::string& text, const PipelineConfig& config,
-                         bool may_exceed_capacity = false);
+                         bool may_exceed_capacity = false,
+                         const std::vector<std::string>& accepted_errors = {});
 
 // Shrinks `text` while CheckProgram still fails with `signature`.
 // `max_calls` bounds the pipeline runs (see ShrinkOptions).
 std::string ShrinkFailure(const std::string& text, const PipelineConfig& config,
                           const std::string& signature, bool may_exceed_capacity = false,
-                          int max_calls = 4000);
+                          int max_calls = 4000,
+                          const std::vector<std::string>& accepted_errors = {});
 
 // A report to paste: seed, config, failures, then the shrunk program as a testdata case.
 std::string FailureReport(uint64_t seed, const PipelineConfig& config,

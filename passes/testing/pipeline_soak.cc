@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
                 << p.text;
     }
     for (const PipelineConfig& c : configs) {
-      CheckResult r = pt::CheckProgram(p.text, c, p.may_exceed_capacity);
+      CheckResult r = pt::CheckProgram(p.text, c, p.may_exceed_capacity, p.accepted_errors);
       Counts& n = per_config[c.Name()];
       if (r.failures.empty()) {
         ++(r.capacity_error ? n.capacity : n.passed);
@@ -138,10 +138,11 @@ int main(int argc, char** argv) {
         ++shown[kv.first];
         const std::string shrunk =
             absl::GetFlag(FLAGS_shrink)
-                ? pt::ShrinkFailure(p.text, c, kv.first, p.may_exceed_capacity)
+                ? pt::ShrinkFailure(p.text, c, kv.first, p.may_exceed_capacity, 4000,
+                                    p.accepted_errors)
                 : p.text;
         std::vector<CheckFailure> again =
-            pt::CheckProgram(shrunk, c, p.may_exceed_capacity).failures;
+            pt::CheckProgram(shrunk, c, p.may_exceed_capacity, p.accepted_errors).failures;
         std::cout << "==== failure " << kv.first << "\n"
                   << pt::FailureReport(seed, c, again, shrunk) << std::flush;
       }

@@ -89,6 +89,14 @@ class Generator {
     for (int i = 0; i < n; ++i) functions.push_back(Function(i));
     out.text = absl::StrJoin(functions, "\n");
     out.may_exceed_capacity = over_capacity_;
+    if (over_capacity_) {
+      out.accepted_errors = {"exceeds platform limit"};
+      if (huge_reserve_) {
+        out.accepted_errors.push_back("reserve_buffer 'huge'");
+        // The huge range from base 0 covers the small explicit reserves after it.
+        out.accepted_errors.push_back("overlapping reserve_buffer ranges");
+      }
+    }
     return out;
   }
 
@@ -118,6 +126,7 @@ class Generator {
     if (options_.over_capacity_percent > 0 && P(options_.over_capacity_percent)) {
       over_capacity_ = true;
       if (P(50)) {
+        huge_reserve_ = true;
         Line(1, absl::StrCat("system.reserve_buffer(name=\"huge\", size=",
                              OneOf<int64_t>({1LL << 20, 1LL << 40, 4611686018427387904LL}),
                              OneOf<std::string>(
@@ -576,6 +585,7 @@ class Generator {
   std::string type_;
   bool cube_ = false;
   bool over_capacity_ = false;
+  bool huge_reserve_ = false;
   std::vector<std::string> lines_;
   std::vector<std::vector<Val>> scopes_;
   std::set<std::string> dead_;  // consumed by tile.matmul_acc (its buffer is overwritten)

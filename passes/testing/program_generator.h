@@ -65,6 +65,9 @@ struct GeneratedProgram {
   uint64_t seed = 0;
   std::string text;
   bool may_exceed_capacity = false;
+  // When may_exceed_capacity: the error of a run that fails must contain one of these (the
+  // injected cause: the capacity check, or the huge reserve's own errors).
+  std::vector<std::string> accepted_errors;
 };
 
 GeneratedProgram GenerateProgram(uint64_t seed, const GeneratorOptions& options = {});

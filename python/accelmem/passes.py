@@ -50,8 +50,11 @@ def allocate_memory_addr(planner: str = "sequential", budget_ms: float = 100.0) 
 
     Args:
         planner: ``"sequential"`` (one slot after another, the upstream behaviour),
-            ``"greedy"`` or ``"search"`` (the lifetime planner).
-        budget_ms: search budget per memory space and function (``planner="search"``).
+            ``"greedy"`` or ``"search"`` (the lifetime planner), or ``"constrained"`` (the
+            function's schema-v1 problem with cross-pipe reuse penalties, solved with proofs:
+            fit, then the least reuse cost, then the least peak).
+        budget_ms: search budget per memory space and function (``planner="search"``), or per
+            function (``planner="constrained"``).
     """
     return _passes.create("allocate-memory-addr", planner, float(budget_ms))
 

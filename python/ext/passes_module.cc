@@ -32,9 +32,9 @@ std::mutex& BackendMutex() {
 
 passes::MemoryPipelineOptions PipelineOptions(const std::string& planner, double budget_ms) {
   passes::MemoryPipelineOptions options;
-  if (!passes::ParsePlacementStrategy(planner, &options.allocate.strategy)) {
+  if (planner == "replay" || !passes::ParsePlacementStrategy(planner, &options.allocate.strategy)) {
     RaiseStatus(absl::InvalidArgumentError("unknown planner '" + planner +
-                                           "' (known: sequential, greedy, search)"));
+                                           "' (known: sequential, greedy, search, constrained)"));
   }
   if (budget_ms < 0) RaiseStatus(absl::InvalidArgumentError("budget_ms must be >= 0"));
   options.allocate.budget = absl::Microseconds(static_cast<int64_t>(budget_ms * 1000));

@@ -99,6 +99,26 @@ class PipelineTest(unittest.TestCase):
         self.assertLess(high(greedy), high(seq))
         self.assertEqual(high(greedy), passes.memory_plan(greedy)[0]["spaces"]["Vec"]["load"])
 
+    def test_constrained_planner_fits_where_sequential_does_not(self):
+        # On the 950 (240 KiB of Vec), sequential placement of the big program overflows Vec
+        # without a proof; the constrained planner fits it (its plan checked by verify_plan).
+        p = ir.parse(TOO_BIG)
+        with self.assertRaises(passes.PassError) as cm:
+            passes.pipeline(passes="init-memref,allocate-memory-addr", backend="ascend950")(p)
+        self.assertIn("it is not proven that nothing fits", str(cm.exception))
+        self.assertIn("largest live buffers: 'mem_vec_0' ('a') 65536 bytes", str(cm.exception))
+        q = passes.pipeline(passes="init-memref,allocate-memory-addr", backend="ascend950",
+                            planner="constrained", verify_plan=True)(p)
+        self.assertEqual(passes.memory_plan(q)[0]["spaces"]["Vec"]["high_water"], 196608)
+        # On the 910B (184 KiB) three 64 KiB tiles are live at once: no fit is proven.
+        with self.assertRaises(passes.PassError) as cm:
+            passes.pipeline(passes="init-memref,allocate-memory-addr", backend="ascend910b",
+                            planner="constrained")(p)
+        self.assertIn("LOAD 196608 bytes against a capacity of 188416", str(cm.exception))
+        self.assertIn("no fit is proven", str(cm.exception))
+        single = passes.allocate_memory_addr(planner="constrained")(passes.init_mem_ref()(p))
+        passes.verify_memory_plan(single)
+
     def test_backend_capacity_error(self):
         # With the 910B backend, sequential placement of the big program overflows Vec.
         p = ir.parse(TOO_BIG)

@@ -1,0 +1,409 @@
+#include "passes/memory_problem.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "ir/visitor.h"
+#include "policy/dsa_validator.h"
+
+namespace accelmem {
+namespace passes {
+namespace {
+
+using ir::MemRef;
+using ir::Pipe;
+
+struct Access {
+  int64_t order = -1;  // call number in program order
+  Pipe pipe = Pipe::kNone;
+};
+
+// The first write and the last access of every root, by the pipes of the calls that touch it,
+// in program order (views add no access: their users count for the root).
+class AccessCollector final : public ir::IRVisitor {
+ public:
+  void VisitAssign(const ir::AssignStmt& s) override { Note(s.value.get(), s.var.get()); }
+  void VisitEval(const ir::EvalStmt& s) override { Note(s.expr.get(), nullptr); }
+
+  absl::flat_hash_map<const MemRef*, Access> first_write, last_access;
+
+ private:
+  static const MemRef* RootOf(const ir::Var* v) {
+    if (v == nullptr || v->type == nullptr) return nullptr;
+    const ir::MemRefPtr& m = ir::MemRefOf(*v->type);
+    return m != nullptr ? m->root() : nullptr;
+  }
+  void Note(const ir::Expr* e, const ir::Var* result) {
+    const ir::Call* call = e != nullptr ? ir::AsCall(e) : nullptr;
+    if (call == nullptr) return;
+    const ir::OpDef* def = ir::OpRegistry::Global().Find(call->op);
+    if (def == nullptr) return;
+    const int64_t order = next_++;
+    for (size_t i = 0; i < call->args.size(); ++i) {
+      const Pipe pipe = def->OperandPipe(*call, static_cast<int>(i));
+      if (pipe == Pipe::kNone) continue;
+      if (const MemRef* root = RootOf(ir::AsVar(call->args[i].get()))) {
+        last_access[root] = {order, pipe};
+      }
+    }
+    const Pipe pipe = def->OperandPipe(*call, -1);
+    if (pipe == Pipe::kNone) return;
+    if (const MemRef* root = RootOf(result)) {
+      first_write.try_emplace(root, Access{order, pipe});
+      last_access[root] = {order, pipe};
+    }
+  }
+  int64_t next_ = 0;
+};
+
+uint64_t AlignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
+
+}  // namespace
+
+MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& liveness,
+                                 const MemoryProblemOptions& options) {
+  const policy::MemoryAllocatorPolicy& pol = *options.policy;
+  MemoryProblem out;
+  policy::DsaProblemDocument& doc = out.document;
+  doc.profile = "pypto_research_v1";
+  doc.instance = function.name;
+  doc.metadata["producer"] = "accelmem";
+  doc.metadata["backend"] = options.backend_name;
+  doc.metadata["lifetime_ordering"] = "accelmem_liveness_3_steps_per_statement";
+  doc.metadata["memory_space_ids"] = "accelmem_memory_space_v1";
+  doc.metadata["solver_input"] = "after_init_memref_and_carry_fixups";
+  policy::DsaProblem& p = doc.problem;
+  p.objective.terms = {policy::DsaObjectiveTerm::kCapacityOverflow,
+                       policy::DsaObjectiveTerm::kReuseCost, policy::DsaObjectiveTerm::kTotalPeak};
+
+  // Roots and slots, in first-definition order.
+  std::vector<const MemRef*> roots;
+  absl::flat_hash_map<const MemRef*, int64_t> slot;
+  ir::ForEachDef(function, [&](const ir::Var& v) {
+    const ir::MemRefPtr& m = ir::MemRefOf(*v.type);
+    if (m == nullptr || !pol.ShouldAllocate(m->space())) return;
+    auto [it, fresh] = slot.try_emplace(m->root(), m->root()->size());
+    if (fresh) roots.push_back(m->root());
+    it->second = std::max(it->second, m->end_offset());
+  });
+  absl::flat_hash_map<const MemRef*, std::pair<int64_t, int64_t>> life;
+  for (const RootLifetime& l : ComputeRootLifetimes(liveness)) life[l.root] = {l.start, l.end};
+  // The values each root holds, and the one written first.
+  absl::flat_hash_map<const MemRef*, std::vector<const ValueLife*>> held;
+  for (const ValueLife& v : liveness.values) {
+    if (v.memref != nullptr) held[v.memref->root()].push_back(&v);
+  }
+  AccessCollector access;
+  access.VisitFunction(function);
+
+  std::map<int, size_t> pool_index;  // space -> index in p.pools
+  for (const MemRef* root : roots) {
+    auto l = life.find(root);
+    if (l == life.end()) {
+      out.lifeless.push_back(root);
+      continue;
+    }
+    const ir::MemorySpace space = root->space();
+    auto [pit, new_pool] = pool_index.try_emplace(static_cast<int>(space), p.pools.size());
+    if (new_pool) {
+      policy::DsaPool pool;
+      pool.id = static_cast<uint32_t>(space);
+      pool.name = std::string(ir::MemorySpaceName(space));
+      const int64_t cap = backends::MemSize(options.backend, space);
+      if (cap > 0) pool.capacity = static_cast<uint64_t>(cap);
+      if (space == options.reserve_space) pool.reserved_ranges = options.reserved;
+      p.pools.push_back(std::move(pool));
+    }
+    policy::DsaBuffer b;
+    b.id = static_cast<uint32_t>(p.buffers.size());
+    b.name = root->name();
+    b.size = static_cast<uint64_t>(slot[root]);
+    b.alignment = std::max<uint64_t>(1, pol.AlignAddress(1, space));
+    b.live_intervals = {{l->second.first, std::max(l->second.second, l->second.first + 1)}};
+    b.allowed_pools = {static_cast<uint32_t>(space)};
+    ProblemBuffer info;
+    info.root = root;
+    info.space = space;
+    std::vector<std::string> members;
+    const ValueLife* first = nullptr;
+    for (const ValueLife* v : held[root]) {
+      members.push_back(v->var->name);
+      if (first == nullptr || v->start < first->start) first = v;
+    }
+    if (first != nullptr) {
+      info.first_value = first->var->name;
+      info.first_loc = first->var->loc;
+    }
+    if (auto it = access.first_write.find(root); it != access.first_write.end()) {
+      info.first_write = it->second.pipe;
+    }
+    if (auto it = access.last_access.find(root); it != access.last_access.end()) {
+      info.last_access = it->second.pipe;
+    }
+    if (members.size() > 1) {
+      if (!p.pypto_structure) p.pypto_structure.emplace();
+      p.pypto_structure->alias_classes.push_back({b.id, std::move(members)});
+    }
+    p.buffers.push_back(std::move(b));
+    out.buffers.push_back(std::move(info));
+  }
+  // A reserve space without tiles still gets its pool, so that the reserves are checked.
+  if (!options.reserved.empty() && !pool_index.count(static_cast<int>(options.reserve_space))) {
+    policy::DsaPool pool;
+    pool.id = static_cast<uint32_t>(options.reserve_space);
+    pool.name = std::string(ir::MemorySpaceName(options.reserve_space));
+    const int64_t cap = backends::MemSize(options.backend, options.reserve_space);
+    if (cap > 0) pool.capacity = static_cast<uint64_t>(cap);
+    pool.reserved_ranges = options.reserved;
+    p.pools.push_back(std::move(pool));
+  }
+
+  // Penalties and in-place pairs, pool by pool (buffers of one pool only).
+  for (size_t a = 0; a < p.buffers.size(); ++a) {
+    for (size_t b = 0; b < p.buffers.size(); ++b) {
+      if (a == b || out.buffers[a].space != out.buffers[b].space) continue;
+      const policy::DsaInterval& la = p.buffers[a].live_intervals[0];
+      const policy::DsaInterval& lb = p.buffers[b].live_intervals[0];
+      if (la.upper > lb.lower) continue;  // a does not end before b starts
+      if (la.upper == lb.lower) {
+        out.in_place.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b)});
+      }
+      const Pipe before = out.buffers[a].last_access, after = out.buffers[b].first_write;
+      if (before != Pipe::kNone && after != Pipe::kNone && before != after) {
+        if (!p.cost_model) p.cost_model.emplace();
+        p.cost_model->reuse_penalties.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b),
+                                                 1, policy::DsaPenaltyReason::kCrossPipe});
+      }
+    }
+  }
+  for (const policy::DsaPair& pair : out.in_place) {
+    p.constraints.separations.push_back(
+        {pair.first, pair.second, {policy::DsaSeparationReason::kTargetHazard}});
+  }
+  return out;
+}
+
+policy::DsaProblem WithoutInPlaceSeparations(const MemoryProblem& problem) {
+  policy::DsaProblem p = problem.document.problem;
+  p.constraints.separations.resize(p.constraints.separations.size() - problem.in_place.size());
+  return p;
+}
+
+std::vector<policy::DsaPair> ShiftedInPlace(const MemoryProblem& problem,
+                                            const std::vector<uint64_t>& offsets) {
+  std::vector<policy::DsaPair> out;
+  const std::vector<policy::DsaBuffer>& bufs = problem.document.problem.buffers;
+  for (const policy::DsaPair& pair : problem.in_place) {
+    const uint64_t a = offsets[pair.first], b = offsets[pair.second];
+    const bool overlap = a < b + bufs[pair.second].size && b < a + bufs[pair.first].size;
+    if (overlap && a != b) out.push_back(pair);
+  }
+  return out;
+}
+
+PoolPeak ComputePoolPeak(const MemoryProblem& problem, uint32_t pool) {
+  const policy::DsaProblem& p = problem.document.problem;
+  PoolPeak peak;
+  for (const policy::DsaPool& pl : p.pools) {
+    if (pl.id != pool) continue;
+    for (const policy::DsaAddressRange& r : pl.reserved_ranges) peak.reserved += r.end - r.begin;
+  }
+  // Sweep: at equal times ends (-) before starts (+), the intervals being half-open.
+  std::vector<std::pair<int64_t, int64_t>> events;  // (time, +-size)
+  for (const policy::DsaBuffer& b : p.buffers) {
+    if (b.allowed_pools.empty() || b.allowed_pools[0] != pool) continue;
+    const int64_t size = static_cast<int64_t>(AlignUp(b.size, b.alignment));
+    for (const policy::DsaInterval& i : b.live_intervals) {
+      events.push_back({i.lower, size});
+      events.push_back({i.upper, -size});
+    }
+  }
+  std::sort(events.begin(), events.end());
+  int64_t load = 0;
+  peak.load = peak.reserved;
+  for (const auto& [t, delta] : events) {
+    load += delta;
+    if (static_cast<uint64_t>(load) + peak.reserved > peak.load) {
+      peak.load = static_cast<uint64_t>(load) + peak.reserved;
+      peak.time = t;
+    }
+  }
+  for (const policy::DsaBuffer& b : p.buffers) {
+    if (b.allowed_pools.empty() || b.allowed_pools[0] != pool) continue;
+    for (const policy::DsaInterval& i : b.live_intervals) {
+      if (i.lower <= peak.time && peak.time < i.upper) {
+        peak.live.push_back(b.id);
+        break;
+      }
+    }
+  }
+  std::stable_sort(peak.live.begin(), peak.live.end(),
+                   [&](uint32_t x, uint32_t y) { return p.buffers[x].size > p.buffers[y].size; });
+  return peak;
+}
+
+std::string DescribeProgramPoint(const MemoryProblem& problem, int64_t time) {
+  std::string out = absl::StrCat("statement ", time / 3);
+  const std::vector<policy::DsaBuffer>& bufs = problem.document.problem.buffers;
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    if (bufs[i].live_intervals[0].lower != time || problem.buffers[i].first_value.empty()) {
+      continue;
+    }
+    const ir::SourceLoc loc = problem.buffers[i].first_loc;
+    absl::StrAppend(&out, " (", loc.known() ? absl::StrCat("line ", loc.line, ", ") : "", "where '",
+                    problem.buffers[i].first_value, "' is defined)");
+    break;
+  }
+  return out;
+}
+
+std::string DescribePoolPeak(const MemoryProblem& problem, uint32_t pool) {
+  const PoolPeak peak = ComputePoolPeak(problem, pool);
+  const policy::DsaProblem& p = problem.document.problem;
+  std::string out = absl::StrCat("the peak is at ", DescribeProgramPoint(problem, peak.time),
+                                 ": LOAD ", peak.load, " bytes");
+  if (peak.reserved > 0) absl::StrAppend(&out, " (", peak.reserved, " of them reserved)");
+  for (const policy::DsaPool& pl : p.pools) {
+    if (pl.id == pool && pl.capacity) {
+      absl::StrAppend(&out, " against a capacity of ", *pl.capacity);
+    }
+  }
+  absl::StrAppend(&out, "; largest live buffers:");
+  for (size_t i = 0; i < peak.live.size() && i < 5; ++i) {
+    const uint32_t id = peak.live[i];
+    const std::string& value = problem.buffers[id].first_value;
+    absl::StrAppend(&out, i == 0 ? " " : ", ", "'", p.buffers[id].name, "'",
+                    value.empty() ? "" : absl::StrCat(" ('", value, "')"), " ", p.buffers[id].size,
+                    " bytes");
+  }
+  if (peak.live.empty()) absl::StrAppend(&out, " none");
+  return out;
+}
+
+// Offsets by buffer id of `problem` from root addresses (0 for a root without one).
+std::vector<uint64_t> OffsetsById(const MemoryProblem& problem,
+                                  const absl::flat_hash_map<const ir::MemRef*, int64_t>& addr) {
+  std::vector<uint64_t> out(problem.buffers.size(), 0);
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto it = addr.find(problem.buffers[i].root);
+    if (it != addr.end() && it->second >= 0) out[i] = static_cast<uint64_t>(it->second);
+  }
+  return out;
+}
+
+// The reuse cost `offsets` pays in `pool` (penalty edges join lifetime-disjoint buffers only).
+uint64_t PoolReuseCost(const MemoryProblem& problem, uint32_t pool,
+                       const std::vector<uint64_t>& offsets) {
+  const policy::DsaProblem& p = problem.document.problem;
+  if (!p.cost_model) return 0;
+  uint64_t cost = 0;
+  for (const policy::DsaReusePenalty& e : p.cost_model->reuse_penalties) {
+    if (p.buffers[e.first].allowed_pools[0] != pool) continue;
+    const uint64_t a = offsets[e.first], b = offsets[e.second];
+    if (a < b + p.buffers[e.second].size && b < a + p.buffers[e.first].size) cost += e.cost;
+  }
+  return cost;
+}
+
+// max(offset + size, reserved range ends) over `pool`, as policy::PoolResult::peak.
+uint64_t PoolPeakBytes(const MemoryProblem& problem, uint32_t pool,
+                       const std::vector<uint64_t>& offsets) {
+  const policy::DsaProblem& p = problem.document.problem;
+  uint64_t peak = 0;
+  for (const policy::DsaPool& pl : p.pools) {
+    if (pl.id != pool) continue;
+    for (const policy::DsaAddressRange& r : pl.reserved_ranges) peak = std::max(peak, r.end);
+  }
+  for (const policy::DsaBuffer& b : p.buffers) {
+    if (b.allowed_pools[0] == pool) peak = std::max(peak, offsets[b.id] + b.size);
+  }
+  return peak;
+}
+
+// `p` restricted to the buffers of `pool` (ids renumbered in order; `ids` gets the old ids),
+// without its capacity.
+policy::DsaProblem RestrictToPool(const policy::DsaProblem& p, uint32_t pool,
+                                  std::vector<uint32_t>* ids) {
+  policy::DsaProblem out;
+  out.objective = p.objective;
+  for (const policy::DsaPool& pl : p.pools) {
+    if (pl.id == pool) out.pools.push_back(pl);
+  }
+  // Capacity is the candidates' first criterion, not a validity rule.
+  for (policy::DsaPool& pl : out.pools) pl.capacity.reset();
+  std::vector<int64_t> renumber(p.buffers.size(), -1);
+  for (const policy::DsaBuffer& b : p.buffers) {
+    if (b.allowed_pools[0] != pool) continue;
+    renumber[b.id] = static_cast<int64_t>(out.buffers.size());
+    ids->push_back(b.id);
+    out.buffers.push_back(b);
+    out.buffers.back().id = static_cast<uint32_t>(renumber[b.id]);
+  }
+  auto in = [&](uint32_t a, uint32_t b) { return renumber[a] >= 0 && renumber[b] >= 0; };
+  auto id = [&](uint32_t a) { return static_cast<uint32_t>(renumber[a]); };
+  for (const policy::DsaSeparation& sep : p.constraints.separations) {
+    if (in(sep.first, sep.second)) {
+      out.constraints.separations.push_back({id(sep.first), id(sep.second), sep.reasons});
+    }
+  }
+  if (p.cost_model) {
+    out.cost_model.emplace();
+    for (const policy::DsaReusePenalty& e : p.cost_model->reuse_penalties) {
+      if (in(e.first, e.second)) {
+        out.cost_model->reuse_penalties.push_back({id(e.first), id(e.second), e.cost, e.reason});
+      }
+    }
+  }
+  return out;
+}
+
+// Whether `offsets` is a valid plan of `pool` under the true rules: every constraint of the
+// relaxed problem (policy/dsa_validator, which shares no code with the planners) and the
+// in-place rule.
+bool ValidInPool(const MemoryProblem& problem, const policy::DsaProblem& relaxed, uint32_t pool,
+                 const std::vector<uint64_t>& offsets) {
+  std::vector<uint32_t> ids;
+  const policy::DsaProblem sub = RestrictToPool(relaxed, pool, &ids);
+  std::vector<policy::DsaPlacement> placements;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    placements.push_back({static_cast<uint32_t>(i), pool, offsets[ids[i]]});
+  }
+  if (!policy::CheckDsaSolution(sub, placements).ok()) return false;
+  for (const policy::DsaPair& pair : ShiftedInPlace(problem, offsets)) {
+    if (problem.document.problem.buffers[pair.first].allowed_pools[0] == pool) return false;
+  }
+  return true;
+}
+
+ConstrainedPlans SolveFunctionProblem(const MemoryProblem& problem, absl::Duration budget) {
+  ConstrainedPlans out;
+  policy::ConstrainedOptions co;
+  co.budget = budget;
+  co.relax_pipeline_when_infeasible = false;  // no pipeline groups here
+  out.relaxed = policy::SolveConstrained(WithoutInPlaceSeparations(problem), co);
+  auto offsets = [&](const policy::ConstrainedResult& r) {
+    std::vector<uint64_t> o;
+    if (r.placements.size() != problem.buffers.size()) return o;
+    o.resize(problem.buffers.size());
+    for (const policy::DsaPlacement& pl : r.placements) o[pl.buffer] = pl.offset;
+    return o;
+  };
+  if (!out.relaxed.ok()) return out;
+  out.relaxed_offsets = offsets(*out.relaxed);
+  if (!problem.in_place.empty() &&
+      (out.relaxed_offsets.empty() || !ShiftedInPlace(problem, out.relaxed_offsets).empty())) {
+    absl::StatusOr<policy::ConstrainedResult> strict =
+        policy::SolveConstrained(problem.document.problem, co);
+    if (strict.ok()) {
+      out.strict_offsets = offsets(*strict);
+      out.strict = *std::move(strict);
+    }
+  }
+  return out;
+}
+
+}  // namespace passes
+}  // namespace accelmem

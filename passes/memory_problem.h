@@ -1,0 +1,139 @@
+// memory-problem: the schema-v1 placement problem (policy/dsa_problem.h) of one function, built
+// from the tile IR the way PyPTO exports it, and the diagnostics of a function that does not fit.
+//
+// One pool per memory space the allocator policy plans (pool id = the ir::MemorySpace value,
+// name = the space's name), with the backend's capacity (none without a backend) and, in the
+// function's reserve space, one reserved range per resolved system.reserve_buffer. One buffer per
+// root MemRef that a tile value lives in: its slot (the largest offset + size of the root and its
+// views) at the policy's alignment, over one conservative lifetime hull from passes/liveness.h
+// (no holes). Views are the buffer's PyPTO alias class. Constraints and costs:
+// - In-place rule: where a buffer dies at the statement that defines another (a.end == b.start),
+//   an element-wise op may write its result over its operand only at the same address. Schema v1
+//   cannot say "same offset or disjoint", so the exported problem keeps such pairs apart
+//   (separation, reason target_hazard); that is safe for any planner.
+// - Reuse penalties (weight 1, reason cross_pipe, as PyPTO's recognizer): two buffers of a pool
+//   whose lifetimes are disjoint, where the pipe of the earlier one's last access differs from
+//   the pipe of the later one's first write (op registry pipes). Sharing bytes between them
+//   makes the later write wait for another engine. Accesses are ordered by program order; the
+//   loop-carried handoff (the later buffer's next iteration) is not modelled.
+// - Objective: fit the capacities, then the least reuse cost, then the least total peak.
+//
+// The lifetimes are in liveness time (3 steps per statement), so LOAD's time names a statement.
+#ifndef ACCELMEM_PASSES_MEMORY_PROBLEM_H_
+#define ACCELMEM_PASSES_MEMORY_PROBLEM_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "backends/backend.h"
+#include "ir/function.h"
+#include "ir/memory_space.h"
+#include "ir/memref.h"
+#include "ir/op_registry.h"
+#include "passes/liveness.h"
+#include "policy/constrained_planner.h"
+#include "policy/dsa_problem.h"
+#include "policy/memory_allocator_policy.h"
+
+namespace accelmem {
+namespace passes {
+
+struct MemoryProblemOptions {
+  const policy::MemoryAllocatorPolicy* policy = nullptr;  // required: spaces, alignment
+  const backends::Backend* backend = nullptr;             // capacities; null: unbounded
+  ir::MemorySpace reserve_space = ir::MemorySpace::kVec;
+  std::vector<policy::DsaAddressRange> reserved;  // resolved reserve_buffer ranges (aligned ends)
+  std::string backend_name = "none";              // metadata only
+};
+
+// What the problem's buffer `id` stands for.
+struct ProblemBuffer {
+  const ir::MemRef* root = nullptr;
+  ir::MemorySpace space = ir::MemorySpace::kVec;
+  std::string first_value;  // the value written first in the root
+  ir::SourceLoc first_loc;  // where it is defined
+  ir::Pipe first_write = ir::Pipe::kNone;
+  ir::Pipe last_access = ir::Pipe::kNone;
+};
+
+struct MemoryProblem {
+  // instance = the function's name; the in-place pairs are separations.
+  policy::DsaProblemDocument document;
+  std::vector<ProblemBuffer> buffers;  // by buffer id (ids are 0, 1, ...)
+  // Roots of planned spaces that no tile value lives in (nothing to place over time): the pass
+  // stacks them above the plan.
+  std::vector<const ir::MemRef*> lifeless;
+  // The in-place pairs (a dies where b is born): the last `in_place.size()` separations.
+  std::vector<policy::DsaPair> in_place;
+};
+
+// `function` must be conflict-free per root (CheckRootsConflictFree), as the planner strategies
+// of allocate-memory-addr make it; `liveness` is its liveness.
+MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& liveness,
+                                 const MemoryProblemOptions& options);
+
+// The problem without its in-place separations: a relaxation of the true rule (which allows a
+// pair to share bytes at the same offset), so its lower bounds hold for the function.
+policy::DsaProblem WithoutInPlaceSeparations(const MemoryProblem& problem);
+
+// The in-place pairs that `offsets` (by buffer id) puts over each other at different offsets.
+std::vector<policy::DsaPair> ShiftedInPlace(const MemoryProblem& problem,
+                                            const std::vector<uint64_t>& offsets);
+
+// The peak of a pool: LOAD (the aligned sizes of the buffers live at one time, plus the reserved
+// bytes) at its first maximum, and the buffers live then, largest first.
+struct PoolPeak {
+  uint64_t load = 0;
+  uint64_t reserved = 0;
+  int64_t time = 0;
+  std::vector<uint32_t> live;  // buffer ids
+};
+PoolPeak ComputePoolPeak(const MemoryProblem& problem, uint32_t pool);
+
+// "statement 7 (line 12, where 'c' is defined)": the program point of liveness time `time`
+// (the definition of a buffer that starts there).
+std::string DescribeProgramPoint(const MemoryProblem& problem, int64_t time);
+
+// The over-capacity diagnosis: "the peak is at statement 7 (line 12, where 'c' is defined): LOAD
+// 200704 bytes (4096 of them reserved) against a capacity of 188416; largest live buffers: 'a'
+// 98304 bytes, 'b' 98304 bytes, ...". At most five buffers.
+std::string DescribePoolPeak(const MemoryProblem& problem, uint32_t pool);
+
+// Plans of a problem's pools, as the planner strategies of allocate-memory-addr compare them.
+// Offsets are by buffer id (0 for a buffer `addr` has no address for).
+std::vector<uint64_t> OffsetsById(const MemoryProblem& problem,
+                                  const absl::flat_hash_map<const ir::MemRef*, int64_t>& addr);
+// The reuse cost `offsets` pays in `pool`.
+uint64_t PoolReuseCost(const MemoryProblem& problem, uint32_t pool,
+                       const std::vector<uint64_t>& offsets);
+// max(offset + size, reserved range ends) over `pool`, as policy::PoolResult::peak.
+uint64_t PoolPeakBytes(const MemoryProblem& problem, uint32_t pool,
+                       const std::vector<uint64_t>& offsets);
+// `p` restricted to the buffers of `pool` (ids renumbered in order; `ids` gets the old ids),
+// without its capacity.
+policy::DsaProblem RestrictToPool(const policy::DsaProblem& p, uint32_t pool,
+                                  std::vector<uint32_t>* ids);
+// Whether `offsets` is a valid plan of `pool` under the true rules, capacity aside: every
+// constraint of `relaxed` (WithoutInPlaceSeparations) by policy/dsa_validator, which shares no
+// code with the planners, and the in-place rule.
+bool ValidInPool(const MemoryProblem& problem, const policy::DsaProblem& relaxed, uint32_t pool,
+                 const std::vector<uint64_t>& offsets);
+
+// The constrained planner's plans of a function: the relaxed problem's solve (its bounds hold for
+// the function) and, where its plan breaks the in-place rule, the exported problem's.
+struct ConstrainedPlans {
+  absl::StatusOr<policy::ConstrainedResult> relaxed = absl::UnknownError("not solved");
+  std::optional<policy::ConstrainedResult> strict;
+  std::vector<uint64_t> relaxed_offsets, strict_offsets;  // by buffer id; empty: no plan
+};
+ConstrainedPlans SolveFunctionProblem(const MemoryProblem& problem, absl::Duration budget);
+
+}  // namespace passes
+}  // namespace accelmem
+
+#endif  // ACCELMEM_PASSES_MEMORY_PROBLEM_H_
