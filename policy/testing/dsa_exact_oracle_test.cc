@@ -535,10 +535,18 @@ TEST(DsaProblemGeneratorTest, ValidAndDeterministic) {
   }
 }
 
+// CBC allocates heavily, and under AddressSanitizer its allocations go through ASan's allocator
+// too (about 30 times slower here), so the sanitizer build checks the first 40 seeds.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kGeneratedSeeds = 40;
+#else
+constexpr uint64_t kGeneratedSeeds = 200;
+#endif
+
 TEST(DsaExactOracleTest, GeneratedProblemsAreSolvedAndChecked) {
   int optimal = 0, infeasible = 0, paid = 0, two_pools = 0;
   double slowest = 0;
-  for (uint64_t seed = 0; seed < 200; ++seed) {
+  for (uint64_t seed = 0; seed < kGeneratedSeeds; ++seed) {
     const DsaProblem p = GenerateDsaProblem(seed);
     const DsaOracleResult r = SolveDsaExactly(p, 60.0);
     slowest = std::max(slowest, r.seconds);
@@ -560,11 +568,14 @@ TEST(DsaExactOracleTest, GeneratedProblemsAreSolvedAndChecked) {
     paid += std::find(terms.begin(), terms.end(), DsaObjectiveTerm::kReuseCost) != terms.end() &&
             r.reuse_cost > 0;
   }
-  // The mix the generator promises: mostly solvable, some infeasible, some paying for reuse.
-  EXPECT_GE(optimal, 100);
-  EXPECT_GE(infeasible, 10);
-  EXPECT_GE(paid, 5);
-  EXPECT_GE(two_pools, 20);
+  // The mix the generator promises: mostly solvable, some infeasible, some paying for reuse
+  // (counted over the 200 seeds of the plain build).
+  if (kGeneratedSeeds == 200) {
+    EXPECT_GE(optimal, 100);
+    EXPECT_GE(infeasible, 10);
+    EXPECT_GE(paid, 5);
+    EXPECT_GE(two_pools, 20);
+  }
   std::printf("optimal %d, infeasible %d, paying reuse %d, two pools %d; slowest %.3f s\n", optimal,
               infeasible, paid, two_pools, slowest);
 }
