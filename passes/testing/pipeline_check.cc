@@ -63,7 +63,7 @@ std::vector<PipelineConfig> AllPipelineConfigs(bool with_unsafe_sequential) {
 
 std::string CheckFailure::Signature() const {
   std::string s = kind + ":";
-  if (absl::StartsWith(kind, "sim:")) return s;
+  if (absl::StartsWith(kind, "sim:") || absl::StartsWith(kind, "sim-reparsed:")) return s;
   bool quoted = false;
   for (char c : detail) {
     if (c == '\'') {
@@ -162,6 +162,12 @@ CheckResult CheckProgram(const std::string& text, const PipelineConfig& config,
   }
   if (absl::Status s = passes::VerifyWithActiveBackend(**reparsed, "<planned>"); !s.ok()) {
     result.failures.push_back({"reparse-error", std::string(s.message())});
+  }
+  // The printed plan is what a user keeps: a MemRef or address the printer drops or changes must
+  // not hide behind the in-memory program's correct plan.
+  for (const Finding& f : SimulatePlannedProgram(**reparsed, so)) {
+    result.failures.push_back(
+        {absl::StrCat("sim-reparsed:", FindingKindName(f.kind)), f.ToString()});
   }
   const std::string again = ir::PrintProgram(**reparsed);
   if (again != printed) {

@@ -2,7 +2,8 @@
 // with properties that need no expected output:
 // - the pipeline accepts a valid program (no verifier error between passes, no pass error; a
 //   program marked may_exceed_capacity may instead fail with a clean error);
-// - the plan_simulator oracle finds nothing in the planned program;
+// - the plan_simulator oracle finds nothing in the planned program, nor in its printed text
+//   parsed again;
 // - printing is a fixed point (print -> parse -> print gives the same text) and the printed plan
 //   parses and verifies;
 // - the planned program run through the same pipeline again comes back unchanged.
@@ -42,7 +43,8 @@ std::vector<PipelineConfig> AllPipelineConfigs(bool with_unsafe_sequential = fal
 struct CheckFailure {
   std::string kind;    // "input-rejected", "pipeline-error", "unexpected-error",
                        // "verifier-after-pass",
-                       // "sim:<finding kind>", "print-not-fixed-point", "reparse-error",
+                       // "sim:<finding kind>", "sim-reparsed:<finding kind>",
+                       // "print-not-fixed-point", "reparse-error",
                        // "rerun-error", "rerun-changed"
   std::string detail;  // the message (finding, error, first differing line)
   // kind plus the detail with digits and quoted names removed.

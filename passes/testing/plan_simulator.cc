@@ -48,6 +48,8 @@ const char* FindingKindName(FindingKind kind) {
       return "unplanned";
     case FindingKind::kMemRefTooSmall:
       return "memref-too-small";
+    case FindingKind::kUnlocatable:
+      return "unlocatable";
     case FindingKind::kMalformed:
       return "malformed";
   }
@@ -372,15 +374,46 @@ class FunctionSim {
     return &it->second;
   }
 
-  // Gives `v` an instance. `view_of` (a view) or `alias` (a carried value) decide the layout;
-  // otherwise the value is a new write at its MemRef. Returns false for non-tile values.
+  static bool IsOnChipTile(const ir::Var& v) {
+    const ir::TileType* t = ir::AsTile(v.type);
+    return t != nullptr && ir::IsOnChip(t->space);
+  }
+
+  // An on-chip tile whose bytes are unknown is a finding: every read of it would otherwise go
+  // unchecked, and a plan could hide a clobber behind it.
+  void Unlocatable(const ir::Var& v, const ir::Stmt* s, const std::string& why) {
+    unlocated_.insert(&v);
+    insts_.erase(&v);  // no stale bytes from an earlier iteration
+    const ir::TileType* t = ir::AsTile(v.type);
+    Report(FindingKind::kUnlocatable, s, {v.name},
+           t ? std::string(ir::MemorySpaceName(t->space)) : "", 0, 0, 0, 0,
+           absl::StrCat("cannot place '", v.name, "': ", why));
+  }
+
+  // Gives `v` the instance of its MemRef as a new whole tile (the caller refines views and
+  // aliases). Returns false for values that are not tiles, DDR tiles, and tiles it cannot place,
+  // which it reports.
   bool Locate(const ir::Var& v, const ir::Stmt* s, Inst* inst) {
     const ir::TileType* t = ir::AsTile(v.type);
-    if (t == nullptr || t->memref == nullptr) return false;
+    if (t == nullptr || !ir::IsOnChip(t->space)) return false;
+    if (t->memref == nullptr) {
+      Unlocatable(v, s, "the tile has no MemRef");
+      return false;
+    }
     auto dims = ir::StaticDims(t->shape);
-    if (!dims) return false;
+    if (!dims) {
+      Unlocatable(v, s, absl::StrCat("the shape ", ir::ShapeToString(t->shape), " is not static"));
+      return false;
+    }
     const Root* root = RootOf(*t->memref, s, v.name);
-    if (root == nullptr || root->addr < 0) return false;
+    if (root == nullptr) {
+      unlocated_.insert(&v);  // RootOf reported the MemRef naming no tile.alloc
+      return false;
+    }
+    if (root->addr < 0) {
+      Unlocatable(v, s, absl::StrCat("its root ", root->name, " has no address"));
+      return false;
+    }
     inst->space = root->space;
     inst->layout.root = root;
     inst->layout.dims = *dims;
@@ -435,7 +468,13 @@ class FunctionSim {
 
   void Read(const ir::Var& v, const ir::Stmt* s) {
     auto it = insts_.find(&v);
-    if (it == insts_.end()) return;
+    if (it == insts_.end()) {
+      // A safety net: whatever left an on-chip tile without bytes, its reads are not checked.
+      if (IsOnChipTile(v) && !unlocated_.count(&v)) {
+        Unlocatable(v, s, "it is read but the simulation gave it no bytes");
+      }
+      return;
+    }
     const Inst& inst = it->second;
     for (const Seg& g : mem_[inst.space]) {
       if (g.hi <= inst.lo || g.lo >= inst.hi || g.token == inst.token) continue;
@@ -468,14 +507,25 @@ class FunctionSim {
   void View(const ir::Var& v, const ir::Call& call, const ir::Stmt* s) {
     const ir::Var* src = ir::AsVar(call.args[0].get());
     Inst inst;
-    if (src == nullptr || !insts_.count(src) || !Locate(v, s, &inst)) return;
+    if (src == nullptr || !Locate(v, s, &inst)) return;
+    if (!insts_.count(src)) {
+      Unlocatable(v, s, absl::StrCat("it is a view of '", src->name, "', which has no bytes"));
+      return;
+    }
     const Inst& from = insts_[src];
     Layout l = from.layout;
     const std::vector<int64_t> dims = inst.layout.dims;
     if (call.op == "tile.slice") {
       std::vector<int64_t> origin;
-      if (!ir::GetIntList(*call.args[2], &origin) || origin.size() != l.strides.size()) {
-        inst.token = from.token;  // dynamic origin: trust the MemRef
+      const bool literal = call.args.size() >= 3 && ir::GetIntList(*call.args[2], &origin);
+      if (!literal || origin.size() != l.strides.size()) {
+        // The physical offset cannot be computed, so the MemRef cannot be checked: say so, and go
+        // on at the MemRef's bytes so that later reads are still checked.
+        Unlocatable(v, s,
+                    literal ? "the slice origin's rank differs from its source frame's"
+                            : "the slice origin is not a list of integer literals (dynamic); its "
+                              "offset cannot be checked");
+        inst.token = from.token;
         insts_[&v] = inst;
         return;
       }
@@ -522,7 +572,11 @@ class FunctionSim {
     const ir::Call* call = ir::AsCall(a.value.get());
     if (call == nullptr) {
       if (const ir::Var* src = ir::AsVar(a.value.get())) {
-        if (insts_.count(src)) insts_[a.var.get()] = insts_[src];
+        if (insts_.count(src)) {
+          insts_[a.var.get()] = insts_[src];
+        } else if (IsOnChipTile(*a.var)) {
+          Unlocatable(*a.var, s, absl::StrCat("it aliases '", src->name, "', which has no bytes"));
+        }
       }
       return;
     }
@@ -535,7 +589,8 @@ class FunctionSim {
     ReadArgs(*call, s, &operands);
     Inst res;
     if (!Locate(*a.var, s, &res)) return;
-    if (call->op == "tile.matmul_acc" && !operands.empty()) {
+    if (call->op == "tile.matmul_acc" && !operands.empty() &&
+        operands[0] == ir::AsVar(call->args[0].get())) {
       const Inst& acc = insts_[operands[0]];
       if (!SameLoc(acc, res)) {
         Report(FindingKind::kWritesIntoMismatch, s, {a.var->name, operands[0]->name}, res.space,
@@ -582,7 +637,13 @@ class FunctionSim {
     }
     for (size_t k = 0; k < srcs.size() && k < dsts.size(); ++k) {
       Inst dst;
-      if (srcs[k] == nullptr || !insts_.count(srcs[k]) || !Locate(*dsts[k], s, &dst)) continue;
+      if (srcs[k] == nullptr || !Locate(*dsts[k], s, &dst)) continue;
+      if (!insts_.count(srcs[k])) {
+        Unlocatable(
+            *dsts[k], s,
+            absl::StrCat("it takes the value of '", srcs[k]->name, "', which has no bytes"));
+        continue;
+      }
       const Inst& from = insts_[srcs[k]];
       if (from.space == dst.space && from.lo == dst.lo) {
         moves.push_back({dsts[k].get(), from, false});  // already in place: the same bytes
@@ -685,6 +746,7 @@ class FunctionSim {
   std::map<std::string, std::vector<Seg>> mem_;
   std::unordered_map<const ir::Var*, Inst> insts_;
   std::vector<Writer> writers_;
+  std::set<const ir::Var*> unlocated_;  // reported as unlocatable (once is enough)
 };
 
 }  // namespace

@@ -26,8 +26,10 @@
 // its source's offset), in another root, or reaching outside its root; a write-into result not at
 // its argument's bytes; overlapping reserve_buffer ranges, or a root overlapping one; a root or
 // reserve range beyond the backend's capacity; a root address not a multiple of 32; an unplanned
-// root; a root smaller than a value in it. Orchestration functions are not planned and not
-// simulated.
+// root; a root smaller than a value in it; an on-chip tile the simulator cannot place (no MemRef,
+// a dynamic shape, a root without an address, a view, carry or alias of such a value, or a slice
+// whose origin is not a list of integer literals): nothing it cannot check passes silently.
+// Orchestration functions are not planned and not simulated; DDR tiles are not planned here.
 #ifndef ACCELMEM_PASSES_TESTING_PLAN_SIMULATOR_H_
 #define ACCELMEM_PASSES_TESTING_PLAN_SIMULATOR_H_
 
@@ -54,9 +56,10 @@ enum class FindingKind {
   kMisaligned,             // a root address is not a multiple of 32
   kUnplanned,              // a root (or reserve base) without an address
   kMemRefTooSmall,         // a value does not fit in its root
+  kUnlocatable,            // an on-chip tile whose bytes the simulator cannot determine
   kMalformed,              // the IR is not what a planned program looks like (names no alloc...)
 };
-inline constexpr int kNumFindingKinds = 14;
+inline constexpr int kNumFindingKinds = 15;
 
 // "clobbered-read", "not-inplace-overlap", ...
 const char* FindingKindName(FindingKind kind);

@@ -297,6 +297,123 @@ def mm(a: Tensor[[17, 16], FP16], c: Tensor[[17, 16], FP32]) -> Tensor[[17, 16],
             std::set<FindingKind>{FindingKind::kMemRefTooSmall});
 }
 
+// The finding of kind `kind` about value `value`, else null.
+const Finding* FindingFor(const std::vector<Finding>& fs, FindingKind kind,
+                          const std::string& value) {
+  for (const Finding& f : fs) {
+    if (f.kind == kind && !f.values.empty() && f.values[0] == value) return &f;
+  }
+  return nullptr;
+}
+
+// An on-chip tile without a MemRef cannot be placed: it is reported by name (once, not at each
+// read), instead of leaving its reads unchecked.
+TEST(PlanSimulatorTest, TileWithoutMemRefIsUnlocatable) {
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
+    a: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 16])
+    b: Tile[[16, 16], FP32, Vec] = tile.exp(a)
+    c: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.exp(b)
+    o: Tensor[[64, 64], FP32] = tile.store(c, [0, 0], x)
+    return o
+)";
+  const std::vector<Finding> fs = Simulate(text);
+  ASSERT_EQ(fs.size(), 1u) << Dump(fs);
+  EXPECT_EQ(fs[0].kind, FindingKind::kUnlocatable);
+  EXPECT_THAT(fs[0].values, ::testing::ElementsAre("b"));
+  EXPECT_EQ(fs[0].stmt, 2);
+  EXPECT_THAT(fs[0].message, ::testing::HasSubstr("'b'"));
+  EXPECT_THAT(fs[0].message, ::testing::HasSubstr("no MemRef"));
+}
+
+// A tile with a dynamic shape has no byte size the simulator can compute.
+TEST(PlanSimulatorTest, DynamicShapeIsUnlocatable) {
+  const std::string text = R"(@function(type=AIV)
+def f(n: Index, x: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 4096, 0)
+    a: Tile[[n, 16], FP32, memref=mem_vec_0] = tile.create([n, 16], FP32, Vec)
+    o: Tensor[[64, 64], FP32] = tile.store(a, [0, 0], x)
+    return o
+)";
+  const std::vector<Finding> fs = Simulate(text);
+  ASSERT_EQ(Kinds(fs), std::set<FindingKind>{FindingKind::kUnlocatable}) << Dump(fs);
+  const Finding* f = FindingFor(fs, FindingKind::kUnlocatable, "a");
+  ASSERT_NE(f, nullptr) << Dump(fs);
+  EXPECT_THAT(f->message, ::testing::HasSubstr("[n, 16]"));
+}
+
+// Besides the unplanned root itself, each value in it is reported: none of them is checked.
+TEST(PlanSimulatorTest, ValuesInAnUnplannedRootAreUnlocatable) {
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, -1, 1024, 1)
+    a: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 16])
+    b: Tile[[16, 16], FP32, memref=mem_vec_1] = tile.exp(a)
+    c: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.exp(b)
+    o: Tensor[[64, 64], FP32] = tile.store(c, [0, 0], x)
+    return o
+)";
+  const std::vector<Finding> fs = Simulate(text);
+  EXPECT_EQ(Kinds(fs), (std::set<FindingKind>{FindingKind::kUnplanned, FindingKind::kUnlocatable}))
+      << Dump(fs);
+  const Finding* f = FindingFor(fs, FindingKind::kUnlocatable, "b");
+  ASSERT_NE(f, nullptr) << Dump(fs);
+  EXPECT_THAT(f->message, ::testing::HasSubstr("mem_vec_1 has no address"));
+}
+
+// A slice whose origin is not literal (here the loop index) has an offset the simulator cannot
+// check: it is reported, and the value is still tracked at its MemRef so that the clobbers it
+// takes part in are found too.
+TEST(PlanSimulatorTest, DynamicSliceOriginIsReported) {
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 4096, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 4096, 64, 1)
+    a: Tile[[16, 64], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 64])
+    for i in range(0, 4, 1):
+        s: Tile[[1, 16], FP32, memref=mem_vec_0+256] = tile.slice(a, [1, 16], [i, 0])
+        e: Tile[[1, 16], FP32, memref=mem_vec_1] = tile.exp(s)
+        o1: Tensor[[64, 64], FP32] = tile.store(e, [0, 0], x)
+    o: Tensor[[64, 64], FP32] = tile.store(a, [0, 0], x)
+    return o
+)";
+  std::vector<Finding> fs = Simulate(text);
+  ASSERT_EQ(Kinds(fs), std::set<FindingKind>{FindingKind::kUnlocatable}) << Dump(fs);
+  const Finding* f = FindingFor(fs, FindingKind::kUnlocatable, "s");
+  ASSERT_NE(f, nullptr) << Dump(fs);
+  EXPECT_THAT(f->message, ::testing::HasSubstr("dynamic"));
+  // e computed in place over the slice overwrites a, which is read after the loop.
+  std::string clobber = text;
+  clobber.replace(clobber.find("mem_vec_1] = tile.exp(s)"), 9, "mem_vec_0+256");
+  fs = Simulate(clobber);
+  EXPECT_TRUE(Kinds(fs).count(FindingKind::kClobberedRead)) << Dump(fs);
+}
+
+// A value that takes its bytes from one the simulator could not place (a view of it, a loop
+// carry initialised with it) is reported too, naming the source.
+TEST(PlanSimulatorTest, UnlocatableSourcesPropagate) {
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 1024, 0)
+    a: Tile[[16, 16], FP32, Vec] = tile.load(x, [0, 0], [16, 16])
+    s: Tile[[8, 16], FP32, memref=mem_vec_0+512] = tile.slice(a, [8, 16], [8, 0])
+    for i, (c,) in range(0, 2, 1, init=(a,)) -> (co: Tile[[16, 16], FP32, memref=mem_vec_0],):
+        n: Tile[[16, 16], FP32, memref=mem_vec_0] = tile.exp(c)
+        yield (n,)
+    o: Tensor[[64, 64], FP32] = tile.store(co, [0, 0], x)
+    return o
+)";
+  // c takes a's type (no MemRef); the loop's result co has one but takes c's bytes.
+  const std::vector<Finding> fs = Simulate(text);
+  EXPECT_EQ(Kinds(fs), std::set<FindingKind>{FindingKind::kUnlocatable}) << Dump(fs);
+  EXPECT_NE(FindingFor(fs, FindingKind::kUnlocatable, "a"), nullptr) << Dump(fs);
+  const Finding* s = FindingFor(fs, FindingKind::kUnlocatable, "s");
+  ASSERT_NE(s, nullptr) << Dump(fs);
+  EXPECT_THAT(s->message, ::testing::HasSubstr("view of 'a'"));
+  EXPECT_NE(FindingFor(fs, FindingKind::kUnlocatable, "c"), nullptr) << Dump(fs);
+  const Finding* co = FindingFor(fs, FindingKind::kUnlocatable, "co");
+  ASSERT_NE(co, nullptr) << Dump(fs);
+  EXPECT_THAT(co->message, ::testing::HasSubstr("value of 'c'"));
+}
+
 // Every finding kind has a distinct name (the soak counts by name).
 TEST(PlanSimulatorTest, KindNamesAreDistinct) {
   std::set<std::string> names;
