@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "Cbc_C_Interface.h"
+#include "policy/testing/internal/integer_program.h"
 
 namespace accelmem {
 namespace policy_testing {
@@ -26,96 +26,11 @@ using policy::DsaPlacement;
 using policy::DsaPool;
 using policy::DsaProblem;
 using Clock = std::chrono::steady_clock;
-
-// ---- A mixed-integer program on our side, and one CBC solve of it. ----
-
-struct Column {
-  double lower = 0;
-  double upper = 0;
-};
-
-struct Row {
-  std::vector<int> columns;
-  std::vector<double> coefficients;
-  char sense = 'L';  // 'L' <=, 'G' >=.
-  double rhs = 0;
-};
-
-using LinearTerms = std::vector<std::pair<int, double>>;
-
-struct Program {
-  std::vector<Column> columns;  // All integer.
-  std::vector<Row> rows;
-
-  int AddColumn(double lower, double upper) {
-    columns.push_back({lower, upper});
-    return static_cast<int>(columns.size()) - 1;
-  }
-  int AddBinary() { return AddColumn(0, 1); }
-  void AddRow(const LinearTerms& terms, char sense, double rhs) {
-    Row row;
-    for (const auto& [column, coefficient] : terms) {
-      row.columns.push_back(column);
-      row.coefficients.push_back(coefficient);
-    }
-    row.sense = sense;
-    row.rhs = rhs;
-    rows.push_back(std::move(row));
-  }
-};
-
-enum class Outcome { kOptimal, kInfeasible, kStopped };
-
-struct StageResult {
-  Outcome outcome = Outcome::kStopped;
-  std::vector<double> values;  // Empty when no solution is known.
-};
-
-// A fresh Cbc_Model per solve: the C interface does not support solving one model twice.
-StageResult Solve(const Program& program, const LinearTerms& objective, double seconds,
-                  const std::vector<double>& start) {
-  std::vector<double> costs(program.columns.size(), 0.0);
-  for (const auto& [column, coefficient] : objective) costs[column] += coefficient;
-  Cbc_Model* model = Cbc_newModel();
-  Cbc_setLogLevel(model, 0);
-  for (size_t c = 0; c < program.columns.size(); ++c) {
-    const std::string name = "c" + std::to_string(c);
-    Cbc_addCol(model, name.c_str(), program.columns[c].lower, program.columns[c].upper, costs[c],
-               /*isInteger=*/1, 0, nullptr, nullptr);
-  }
-  for (size_t r = 0; r < program.rows.size(); ++r) {
-    const Row& row = program.rows[r];
-    const std::string name = "r" + std::to_string(r);
-    Cbc_addRow(model, name.c_str(), static_cast<int>(row.columns.size()), row.columns.data(),
-               row.coefficients.data(), row.sense, row.rhs);
-  }
-  Cbc_setObjSense(model, 1);  // Minimise.
-  Cbc_setMaximumSeconds(model, std::max(seconds, 0.01));
-  Cbc_setAllowableFractionGap(model, 0.0);
-  Cbc_setAllowablePercentageGap(model, 0.0);
-  Cbc_setAllowableGap(model, 1e-6);
-  if (!start.empty()) {
-    std::vector<int> indices(start.size());
-    std::iota(indices.begin(), indices.end(), 0);
-    Cbc_setMIPStartI(model, static_cast<int>(start.size()), indices.data(), start.data());
-  }
-  Cbc_solve(model);
-  StageResult result;
-  if (Cbc_isProvenOptimal(model)) {
-    result.outcome = Outcome::kOptimal;
-  } else if (Cbc_isProvenInfeasible(model)) {
-    result.outcome = Outcome::kInfeasible;
-  }
-  if (result.outcome != Outcome::kInfeasible) {
-    const double* best = Cbc_bestSolution(model);
-    if (best != nullptr) result.values.assign(best, best + program.columns.size());
-  }
-  if (result.outcome == Outcome::kOptimal && result.values.empty()) {
-    result.outcome = Outcome::kStopped;  // Not expected; do not trust it.
-  }
-  Cbc_deleteModel(model);
-  return result;
-}
+using internal::LinearTerms;
+using internal::Outcome;
+using internal::Program;
+using internal::Solve;
+using internal::StageResult;
 
 // ---- The placement problem, prepared for the program. ----
 
