@@ -557,7 +557,9 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
                                                    " addresses are not aligned for the target"));
         }
       } else {
-        // An already planned function keeps its plan when nothing is better (idempotence).
+        // An already planned function keeps its plan while it is valid and fits (idempotence:
+        // a budget-cut search may end elsewhere on another run). To re-plan, reset the
+        // addresses to -1.
         bool all_planned = true;
         Candidate kept;
         kept.method = "constrained";
@@ -574,22 +576,25 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
             kept.end = std::max(kept.end, *e);
         }
         if (all_planned) add(std::move(kept));
-        from_offsets("constrained", plans.relaxed_offsets);
-        from_offsets("constrained", plans.strict_offsets);
-        Candidate greedy;
-        greedy.method = "greedy";
-        AllocateMemoryAddrOptions greedy_options = options_;
-        greedy_options.strategy = PlacementStrategy::kGreedy;
-        int64_t greedy_water = 0;
-        if (PlanByLifetime(refs, infos, index, life, start, space, *policy, greedy_options,
-                           &greedy.addr, &greedy.end, &greedy_water)) {
-          add(std::move(greedy));
+        const bool keep_old = !candidates.empty() && (limit == 0 || candidates[0].end <= limit);
+        if (!keep_old) {
+          from_offsets("constrained", plans.relaxed_offsets);
+          from_offsets("constrained", plans.strict_offsets);
+          Candidate greedy;
+          greedy.method = "greedy";
+          AllocateMemoryAddrOptions greedy_options = options_;
+          greedy_options.strategy = PlacementStrategy::kGreedy;
+          int64_t greedy_water = 0;
+          if (PlanByLifetime(refs, infos, index, life, start, space, *policy, greedy_options,
+                             &greedy.addr, &greedy.end, &greedy_water)) {
+            add(std::move(greedy));
+          }
+          Candidate sequential;
+          sequential.method = "sequential";
+          sequential.end = cursor;
+          for (const MemRefPtr& r : refs) sequential.addr[r.get()] = addr[r.get()];
+          add(std::move(sequential));
         }
-        Candidate sequential;
-        sequential.method = "sequential";
-        sequential.end = cursor;
-        for (const MemRefPtr& r : refs) sequential.addr[r.get()] = addr[r.get()];
-        add(std::move(sequential));
       }
       // Lexicographic: fits, least reuse cost, least peak; the first of equals (kept, then the
       // planner's own plans).

@@ -49,8 +49,8 @@
 // Over capacity, the error also names the program point of the peak, LOAD there against the
 // capacity, the five largest buffers live there, and whether no fit is proven.
 // The pass is idempotent: on an already planned function it computes the same addresses and
-// reports no change (under kSearch only when the search ends within its budget; a budget cut
-// makes the planner's result timing-dependent).
+// reports no change (kGreedy, kSearch and kConstrained keep a plan that is still valid and fits;
+// a budget cut makes a search's own result timing-dependent). To re-plan, reset the addresses.
 #ifndef ACCELMEM_PASSES_ALLOCATE_MEMORY_ADDR_H_
 #define ACCELMEM_PASSES_ALLOCATE_MEMORY_ADDR_H_
 
