@@ -46,14 +46,6 @@ class MemoryReusePass final : public Pass {
 
 PassPtr CreateMemoryReusePass();
 
-// Step 1 alone (carry splits, yield merges and moves), without step 2's sharing, and step 3 for
-// the roots step 1 merged: afterwards no root holds two values that conflict (a carried value
-// and a value still live, a yielded value and the carried value it replaces), so placing every
-// root by the hull of its values' lifetimes is safe. allocate-memory-addr's planner strategies
-// run it on unplanned functions, which makes memory-reuse optional in their pipeline. Same
-// skips as the pass (Orchestration, planned, no MemRefs: unchanged).
-FunctionResult ApplyCarryFixups(const ir::FunctionPtr& function);
-
 }  // namespace passes
 }  // namespace accelmem
 
