@@ -37,18 +37,6 @@ std::optional<int64_t> Backend::TileBytes(const ir::TileType& tile) const {
   return ir::StaticTileBytes(tile.shape, tile.dtype);
 }
 
-std::optional<int64_t> PaddedAccTileBytes(const ir::TileType& tile, int64_t m_alignment) {
-  std::optional<std::vector<int64_t>> dims = ir::StaticDims(tile.shape);
-  if (!dims) return std::nullopt;
-  if (dims->size() < 2 || m_alignment <= 1) return ir::StaticTileBytes(tile.shape, tile.dtype);
-  std::vector<int64_t> padded = *dims;
-  int64_t& m = padded[padded.size() - 2];
-  std::optional<int64_t> rows = ir::CheckedAlignUp(m, m_alignment);
-  if (!rows) return std::nullopt;
-  m = *rows;
-  return ir::StaticTileBytes(ir::StaticShape(padded), tile.dtype);
-}
-
 void BackendConfig::Set(BackendPtr backend) {
   std::lock_guard<std::mutex> lock(ConfigMutex());
   ConfiguredBackend() = std::move(backend);

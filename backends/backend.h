@@ -4,8 +4,9 @@
 // A Backend gives (1) the allocator policy (CreateMemoryAllocatorPolicy(), the default policy
 // unless a backend overrides it with its own policy), (2) the capacity of each memory space
 // (GetMemSize(), 0 = unknown, so the capacity check is skipped) and (3) the byte size of a tile
-// (TileBytes(): ceil(prod(shape) * bits / 8) unless the backend pads, as Ascend pads the row
-// count of Acc tiles).
+// (TileBytes(): ceil(prod(shape) * bits / 8) unless the backend pads, as backends/ascend pads
+// the row count of Acc tiles). Target-specific choices (address alignment tables, padding) live
+// in the target's own folder.
 //
 // BackendConfig is a process-global selection (like upstream's) for tools: the passes take their
 // backend as a constructor option (null: the default policy, default sizes, no capacity check)
@@ -32,11 +33,6 @@
 
 namespace accelmem {
 namespace backends {
-
-// How a SoC backend aligns buffer addresses: 32 bytes in every space (what the upstream
-// compiler does on the Ascend SoCs, so programs that fit there fit here), or the SoC's own
-// per-space alignment table (stricter; some programs that fit upstream no longer fit).
-enum class AddressAlignment { kUniform32, kSocTable };
 
 class Backend {
  public:
@@ -72,11 +68,6 @@ class Backend {
 };
 
 using BackendPtr = std::shared_ptr<const Backend>;
-
-// The Acc (L0C) byte size with row padding: for rank >= 2, the row count (the
-// penultimate dimension) is rounded up to `m_alignment`, then bytes = ceil(M_pad * N *
-// prod(batch dims) * bits / 8). Rank < 2 tiles are not padded. nullopt for a dynamic shape.
-std::optional<int64_t> PaddedAccTileBytes(const ir::TileType& tile, int64_t m_alignment);
 
 // The process-wide backend selection.
 class BackendConfig {

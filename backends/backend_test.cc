@@ -95,17 +95,6 @@ TEST(BackendTest, BaseDefaults) {
 }
 
 // Acc row padding rounds the penultimate dimension up and multiplies the batch dimensions.
-TEST(PaddedAccTileBytesTest, PadsRows) {
-  ir::TileType t(ir::StaticShape({17, 16}), DType::kFP32, MemorySpace::kAcc);
-  EXPECT_EQ(PaddedAccTileBytes(t, 16), 32 * 16 * 4);
-  EXPECT_EQ(PaddedAccTileBytes(t, 32), 32 * 16 * 4);
-  ir::TileType exact(ir::StaticShape({16, 16}), DType::kFP32, MemorySpace::kAcc);
-  EXPECT_EQ(PaddedAccTileBytes(exact, 16), 16 * 16 * 4);
-  ir::TileType batched(ir::StaticShape({2, 3, 1, 8}), DType::kFP16, MemorySpace::kAcc);
-  EXPECT_EQ(PaddedAccTileBytes(batched, 16), 2 * 3 * 16 * 8 * 2);
-  ir::TileType vec1(ir::StaticShape({5}), DType::kFP32, MemorySpace::kAcc);
-  EXPECT_EQ(PaddedAccTileBytes(vec1, 16), 20);
-}
 
 // The registry creates backends by name and rejects unknown and duplicate names.
 TEST(BackendRegistryTest, RegisterCreateAndErrors) {

@@ -1,11 +1,27 @@
 #include "backends/ascend/ascend.h"
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "backends/ascend/ascend_policy.h"
+#include "ir/checked_math.h"
+#include "ir/types.h"
 
 namespace accelmem {
 namespace backends {
+
+std::optional<int64_t> PaddedAccTileBytes(const ir::TileType& tile, int64_t m_alignment) {
+  std::optional<std::vector<int64_t>> dims = ir::StaticDims(tile.shape);
+  if (!dims) return std::nullopt;
+  if (dims->size() < 2 || m_alignment <= 1) return ir::StaticTileBytes(tile.shape, tile.dtype);
+  std::vector<int64_t> padded = *dims;
+  int64_t& m = padded[padded.size() - 2];
+  std::optional<int64_t> rows = ir::CheckedAlignUp(m, m_alignment);
+  if (!rows) return std::nullopt;
+  m = *rows;
+  return ir::StaticTileBytes(ir::StaticShape(padded), tile.dtype);
+}
 
 std::string AscendBackend::Name() const {
   return alignment_ == AddressAlignment::kUniform32 ? soc_.name : soc_.soc_aligned_name;

@@ -22,6 +22,16 @@
 namespace accelmem {
 namespace backends {
 
+// How a SoC backend aligns buffer addresses: 32 bytes in every space (what the upstream
+// compiler does on the Ascend SoCs, so programs that fit there fit here), or the SoC's own
+// per-space alignment table (stricter; some programs that fit upstream no longer fit).
+enum class AddressAlignment { kUniform32, kSocTable };
+
+// The Acc (L0C) byte size with row padding: for rank >= 2, the row count (the
+// penultimate dimension) is rounded up to `m_alignment`, then bytes = ceil(M_pad * N *
+// prod(batch dims) * bits / 8). Rank < 2 tiles are not padded. nullopt for a dynamic shape.
+std::optional<int64_t> PaddedAccTileBytes(const ir::TileType& tile, int64_t m_alignment);
+
 class AscendBackend final : public Backend {
  public:
   // Keeps a copy of `soc`.

@@ -147,6 +147,18 @@ TEST(AscendBackendCoverageTest, EveryRegisteredNameHasACase) {
   }
 }
 
+TEST(PaddedAccTileBytesTest, PadsRows) {
+  ir::TileType t(ir::StaticShape({17, 16}), DType::kFP32, MemorySpace::kAcc);
+  EXPECT_EQ(PaddedAccTileBytes(t, 16), 32 * 16 * 4);
+  EXPECT_EQ(PaddedAccTileBytes(t, 32), 32 * 16 * 4);
+  ir::TileType exact(ir::StaticShape({16, 16}), DType::kFP32, MemorySpace::kAcc);
+  EXPECT_EQ(PaddedAccTileBytes(exact, 16), 16 * 16 * 4);
+  ir::TileType batched(ir::StaticShape({2, 3, 1, 8}), DType::kFP16, MemorySpace::kAcc);
+  EXPECT_EQ(PaddedAccTileBytes(batched, 16), 2 * 3 * 16 * 8 * 2);
+  ir::TileType vec1(ir::StaticShape({5}), DType::kFP32, MemorySpace::kAcc);
+  EXPECT_EQ(PaddedAccTileBytes(vec1, 16), 20);
+}
+
 }  // namespace
 }  // namespace backends
 }  // namespace accelmem
