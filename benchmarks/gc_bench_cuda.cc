@@ -22,9 +22,10 @@
 
 namespace {
 
-using accelmem::gc::CudaDriver;
-using accelmem::gc::CudaGc;
-using accelmem::gc::CudaNodeManager;
+using accelmem::runtime::cuda::CudaDriver;
+using accelmem::runtime::cuda::CudaGc;
+using accelmem::runtime::cuda::CudaNodeManager;
+using accelmem::runtime::cuda::DevicePtr;
 
 struct Device {
   std::unique_ptr<CudaDriver> driver;
@@ -66,7 +67,7 @@ double Seconds(std::chrono::steady_clock::time_point start) {
 }
 
 // Seconds of one device memset of `bytes` (best of a few), the limit.
-double MemsetSeconds(CudaDriver* driver, accelmem::gc::DevicePtr buffer, uint64_t bytes) {
+double MemsetSeconds(CudaDriver* driver, DevicePtr buffer, uint64_t bytes) {
   double best = 1e30;
   for (int r = 0; r < 5; ++r) {
     const auto start = std::chrono::steady_clock::now();

@@ -47,23 +47,23 @@
 namespace {
 
 using accelmem::baselines::RunInterleaved;
-using accelmem::codegen::BoundKernelContext;
-using accelmem::codegen::JitBackend;
 using accelmem::codegen::KernelBuilder;
-using accelmem::codegen::KernelCache;
 using accelmem::codegen::RangeFn;
 using accelmem::codegen::RangeSumFn;
 using accelmem::codegen::StructForFn;
+using accelmem::runtime::BoundKernelContext;
+using accelmem::runtime::RuntimeArch;
+using accelmem::runtime::RuntimeBitcode;
+using accelmem::runtime::SparseRuntime;
+using accelmem::runtime::SparseRuntimeOptions;
+using accelmem::runtime::ThreadPool;
 using accelmem::runtime::cpu::CpuJit;
+using accelmem::runtime::cpu::JitBackend;
 using accelmem::runtime::cpu::JitModule;
+using accelmem::runtime::cpu::KernelCache;
 using accelmem::sparse_runtime::Axis;
-using accelmem::sparse_runtime::RuntimeArch;
-using accelmem::sparse_runtime::RuntimeBitcode;
 using accelmem::sparse_runtime::SNode;
 using accelmem::sparse_runtime::SNodeTree;
-using accelmem::sparse_runtime::SparseRuntime;
-using accelmem::sparse_runtime::SparseRuntimeOptions;
-using accelmem::sparse_runtime::ThreadPool;
 
 constexpr int64_t kCells = 1 << 16;
 
@@ -182,7 +182,7 @@ void BM_Write_JitParallelRangeFor(benchmark::State& state) {
   ThreadPool pool(2);
   for (auto _ : state) {
     benchmark::DoNotOptimize(
-        accelmem::codegen::ParallelRangeFor(&pool, write, f.ctx->get(), 0, kCells));
+        accelmem::runtime::cpu::ParallelRangeFor(&pool, write, f.ctx->get(), 0, kCells));
   }
   state.SetItemsProcessed(state.iterations() * kCells);
 }

@@ -15,9 +15,13 @@
 #include "runtime/sparse_runtime.h"
 #include "sparse_runtime/snode_tree.h"
 
-namespace accelmem {
-namespace sparse_runtime {
 namespace {
+
+using accelmem::runtime::SparseRuntime;
+using accelmem::sparse_runtime::Axis;
+using accelmem::sparse_runtime::DataType;
+using accelmem::sparse_runtime::SNode;
+using accelmem::sparse_runtime::SNodeTree;
 
 constexpr int64_t kWrites = 1000000;
 
@@ -57,5 +61,3 @@ void BM_Write_HostApi(benchmark::State& state) {
 BENCHMARK(BM_Write_HostApi)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace sparse_runtime
-}  // namespace accelmem

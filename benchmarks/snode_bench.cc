@@ -44,6 +44,8 @@
 namespace {
 
 using namespace accelmem::sparse_runtime;  // NOLINT: benchmark brevity
+using accelmem::runtime::SparseRuntime;
+using accelmem::runtime::SparseRuntimeOptions;
 using accelmem::baselines::UpstreamDynamicNode;
 using accelmem::baselines::UpstreamNodeManager;
 

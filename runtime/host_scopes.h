@@ -15,7 +15,7 @@
 #include "runtime/sparse_runtime.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 namespace internal {
 
 // The runtime whose shared lock this thread holds (re-entrant calls from visitors skip locking).
@@ -49,19 +49,20 @@ class WorkerScope {
 // reported into a runtime's memory goes to the innermost link of that memory; a link with a null
 // record sends it to the shared slot (garbage collection, which holds the runtime exclusively).
 struct ErrorRoute {
-  const RuntimeMemory* memory;
-  RuntimeErrorRecord* record;
+  const sparse_runtime::RuntimeMemory* memory;
+  sparse_runtime::RuntimeErrorRecord* record;
   ErrorRoute* outer;
 };
 extern thread_local ErrorRoute* tls_error_route;
 
 // RuntimeMemory::error_record of every SparseRuntime.
-RuntimeErrorRecord* RouteError(const RuntimeMemory* memory);
+sparse_runtime::RuntimeErrorRecord* RouteError(const sparse_runtime::RuntimeMemory* memory);
 
 // Routes this thread's errors into `memory` to `record` for the scope.
 class RouteScope {
  public:
-  RouteScope(const RuntimeMemory* memory, RuntimeErrorRecord* record)
+  RouteScope(const sparse_runtime::RuntimeMemory* memory,
+             sparse_runtime::RuntimeErrorRecord* record)
       : route_{memory, record, tls_error_route} {
     tls_error_route = &route_;
   }
@@ -74,7 +75,7 @@ class RouteScope {
 };
 
 // A recorded runtime error as a status.
-absl::Status ErrorStatus(i32 code, const char* message, absl::string_view what);
+absl::Status ErrorStatus(sparse_runtime::i32 code, const char* message, absl::string_view what);
 
 constexpr int32_t kListgenMaxCells = 1024;  // upstream taichi_listgen_max_element_size
 
@@ -111,33 +112,36 @@ class SparseRuntime::OpErrors {
  public:
   explicit OpErrors(SparseRuntime* rt) : route_(&rt->context_.memory, &record_) {
     record_.lock = 0;
-    record_.code = kRuntimeOk;
+    record_.code = sparse_runtime::kRuntimeOk;
     record_.message[0] = '\0';
   }
   OpErrors(const OpErrors&) = delete;
   OpErrors& operator=(const OpErrors&) = delete;
 
-  RuntimeErrorRecord* record() { return &record_; }
-  bool failed() const { return error_record_code(&record_) != kRuntimeOk; }
+  sparse_runtime::RuntimeErrorRecord* record() { return &record_; }
+  bool failed() const {
+    return sparse_runtime::error_record_code(&record_) != sparse_runtime::kRuntimeOk;
+  }
   // The recorded error as a status (Internal if none), cleared.
   absl::Status Take(absl::string_view what) {
-    absl::Status status = internal::ErrorStatus(error_record_code(&record_), record_.message, what);
-    error_record_reset(&record_);
+    absl::Status status =
+        internal::ErrorStatus(sparse_runtime::error_record_code(&record_), record_.message, what);
+    sparse_runtime::error_record_reset(&record_);
     return status;
   }
-  void Clear() { error_record_reset(&record_); }
+  void Clear() { sparse_runtime::error_record_reset(&record_); }
   // `status`, or, if that is OK but an error was recorded, that error: none is lost.
-  absl::Status Finish(absl::Status status, const char* verb, const SNode& snode) {
+  absl::Status Finish(absl::Status status, const char* verb, const sparse_runtime::SNode& snode) {
     if (status.ok() && failed()) return Take(absl::StrCat(verb, " ", snode.DebugPath()));
     return status;
   }
 
  private:
-  RuntimeErrorRecord record_;
+  sparse_runtime::RuntimeErrorRecord record_;
   internal::RouteScope route_;
 };
 
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_HOST_SCOPES_H_

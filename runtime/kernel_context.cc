@@ -1,9 +1,9 @@
 #include "runtime/kernel_context.h"
 
 namespace accelmem {
-namespace codegen {
+namespace runtime {
 
-BoundKernelContext::BoundKernelContext(sparse_runtime::SparseRuntime* rt) {
+BoundKernelContext::BoundKernelContext(SparseRuntime* rt) {
   const sparse_runtime::SNodeTree& tree = rt->tree();
   metas_.resize(tree.num_snodes());
   ambients_.resize(tree.num_snodes(), nullptr);
@@ -20,5 +20,5 @@ BoundKernelContext::BoundKernelContext(sparse_runtime::SparseRuntime* rt) {
   context_.ambients = ambients_.data();
 }
 
-}  // namespace codegen
+}  // namespace runtime
 }  // namespace accelmem

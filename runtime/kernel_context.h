@@ -22,25 +22,25 @@
 #include "runtime/sparse_runtime.h"
 
 namespace accelmem {
-namespace codegen {
+namespace runtime {
 
 // A KernelContext for one SparseRuntime, owning the per-SNode arrays. Not copyable (the context
 // points into it); the runtime must outlive it.
 class BoundKernelContext {
  public:
-  explicit BoundKernelContext(sparse_runtime::SparseRuntime* rt);
+  explicit BoundKernelContext(SparseRuntime* rt);
   BoundKernelContext(const BoundKernelContext&) = delete;
   BoundKernelContext& operator=(const BoundKernelContext&) = delete;
 
-  KernelContext* get() { return &context_; }
+  codegen::KernelContext* get() { return &context_; }
 
  private:
   std::vector<sparse_runtime::Ptr> metas_;
   std::vector<sparse_runtime::Ptr> ambients_;
-  KernelContext context_;
+  codegen::KernelContext context_;
 };
 
-}  // namespace codegen
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_KERNEL_CONTEXT_H_

@@ -4,7 +4,7 @@
 #include "runtime/runtime_bitcode_files.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 
 const char* RuntimeArchName(RuntimeArch arch) { return arch == RuntimeArch::kX64 ? "x64" : "cuda"; }
 
@@ -23,5 +23,5 @@ absl::StatusOr<absl::string_view> RuntimeBitcodeByName(absl::string_view arch) {
       absl::StrCat("no runtime bitcode for architecture '", arch, "' (known: x64, cuda)"));
 }
 
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem

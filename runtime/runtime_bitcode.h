@@ -11,7 +11,7 @@
 #include "absl/strings/string_view.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 
 enum class RuntimeArch {
   kX64,   // x86_64-unknown-linux-gnu, ARCH_x64
@@ -27,7 +27,7 @@ absl::string_view RuntimeBitcode(RuntimeArch arch);
 // Looks an architecture up by name ("x64", "cuda"); NotFound names the known ones.
 absl::StatusOr<absl::string_view> RuntimeBitcodeByName(absl::string_view arch);
 
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_RUNTIME_BITCODE_H_

@@ -13,7 +13,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 namespace {
 
 std::string g_x64_path, g_cuda_path;
@@ -114,13 +114,13 @@ TEST(RuntimeBitcodeTest, ModulesParseWithTripleAndEntryPoints) {
 }
 
 }  // namespace
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
   if (argc != 3) return 2;
-  accelmem::sparse_runtime::g_x64_path = argv[1];
-  accelmem::sparse_runtime::g_cuda_path = argv[2];
+  accelmem::runtime::g_x64_path = argv[1];
+  accelmem::runtime::g_cuda_path = argv[2];
   return RUN_ALL_TESTS();
 }

@@ -16,7 +16,7 @@
 #include <thread>
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 
 class ShardedRwLock {
  public:
@@ -62,7 +62,7 @@ class ShardedRwLock {
   std::mutex writer_mu_;
 };
 
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_SHARDED_RW_LOCK_H_

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 namespace {
 
 // The writer excludes readers and other writers: a pair of plain counters updated together by
@@ -63,5 +63,5 @@ TEST(ShardedRwLockTest, ReadersShare) {
 }
 
 }  // namespace
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem

@@ -15,7 +15,49 @@
 #include "sparse_runtime/internal/snode_kinds.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
+
+using sparse_runtime::DataType;
+using sparse_runtime::DataTypeName;
+using sparse_runtime::DataTypeSize;
+using sparse_runtime::DynamicMeta_set_chunking;
+using sparse_runtime::DynamicNode;
+using sparse_runtime::Dynamic_allocate;
+using sparse_runtime::Dynamic_deactivate;
+using sparse_runtime::Dynamic_first_chunk;
+using sparse_runtime::Dynamic_get_num_elements;
+using sparse_runtime::Dynamic_next_chunk;
+using sparse_runtime::HasAllocator;
+using sparse_runtime::IsSparse;
+using sparse_runtime::NodeCache;
+using sparse_runtime::NodeManager;
+using sparse_runtime::PointOp;
+using sparse_runtime::Pointer_bind_cells;
+using sparse_runtime::Pointer_cell;
+using sparse_runtime::Pointer_deactivate_indices;
+using sparse_runtime::Ptr;
+using sparse_runtime::RuntimeErrorRecord;
+using sparse_runtime::RuntimeMemory;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
+using sparse_runtime::SNodeType;
+using sparse_runtime::SNodeTypeName;
+using sparse_runtime::StructMeta;
+using sparse_runtime::i32;
+using sparse_runtime::kErrorDynamicOverflow;
+using sparse_runtime::kErrorIndexOutOfRange;
+using sparse_runtime::kErrorInvalidArgument;
+using sparse_runtime::kErrorOutOfChunks;
+using sparse_runtime::kErrorOutOfMemory;
+using sparse_runtime::kErrorStaleCache;
+using sparse_runtime::kMaxAxes;
+using sparse_runtime::kRuntimeOk;
+using sparse_runtime::runtime_ambient_element;
+using sparse_runtime::runtime_context_init;
+using sparse_runtime::runtime_error_code;
+using sparse_runtime::runtime_initialize_snode_allocator;
+using sparse_runtime::runtime_node_manager;
+using sparse_runtime::runtime_reset_error;
 namespace internal {
 
 thread_local const SparseRuntime* tls_locked_runtime = nullptr;
@@ -141,7 +183,7 @@ absl::Status SparseRuntime::Init() {
     base.max_num_elements = s.num_cells_per_container();
     base.context = &context_;
     base.offset_in_parent_cell = s.offset_in_parent_cell();
-    internal::WithKind(s.type(), [&](auto kind) {
+    sparse_runtime::internal::WithKind(s.type(), [&](auto kind) {
       using Kind = decltype(kind);
       base.lookup_element = Kind::kLookupElement;
       base.is_active = Kind::kIsActive;
@@ -231,19 +273,19 @@ void SparseRuntime::CellIndices(const SNode& snode, absl::Span<const int32_t> in
 }
 
 void SparseRuntime::ActivateOne(const SNode& s, Ptr container, int32_t i) {
-  internal::WithKind(s.type(), [&](auto kind) {
+  sparse_runtime::internal::WithKind(s.type(), [&](auto kind) {
     using Kind = decltype(kind);
     Kind::Activate(meta(s), container, i, Kind::kUsesNodeCache ? WorkerCache(s) : nullptr);
   });
 }
 
 bool SparseRuntime::IsActiveOne(const SNode& s, Ptr container, int32_t i) {
-  return internal::WithKind(
+  return sparse_runtime::internal::WithKind(
       s.type(), [&](auto kind) { return decltype(kind)::IsActive(meta(s), container, i); });
 }
 
 Ptr SparseRuntime::LookupOne(const SNode& s, Ptr container, int32_t i) {
-  return internal::WithKind(
+  return sparse_runtime::internal::WithKind(
       s.type(), [&](auto kind) { return decltype(kind)::Lookup(meta(s), container, i); });
 }
 
@@ -320,7 +362,7 @@ absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_
 }
 
 void SparseRuntime::DeactivateOne(const SNode& s, Ptr container, int32_t i) {
-  internal::WithKind(s.type(), [&](auto kind) {
+  sparse_runtime::internal::WithKind(s.type(), [&](auto kind) {
     using Kind = decltype(kind);
     Kind::Deactivate(meta(s), container, i, Kind::kUsesNodeCache ? WorkerCache(s) : nullptr);
   });
@@ -744,5 +786,5 @@ absl::Status SparseRuntime::CheckInvariants() {
   return absl::InternalError(absl::StrCat("invariant violated: ", absl::StrJoin(problems, "; ")));
 }
 
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem

@@ -78,7 +78,7 @@
 #include "sparse_runtime/snode_tree.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 
 class SparseRuntime;
 
@@ -90,11 +90,13 @@ class KernelBackend {
  public:
   using Visitor = absl::FunctionRef<void(absl::Span<const int32_t> index, void* cell)>;
   virtual ~KernelBackend() = default;
-  virtual absl::StatusOr<int64_t> RunPoint(PointOp op, const SNode& snode, const int32_t* coord,
+  virtual absl::StatusOr<int64_t> RunPoint(sparse_runtime::PointOp op,
+                                           const sparse_runtime::SNode& snode, const int32_t* coord,
                                            void* value) = 0;
   // Visits, in layout order, the active cells of `snode` (for a place: its values) whose cell of
   // the outermost path level (snode.path()[1]) has index in [begin, end) (the root: 0).
-  virtual absl::Status StructFor(const SNode& snode, int64_t begin, int64_t end, Visitor visit) = 0;
+  virtual absl::Status StructFor(const sparse_runtime::SNode& snode, int64_t begin, int64_t end,
+                                 Visitor visit) = 0;
 };
 using KernelBackendFactory =
     std::function<absl::StatusOr<std::unique_ptr<KernelBackend>>(SparseRuntime* rt)>;
@@ -103,8 +105,8 @@ struct SparseRuntimeOptions {
   // Threads of ParallelStructFor (including the caller); 0 = hardware concurrency.
   int num_threads = 0;
   // NodeManager cells per chunk (a power of two; halved for big cells as upstream).
-  int32_t chunk_num_elements = NodeManager::kDefaultChunkNumElements;
-  int32_t max_num_chunks = ListManager::kDefaultMaxNumChunks;
+  int32_t chunk_num_elements = sparse_runtime::NodeManager::kDefaultChunkNumElements;
+  int32_t max_num_chunks = sparse_runtime::ListManager::kDefaultMaxNumChunks;
   // Cap on the bytes the runtime maps (0 = unlimited); beyond it operations fail with
   // ResourceExhausted.
   uint64_t memory_limit_bytes = 0;
@@ -120,7 +122,7 @@ struct SparseRuntimeOptions {
   // Off: every worker allocates from the SNode's NodeManager directly, as upstream.
   bool worker_caches = true;
   // Runs the cell operations through a backend created for the runtime (e.g.
-  // codegen::JitBackend::Factory()); empty: the native runtime.
+  // runtime::cpu::JitBackend::Factory()); empty: the native runtime.
   KernelBackendFactory kernel_backend;
 };
 
@@ -141,47 +143,50 @@ class SparseRuntime {
 
   // `tree` must be finalized and must outlive the runtime.
   static absl::StatusOr<std::unique_ptr<SparseRuntime>> Create(
-      const SNodeTree& tree, const SparseRuntimeOptions& options = {});
+      const sparse_runtime::SNodeTree& tree, const SparseRuntimeOptions& options = {});
   ~SparseRuntime();
   SparseRuntime(const SparseRuntime&) = delete;
   SparseRuntime& operator=(const SparseRuntime&) = delete;
 
-  const SNodeTree& tree() const { return tree_; }
+  const sparse_runtime::SNodeTree& tree() const { return tree_; }
 
-  absl::Status Activate(const SNode& snode, absl::Span<const int32_t> index);
-  absl::Status Deactivate(const SNode& snode, absl::Span<const int32_t> index);
-  absl::StatusOr<bool> IsActive(const SNode& snode, absl::Span<const int32_t> index);
+  absl::Status Activate(const sparse_runtime::SNode& snode, absl::Span<const int32_t> index);
+  absl::Status Deactivate(const sparse_runtime::SNode& snode, absl::Span<const int32_t> index);
+  absl::StatusOr<bool> IsActive(const sparse_runtime::SNode& snode,
+                                absl::Span<const int32_t> index);
 
   template <typename T>
-  absl::StatusOr<T> Read(const SNode& place, absl::Span<const int32_t> index) {
+  absl::StatusOr<T> Read(const sparse_runtime::SNode& place, absl::Span<const int32_t> index) {
     T value{};
-    absl::Status status = ReadRaw(place, DataTypeOf<T>(), index, &value);
+    absl::Status status = ReadRaw(place, sparse_runtime::DataTypeOf<T>(), index, &value);
     if (!status.ok()) return status;
     return value;
   }
   template <typename T>
-  absl::Status Write(const SNode& place, absl::Span<const int32_t> index, T value) {
-    return WriteRaw(place, DataTypeOf<T>(), index, &value);
+  absl::Status Write(const sparse_runtime::SNode& place, absl::Span<const int32_t> index, T value) {
+    return WriteRaw(place, sparse_runtime::DataTypeOf<T>(), index, &value);
   }
   // Appends `value` to the dynamic list holding `place`; returns its position (the old length).
   template <typename T>
-  absl::StatusOr<int32_t> Append(const SNode& place, absl::Span<const int32_t> container_index,
-                                 T value) {
-    return AppendRaw(place, DataTypeOf<T>(), container_index, &value);
+  absl::StatusOr<int32_t> Append(const sparse_runtime::SNode& place,
+                                 absl::Span<const int32_t> container_index, T value) {
+    return AppendRaw(place, sparse_runtime::DataTypeOf<T>(), container_index, &value);
   }
-  absl::StatusOr<int32_t> Length(const SNode& dynamic, absl::Span<const int32_t> container_index);
+  absl::StatusOr<int32_t> Length(const sparse_runtime::SNode& dynamic,
+                                 absl::Span<const int32_t> container_index);
 
-  absl::Status ReadRaw(const SNode& place, DataType dtype, absl::Span<const int32_t> index,
-                       void* out);
-  absl::Status WriteRaw(const SNode& place, DataType dtype, absl::Span<const int32_t> index,
-                        const void* value);
-  absl::StatusOr<int32_t> AppendRaw(const SNode& place, DataType dtype,
+  absl::Status ReadRaw(const sparse_runtime::SNode& place, sparse_runtime::DataType dtype,
+                       absl::Span<const int32_t> index, void* out);
+  absl::Status WriteRaw(const sparse_runtime::SNode& place, sparse_runtime::DataType dtype,
+                        absl::Span<const int32_t> index, const void* value);
+  absl::StatusOr<int32_t> AppendRaw(const sparse_runtime::SNode& place,
+                                    sparse_runtime::DataType dtype,
                                     absl::Span<const int32_t> container_index, const void* value);
 
   // Visits every active cell of `snode` (for a place: the value addresses of its parent's active
   // cells) once, serially in layout order / in parallel on the thread pool.
-  absl::Status StructFor(const SNode& snode, Visitor visit);
-  absl::Status ParallelStructFor(const SNode& snode, ParallelVisitor visit);
+  absl::Status StructFor(const sparse_runtime::SNode& snode, Visitor visit);
+  absl::Status ParallelStructFor(const sparse_runtime::SNode& snode, ParallelVisitor visit);
 
   // Garbage collection (//gc:gc_collector) of every allocator SNode that has recycled cells:
   // recycled cells are zeroed (in address order) and become free again, reused FIFO.
@@ -189,7 +194,7 @@ class SparseRuntime {
   // Collections that actually ran (one per SNode allocator that had recycled cells).
   int64_t num_gc_collections();
 
-  SNodeMemoryStats Stats(const SNode& snode);
+  SNodeMemoryStats Stats(const sparse_runtime::SNode& snode);
   // Bytes mapped by the runtime's pool (root, tables, chunks, ambient elements).
   uint64_t bytes_mapped() const { return pool_.bytes_mapped(); }
 
@@ -201,60 +206,68 @@ class SparseRuntime {
   KernelBackend* kernel_backend() { return backend_.get(); }
 
   // Low-level access (benchmarks, codegen): the runtime context and an SNode's meta struct.
-  RuntimeContext* context() { return &context_; }
-  Ptr meta(const SNode& snode) { return reinterpret_cast<Ptr>(&metas_[snode.id()]); }
+  sparse_runtime::RuntimeContext* context() { return &context_; }
+  sparse_runtime::Ptr meta(const sparse_runtime::SNode& snode) {
+    return reinterpret_cast<sparse_runtime::Ptr>(&metas_[snode.id()]);
+  }
 
  private:
   union MetaStorage {
-    StructMeta base;
-    RootMeta root;
-    DenseMeta dense;
-    BitmaskedMeta bitmasked;
-    PointerMeta pointer;
-    DynamicMeta dynamic;
+    sparse_runtime::StructMeta base;
+    sparse_runtime::RootMeta root;
+    sparse_runtime::DenseMeta dense;
+    sparse_runtime::BitmaskedMeta bitmasked;
+    sparse_runtime::PointerMeta pointer;
+    sparse_runtime::DynamicMeta dynamic;
   };
   struct ListElement {
-    Ptr container;
+    sparse_runtime::Ptr container;
     int32_t num_cells;
-    std::array<int32_t, kMaxAxes> base;  // coordinates of the parent cell, per axis
+    std::array<int32_t, sparse_runtime::kMaxAxes> base;  // coordinates of the parent cell, per axis
   };
   class SharedLock;
   class OpErrors;
 
-  SparseRuntime(const SNodeTree& tree, const SparseRuntimeOptions& options);
+  SparseRuntime(const sparse_runtime::SNodeTree& tree, const SparseRuntimeOptions& options);
   absl::Status Init();
   // The error in the context's shared slot as a status (Internal if none), cleared. Only while
   // no operation runs (creation, or with gc_mu_ held exclusively).
   absl::Status TakeSharedError(absl::string_view what);
-  absl::Status CheckIndex(const SNode& snode, absl::Span<const int32_t> index) const;
+  absl::Status CheckIndex(const sparse_runtime::SNode& snode,
+                          absl::Span<const int32_t> index) const;
   // Per path position p >= 1 of `snode`, the cell index inside path[p]'s container.
-  void CellIndices(const SNode& snode, absl::Span<const int32_t> index, int32_t* out) const;
+  void CellIndices(const sparse_runtime::SNode& snode, absl::Span<const int32_t> index,
+                   int32_t* out) const;
   // The cell of path[upto] (activating sparse levels if `activate`); null when a level is
   // inactive (read) or on error (*status set from the operation's `errors`).
-  Ptr WalkTo(const SNode& snode, const int32_t* cell_index, int upto, bool activate,
-             OpErrors& errors, absl::Status* status);
-  void ActivateOne(const SNode& s, Ptr container, int32_t i);
-  bool IsActiveOne(const SNode& s, Ptr container, int32_t i);
-  Ptr LookupOne(const SNode& s, Ptr container, int32_t i);
+  sparse_runtime::Ptr WalkTo(const sparse_runtime::SNode& snode, const int32_t* cell_index,
+                             int upto, bool activate, OpErrors& errors, absl::Status* status);
+  void ActivateOne(const sparse_runtime::SNode& s, sparse_runtime::Ptr container, int32_t i);
+  bool IsActiveOne(const sparse_runtime::SNode& s, sparse_runtime::Ptr container, int32_t i);
+  sparse_runtime::Ptr LookupOne(const sparse_runtime::SNode& s, sparse_runtime::Ptr container,
+                                int32_t i);
   // Cell i of a pointer or dynamic container if it is active, else null. Pointer slots through
   // Pointer_cell (one slot load; a slot being activated counts as inactive: its lookup would
   // return a zero lead cell that is not the ambient element, see snode_pointer.h).
-  Ptr ActiveCellOne(const SNode& s, Ptr container, int32_t i);
-  int32_t NumElements(const SNode& s, Ptr container);
-  void DeactivateSubtree(const SNode& s, Ptr cell);
-  void DeactivateOne(const SNode& s, Ptr container, int32_t i);
-  std::vector<ListElement> ListGen(const SNode& leaf);
-  void ListGenRec(const SNode& leaf, int depth, Ptr cell, const std::array<int32_t, kMaxAxes>& base,
+  sparse_runtime::Ptr ActiveCellOne(const sparse_runtime::SNode& s, sparse_runtime::Ptr container,
+                                    int32_t i);
+  int32_t NumElements(const sparse_runtime::SNode& s, sparse_runtime::Ptr container);
+  void DeactivateSubtree(const sparse_runtime::SNode& s, sparse_runtime::Ptr cell);
+  void DeactivateOne(const sparse_runtime::SNode& s, sparse_runtime::Ptr container, int32_t i);
+  std::vector<ListElement> ListGen(const sparse_runtime::SNode& leaf);
+  void ListGenRec(const sparse_runtime::SNode& leaf, int depth, sparse_runtime::Ptr cell,
+                  const std::array<int32_t, sparse_runtime::kMaxAxes>& base,
                   std::vector<ListElement>* out);
   // Calls fn(index, cell) for the active cells [lo, hi) of one list element (a template so that
   // the visitor is called directly, without a second indirection).
   template <typename Fn>
-  void VisitRange(const SNode& leaf, uint64_t value_offset, const ListElement& e, int32_t lo,
-                  int32_t hi, const Fn& fn);
+  void VisitRange(const sparse_runtime::SNode& leaf, uint64_t value_offset, const ListElement& e,
+                  int32_t lo, int32_t hi, const Fn& fn);
   ThreadPool* pool();
-  absl::Status DeactivateUnlocked(const SNode& snode, absl::Span<const int32_t> index);
-  absl::Status StructForUnlocked(const SNode& snode, Visitor visit);
-  absl::Status ParallelStructForUnlocked(const SNode& snode, ParallelVisitor visit);
+  absl::Status DeactivateUnlocked(const sparse_runtime::SNode& snode,
+                                  absl::Span<const int32_t> index);
+  absl::Status StructForUnlocked(const sparse_runtime::SNode& snode, Visitor visit);
+  absl::Status ParallelStructForUnlocked(const sparse_runtime::SNode& snode, ParallelVisitor visit);
   // Collects every allocator with recycled cells; the caller holds gc_mu_ exclusively.
   absl::Status CollectLocked();
   // With options_.auto_collect: collects if a deactivation happened since the last collection
@@ -262,13 +275,14 @@ class SparseRuntime {
   absl::Status MaybeAutoCollect();
   // Runs `op` on the backend, retrying while an activation met a concurrent deactivation;
   // failures recorded in the operation's `errors` become statuses.
-  absl::StatusOr<int64_t> RunBackend(OpErrors& errors, PointOp op, const SNode& snode,
-                                     const int32_t* coord, void* value);
+  absl::StatusOr<int64_t> RunBackend(OpErrors& errors, sparse_runtime::PointOp op,
+                                     const sparse_runtime::SNode& snode, const int32_t* coord,
+                                     void* value);
 
-  const SNodeTree& tree_;
+  const sparse_runtime::SNodeTree& tree_;
   const SparseRuntimeOptions options_;
-  HostMemoryPool pool_;
-  RuntimeContext context_;
+  sparse_runtime::HostMemoryPool pool_;
+  sparse_runtime::RuntimeContext context_;
   std::vector<MetaStorage> metas_;
   ShardedRwLock gc_mu_;
   std::mutex thread_pool_mu_;
@@ -280,17 +294,18 @@ class SparseRuntime {
   // pointer SNode): caches_[worker * num_snodes + id] (ThreadPool serializes ParallelFor calls,
   // so a worker index names one thread at a time). Flushed by the calling thread when the
   // struct-for ends (cached free cells go to the recycled list, zero, until the next GC).
-  std::vector<NodeCache> caches_;  // sized once the pool exists (guarded by thread_pool_mu_)
+  std::vector<sparse_runtime::NodeCache>
+      caches_;                     // sized once the pool exists (guarded by thread_pool_mu_)
   std::mutex caches_mu_;           // held by the top-level native ParallelStructFor
   // Returns the worker's cache for `s` when this thread is a worker of this runtime's struct-for.
-  NodeCache* WorkerCache(const SNode& s);
+  sparse_runtime::NodeCache* WorkerCache(const sparse_runtime::SNode& s);
   // Sizes caches_ for `workers` pool threads (once).
   void InitWorkerCaches(int workers);
   // Flushes every worker cache; true if anything reached the recycled list.
   bool FlushWorkerCaches();
 };
 
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_SPARSE_RUNTIME_H_

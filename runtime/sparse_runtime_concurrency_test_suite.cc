@@ -19,7 +19,17 @@
 #include "sparse_runtime/device/snode_pointer.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
+
+using sparse_runtime::Axis;
+using sparse_runtime::Dynamic_allocate;
+using sparse_runtime::Pointer_activate;
+using sparse_runtime::Pointer_deactivate;
+using sparse_runtime::Ptr;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
+using sparse_runtime::kRuntimeOk;
+using sparse_runtime::runtime_error_code;
 namespace {
 
 using ::testing::HasSubstr;
@@ -513,5 +523,5 @@ TEST_P(SparseRuntimeTest, StressEveryCallGetsItsOwnStatus) {
 }
 
 }  // namespace
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem

@@ -14,7 +14,11 @@
 #include "runtime/sparse_runtime.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
+
+using sparse_runtime::Axis;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
 namespace {
 
 // a: pointer(8) > pointer(4) > dense(2) on axis 0 (64 cells); d: dense(8) > dynamic(40, chunk 4);
@@ -260,5 +264,5 @@ TEST(SparseRuntimeInvariantsTest, TwoThreadRandomHistory) {
 }
 
 }  // namespace
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem

@@ -36,7 +36,11 @@
 #include "runtime/sparse_runtime.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
+
+using sparse_runtime::Axis;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
 namespace {
 
 const Axis i(0), j(1);
@@ -492,5 +496,5 @@ TEST(SparseRuntimeSharedStressTest, ThreadsSharingCellsKeepEveryDefinedOutcome) 
 }
 
 }  // namespace
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem

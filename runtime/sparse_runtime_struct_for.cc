@@ -12,7 +12,17 @@
 #include "sparse_runtime/internal/snode_kinds.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
+
+using sparse_runtime::HasAllocator;
+using sparse_runtime::NodeCache;
+using sparse_runtime::Ptr;
+using sparse_runtime::RuntimeErrorRecord;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeType;
+using sparse_runtime::StructForExtent;
+using sparse_runtime::kMaxAxes;
+using sparse_runtime::runtime_node_manager;
 
 using internal::kListgenMaxCells;
 using internal::RouteScope;
@@ -70,7 +80,7 @@ void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const L
   if (lo >= hi) return;
   const Ptr m = meta(leaf);
   // One loop per kind, its state local to it (nothing the visitor call could alias).
-  internal::WithKind(leaf.type(), [&](auto kind) {
+  sparse_runtime::internal::WithKind(leaf.type(), [&](auto kind) {
     const std::vector<int>& index_axes = leaf.index_axes();
     const std::vector<int>& axes = leaf.axes();
     const int num_axes = static_cast<int>(axes.size());
@@ -247,5 +257,5 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
   return errors.Finish(absl::OkStatus(), "parallel struct-for over", snode);
 }
 
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem

@@ -5,7 +5,11 @@
 #include "runtime/sparse_runtime_test_suite.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
+
+using sparse_runtime::Axis;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
 namespace {
 
 INSTANTIATE_TEST_SUITE_P(Native, SparseRuntimeTest,
@@ -93,5 +97,5 @@ TEST(NativeSparseRuntimeTest, ParallelDeactivationThroughWorkerCaches) {
 }
 
 }  // namespace
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem

@@ -13,7 +13,18 @@
 #include "gtest/gtest.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
+
+using sparse_runtime::Axis;
+using sparse_runtime::HostMemoryPool;
+using sparse_runtime::NodeManager;
+using sparse_runtime::Pointer_lookup_element;
+using sparse_runtime::Pointer_slot;
+using sparse_runtime::Ptr;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
+using sparse_runtime::runtime_ambient_element;
+using sparse_runtime::runtime_node_manager;
 
 std::unique_ptr<SparseRuntime> SparseRuntimeTest::Make(SNodeTree& tree,
                                                        SparseRuntimeOptions options) {
@@ -473,5 +484,5 @@ TEST_P(SparseRuntimeTest, CheckInvariantsDetectsCorruption) {
 }
 
 }  // namespace
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem

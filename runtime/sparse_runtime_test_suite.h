@@ -17,7 +17,7 @@
 #include "runtime/sparse_runtime.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 
 struct RuntimeBackendParam {
   std::string name;
@@ -27,12 +27,13 @@ struct RuntimeBackendParam {
 class SparseRuntimeTest : public ::testing::TestWithParam<RuntimeBackendParam> {
  protected:
   // Finalizes `tree` and creates a runtime on the parameter's backend.
-  std::unique_ptr<SparseRuntime> Make(SNodeTree& tree, SparseRuntimeOptions options = {});
+  std::unique_ptr<SparseRuntime> Make(sparse_runtime::SNodeTree& tree,
+                                      SparseRuntimeOptions options = {});
 };
 
 std::string RuntimeBackendName(const ::testing::TestParamInfo<RuntimeBackendParam>& info);
 
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_SPARSE_RUNTIME_TEST_SUITE_H_

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 namespace {
 
 thread_local const ThreadPool* tls_running_pool = nullptr;
@@ -87,5 +87,5 @@ void ThreadPool::ParallelFor(int64_t n, absl::FunctionRef<void(int64_t, int)> fn
   job_ = nullptr;
 }
 
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem

@@ -21,7 +21,7 @@
 #include "absl/functional/function_ref.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 
 class ThreadPool {
  public:
@@ -60,7 +60,7 @@ class ThreadPool {
   std::atomic<int64_t> next_{0};
 };
 
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_THREAD_POOL_H_

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 namespace {
 
 // Every index runs exactly once, with a worker id inside [0, num_threads).
@@ -65,5 +65,5 @@ TEST(ThreadPoolTest, ConcurrentCallersBothComplete) {
 }
 
 }  // namespace
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem

@@ -11,11 +11,11 @@
 
 namespace {
 
+using accelmem::runtime::SparseRuntime;
+using accelmem::runtime::SparseRuntimeOptions;
 using accelmem::sparse_runtime::Axis;
 using accelmem::sparse_runtime::SNode;
 using accelmem::sparse_runtime::SNodeTree;
-using accelmem::sparse_runtime::SparseRuntime;
-using accelmem::sparse_runtime::SparseRuntimeOptions;
 
 // Writes through JIT kernels activate the path; inactive cells read 0; deactivation frees.
 TEST(ConsumerJitTest, HostApiOnTheJitBackend) {
@@ -25,7 +25,7 @@ TEST(ConsumerJitTest, HostApiOnTheJitBackend) {
   ASSERT_TRUE(tree.Finalize().ok());
   const SNode& x = *tree.FindPlace("x");
   SparseRuntimeOptions options;
-  options.kernel_backend = accelmem::codegen::JitBackend::Factory();
+  options.kernel_backend = accelmem::runtime::cpu::JitBackend::Factory();
   auto rt = SparseRuntime::Create(tree, options);
   ASSERT_TRUE(rt.ok()) << rt.status();
   ASSERT_TRUE((*rt)->Write<float>(x, {5}, 2.5f).ok());

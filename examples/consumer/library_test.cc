@@ -56,7 +56,7 @@ TEST(ConsumerLibraryTest, SparseRuntimeWriteDeactivateReuse) {
   accelmem::sparse_runtime::SNodeTree tree;
   tree.root().pointer(Axis(0), 16).dense(Axis(0), 4).place<float>("x");
   ASSERT_TRUE(tree.Finalize().ok());
-  auto rt = accelmem::sparse_runtime::SparseRuntime::Create(tree);
+  auto rt = accelmem::runtime::SparseRuntime::Create(tree);
   ASSERT_TRUE(rt.ok()) << rt.status();
   const auto& x = *tree.FindPlace("x");
   const auto& ptr = *x.parent()->parent();

@@ -44,11 +44,12 @@ namespace ir = ::accelmem::ir;
 namespace passes = ::accelmem::passes;
 namespace backends = ::accelmem::backends;
 namespace policy = ::accelmem::policy;
-namespace sr = ::accelmem::sparse_runtime;
+namespace sr = ::accelmem::sparse_runtime;  // the SNode tree (sparse_runtime/)
+namespace runtime = ::accelmem::runtime;     // the SparseRuntime host API (runtime/)
 
 // The KernelBackendFactory of the JIT backend ("jit" in accelmem.sparse.Runtime).
-inline sr::KernelBackendFactory JitBackendFactory() {
-  return ::accelmem::codegen::JitBackend::Factory();
+inline runtime::KernelBackendFactory JitBackendFactory() {
+  return ::accelmem::runtime::cpu::JitBackend::Factory();
 }
 
 }  // namespace python

@@ -157,7 +157,7 @@ PySNode AddChild(const PySNode& parent, SNodeType type, const py::object& axes_o
 
 struct PyRuntime {
   std::shared_ptr<SNodeTree> tree;
-  std::unique_ptr<sr::SparseRuntime> rt;
+  std::unique_ptr<runtime::SparseRuntime> rt;
   std::string backend;
 
   const SNode& Resolve(const py::object& obj) const {
@@ -314,7 +314,7 @@ const SNode& DynamicOf(const SNode& s) {
                                          s.DebugPath()));
 }
 
-py::dict StatsDict(const sr::SNodeMemoryStats& s) {
+py::dict StatsDict(const runtime::SNodeMemoryStats& s) {
   py::dict d;
   d["cells_in_use"] = s.cells_in_use;
   d["cells_free"] = s.cells_free;
@@ -461,7 +461,7 @@ void BindSparse(py::module_& m) {
                        uint64_t memory_limit_bytes, bool auto_collect, int gc_workers,
                        int32_t chunk_num_elements, int32_t max_num_chunks) {
              Check(tree.tree->Finalize());
-             sr::SparseRuntimeOptions options;
+             runtime::SparseRuntimeOptions options;
              options.num_threads = num_threads;
              options.memory_limit_bytes = memory_limit_bytes;
              options.auto_collect = auto_collect;
@@ -474,10 +474,10 @@ void BindSparse(py::module_& m) {
                RaiseStatus(absl::InvalidArgumentError("unknown backend '" + backend +
                                                       "' (known: native, jit)"));
              }
-             absl::StatusOr<std::unique_ptr<sr::SparseRuntime>> rt;
+             absl::StatusOr<std::unique_ptr<runtime::SparseRuntime>> rt;
              {
                py::gil_scoped_release release;
-               rt = sr::SparseRuntime::Create(*tree.tree, options);
+               rt = runtime::SparseRuntime::Create(*tree.tree, options);
              }
              return PyRuntime{tree.tree, Unwrap(std::move(rt)), backend};
            }),

@@ -5,13 +5,16 @@
 #include "absl/strings/str_cat.h"
 
 namespace accelmem {
-namespace codegen {
+namespace runtime {
+namespace cpu {
 
+using codegen::KernelBuilder;
+using codegen::PointFn;
+using codegen::StructForFn;
 using sparse_runtime::kNumPointOps;
 using sparse_runtime::PointOp;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeType;
-using sparse_runtime::SparseRuntime;
 
 namespace {
 
@@ -19,7 +22,7 @@ constexpr int kStructFor = kNumPointOps;
 constexpr int kKinds = kNumPointOps + 1;
 
 struct VisitData {
-  sparse_runtime::KernelBackend::Visitor* visit;
+  KernelBackend::Visitor* visit;
   size_t num_indices;
 };
 
@@ -38,14 +41,14 @@ JitBackend::JitBackend(SparseRuntime* rt, KernelCache* cache)
   for (int k = 0; k < tree_.num_snodes() * kKinds; ++k) kernels_[k].store(nullptr);
 }
 
-absl::StatusOr<std::unique_ptr<sparse_runtime::KernelBackend>> JitBackend::Create(
+absl::StatusOr<std::unique_ptr<KernelBackend>> JitBackend::Create(
     SparseRuntime* rt, KernelCache* cache) {
   if (cache == nullptr) cache = KernelCache::Default();
   if (cache == nullptr) return absl::InternalError("JitBackend: the kernel cache failed to start");
-  return std::unique_ptr<sparse_runtime::KernelBackend>(new JitBackend(rt, cache));
+  return std::unique_ptr<KernelBackend>(new JitBackend(rt, cache));
 }
 
-sparse_runtime::KernelBackendFactory JitBackend::Factory(KernelCache* cache) {
+KernelBackendFactory JitBackend::Factory(KernelCache* cache) {
   return [cache](SparseRuntime* rt) { return Create(rt, cache); };
 }
 
@@ -86,5 +89,6 @@ absl::Status JitBackend::StructFor(const SNode& snode, int64_t begin, int64_t en
   return absl::OkStatus();
 }
 
-}  // namespace codegen
+}  // namespace cpu
+}  // namespace runtime
 }  // namespace accelmem

@@ -1,7 +1,7 @@
 // File: runtime/cpu/jit_backend.h
 //
 // JitBackend: the JIT execution backend of the host API. A SparseRuntime created with
-//   options.kernel_backend = codegen::JitBackend::Factory();
+//   options.kernel_backend = runtime::cpu::JitBackend::Factory();
 // runs Activate / Deactivate / IsActive / Read / Write / Append / Length through JIT-compiled
 // point kernels (coordinates passed as arguments) and (Parallel)StructFor through a struct-for
 // kernel that walks the active cells through the runtime and calls the visitor back. Kernels are
@@ -29,15 +29,16 @@
 #include "runtime/sparse_runtime.h"
 
 namespace accelmem {
-namespace codegen {
+namespace runtime {
+namespace cpu {
 
-class JitBackend : public sparse_runtime::KernelBackend {
+class JitBackend : public KernelBackend {
  public:
   // `cache` (default: KernelCache::Default()) must outlive the backend.
-  static absl::StatusOr<std::unique_ptr<sparse_runtime::KernelBackend>> Create(
-      sparse_runtime::SparseRuntime* rt, KernelCache* cache = nullptr);
+  static absl::StatusOr<std::unique_ptr<KernelBackend>> Create(
+      SparseRuntime* rt, KernelCache* cache = nullptr);
   // For SparseRuntimeOptions::kernel_backend.
-  static sparse_runtime::KernelBackendFactory Factory(KernelCache* cache = nullptr);
+  static KernelBackendFactory Factory(KernelCache* cache = nullptr);
 
   absl::StatusOr<int64_t> RunPoint(sparse_runtime::PointOp op, const sparse_runtime::SNode& snode,
                                    const int32_t* coord, void* value) override;
@@ -45,7 +46,7 @@ class JitBackend : public sparse_runtime::KernelBackend {
                          Visitor visit) override;
 
  private:
-  JitBackend(sparse_runtime::SparseRuntime* rt, KernelCache* cache);
+  JitBackend(SparseRuntime* rt, KernelCache* cache);
   // The entry point of kernel `kind` (a PointOp, or kNumPointOps for the struct-for) of `snode`.
   absl::StatusOr<void*> Kernel(int kind, const sparse_runtime::SNode& snode);
 
@@ -54,10 +55,11 @@ class JitBackend : public sparse_runtime::KernelBackend {
   BoundKernelContext context_;
   std::unique_ptr<std::atomic<void*>[]> kernels_;  // [snode id * (kNumPointOps + 1) + kind]
   std::mutex mu_;
-  std::vector<std::shared_ptr<const runtime::cpu::JitModule>> modules_;  // guarded by mu_
+  std::vector<std::shared_ptr<const JitModule>> modules_;  // guarded by mu_
 };
 
-}  // namespace codegen
+}  // namespace cpu
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_CPU_JIT_BACKEND_H_

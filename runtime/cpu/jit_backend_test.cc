@@ -12,20 +12,25 @@
 #include "runtime/sparse_runtime_test_suite.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
+namespace cpu {
 namespace {
+
+using sparse_runtime::Axis;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
 
 INSTANTIATE_TEST_SUITE_P(Jit, SparseRuntimeTest,
                          ::testing::Values(RuntimeBackendParam{"Jit",
-                                                               codegen::JitBackend::Factory()}),
+                                                               JitBackend::Factory()}),
                          RuntimeBackendName);
 
 const Axis i(0);
 
-std::unique_ptr<SparseRuntime> MakeJit(SNodeTree& tree, codegen::KernelCache* cache) {
+std::unique_ptr<SparseRuntime> MakeJit(SNodeTree& tree, KernelCache* cache) {
   EXPECT_TRUE(tree.Finalize().ok());
   SparseRuntimeOptions options;
-  options.kernel_backend = codegen::JitBackend::Factory(cache);
+  options.kernel_backend = JitBackend::Factory(cache);
   auto rt = SparseRuntime::Create(tree, options);
   EXPECT_TRUE(rt.ok()) << rt.status();
   return std::move(rt).value();
@@ -34,7 +39,7 @@ std::unique_ptr<SparseRuntime> MakeJit(SNodeTree& tree, codegen::KernelCache* ca
 // Operations really run through the JIT backend: each (SNode, op) is compiled once, and a second
 // runtime of the same tree shape reuses the compiled kernels (cache hits, no new compile).
 TEST(JitBackendTest, KernelsCompiledOncePerShape) {
-  auto cache = codegen::KernelCache::Create(RuntimeBitcode(RuntimeArch::kX64));
+  auto cache = KernelCache::Create(RuntimeBitcode(RuntimeArch::kX64));
   ASSERT_TRUE(cache.ok()) << cache.status();
   SNodeTree tree_a, tree_b;
   tree_a.root().pointer(i, 8).place<int32_t>("x");
@@ -83,7 +88,7 @@ TEST(JitBackendTest, RandomOperationsMatchNative) {
   native_options.chunk_num_elements = 8;
   native_options.max_num_chunks = 1;  // dynamic chunks (up to 12 needed, 8 here) run out
   SparseRuntimeOptions jit_options = native_options;
-  jit_options.kernel_backend = codegen::JitBackend::Factory();
+  jit_options.kernel_backend = JitBackend::Factory();
   auto native = SparseRuntime::Create(tn, native_options);
   auto jit = SparseRuntime::Create(tj, jit_options);
   ASSERT_TRUE(native.ok() && jit.ok());
@@ -178,5 +183,6 @@ TEST(JitBackendTest, RandomOperationsMatchNative) {
 }
 
 }  // namespace
-}  // namespace sparse_runtime
+}  // namespace cpu
+}  // namespace runtime
 }  // namespace accelmem

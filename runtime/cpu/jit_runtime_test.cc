@@ -19,8 +19,6 @@ namespace runtime {
 namespace cpu {
 namespace {
 
-using sparse_runtime::RuntimeArch;
-using sparse_runtime::RuntimeBitcode;
 using ::testing::HasSubstr;
 using ::testing::Not;
 

@@ -28,19 +28,24 @@
 #include "runtime/sparse_runtime.h"
 
 namespace accelmem {
-namespace codegen {
+namespace runtime {
+namespace cpu {
 namespace {
 
-using runtime::cpu::CpuJit;
-using runtime::cpu::JitModule;
+using codegen::GcKernel;
+using codegen::GcKernelName;
+using codegen::GcPhase0Fn;
+using codegen::GcPhase1Fn;
+using codegen::GcPhase2Fn;
+using codegen::GcPrepareFn;
+using codegen::GcSerialFn;
+using codegen::KernelBuilder;
+using codegen::KernelModule;
+using codegen::kNumGcKernels;
 using sparse_runtime::Axis;
 using sparse_runtime::NodeManager;
-using sparse_runtime::RuntimeArch;
-using sparse_runtime::RuntimeBitcode;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
-using sparse_runtime::SparseRuntime;
-using sparse_runtime::SparseRuntimeOptions;
 
 const Axis i(0), j(1), k(2);
 
@@ -423,5 +428,6 @@ TEST(GcKernelBuildTest, Errors) {
 }
 
 }  // namespace
-}  // namespace codegen
+}  // namespace cpu
+}  // namespace runtime
 }  // namespace accelmem

@@ -19,18 +19,21 @@
 #include "sparse_runtime/device/snode_pointer.h"
 
 namespace accelmem {
-namespace codegen {
+namespace runtime {
+namespace cpu {
 namespace {
 
-using runtime::cpu::CpuJit;
-using runtime::cpu::JitModule;
+using codegen::CoordMap;
+using codegen::KernelBuilder;
+using codegen::KernelBuilderOptions;
+using codegen::KernelModule;
+using codegen::RangeFn;
+using codegen::RangeSumFn;
+using codegen::StructForFn;
 using sparse_runtime::Axis;
-using sparse_runtime::RuntimeArch;
-using sparse_runtime::RuntimeBitcode;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
-using sparse_runtime::SparseRuntime;
-using sparse_runtime::SparseRuntimeOptions;
+using sparse_runtime::StructForExtent;
 
 const Axis i(0), j(1);
 
@@ -739,5 +742,6 @@ TEST(KernelBuilderTest, RejectsBadArguments) {
 }
 
 }  // namespace
-}  // namespace codegen
+}  // namespace cpu
+}  // namespace runtime
 }  // namespace accelmem

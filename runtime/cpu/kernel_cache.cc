@@ -8,8 +8,12 @@
 #include "runtime/runtime_bitcode.h"
 
 namespace accelmem {
-namespace codegen {
+namespace runtime {
+namespace cpu {
 
+using codegen::KernelBuilder;
+using codegen::KernelModule;
+using codegen::RangeFn;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
 
@@ -32,7 +36,7 @@ std::string TreeShapeKey(const SNodeTree& tree) {
 
 absl::StatusOr<std::unique_ptr<KernelCache>> KernelCache::Create(
     absl::string_view runtime_bitcode) {
-  auto jit = runtime::cpu::CpuJit::Create(runtime_bitcode);
+  auto jit = CpuJit::Create(runtime_bitcode);
   if (!jit.ok()) return jit.status();
   std::unique_ptr<KernelCache> cache(new KernelCache());
   cache->runtime_bitcode_ = runtime_bitcode;
@@ -42,13 +46,13 @@ absl::StatusOr<std::unique_ptr<KernelCache>> KernelCache::Create(
 
 KernelCache* KernelCache::Default() {
   static KernelCache* cache = [] {
-    auto created = Create(sparse_runtime::RuntimeBitcode(sparse_runtime::RuntimeArch::kX64));
+    auto created = Create(RuntimeBitcode(RuntimeArch::kX64));
     return created.ok() ? created->release() : nullptr;
   }();
   return cache;
 }
 
-absl::StatusOr<std::shared_ptr<const runtime::cpu::JitModule>> KernelCache::GetOrCompile(
+absl::StatusOr<std::shared_ptr<const JitModule>> KernelCache::GetOrCompile(
     absl::string_view spec, const SNodeTree& tree, Build build) {
   std::string key = absl::StrCat(spec, "|", TreeShapeKey(tree));
   std::lock_guard<std::mutex> guard(mu_);
@@ -65,7 +69,7 @@ absl::StatusOr<std::shared_ptr<const runtime::cpu::JitModule>> KernelCache::GetO
   KernelModule km = (*builder)->Finish();
   auto module = jit_->Compile(std::move(km.module), std::move(km.context), km.entry_points);
   if (!module.ok()) return module.status();
-  std::shared_ptr<const runtime::cpu::JitModule> shared = std::move(module).value();
+  std::shared_ptr<const JitModule> shared = std::move(module).value();
   modules_.emplace(std::move(key), shared);
   return shared;
 }
@@ -80,7 +84,7 @@ int64_t KernelCache::misses() const {
   return misses_;
 }
 
-int64_t ParallelRangeFor(sparse_runtime::ThreadPool* pool, RangeFn fn, void* ctx, int64_t begin,
+int64_t ParallelRangeFor(ThreadPool* pool, RangeFn fn, void* ctx, int64_t begin,
                          int64_t end) {
   const int64_t n = end - begin;
   if (n <= 0) return 0;
@@ -100,5 +104,6 @@ int64_t ParallelRangeFor(sparse_runtime::ThreadPool* pool, RangeFn fn, void* ctx
   return failed.load() ? -1 : total.load();
 }
 
-}  // namespace codegen
+}  // namespace cpu
+}  // namespace runtime
 }  // namespace accelmem

@@ -35,7 +35,8 @@
 #include "sparse_runtime/snode_tree.h"
 
 namespace accelmem {
-namespace codegen {
+namespace runtime {
+namespace cpu {
 
 // Identifies a finalized tree's shape as far as generated kernels see it (kinds, axes, shapes,
 // sizes, offsets, types, chunking); equal keys => a kernel compiled for one tree runs on the
@@ -44,7 +45,7 @@ std::string TreeShapeKey(const sparse_runtime::SNodeTree& tree);
 
 class KernelCache {
  public:
-  using Build = absl::FunctionRef<absl::Status(KernelBuilder& builder)>;
+  using Build = absl::FunctionRef<absl::Status(codegen::KernelBuilder& builder)>;
 
   // A cache compiling against `runtime_bitcode` (x64), which must outlive it.
   static absl::StatusOr<std::unique_ptr<KernelCache>> Create(absl::string_view runtime_bitcode);
@@ -53,7 +54,7 @@ class KernelCache {
 
   // The module of `spec` for `tree`'s shape, built by `build` and compiled on a miss. Build and
   // compile errors are returned (and not cached).
-  absl::StatusOr<std::shared_ptr<const runtime::cpu::JitModule>> GetOrCompile(
+  absl::StatusOr<std::shared_ptr<const JitModule>> GetOrCompile(
       absl::string_view spec, const sparse_runtime::SNodeTree& tree, Build build);
 
   int64_t hits() const;
@@ -62,19 +63,20 @@ class KernelCache {
  private:
   KernelCache() = default;
   absl::string_view runtime_bitcode_;
-  std::unique_ptr<runtime::cpu::CpuJit> jit_;
+  std::unique_ptr<CpuJit> jit_;
   mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const runtime::cpu::JitModule>> modules_;
+  std::map<std::string, std::shared_ptr<const JitModule>> modules_;
   int64_t hits_ = 0;
   int64_t misses_ = 0;
 };
 
 // Runs `fn` over [begin, end) in contiguous parts on `pool` (ceiling splits, about 4 parts per
 // thread); returns the sum of the parts' results, or -1 if a part returned -1.
-int64_t ParallelRangeFor(sparse_runtime::ThreadPool* pool, RangeFn fn, void* ctx, int64_t begin,
+int64_t ParallelRangeFor(ThreadPool* pool, codegen::RangeFn fn, void* ctx, int64_t begin,
                          int64_t end);
 
-}  // namespace codegen
+}  // namespace cpu
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_CPU_KERNEL_CACHE_H_

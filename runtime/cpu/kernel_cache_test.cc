@@ -12,15 +12,16 @@
 #include "runtime/thread_pool.h"
 
 namespace accelmem {
-namespace codegen {
+namespace runtime {
+namespace cpu {
 namespace {
 
+using codegen::KernelBuilder;
+using codegen::RangeFn;
+using codegen::RangeSumFn;
 using sparse_runtime::Axis;
-using sparse_runtime::RuntimeArch;
-using sparse_runtime::RuntimeBitcode;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
-using sparse_runtime::SparseRuntime;
 
 const Axis i(0);
 
@@ -126,7 +127,7 @@ TEST(KernelCacheTest, ParallelRangeForMatchesSerial) {
   auto write = reinterpret_cast<RangeFn>(*(*m)->Lookup("w"));
   auto add = reinterpret_cast<RangeFn>(*(*m)->Lookup("a"));
   BoundKernelContext ctx(rt.get());
-  sparse_runtime::ThreadPool pool(2);
+  ThreadPool pool(2);
   EXPECT_EQ(ParallelRangeFor(&pool, write, ctx.get(), 16, 1024), 1008);
   for (int c = 0; c < 1024; c += 7) {
     EXPECT_EQ(rt->Read<int32_t>(x, {c}).value(), c < 16 ? 0 : 2 * c + 1) << c;
@@ -138,5 +139,6 @@ TEST(KernelCacheTest, ParallelRangeForMatchesSerial) {
 }
 
 }  // namespace
-}  // namespace codegen
+}  // namespace cpu
+}  // namespace runtime
 }  // namespace accelmem

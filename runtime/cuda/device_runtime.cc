@@ -29,7 +29,6 @@ namespace {
 using sparse_runtime::RuntimeContext;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
-using sparse_runtime::SparseRuntime;
 using sparse_runtime::StructMeta;
 
 constexpr uint64_t kAlign = 256;
@@ -54,7 +53,7 @@ absl::StatusOr<std::string> CompileModule(llvm::Module& module,
   PtxOptions options;
   options.sm = sm;
   return CompileToPtx(module, entries,
-                      sparse_runtime::RuntimeBitcode(sparse_runtime::RuntimeArch::kCuda), options);
+                      runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda), options);
 }
 
 }  // namespace
@@ -101,11 +100,11 @@ absl::StatusOr<std::string> DeviceRuntimePtx(const std::string& sm) {
   options.sm = sm;
   return CompileBitcodeToPtx(
       KernelBitcode(), "device_runtime_kernels.bc", DeviceRuntimeKernelNames(),
-      sparse_runtime::RuntimeBitcode(sparse_runtime::RuntimeArch::kCuda), options);
+      runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda), options);
 }
 
 absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
-    gc::CudaGc* gc, const SNodeTree& tree, uint64_t pool_bytes,
+    CudaGc* gc, const SNodeTree& tree, uint64_t pool_bytes,
     const CudaSparseRuntimeOptions& options) {
   if (gc == nullptr) return absl::InvalidArgumentError("CudaSparseRuntime needs a CudaGc");
   if (options.block_dim < 1 || options.block_dim > 1024 || options.grid_dim < 0) {
@@ -113,7 +112,7 @@ absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
   }
   // The host runtime of the same tree supplies the meta structs (pure data once the host
   // function pointers are cleared: the runtime never calls through them) and allocator specs.
-  sparse_runtime::SparseRuntimeOptions host_options;
+  runtime::SparseRuntimeOptions host_options;
   host_options.chunk_num_elements = options.chunk_num_elements;
   host_options.max_num_chunks = options.max_num_chunks;
   host_options.auto_collect = false;
@@ -403,13 +402,13 @@ absl::Status CudaSparseRuntime::CollectGarbage() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<gc::CudaNodeManagerStats> CudaSparseRuntime::Stats(const SNode& snode) {
+absl::StatusOr<CudaNodeManagerStats> CudaSparseRuntime::Stats(const SNode& snode) {
   if (snode.id() < 0 || snode.id() >= static_cast<int>(node_managers_.size()) ||
       &tree_->snode(snode.id()) != &snode) {
     return absl::InvalidArgumentError("the SNode is not of this runtime's tree");
   }
   const DevicePtr nm = node_managers_[snode.id()];
-  if (nm == 0) return gc::CudaNodeManagerStats{};
+  if (nm == 0) return CudaNodeManagerStats{};
   std::lock_guard<std::mutex> guard(mu_);
   return gc_->Stats(nm, io_);
 }

@@ -12,7 +12,7 @@
 // //runtime/cuda:gc_cuda per SNode that has an allocator.
 //
 //   ASSIGN_OR_RETURN(auto driver, CudaDriver::Open());
-//   ASSIGN_OR_RETURN(auto gc, gc::CudaGc::Create(driver.get()));
+//   ASSIGN_OR_RETURN(auto gc, runtime::cuda::CudaGc::Create(driver.get()));
 //   ASSIGN_OR_RETURN(auto rt, CudaSparseRuntime::Create(gc.get(), tree, 256 << 20));
 //   ... KernelBuilder over RuntimeBitcode(kCuda): AddRangeWrite("fill", ...);
 //       AddDeviceEntry("fill_entry", "fill") ...
@@ -64,7 +64,7 @@ class CudaSparseRuntime {
   // `tree` must be finalized and outlive the runtime; `gc` (and its driver) too. `pool_bytes`
   // bounds every chunk and table the runtime allocates on the device.
   static absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> Create(
-      gc::CudaGc* gc, const sparse_runtime::SNodeTree& tree, uint64_t pool_bytes,
+      CudaGc* gc, const sparse_runtime::SNodeTree& tree, uint64_t pool_bytes,
       const CudaSparseRuntimeOptions& options = {});
   ~CudaSparseRuntime();
   CudaSparseRuntime(const CudaSparseRuntime&) = delete;
@@ -85,7 +85,7 @@ class CudaSparseRuntime {
   // Collects every SNode allocator (zeroes recycled cells and makes them reusable).
   absl::Status CollectGarbage();
   // Allocator state of one SNode (zeros without an allocator).
-  absl::StatusOr<gc::CudaNodeManagerStats> Stats(const sparse_runtime::SNode& snode);
+  absl::StatusOr<CudaNodeManagerStats> Stats(const sparse_runtime::SNode& snode);
 
   // The device KernelContext to pass to kernels launched by hand.
   DevicePtr kernel_context() const { return kernel_context_; }
@@ -107,7 +107,7 @@ class CudaSparseRuntime {
   // The status of a launch of `entry`: its error (taken from the slot) if it recorded one.
   absl::Status LaunchStatus(const LaunchResult& result, const std::string& entry);
 
-  gc::CudaGc* gc_ = nullptr;
+  CudaGc* gc_ = nullptr;
   CudaDriver* driver_ = nullptr;
   const sparse_runtime::SNodeTree* tree_ = nullptr;
   CudaSparseRuntimeOptions options_;
@@ -130,7 +130,7 @@ uint64_t DeviceMetaSlotBytes();
 // SNode id: `host`'s metas with `device_context` as their context, no host function pointers,
 // and every pointer meta unbound (cell_origin 0: the device's data lists are chunked, and the
 // host's cell origin means nothing there). Exposed for its test; a GPU is not needed to build it.
-std::vector<unsigned char> DeviceMetaStructs(sparse_runtime::SparseRuntime& host,
+std::vector<unsigned char> DeviceMetaStructs(runtime::SparseRuntime& host,
                                              const sparse_runtime::SNodeTree& tree,
                                              uint64_t device_context);
 }  // namespace internal

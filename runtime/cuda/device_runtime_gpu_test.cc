@@ -22,8 +22,6 @@ namespace {
 
 using codegen::KernelBuilder;
 using sparse_runtime::Axis;
-using sparse_runtime::RuntimeArch;
-using sparse_runtime::RuntimeBitcode;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
 
@@ -33,12 +31,12 @@ class DeviceRuntimeGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ACCELMEM_OPEN_GPU_OR_SKIP(driver_);
-    auto gc = gc::CudaGc::Create(driver_.get());
+    auto gc = CudaGc::Create(driver_.get());
     ASSERT_TRUE(gc.ok()) << gc.status();
     gc_ = std::move(*gc);
   }
   std::unique_ptr<CudaDriver> driver_;
-  std::unique_ptr<gc::CudaGc> gc_;
+  std::unique_ptr<CudaGc> gc_;
 };
 
 // Write, sum, deactivate, collect and write again on the device; values and allocator counts

@@ -36,7 +36,7 @@ TEST(DeviceRuntimeTest, DeviceMetasDropHostAddresses) {
   tree.root().pointer(i, 64).dense(i, 4).place<int32_t>("x");
   tree.root().pointer(i, 8).place<float>("y");
   ASSERT_TRUE(tree.Finalize().ok());
-  auto host = sparse_runtime::SparseRuntime::Create(tree);
+  auto host = runtime::SparseRuntime::Create(tree);
   ASSERT_TRUE(host.ok()) << host.status();
   constexpr uint64_t kDeviceContext = 0xdead0000;
   const uint64_t slot_bytes = internal::DeviceMetaSlotBytes();
@@ -94,7 +94,7 @@ TEST(DeviceRuntimeTest, PtxasAssemblesForSm90) {
 // divergent branches.
 TEST(DeviceRuntimeTest, WarpPrimitivesAreConvergent) {
   auto runtime =
-      CheckConvergence(sparse_runtime::RuntimeBitcode(sparse_runtime::RuntimeArch::kCuda));
+      CheckConvergence(runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda));
   ASSERT_TRUE(runtime.ok()) << runtime.status();
   EXPECT_GT(runtime->convergent_calls, 0) << "runtime_cuda.bc has warp primitives";
   for (const std::string& error : runtime->errors) ADD_FAILURE() << "runtime_cuda.bc: " << error;

@@ -14,10 +14,12 @@
 #include "sparse_runtime/device/runtime_memory.h"
 
 namespace accelmem {
-namespace gc {
+namespace runtime {
+namespace cuda {
 namespace {
 
-using runtime::cuda::Dim3;
+using gc::GcScratch;
+using gc::kMaxGcWorkers;
 
 // Indices into CudaGcKernelNames().
 enum Kernel : int {
@@ -59,11 +61,11 @@ const std::vector<std::string>& CudaGcKernelNames() {
 }
 
 absl::StatusOr<std::string> CudaGcPtx(const std::string& sm) {
-  runtime::cuda::PtxOptions options;
+  PtxOptions options;
   options.sm = sm;
-  return runtime::cuda::CompileBitcodeToPtx(
+  return CompileBitcodeToPtx(
       KernelBitcode(), "gc_cuda_kernels.bc", CudaGcKernelNames(),
-      sparse_runtime::RuntimeBitcode(sparse_runtime::RuntimeArch::kCuda), options);
+      runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda), options);
 }
 
 absl::StatusOr<std::unique_ptr<CudaGc>> CudaGc::Create(CudaDriver* driver,
@@ -338,5 +340,6 @@ absl::Status CudaNodeManager::Collect() {
   return absl::OkStatus();
 }
 
-}  // namespace gc
+}  // namespace cuda
+}  // namespace runtime
 }  // namespace accelmem

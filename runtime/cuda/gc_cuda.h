@@ -32,10 +32,8 @@
 #include "runtime/cuda/driver.h"
 
 namespace accelmem {
-namespace gc {
-
-using runtime::cuda::CudaDriver;
-using runtime::cuda::DevicePtr;
+namespace runtime {
+namespace cuda {
 
 // Launch shape of the two parallel phases (upstream: grid = saturating grid, block = 64).
 struct CudaGcLaunch {
@@ -149,7 +147,8 @@ class CudaNodeManager {
   uint64_t element_size_ = 0;
 };
 
-}  // namespace gc
+}  // namespace cuda
+}  // namespace runtime
 }  // namespace accelmem
 
 #endif  // ACCELMEM_RUNTIME_CUDA_GC_CUDA_H_

@@ -21,8 +21,13 @@
 #include "sparse_runtime/host_memory_pool.h"
 
 namespace accelmem {
-namespace gc {
+namespace runtime {
+namespace cuda {
 namespace {
+
+using gc::gc_serial;
+using gc::GcScratch;
+using sparse_runtime::NodeManager;
 
 struct Shape {
   uint64_t cell_bytes;
@@ -154,5 +159,6 @@ TEST_F(CudaGcGpuTest, RepeatedCollections) {
 }
 
 }  // namespace
-}  // namespace gc
+}  // namespace cuda
+}  // namespace runtime
 }  // namespace accelmem

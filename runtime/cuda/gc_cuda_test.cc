@@ -11,7 +11,8 @@
 #include "runtime/cuda/ptxas_testing.h"
 
 namespace accelmem {
-namespace gc {
+namespace runtime {
+namespace cuda {
 namespace {
 
 // Every GC phase and device NodeManager kernel is emitted as a PTX entry for the requested SM.
@@ -29,12 +30,12 @@ TEST(GcCudaTest, PtxHasAnEntryPerKernel) {
 
 // The PTX of the GC kernels (with the runtime linked in) assembles with ptxas for sm_90.
 TEST(GcCudaTest, PtxasAssemblesTheGcKernelsForSm90) {
-  if (runtime::cuda::TestPtxas().empty()) {
+  if (TestPtxas().empty()) {
     GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
   }
   auto ptx = CudaGcPtx("sm_90");
   ASSERT_TRUE(ptx.ok()) << ptx.status();
-  absl::Status assembled = runtime::cuda::AssembleWithPtxas(*ptx, "gc_cuda");
+  absl::Status assembled = AssembleWithPtxas(*ptx, "gc_cuda");
   EXPECT_TRUE(assembled.ok()) << assembled;
 }
 
@@ -51,7 +52,7 @@ TEST(GcCudaTest, UnknownSmIsAnError) {
 TEST(GcCudaTest, BarriersAreConvergent) {
   const gc_cuda_kernels_bitcode_file* file = gc_cuda_kernels_bitcode_find("gc_cuda_kernels.bc");
   ASSERT_NE(file, nullptr);
-  auto report = runtime::cuda::CheckConvergence(
+  auto report = CheckConvergence(
       absl::string_view(reinterpret_cast<const char*>(file->data), file->size));
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_GT(report->convergent_calls, 0) << "the GC kernels call the phases";
@@ -82,5 +83,6 @@ TEST(GcCudaTest, CreateNeedsADriver) {
 }
 
 }  // namespace
-}  // namespace gc
+}  // namespace cuda
+}  // namespace runtime
 }  // namespace accelmem

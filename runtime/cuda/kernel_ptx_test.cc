@@ -15,16 +15,20 @@
 #include "sparse_runtime/snode_tree.h"
 
 namespace accelmem {
-namespace codegen {
+namespace runtime {
+namespace cuda {
 namespace {
 
+using ::testing::HasSubstr;
+using codegen::GcKernel;
+using codegen::GcKernelName;
+using codegen::KernelBuilder;
+using codegen::KernelModule;
+using codegen::kNumGcKernels;
 using sparse_runtime::Axis;
 using sparse_runtime::PointOp;
-using sparse_runtime::RuntimeArch;
-using sparse_runtime::RuntimeBitcode;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
-using ::testing::HasSubstr;
 
 const Axis i(0), j(1), k(2);
 
@@ -94,7 +98,7 @@ TEST(KernelPtxTest, EveryKernelKindAssemblesForSm90) {
   ASSERT_TRUE(kb.ok()) << kb.status();
   std::vector<std::string> entries = BuildAll(**kb, tree);
   KernelModule km = (*kb)->Finish();
-  auto ptx = runtime::cuda::CompileToPtx(*km.module, entries, RuntimeBitcode(RuntimeArch::kCuda));
+  auto ptx = CompileToPtx(*km.module, entries, RuntimeBitcode(RuntimeArch::kCuda));
   ASSERT_TRUE(ptx.ok()) << ptx.status();
   EXPECT_THAT(*ptx, HasSubstr(".target sm_90"));
   for (const std::string& entry : entries) {
@@ -111,10 +115,10 @@ TEST(KernelPtxTest, EveryKernelKindAssemblesForSm90) {
     const std::string entry = "entry_" + GcKernelName("gc_ptr", kind);
     EXPECT_EQ(EntryParams(*ptx, entry), params) << entry;
   }
-  if (runtime::cuda::TestPtxas().empty()) {
+  if (TestPtxas().empty()) {
     GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
   }
-  absl::Status assembled = runtime::cuda::AssembleWithPtxas(*ptx, "kernels");
+  absl::Status assembled = AssembleWithPtxas(*ptx, "kernels");
   EXPECT_TRUE(assembled.ok()) << assembled;
 }
 
@@ -133,5 +137,6 @@ TEST(KernelPtxTest, DeviceEntryErrors) {
 }
 
 }  // namespace
-}  // namespace codegen
+}  // namespace cuda
+}  // namespace runtime
 }  // namespace accelmem

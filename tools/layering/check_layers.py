@@ -4,6 +4,9 @@
 Scans every `#include "..."` of the C++ sources and headers and every label (`"//pkg:target"`,
 `"@accelmem//pkg:target"`) and load() of the BUILD and .bzl files, and reports each use of a
 folder that the table does not allow, as `file:line: folder A may not use folder B (...)`.
+Also checks that the `namespace` declarations of the C++ files of the compile side and the runtime
+side follow their folders (the rule is in layers.txt), as `file:line: namespace X in folder F
+(expected Y)`.
 
     python3 tools/layering/check_layers.py [--root=DIR] [--table=FILE]
 
@@ -11,6 +14,7 @@ Exit status 0 when every use is allowed, 1 otherwise, 2 on a bad table.
 """
 
 import argparse
+import fnmatch
 import os
 import re
 import sys
@@ -35,6 +39,8 @@ class Table:
         self.device = []  # folders of freestanding code
         self.macros = set()  # folders whose .bzl files any BUILD file may load
         self.exceptions = {}  # file -> set of labels it may name regardless of the table
+        self.namespaces = {}  # folder -> its namespace below accelmem ("a::b"), overriding the rule
+        self.nested = ["internal"]  # namespaces that may nest anywhere (fnmatch patterns)
 
 
 def parse_table(path):
@@ -57,6 +63,13 @@ def parse_table(path):
                 table.device.extend(folders)
             elif key == "macros":
                 table.macros.update(folders)
+            elif key == "nested namespaces":
+                table.nested = folders
+            elif key.startswith("namespace "):
+                if len(folders) != 1:
+                    raise ValueError("%s:%d: expected 'namespace FOLDER: NAMESPACE'" %
+                                     (path, number))
+                table.namespaces[key[len("namespace "):].strip()] = folders[0]
             elif key.startswith("allow "):
                 table.exceptions.setdefault(key[len("allow "):].strip(), set()).update(folders)
             else:
@@ -174,6 +187,153 @@ def strip_comment(line):
             return line[:i]
     return line
 
+# The namespace rule (layers.txt documents it): code in folder X/Y is in accelmem::X::Y; a `device`
+# or `internal` folder keeps its parent's namespace, a `testing` folder X/testing is in
+# accelmem::X_testing; `namespace FOLDER: NS` lines override a folder and its subfolders.
+def expected_namespace(directory, table):
+    """The namespace (below accelmem, components) the C++ code of `directory` must be in."""
+    parts = directory.split("/") if directory else []
+    for n in range(len(parts), 0, -1):
+        folder = "/".join(parts[:n])
+        if folder in table.namespaces:
+            base = table.namespaces[folder].split("::")
+            return base + namespace_components(parts[n:], base)
+    return namespace_components(parts, [])
+
+
+def namespace_components(parts, base):
+    result = list(base)
+    for part in parts:
+        if part in ("device", "internal"):
+            continue
+        if part == "testing" and result:
+            result[-1] += "_testing"
+            continue
+        result.append(part)
+    return result[len(base):]
+
+
+NAMESPACE_RE = re.compile(r"\bnamespace\b\s*((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)?\s*(\{|=)")
+
+
+def strip_cpp(text):
+    """`text` with comments, string and character literals and preprocessor lines blanked (line
+    breaks kept, so offsets still give line numbers)."""
+    out = []
+    i, n = 0, len(text)
+    line_start = True
+    while i < n:
+        c = text[i]
+        if line_start and c in " \t":
+            out.append(c)
+            i += 1
+            continue
+        if line_start and c == "#":  # a preprocessor line, with its continuations
+            while i < n and text[i] != "\n":
+                if text[i] == "\\" and i + 1 < n and text[i + 1] == "\n":
+                    out.append(" \n")
+                    i += 2
+                    continue
+                out.append(" ")
+                i += 1
+            continue
+        line_start = c == "\n"
+        if text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                out.append(" ")
+                i += 1
+            continue
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:end]))
+            i = end
+            continue
+        m = re.match(r'(?:u8|u|U|L)?R"([^(\s]*)\(', text[i:i + 40]) if c in 'uULR' else None
+        if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            end = text.find(")" + m.group(1) + '"', i + m.end())
+            end = n if end < 0 else end + len(m.group(1)) + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:end]))
+            i = end
+            continue
+        if c == '"' or (c == "'" and not (i > 0 and text[i - 1].isalnum())):
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(" " * (min(j + 1, n) - i))
+            i = j + 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def namespace_errors(rel, text, table):
+    """The namespace blocks of a C++ file that do not follow its folder."""
+    expected = expected_namespace(os.path.dirname(rel), table)
+    code = strip_cpp(text)
+    errors = []
+    # The stack of open braces: for a namespace block [components, line, has code of its own],
+    # None for any other brace.
+    stack = []
+    reported = set()
+    i = 0
+    n = len(code)
+    while i < n:
+        c = code[i]
+        if c == "n":
+            m = NAMESPACE_RE.match(code, i)
+            if m and (i == 0 or not (code[i - 1].isalnum() or code[i - 1] == "_")):
+                if m.group(2) == "=":  # an alias
+                    i = m.end()
+                    continue
+                names = [x.strip() for x in (m.group(1) or "").split("::")]
+                frames = [frame for frame in stack if frame is not None]
+                outer = frames[-1][0] if frames else []
+                stack.append([outer + names, code.count("\n", 0, i) + 1, False])
+                i = m.end()
+                continue
+        if c == "{":
+            if stack and stack[-1] is not None:
+                stack[-1][2] = True
+            stack.append(None)
+        elif c == "}":
+            if stack:
+                frame = stack.pop()
+                if frame is not None:
+                    error = check_namespace(frame, expected, table)
+                    if error and error not in reported:  # once per file and namespace
+                        reported.add(error)
+                        errors.append((frame[1], "%s:%d: %s" % (rel, frame[1], error)))
+        elif not c.isspace() and c != ";" and stack and stack[-1] is not None:
+            stack[-1][2] = True
+        i += 1
+    return [error for _, error in sorted(errors)]
+
+
+def check_namespace(frame, expected, table):
+    """Why the namespace block `frame` breaks the rule, or None."""
+    path, _, has_code = frame
+    if not path or path[0] != "accelmem":
+        return None  # anonymous at the top, or not ours (llvm, std specializations)
+    ours = [x for x in path[1:] if x]  # anonymous namespaces nest anywhere
+    depth = 0
+    while depth < len(ours) and depth < len(expected) and ours[depth] == expected[depth]:
+        depth += 1
+    rest = ours[depth:]
+    nested_ok = all(any(fnmatch.fnmatchcase(x, p) for p in table.nested) for x in rest)
+    if depth == len(expected) and nested_ok:
+        return None
+    if depth == len(ours) and not has_code:
+        return None  # opens a prefix of the expected namespace only to nest into it
+    if depth < len(expected) and nested_ok and rest and not has_code:
+        return None
+    spelled = "::".join(["accelmem"] + ours)
+    want = "::".join(["accelmem"] + expected)
+    return ("namespace %s does not follow its folder (expected %s, optionally with a nested %s "
+            "namespace; see the namespace rule in tools/layering/layers.txt)" %
+            (spelled, want, " / ".join(table.nested)))
+
 
 def check(root, table):
     """The forbidden uses under `root`, and how many files were read."""
@@ -199,6 +359,8 @@ def check(root, table):
             with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
                 text = f.read()
             scanned += 1
+            if rel.endswith(CPP_EXTENSIONS) and table.sides.get(user):
+                errors.extend(namespace_errors(rel, text, table))
             device_source = is_device_source(rel, table)
             for number, used_path, kind, spelled in uses_of(rel, text):
                 used = folder_of(used_path.rstrip("/"), table) if used_path != "/" else "/"
@@ -239,9 +401,10 @@ def main():
     for error in errors:
         print(error)
     if errors:
-        print("%d forbidden use(s); the allowed ones are in %s" % (len(errors), args.table))
+        print("%d problem(s); the allowed uses and the namespace rule are in %s" %
+              (len(errors), args.table))
         return 1
-    print("layering ok: the includes and labels of %d files under %s follow %s" %
+    print("layering ok: the includes, labels and namespaces of %d files under %s follow %s" %
           (scanned, args.root, args.table))
     return 0
 

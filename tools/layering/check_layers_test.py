@@ -23,6 +23,8 @@ side compile: ir passes
 side runtime: sparse_runtime runtime runtime/cpu runtime/cuda
 device: sparse_runtime/device
 allow passes/BUILD.bazel: //tools:data.txt
+nested namespaces: internal testing
+namespace passes/legacy: passes
 """
 
 
@@ -102,6 +104,54 @@ class CheckLayersTest(unittest.TestCase):
         status, out = run({"newfolder/a.cc": "int x;\n"})
         self.assertEqual(status, 1, out)
         self.assertIn("folder newfolder is not in", out)
+
+    def test_misplaced_namespace_fails_with_file_line_and_expected_namespace(self):
+        # Code in runtime/cpu must be in accelmem::runtime::cpu, not in another folder's namespace.
+        status, out = run({
+            "runtime/cpu/a.h": ("#pragma once\nnamespace accelmem {\nnamespace codegen {\n"
+                                "class A;\n}  // namespace codegen\n}\n"),
+        })
+        self.assertEqual(status, 1, out)
+        self.assertIn("runtime/cpu/a.h:3: namespace accelmem::codegen does not follow its folder "
+                      "(expected accelmem::runtime::cpu", out)
+
+    def test_namespace_of_a_parent_folder_with_code_fails(self):
+        # Opening only a prefix of the folder's namespace is fine, declaring things in it is not.
+        status, out = run({"runtime/cpu/a.cc": "namespace accelmem::runtime {\nint x;\n}\n"})
+        self.assertEqual(status, 1, out)
+        self.assertIn("runtime/cpu/a.cc:1: namespace accelmem::runtime does not", out)
+
+    def test_namespaces_that_follow_their_folders_pass(self):
+        # Nested and C++17 forms, anonymous and `internal`/`testing` nests, device and internal
+        # folders (parent's namespace), testing folders (X_testing), third-party namespaces,
+        # aliases, and `namespace` in comments, strings and macros are all fine.
+        status, out = run({
+            "runtime/cpu/a.cc": ("namespace llvm { class Module; }\n"
+                                 "namespace accelmem {\nnamespace runtime {\nnamespace cpu {\n"
+                                 "namespace {\nint x;\n}\nnamespace internal { int y; }\n"
+                                 "// namespace codegen {\n"
+                                 "const char* s = \"namespace codegen {\";\n"
+                                 "const char* r = R\"(namespace codegen { )\";\n"
+                                 "namespace sr = ::accelmem::sparse_runtime;\n"
+                                 "}  // namespace cpu\n}  // namespace runtime\n}\n"),
+            "runtime/cuda/b.h": ("#define M(x) \\\n  namespace codegen { int x; }\n"
+                                 "namespace accelmem::runtime::cuda { class B {}; }\n"),
+            "sparse_runtime/device/c.h": "namespace accelmem {\nnamespace sparse_runtime {\n"
+                                         "struct C {};\n}\n}\n",
+            "runtime/internal/d.h": "namespace accelmem::runtime::internal { int d; }\n",
+            "passes/testing/e.h": "namespace accelmem { namespace passes_testing { int e; } }\n",
+            "passes/f_test_util.h": "namespace accelmem::passes::testing { int f; }\n",
+            "passes/legacy/g.h": "namespace accelmem::passes { int g; }\n",
+            "tools/h.cc": "namespace accelmem { namespace whatever { int h; } }\n",
+        })
+        self.assertEqual(status, 0, out)
+
+    def test_testing_folder_is_not_a_nested_testing_namespace(self):
+        # passes/testing is accelmem::passes_testing (a `testing` namespace would hide ::testing).
+        status, out = run(
+            {"passes/testing/e.h": "namespace accelmem::passes::testing { int e; }\n"})
+        self.assertEqual(status, 1, out)
+        self.assertIn("expected accelmem::passes_testing", out)
 
     def test_cycle_in_the_table_is_rejected(self):
         # The table itself must be acyclic.
