@@ -1,6 +1,6 @@
 #!/bin/sh
 # runtime_ptx_test: the runtime's nvptx64 bitcode (//runtime:runtime_cuda: the sparse runtime's
-# and the GC's device sources, compiled for ARCH_cuda with the flags of tools/device_code.bzl),
+# and the GC's device sources, compiled for ARCH_cuda with the flags of bazel/device_code.bzl),
 # lowered to PTX by llc and assembled by ptxas for sm_90: proof that the CUDA path
 # (warp-representative locked_task, __nvvm atomics and fences) is real code, not just code that
 # parses. Skipped (incompatible) without a CUDA toolkit.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# freestanding_test: device sources (device_cc_library targets, see tools/device_code.bzl) must
+# freestanding_test: device sources (device_cc_library targets, see bazel/device_code.bzl) must
 # compile as freestanding C++ (no standard headers, no exceptions, no RTTI) for every architecture
 # they become bitcode for. The flags come from the device_code_test macro, which owns them: the
 # common freestanding flags, then per architecture `--arch=NAME FLAGS...`, then `--` and sources.

@@ -1,4 +1,4 @@
-// main() and tests of an accelmem_cc_fuzzer's regression test (tools/fuzz.bzl): the entry point
+// main() and tests of an accelmem_cc_fuzzer's regression test (bazel/fuzz.bzl): the entry point
 // LLVMFuzzerTestOneInput runs on every corpus file given on the command line, then on
 // deterministic mutants of them, under whatever compiler builds the test (gcc in a plain
 // `bazel test`). The entry point aborts on a broken rule, so any crash fails the test.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# `bazel run` wrapper of an accelmem_cc_fuzzer target (see tools/fuzz.bzl, docs/fuzzing.md).
+# `bazel run` wrapper of an accelmem_cc_fuzzer target (see bazel/fuzz.bzl, docs/fuzzing.md).
 #
 #   run_fuzzer.sh BINARY NAME SEED... -- DEFAULT_FLAG... -- [USER_FLAG...] [INPUT...]
 #

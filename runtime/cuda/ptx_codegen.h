@@ -42,7 +42,7 @@ absl::StatusOr<std::string> CompileIrToPtx(absl::string_view ir_text,
                                            absl::string_view runtime_bitcode = {},
                                            const PtxOptions& options = {});
 
-// As above, from LLVM bitcode (kernels compiled from C++ by //tools:bitcode.bzl and embedded);
+// As above, from LLVM bitcode (kernels compiled from C++ by //bazel:bitcode.bzl and embedded);
 // `name` labels parse errors.
 absl::StatusOr<std::string> CompileBitcodeToPtx(absl::string_view bitcode, absl::string_view name,
                                                 const std::vector<std::string>& kernel_names,

@@ -82,7 +82,7 @@ class CheckLayersTest(unittest.TestCase):
     def test_macros_load_from_anywhere_and_listed_exceptions_pass(self):
         # tools/*.bzl may be loaded anywhere; an `allow` line admits one label in one file.
         status, out = run({
-            "ir/BUILD.bazel": 'load("//tools:copts.bzl", "X")\n',
+            "ir/BUILD.bazel": 'load("//bazel:copts.bzl", "X")\n',
             "passes/BUILD.bazel": 'filegroup(name = "a", srcs = ["//tools:data.txt"])\n',
         })
         self.assertEqual(status, 0, out)

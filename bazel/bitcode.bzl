@@ -1,14 +1,14 @@
 """`runtime_bitcode`: compiles device libraries to one LLVM bitcode module per architecture.
 
 Modelled on IREE's `iree_bitcode_library`: one action per source runs `@llvm//:clang` (a label,
-never a PATH lookup) with the freestanding flags of //tools:device_code.bzl and `-emit-llvm`, then
+never a PATH lookup) with the freestanding flags of //bazel:device_code.bzl and `-emit-llvm`, then
 `@llvm//:llvm-link` joins the per-file modules into `out`. The sources are those of the
 `device_cc_library` targets in `deps` and their device deps, which are also built natively, so the
 CPU tests exercise the code that becomes bitcode.
 """
 
 load(
-    "//tools:device_code.bzl",
+    "//bazel:device_code.bzl",
     "BITCODE_ARCHES",
     "DeviceCodeInfo",
     "FREESTANDING_FLAGS",

@@ -5,7 +5,7 @@ RTTI) exactly once. The same target is
 
   * a native `cc_library` (host build, DEVICE_COPTS), so CPU tests run the very code that later
     becomes bitcode, and
-  * a source list for `runtime_bitcode` (//tools:bitcode.bzl) and `device_code_test`: both take
+  * a source list for `runtime_bitcode` (//bazel:bitcode.bzl) and `device_code_test`: both take
     device libraries as `deps` and read their sources through `device_code_aspect`, so no BUILD
     file repeats a source list.
 
@@ -14,7 +14,7 @@ BITCODE_ARCHES (clang, per architecture), used by the bitcode rule and by the co
 A device library may depend on device libraries only (the aspect fails otherwise).
 """
 
-load("//tools:copts.bzl", "DEFAULT_COPTS")
+load("//bazel:copts.bzl", "DEFAULT_COPTS")
 
 # The tag that marks a device_cc_library (read by device_code_aspect).
 DEVICE_CODE_TAG = "device_code"

@@ -20,7 +20,7 @@ makes
   - `name_lib`: the entry point as an alwayslink library; `name_corpus`: the initial corpus files.
 """
 
-load("//tools:copts.bzl", "DEFAULT_COPTS")
+load("//bazel:copts.bzl", "DEFAULT_COPTS")
 
 def accelmem_cc_fuzzer(
         name,

@@ -1,7 +1,7 @@
 """ptxas_cc_test: a test that assembles generated PTX with the CUDA toolkit's ptxas."""
 
 load("@local_cuda//:defs.bzl", "if_cuda_is_configured")
-load("//tools:copts.bzl", "TEST_COPTS")
+load("//bazel:copts.bzl", "TEST_COPTS")
 
 def ptxas_cc_test(name, deps = [], size = "small", **kwargs):
     """A cc_test that gets ptxas's path as argv[1] where @local_cuda is configured.
