@@ -150,9 +150,11 @@ CheckResult CheckProgram(const std::string& text, const PipelineConfig& config,
   const ir::Program& out = *planned->program;
   SimulatorOptions so;
   so.backend = config.backend;
-  for (const Finding& f : SimulatePlannedProgram(out, so)) {
+  Simulation sim = SimulateAndTrace(out, so);
+  for (const Finding& f : sim.findings) {
     result.failures.push_back({absl::StrCat("sim:", FindingKindName(f.kind)), f.ToString()});
   }
+  result.output_trace = std::move(sim.trace);
   const std::string printed = ir::PrintProgram(out);
   result.planned = printed;
   absl::StatusOr<ir::ProgramPtr> reparsed = ir::ParseProgram(printed, "<planned>");
@@ -165,9 +167,13 @@ CheckResult CheckProgram(const std::string& text, const PipelineConfig& config,
   }
   // The printed plan is what a user keeps: a MemRef or address the printer drops or changes must
   // not hide behind the in-memory program's correct plan.
-  for (const Finding& f : SimulatePlannedProgram(**reparsed, so)) {
+  Simulation resim = SimulateAndTrace(**reparsed, so);
+  for (const Finding& f : resim.findings) {
     result.failures.push_back(
         {absl::StrCat("sim-reparsed:", FindingKindName(f.kind)), f.ToString()});
+  }
+  if (std::string d = TraceDifference(result.output_trace, resim.trace); !d.empty()) {
+    result.failures.push_back({"trace-reparsed-differs", d});
   }
   const std::string again = ir::PrintProgram(**reparsed);
   if (again != printed) {
@@ -212,6 +218,54 @@ std::string FailureReport(uint64_t seed, const PipelineConfig& config,
   absl::StrAppend(&s, "shrunk reproducer (a passes/testdata case):\n", config.TestdataHeader(),
                   shrunk);
   return s;
+}
+
+std::string ValuesDiffer(const std::string& text, const PipelineConfig& a, const PipelineConfig& b,
+                         bool may_exceed_capacity,
+                         const std::vector<std::string>& accepted_errors) {
+  const CheckResult ra = CheckProgram(text, a, may_exceed_capacity, accepted_errors);
+  if (!ra.failures.empty() || ra.capacity_error) return "";
+  const CheckResult rb = CheckProgram(text, b, may_exceed_capacity, accepted_errors);
+  if (!rb.failures.empty() || rb.capacity_error) return "";
+  return TraceDifference(ra.output_trace, rb.output_trace);
+}
+
+OutputTrace InputTrace(const std::string& text) {
+  absl::StatusOr<ir::ProgramPtr> input = ir::ParseProgram(text, "<input>");
+  if (!input.ok()) return {};
+  return SimulateAndTrace(**input).trace;
+}
+
+std::string ShrinkDisagreement(const std::string& text, const PipelineConfig& a,
+                               const PipelineConfig& b, bool may_exceed_capacity, int max_calls,
+                               const std::vector<std::string>& accepted_errors) {
+  ShrinkOptions options;
+  options.max_predicate_calls = max_calls;
+  return ShrinkProgram(
+      text,
+      [&](const std::string& candidate) {
+        return !ValuesDiffer(candidate, a, b, may_exceed_capacity, accepted_errors).empty();
+      },
+      options);
+}
+
+std::string DisagreementReport(uint64_t seed, const PipelineConfig& a, const PipelineConfig& b,
+                               const std::string& difference, const std::string& shrunk) {
+  auto flags = [](const PipelineConfig& c) {
+    return absl::StrCat(c.Name(), " (--passes=", c.Passes(), " --backend=", c.backend,
+                        " --planner=", passes::PlacementStrategyName(c.strategy), ")");
+  };
+  // Which one computes what the unplanned program does (the other is the wrong one).
+  const OutputTrace input = InputTrace(shrunk);
+  auto verdict = [&](const PipelineConfig& c) {
+    const CheckResult r = CheckProgram(shrunk, c);
+    return absl::StrCat(c.Name(),
+                        TraceDifference(input, r.output_trace).empty() ? " agrees" : " disagrees");
+  };
+  return absl::StrCat("seed ", seed, ": configs ", flags(a), " and ", flags(b),
+                      " compute different values (values-differ)\n  ", difference, "\n  ",
+                      verdict(a), ", ", verdict(b), " with the unplanned program",
+                      "\nshrunk reproducer (the unplanned input; run it under both):\n", shrunk);
 }
 
 }  // namespace passes_testing

@@ -6,7 +6,10 @@
 //   parsed again;
 // - printing is a fixed point (print -> parse -> print gives the same text) and the printed plan
 //   parses and verifies;
-// - the planned program run through the same pipeline again comes back unchanged.
+// - the planned program run through the same pipeline again comes back unchanged;
+// - the re-parsed plan computes the same values (output trace) as the in-memory one.
+// CheckResult::output_trace is what the planned program computes (plan_simulator's value
+// fingerprints): it must be the same under every configuration (ValuesDiffer).
 // Failures carry a signature (kind plus the error text without numbers and names) so that the
 // shrinker keeps the same failure while it simplifies the program.
 #ifndef ACCELMEM_PASSES_TESTING_PIPELINE_CHECK_H_
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "passes/allocate_memory_addr.h"
+#include "passes/testing/plan_simulator.h"
 
 namespace accelmem {
 namespace passes_testing {
@@ -45,7 +49,7 @@ struct CheckFailure {
                        // "verifier-after-pass",
                        // "sim:<finding kind>", "sim-reparsed:<finding kind>",
                        // "print-not-fixed-point", "reparse-error",
-                       // "rerun-error", "rerun-changed"
+                       // "rerun-error", "rerun-changed", "trace-reparsed-differs"
   std::string detail;  // the message (finding, error, first differing line)
   // kind plus the detail with digits and quoted names removed.
   std::string Signature() const;
@@ -56,6 +60,7 @@ struct CheckResult {
   bool capacity_error = false;  // a may_exceed_capacity program failed cleanly
   std::string error;            // that error's message
   std::string planned;          // the planned text, when the pipeline succeeded
+  OutputTrace output_trace;     // what the planned program computes, when it succeeded
 };
 
 // With may_exceed_capacity, a pipeline error is accepted only when it contains one of
@@ -74,6 +79,27 @@ std::string ShrinkFailure(const std::string& text, const PipelineConfig& config,
 // A report to paste: seed, config, failures, then the shrunk program as a testdata case.
 std::string FailureReport(uint64_t seed, const PipelineConfig& config,
                           const std::vector<CheckFailure>& failures, const std::string& shrunk);
+
+// Where `a` and `b`, both passing every check on `text`, compute different values (their
+// output traces differ); "" when they agree or either fails. The unplanned program means the
+// same under every configuration, so a difference is a bug in a pass (or in the simulator).
+std::string ValuesDiffer(const std::string& text, const PipelineConfig& a, const PipelineConfig& b,
+                         bool may_exceed_capacity = false,
+                         const std::vector<std::string>& accepted_errors = {});
+
+// What the unplanned program `text` computes: the simulator's trace without a plan (its
+// findings, all about the missing plan, are dropped). Every correct plan computes the same.
+OutputTrace InputTrace(const std::string& text);
+
+// Shrinks `text` while ValuesDiffer(a, b) still reports a difference.
+std::string ShrinkDisagreement(const std::string& text, const PipelineConfig& a,
+                               const PipelineConfig& b, bool may_exceed_capacity = false,
+                               int max_calls = 4000,
+                               const std::vector<std::string>& accepted_errors = {});
+
+// A report to paste: seed, both configs, the difference, then the shrunk (unplanned) program.
+std::string DisagreementReport(uint64_t seed, const PipelineConfig& a, const PipelineConfig& b,
+                               const std::string& difference, const std::string& shrunk);
 
 }  // namespace passes_testing
 }  // namespace accelmem

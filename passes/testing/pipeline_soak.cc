@@ -8,7 +8,9 @@
 // --configs, it runs pipeline_check's CheckProgram. It prints, per configuration, how many
 // programs passed, failed and ended with a clean capacity error, then per failure signature how
 // often it happened, and for the first --show failures of each signature its seed, the config
-// and the shrunk reproducer. Exit status 1 if anything failed.
+// and the shrunk reproducer. Per program it also compares what the configurations that planned it
+// compute (the simulator's output traces): a difference is a "values-differ" failure of the
+// program. Exit status 1 if anything failed.
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -35,6 +37,8 @@ ABSL_FLAG(bool, with_unsafe_sequential, false,
           "also run init-memref,allocate-memory-addr with the sequential placement");
 ABSL_FLAG(std::string, check, "",
           "check this tile file (unplanned input) under the configurations instead of generating");
+ABSL_FLAG(bool, input_trace, false,
+          "also compare each program's planned values with its unplanned program's (slower)");
 ABSL_FLAG(bool, dump, false, "print each generated program (to look at a seed)");
 ABSL_FLAG(int64_t, report_every, 500, "print the counts every N programs too (0: only at the end)");
 ABSL_FLAG(bool, slices_of_views, true, "generate slices and reshapes of views");
@@ -83,6 +87,7 @@ int main(int argc, char** argv) {
   std::map<std::string, int64_t> per_signature;
   std::map<std::string, int> shown;
   int64_t programs = 0;
+  int64_t compared = 0, disagreements = 0;  // programs with >= 2 planned configs; differing ones
   const uint64_t first = absl::GetFlag(FLAGS_seed);
   auto Summary = [&](int64_t programs) {
     const double secs =
@@ -97,6 +102,9 @@ int main(int argc, char** argv) {
                 << " / " << kv.second.capacity << "\n";
       any = any || kv.second.failed > 0;
     }
+    std::cout << "values: " << compared << " programs compared across configurations, "
+              << disagreements << " compute different values (values-differ)\n";
+    any = any || disagreements > 0;
     std::cout << "per failure signature (program x configuration runs; (clean error): the "
                  "accepted error of an over-capacity program):\n";
     for (const auto& kv : per_signature) {
@@ -120,11 +128,50 @@ int main(int argc, char** argv) {
                 << (p.may_exceed_capacity ? " (may exceed capacity)" : "") << "\n"
                 << p.text;
     }
+    const PipelineConfig* planned = nullptr;  // the first configuration that planned it
+    pt::OutputTrace planned_trace;
+    int planned_count = 0;
+    bool differs = false;
     for (const PipelineConfig& c : configs) {
       CheckResult r = pt::CheckProgram(p.text, c, p.may_exceed_capacity, p.accepted_errors);
       Counts& n = per_config[c.Name()];
       if (r.failures.empty()) {
         ++(r.capacity_error ? n.capacity : n.passed);
+        if (!r.capacity_error && ++planned_count == 1) {
+          planned = &c;
+          planned_trace = r.output_trace;
+          if (absl::GetFlag(FLAGS_input_trace)) {
+            const std::string d = pt::TraceDifference(pt::InputTrace(p.text), planned_trace);
+            if (!d.empty()) {
+              ++per_signature["values-differ-from-input"];
+              ++disagreements;
+              std::cout << "==== failure values-differ-from-input: seed " << seed << ", "
+                        << c.Name() << ": " << d << "\n";
+            }
+          }
+        } else if (!r.capacity_error && !differs) {
+          if (planned_count == 2) ++compared;
+          const std::string d = pt::TraceDifference(planned_trace, r.output_trace);
+          if (!d.empty()) {
+            differs = true;
+            ++disagreements;
+            ++per_signature["values-differ"];
+            if (shown["values-differ"] < absl::GetFlag(FLAGS_show)) {
+              ++shown["values-differ"];
+              const std::string shrunk =
+                  absl::GetFlag(FLAGS_shrink)
+                      ? pt::ShrinkDisagreement(p.text, *planned, c, p.may_exceed_capacity, 4000,
+                                               p.accepted_errors)
+                      : p.text;
+              const std::string again =
+                  pt::ValuesDiffer(shrunk, *planned, c, p.may_exceed_capacity, p.accepted_errors);
+              std::cout << "==== failure values-differ\n"
+                        << pt::DisagreementReport(seed, *planned, c, again.empty() ? d : again,
+                                                  shrunk)
+                        << std::flush;
+            }
+          }
+        }
         if (r.capacity_error)
           ++per_signature["(clean error) " + CheckFailure{"", r.error}.Signature()];
         continue;

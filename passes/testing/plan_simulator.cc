@@ -16,6 +16,7 @@
 #include "ir/printer.h"
 #include "ir/stmt.h"
 #include "ir/types.h"
+#include "passes/testing/internal/value_fingerprint.h"
 
 namespace accelmem {
 namespace passes_testing {
@@ -165,11 +166,14 @@ std::vector<int64_t> RowMajor(const std::vector<int64_t>& dims) {
   return s;
 }
 
+using internal::Fingerprint;
+
 class FunctionSim {
  public:
+  // `trace` (may be null) receives one output trace per simulated path.
   FunctionSim(const ir::Function& f, const SimulatorOptions& o, std::vector<Finding>* out,
-              std::set<std::string>* seen)
-      : f_(f), o_(o), out_(out), seen_(seen) {}
+              std::set<std::string>* seen, std::vector<std::vector<TraceEntry>>* trace)
+      : f_(f), o_(o), out_(out), seen_(seen), trace_(trace) {}
 
   void Run() {
     Number(f_.body);
@@ -180,9 +184,17 @@ class FunctionSim {
       if_count_ = 0;
       mem_.clear();
       insts_.clear();
-      for (const ir::VarPtr& param : f_.params) Define(*param, nullptr, -1, nullptr);
+      fp_.clear();
+      outputs_.clear();
+      control_ = Fingerprint("control");
+      for (const ir::VarPtr& param : f_.params) {
+        fp_[param.get()] = Fingerprint("param").Add(param->name).value();
+        Define(*param, nullptr, -1, nullptr);
+      }
       ExecBody(f_.body);
-      if (!any_if_ && p >= 1) break;  // no branches: one path is all there is
+      outputs_.push_back({"control", control_.value()});
+      if (trace_ != nullptr) trace_->push_back(std::move(outputs_));
+      if (!any_if_) break;  // no branches: one path is all there is
     }
   }
 
@@ -325,14 +337,20 @@ class FunctionSim {
 
   // ---- execution ----
 
+  // A function of the path and the if's dynamic index only, never of the plan: traces of
+  // differently planned programs compare the same paths (the control entry checks it).
   bool Decide() {
     const int idx = if_count_++;
-    if (path_ == 0) return true;
-    if (path_ == 1) return false;
-    uint64_t z = static_cast<uint64_t>(path_) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(idx);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return ((z ^ (z >> 31)) & 1) != 0;
+    bool then = path_ == 0;
+    if (path_ >= 2) {
+      uint64_t z =
+          static_cast<uint64_t>(path_) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(idx);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      then = ((z ^ (z >> 31)) & 1) != 0;
+    }
+    control_.Add(then ? "then" : "else");
+    return then;
   }
 
   // Bytes of a whole tile (Acc rows padded per backend).
@@ -466,14 +484,15 @@ class FunctionSim {
     insts_[&v] = inst;
   }
 
-  void Read(const ir::Var& v, const ir::Stmt* s) {
+  // Returns false when another value overwrote some of v's bytes (reported).
+  bool Read(const ir::Var& v, const ir::Stmt* s) {
     auto it = insts_.find(&v);
     if (it == insts_.end()) {
       // A safety net: whatever left an on-chip tile without bytes, its reads are not checked.
       if (IsOnChipTile(v) && !unlocated_.count(&v)) {
         Unlocatable(v, s, "it is read but the simulation gave it no bytes");
       }
-      return;
+      return true;
     }
     const Inst& inst = it->second;
     for (const Seg& g : mem_[inst.space]) {
@@ -487,15 +506,55 @@ class FunctionSim {
              std::max(g.lo, inst.lo), std::min(g.hi, inst.hi),
              absl::StrCat("reads '", v.name, "' but '", w.value, "' overwrote some of its bytes",
                           where));
-      return;
+      return false;
     }
+    return true;
   }
 
-  void ReadArgs(const ir::Call& call, const ir::Stmt* s, std::vector<const ir::Var*>* tiles) {
+  // The fingerprint of v as computed (not read): for non-tile values, views and aliases.
+  uint64_t FpOf(const ir::Var& v) const {
+    auto it = fp_.find(&v);
+    return it != fp_.end() ? it->second : Fingerprint("undefined").Add(v.name).value();
+  }
+
+  // What a read of v yields: its value, or garbage if its bytes were overwritten.
+  uint64_t ReadFp(const ir::Var& v, const ir::Stmt* s) {
+    return Read(v, s) ? FpOf(v) : internal::kGarbageFingerprint;
+  }
+
+  // An op's result: its name, arguments (tile operands by `arg_fps`, as read), keyword
+  // arguments and result shape/dtype.
+  uint64_t CallFp(const ir::Call& call, const ir::Var* result,
+                  const std::vector<uint64_t>& arg_fps) const {
+    Fingerprint fp("op");
+    fp.Add(call.op).Add(call.args.size());
+    auto var_fp = [this](const ir::Var& v) { return FpOf(v); };
+    for (size_t k = 0; k < call.args.size(); ++k) {
+      const ir::Var* v = ir::AsVar(call.args[k].get());
+      if (v != nullptr && ir::AsTile(v->type) != nullptr && k < arg_fps.size()) {
+        fp.Add("tile").Add(arg_fps[k]);
+      } else {
+        internal::AddExpr(*call.args[k], var_fp, &fp);
+      }
+    }
+    fp.Add(call.kwargs.size());
+    for (const auto& [key, value] : call.kwargs) {
+      fp.Add(key);
+      internal::AddExpr(*value, var_fp, &fp);
+    }
+    if (result != nullptr) internal::AddShapeAndDType(result->type.get(), &fp);
+    return fp.value();
+  }
+
+  // Reads the tile arguments; `fps` (parallel to the arguments) gets what each read yields.
+  void ReadArgs(const ir::Call& call, const ir::Stmt* s, std::vector<const ir::Var*>* tiles,
+                std::vector<uint64_t>* fps) {
     for (const ir::ExprPtr& a : call.args) {
       const ir::Var* v = ir::AsVar(a.get());
+      if (fps != nullptr) fps->push_back(0);
       if (v == nullptr || ir::AsTile(v->type) == nullptr) continue;
-      Read(*v, s);
+      const uint64_t fp = ReadFp(*v, s);
+      if (fps != nullptr) fps->back() = fp;
       if (tiles != nullptr && insts_.count(v)) tiles->push_back(v);
     }
   }
@@ -506,6 +565,8 @@ class FunctionSim {
 
   void View(const ir::Var& v, const ir::Call& call, const ir::Stmt* s) {
     const ir::Var* src = ir::AsVar(call.args[0].get());
+    // A view reads nothing: its reads check its bytes, which are its source's.
+    fp_[&v] = CallFp(call, &v, {src != nullptr ? FpOf(*src) : 0});
     Inst inst;
     if (src == nullptr || !Locate(v, s, &inst)) return;
     if (!insts_.count(src)) {
@@ -572,6 +633,7 @@ class FunctionSim {
     const ir::Call* call = ir::AsCall(a.value.get());
     if (call == nullptr) {
       if (const ir::Var* src = ir::AsVar(a.value.get())) {
+        fp_[a.var.get()] = FpOf(*src);
         if (insts_.count(src)) {
           insts_[a.var.get()] = insts_[src];
         } else if (IsOnChipTile(*a.var)) {
@@ -586,7 +648,22 @@ class FunctionSim {
       return;
     }
     std::vector<const ir::Var*> operands;
-    ReadArgs(*call, s, &operands);
+    std::vector<uint64_t> fps;
+    ReadArgs(*call, s, &operands, &fps);
+    if (call->op == "tile.move" && !fps.empty()) {
+      fp_[a.var.get()] = fps[0];  // a copy: the value it read
+    } else if (call->op == "tile.store" && call->args.size() == 3) {
+      Fingerprint fp("store");
+      fp.Add(fps[0]);
+      internal::AddExpr(
+          *call->args[1], [this](const ir::Var& v) { return FpOf(v); }, &fp);
+      internal::AddExpr(
+          *call->args[2], [this](const ir::Var& v) { return FpOf(v); }, &fp);
+      fp_[a.var.get()] = fp.value();  // the tensor after the store
+      outputs_.push_back({"store " + a.var->name, fp.value()});
+    } else {
+      fp_[a.var.get()] = CallFp(*call, a.var.get(), fps);
+    }
     Inst res;
     if (!Locate(*a.var, s, &res)) return;
     if (call->op == "tile.matmul_acc" && !operands.empty() &&
@@ -631,10 +708,12 @@ class FunctionSim {
       bool copy;
     };
     std::vector<Move> moves;
+    std::vector<std::pair<const ir::Var*, uint64_t>> values;  // copies: each takes what it read
     for (size_t k = 0; k < srcs.size() && k < dsts.size(); ++k) {
       if (srcs[k] == nullptr) continue;
-      Read(*srcs[k], s);
+      values.push_back({dsts[k].get(), ReadFp(*srcs[k], s)});
     }
+    for (const auto& [dst, fp] : values) fp_[dst] = fp;
     for (size_t k = 0; k < srcs.size() && k < dsts.size(); ++k) {
       Inst dst;
       if (srcs[k] == nullptr || !Locate(*dsts[k], s, &dst)) continue;
@@ -676,8 +755,16 @@ class FunctionSim {
       const int64_t trips = span <= 0 ? 0 : (span + step - 1) / step;
       iters = std::min<int64_t>(trips, o_.loop_iterations);
     }
+    control_.Add("for").Add(iters);
     ParallelCopy(Vars(fs.inits), fs.iter_args, s);
     for (int64_t i = 0; i < iters; ++i) {
+      Fingerprint index("index");
+      if (a != nullptr && c != nullptr) {
+        index.Add(static_cast<uint64_t>(a->value + i * c->value));
+      } else {
+        index.Add(fs.loop_var->name).Add(i);
+      }
+      fp_[fs.loop_var.get()] = index.value();
       const ir::YieldStmt* y = ExecBody(fs.body);
       if (y == nullptr) continue;
       std::vector<const ir::Var*> srcs = Vars(y->values);
@@ -704,7 +791,7 @@ class FunctionSim {
       if (const ir::AssignStmt* as = ir::AsAssign(s)) {
         Assign(*as);
       } else if (const ir::EvalStmt* e = ir::AsEval(s)) {
-        if (const ir::Call* c = ir::AsCall(e->expr.get())) ReadArgs(*c, s, nullptr);
+        if (const ir::Call* c = ir::AsCall(e->expr.get())) ReadArgs(*c, s, nullptr, nullptr);
       } else if (const ir::ForStmt* fs = ir::AsFor(s)) {
         For(*fs);
       } else if (const ir::IfStmt* is = ir::AsIf(s)) {
@@ -712,9 +799,11 @@ class FunctionSim {
       } else if (const ir::YieldStmt* y = ir::AsYield(s)) {
         yield = y;
       } else if (const ir::ReturnStmt* r = ir::AsReturn(s)) {
+        Fingerprint fp("return");
         for (const ir::ExprPtr& v : r->values) {
-          if (const ir::Var* var = ir::AsVar(v.get())) Read(*var, s);
+          if (const ir::Var* var = ir::AsVar(v.get())) fp.Add(ReadFp(*var, s));
         }
+        outputs_.push_back({"return", fp.value()});
       } else if (ir::AsSeq(s) != nullptr) {
         ExecBody(st);
       }
@@ -747,20 +836,52 @@ class FunctionSim {
   std::unordered_map<const ir::Var*, Inst> insts_;
   std::vector<Writer> writers_;
   std::set<const ir::Var*> unlocated_;  // reported as unlocatable (once is enough)
+  std::vector<std::vector<TraceEntry>>* trace_;
+  std::unordered_map<const ir::Var*, uint64_t> fp_;  // every value's fingerprint on this path
+  std::vector<TraceEntry> outputs_;                  // this path's output trace
+  Fingerprint control_{"control"};
 };
 
 }  // namespace
 
-std::vector<Finding> SimulatePlannedProgram(const ir::Program& program,
-                                            const SimulatorOptions& options) {
-  std::vector<Finding> out;
+Simulation SimulateAndTrace(const ir::Program& program, const SimulatorOptions& options) {
+  Simulation out;
   std::set<std::string> seen;
   for (const ir::FunctionPtr& f : program.functions) {
     if (f->type == ir::FunctionType::kOrchestration) continue;
-    FunctionSim sim(*f, options, &out, &seen);
+    FunctionSim sim(*f, options, &out.findings, &seen, &out.trace[f->name]);
     sim.Run();
   }
   return out;
+}
+
+std::vector<Finding> SimulatePlannedProgram(const ir::Program& program,
+                                            const SimulatorOptions& options) {
+  return SimulateAndTrace(program, options).findings;
+}
+
+std::string TraceDifference(const OutputTrace& a, const OutputTrace& b) {
+  for (auto ia = a.begin(), ib = b.begin(); ia != a.end() || ib != b.end(); ++ia, ++ib) {
+    if (ia == a.end() || ib == b.end() || ia->first != ib->first) {
+      return absl::StrCat("function '", ia == a.end() ? ib->first : ia->first,
+                          "' is simulated on one side only");
+    }
+    const auto &pa = ia->second, &pb = ib->second;
+    for (size_t p = 0; p < pa.size() || p < pb.size(); ++p) {
+      const std::string where = absl::StrCat("function '", ia->first, "', path ", p);
+      if (p >= pa.size() || p >= pb.size()) return absl::StrCat(where, " runs on one side only");
+      for (size_t k = 0; k < pa[p].size() || k < pb[p].size(); ++k) {
+        if (k >= pa[p].size() || k >= pb[p].size()) {
+          return absl::StrCat(where, ": ", pa[p].size(), " vs ", pb[p].size(), " outputs");
+        }
+        if (!(pa[p][k] == pb[p][k])) {
+          return absl::StrCat(where, ", output ", k, ": '", pa[p][k].what, "' vs '", pb[p][k].what,
+                              "' compute different values");
+        }
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace passes_testing

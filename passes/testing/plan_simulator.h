@@ -30,10 +30,19 @@
 // a dynamic shape, a root without an address, a view, carry or alias of such a value, or a slice
 // whose origin is not a list of integer literals): nothing it cannot check passes silently.
 // Orchestration functions are not planned and not simulated; DDR tiles are not planned here.
+//
+// Values (SimulateAndTrace). Every value also gets a fingerprint of what it computes from the
+// data it actually reads: an op hashes its name, non-tile arguments and keyword arguments, result
+// shape and dtype, and its tile operands' fingerprints as read from their bytes (a clobbered read
+// yields a "garbage" fingerprint); tile.move and the carries' copies are transparent; views hash
+// their source; loads their tensor. Each tile.store appends (tile, offsets, tensor) to the path's
+// output trace and makes the tensor's new fingerprint. Names, spaces and addresses are never
+// hashed, so every correct plan of one program has the same traces as the unplanned program.
 #ifndef ACCELMEM_PASSES_TESTING_PLAN_SIMULATOR_H_
 #define ACCELMEM_PASSES_TESTING_PLAN_SIMULATOR_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -89,6 +98,27 @@ struct SimulatorOptions {
 // (kind, function, statement, values).
 std::vector<Finding> SimulatePlannedProgram(const ir::Program& program,
                                             const SimulatorOptions& options = {});
+
+// One output of a path: a tile.store, the function's return, or (last) the path's control flow
+// (loop iteration counts and if decisions, which must not depend on the plan).
+struct TraceEntry {
+  std::string what;      // "store o2" (the result's name), "return", "control"
+  uint64_t fingerprint;  // of what it outputs
+  bool operator==(const TraceEntry& o) const { return fingerprint == o.fingerprint; }
+};
+// Per function, per simulated path, its outputs in order.
+using OutputTrace = std::map<std::string, std::vector<std::vector<TraceEntry>>>;
+
+// "" when equal, else where they first differ ("function 'f', path 2, output 3 (store o2)").
+std::string TraceDifference(const OutputTrace& a, const OutputTrace& b);
+
+struct Simulation {
+  std::vector<Finding> findings;
+  OutputTrace trace;
+};
+
+// SimulatePlannedProgram plus the output trace of every simulated function.
+Simulation SimulateAndTrace(const ir::Program& program, const SimulatorOptions& options = {});
 
 }  // namespace passes_testing
 }  // namespace accelmem

@@ -423,6 +423,97 @@ TEST(PlanSimulatorTest, KindNamesAreDistinct) {
   EXPECT_EQ(names.size(), static_cast<size_t>(kNumFindingKinds));
 }
 
+Simulation Trace(const std::string& text) {
+  auto program = ir::ParseProgram(text, "<test>");
+  EXPECT_TRUE(program.ok()) << program.status();
+  if (!program.ok()) return {};
+  return SimulateAndTrace(**program);
+}
+
+// One loop, planned three ways: the carry computed in place; computed in another buffer and
+// moved back (memory-reuse's tile.move); computed in another buffer and copied back by the
+// yield (a carry fix-up). Each is correct, so each computes the same values. UNPLANNED_MOVE
+// stands for the carried value's tile.move line.
+constexpr char kLoop[] = R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 16384, 16384, 1)
+    mem_vec_2: MemRefType = tile.alloc(Vec, 32768, 16384, 2)
+    t0: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [64, 64])
+    u: Tile[[64, 64], FP32, memref=mem_vec_2] = tile.exp(t0)
+    for i, (acc,) in range(0, 4, 1, init=(t0,)) -> (res: Tile[[64, 64], FP32, memref=mem_vec_0],):
+        nxt: Tile[[64, 64], FP32, memref=NXT] = tile.add(acc, u)
+MOVE        yield (YIELDED,)
+    r: Tensor[[64, 64], FP32] = tile.store(res, [0, 0], x)
+    return r
+)";
+
+std::string LoopVersion(const std::string& nxt, const std::string& move,
+                        const std::string& yielded) {
+  std::string s = std::string(kHeader) + kLoop;
+  s.replace(s.find("NXT"), 3, nxt);
+  s.replace(s.find("MOVE"), 4, move);
+  s.replace(s.find("YIELDED"), 7, yielded);
+  return s;
+}
+
+TEST(PlanSimulatorTest, CorrectPlansComputeTheSameValues) {
+  const std::string moved =
+      "        nxt_mv: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.move(nxt, Vec)\n";
+  const Simulation in_place = Trace(LoopVersion("mem_vec_0", "", "nxt"));
+  const Simulation with_move = Trace(LoopVersion("mem_vec_1", moved, "nxt_mv"));
+  const Simulation with_copy = Trace(LoopVersion("mem_vec_1", "", "nxt"));
+  for (const Simulation* sim : {&in_place, &with_move, &with_copy}) {
+    EXPECT_TRUE(sim->findings.empty()) << Dump(sim->findings);
+    ASSERT_EQ(sim->trace.count("f"), 1u);
+    ASSERT_EQ(sim->trace.at("f").size(), 1u);     // no if: one path
+    EXPECT_EQ(sim->trace.at("f")[0].size(), 3u);  // store r, return, control
+  }
+  EXPECT_EQ(TraceDifference(in_place.trace, with_move.trace), "");
+  EXPECT_EQ(TraceDifference(in_place.trace, with_copy.trace), "");
+}
+
+// The same move copying the wrong value (u, not nxt) clobbers no byte, yet computes something
+// else: the trace tells.
+TEST(PlanSimulatorTest, MoveOfTheWrongValueChangesTheTrace) {
+  const std::string moved =
+      "        nxt_mv: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.move(nxt, Vec)\n";
+  std::string wrong_move = moved;
+  wrong_move.replace(wrong_move.find("tile.move(nxt"), 13, "tile.move(u");
+  const Simulation right = Trace(LoopVersion("mem_vec_1", moved, "nxt_mv"));
+  const Simulation wrong = Trace(LoopVersion("mem_vec_1", wrong_move, "nxt_mv"));
+  EXPECT_TRUE(wrong.findings.empty()) << Dump(wrong.findings);
+  EXPECT_EQ(TraceDifference(right.trace, wrong.trace),
+            "function 'f', path 0, output 0: 'store r' vs 'store r' compute different values");
+  // A clobbered read yields garbage, which differs too.
+  std::string clobbered = LoopVersion("mem_vec_2", "", "nxt");  // nxt overwrites u, read later
+  const Simulation bad = Trace(clobbered);
+  EXPECT_TRUE(Kinds(bad.findings).count(FindingKind::kClobberedRead)) << Dump(bad.findings);
+  EXPECT_NE(TraceDifference(right.trace, bad.trace), "");
+}
+
+// Every if path is traced, with its decisions; values stored on a path differ between
+// branches that compute differently.
+TEST(PlanSimulatorTest, EachPathHasItsTrace) {
+  const std::string text =
+      std::string(kHeader) + R"(    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 16384, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 16384, 16384, 1)
+    a: Tile[[64, 64], FP32, memref=mem_vec_0] = tile.load(x, [0, 0], [64, 64])
+    if flag -> (w: Tile[[64, 64], FP32, memref=mem_vec_1],):
+        e: Tile[[64, 64], FP32, memref=mem_vec_1] = tile.exp(a)
+        yield (e,)
+    else:
+        m: Tile[[64, 64], FP32, memref=mem_vec_1] = tile.mul(a, a)
+        yield (m,)
+    o: Tensor[[64, 64], FP32] = tile.store(w, [0, 0], x)
+    return o
+)";
+  const Simulation sim = Trace(text);
+  EXPECT_TRUE(sim.findings.empty()) << Dump(sim.findings);
+  const auto& paths = sim.trace.at("f");
+  ASSERT_GE(paths.size(), 2u);
+  EXPECT_NE(paths[0][0].fingerprint, paths[1][0].fingerprint);          // all-then vs all-else
+  EXPECT_NE(paths[0].back().fingerprint, paths[1].back().fingerprint);  // their decisions
+}
+
 }  // namespace
 }  // namespace passes_testing
 }  // namespace accelmem
