@@ -44,10 +44,10 @@
 namespace {
 
 using namespace accelmem::sparse_runtime;  // NOLINT: benchmark brevity
-using accelmem::runtime::SparseRuntime;
-using accelmem::runtime::SparseRuntimeOptions;
 using accelmem::baselines::UpstreamDynamicNode;
 using accelmem::baselines::UpstreamNodeManager;
+using accelmem::runtime::SparseRuntime;
+using accelmem::runtime::SparseRuntimeOptions;
 
 constexpr int32_t kCells = 1 << 20;
 

@@ -295,8 +295,8 @@ class SparseRuntime {
   // so a worker index names one thread at a time). Flushed by the calling thread when the
   // struct-for ends (cached free cells go to the recycled list, zero, until the next GC).
   std::vector<sparse_runtime::NodeCache>
-      caches_;                     // sized once the pool exists (guarded by thread_pool_mu_)
-  std::mutex caches_mu_;           // held by the top-level native ParallelStructFor
+      caches_;            // sized once the pool exists (guarded by thread_pool_mu_)
+  std::mutex caches_mu_;  // held by the top-level native ParallelStructFor
   // Returns the worker's cache for `s` when this thread is a worker of this runtime's struct-for.
   sparse_runtime::NodeCache* WorkerCache(const sparse_runtime::SNode& s);
   // Sizes caches_ for `workers` pool threads (once).

@@ -23,13 +23,13 @@ namespace runtime {
 
 using sparse_runtime::Axis;
 using sparse_runtime::Dynamic_allocate;
+using sparse_runtime::kRuntimeOk;
 using sparse_runtime::Pointer_activate;
 using sparse_runtime::Pointer_deactivate;
 using sparse_runtime::Ptr;
+using sparse_runtime::runtime_error_code;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
-using sparse_runtime::kRuntimeOk;
-using sparse_runtime::runtime_error_code;
 namespace {
 
 using ::testing::HasSubstr;

@@ -15,14 +15,14 @@ namespace accelmem {
 namespace runtime {
 
 using sparse_runtime::HasAllocator;
+using sparse_runtime::kMaxAxes;
 using sparse_runtime::NodeCache;
 using sparse_runtime::Ptr;
+using sparse_runtime::runtime_node_manager;
 using sparse_runtime::RuntimeErrorRecord;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeType;
 using sparse_runtime::StructForExtent;
-using sparse_runtime::kMaxAxes;
-using sparse_runtime::runtime_node_manager;
 
 using internal::kListgenMaxCells;
 using internal::RouteScope;

@@ -21,10 +21,10 @@ using sparse_runtime::NodeManager;
 using sparse_runtime::Pointer_lookup_element;
 using sparse_runtime::Pointer_slot;
 using sparse_runtime::Ptr;
-using sparse_runtime::SNode;
-using sparse_runtime::SNodeTree;
 using sparse_runtime::runtime_ambient_element;
 using sparse_runtime::runtime_node_manager;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
 
 std::unique_ptr<SparseRuntime> SparseRuntimeTest::Make(SNodeTree& tree,
                                                        SparseRuntimeOptions options) {

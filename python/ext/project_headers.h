@@ -45,7 +45,7 @@ namespace passes = ::accelmem::passes;
 namespace backends = ::accelmem::backends;
 namespace policy = ::accelmem::policy;
 namespace sr = ::accelmem::sparse_runtime;  // the SNode tree (sparse_runtime/)
-namespace runtime = ::accelmem::runtime;     // the SparseRuntime host API (runtime/)
+namespace runtime = ::accelmem::runtime;    // the SparseRuntime host API (runtime/)
 
 // The KernelBackendFactory of the JIT backend ("jit" in accelmem.sparse.Runtime).
 inline runtime::KernelBackendFactory JitBackendFactory() {

@@ -41,8 +41,8 @@ JitBackend::JitBackend(SparseRuntime* rt, KernelCache* cache)
   for (int k = 0; k < tree_.num_snodes() * kKinds; ++k) kernels_[k].store(nullptr);
 }
 
-absl::StatusOr<std::unique_ptr<KernelBackend>> JitBackend::Create(
-    SparseRuntime* rt, KernelCache* cache) {
+absl::StatusOr<std::unique_ptr<KernelBackend>> JitBackend::Create(SparseRuntime* rt,
+                                                                  KernelCache* cache) {
   if (cache == nullptr) cache = KernelCache::Default();
   if (cache == nullptr) return absl::InternalError("JitBackend: the kernel cache failed to start");
   return std::unique_ptr<KernelBackend>(new JitBackend(rt, cache));

@@ -35,8 +35,8 @@ namespace cpu {
 class JitBackend : public KernelBackend {
  public:
   // `cache` (default: KernelCache::Default()) must outlive the backend.
-  static absl::StatusOr<std::unique_ptr<KernelBackend>> Create(
-      SparseRuntime* rt, KernelCache* cache = nullptr);
+  static absl::StatusOr<std::unique_ptr<KernelBackend>> Create(SparseRuntime* rt,
+                                                               KernelCache* cache = nullptr);
   // For SparseRuntimeOptions::kernel_backend.
   static KernelBackendFactory Factory(KernelCache* cache = nullptr);
 

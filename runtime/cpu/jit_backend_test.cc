@@ -21,8 +21,7 @@ using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
 
 INSTANTIATE_TEST_SUITE_P(Jit, SparseRuntimeTest,
-                         ::testing::Values(RuntimeBackendParam{"Jit",
-                                                               JitBackend::Factory()}),
+                         ::testing::Values(RuntimeBackendParam{"Jit", JitBackend::Factory()}),
                          RuntimeBackendName);
 
 const Axis i(0);

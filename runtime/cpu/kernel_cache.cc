@@ -52,8 +52,9 @@ KernelCache* KernelCache::Default() {
   return cache;
 }
 
-absl::StatusOr<std::shared_ptr<const JitModule>> KernelCache::GetOrCompile(
-    absl::string_view spec, const SNodeTree& tree, Build build) {
+absl::StatusOr<std::shared_ptr<const JitModule>> KernelCache::GetOrCompile(absl::string_view spec,
+                                                                           const SNodeTree& tree,
+                                                                           Build build) {
   std::string key = absl::StrCat(spec, "|", TreeShapeKey(tree));
   std::lock_guard<std::mutex> guard(mu_);
   auto it = modules_.find(key);
@@ -84,8 +85,7 @@ int64_t KernelCache::misses() const {
   return misses_;
 }
 
-int64_t ParallelRangeFor(ThreadPool* pool, RangeFn fn, void* ctx, int64_t begin,
-                         int64_t end) {
+int64_t ParallelRangeFor(ThreadPool* pool, RangeFn fn, void* ctx, int64_t begin, int64_t end) {
   const int64_t n = end - begin;
   if (n <= 0) return 0;
   const int64_t parts = std::min<int64_t>(n, 4 * static_cast<int64_t>(pool->num_threads()));

@@ -52,8 +52,8 @@ absl::StatusOr<std::string> CompileModule(llvm::Module& module,
                                           const std::string& sm) {
   PtxOptions options;
   options.sm = sm;
-  return CompileToPtx(module, entries,
-                      runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda), options);
+  return CompileToPtx(module, entries, runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda),
+                      options);
 }
 
 }  // namespace
@@ -98,9 +98,9 @@ const std::vector<std::string>& DeviceRuntimeKernelNames() {
 absl::StatusOr<std::string> DeviceRuntimePtx(const std::string& sm) {
   PtxOptions options;
   options.sm = sm;
-  return CompileBitcodeToPtx(
-      KernelBitcode(), "device_runtime_kernels.bc", DeviceRuntimeKernelNames(),
-      runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda), options);
+  return CompileBitcodeToPtx(KernelBitcode(), "device_runtime_kernels.bc",
+                             DeviceRuntimeKernelNames(),
+                             runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda), options);
 }
 
 absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(

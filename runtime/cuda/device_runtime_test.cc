@@ -93,8 +93,7 @@ TEST(DeviceRuntimeTest, PtxasAssemblesForSm90) {
 // locked_task) are convergent calls in convergent functions, so LLVM cannot move them across
 // divergent branches.
 TEST(DeviceRuntimeTest, WarpPrimitivesAreConvergent) {
-  auto runtime =
-      CheckConvergence(runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda));
+  auto runtime = CheckConvergence(runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda));
   ASSERT_TRUE(runtime.ok()) << runtime.status();
   EXPECT_GT(runtime->convergent_calls, 0) << "runtime_cuda.bc has warp primitives";
   for (const std::string& error : runtime->errors) ADD_FAILURE() << "runtime_cuda.bc: " << error;

@@ -63,9 +63,8 @@ const std::vector<std::string>& CudaGcKernelNames() {
 absl::StatusOr<std::string> CudaGcPtx(const std::string& sm) {
   PtxOptions options;
   options.sm = sm;
-  return CompileBitcodeToPtx(
-      KernelBitcode(), "gc_cuda_kernels.bc", CudaGcKernelNames(),
-      runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda), options);
+  return CompileBitcodeToPtx(KernelBitcode(), "gc_cuda_kernels.bc", CudaGcKernelNames(),
+                             runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda), options);
 }
 
 absl::StatusOr<std::unique_ptr<CudaGc>> CudaGc::Create(CudaDriver* driver,

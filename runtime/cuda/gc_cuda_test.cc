@@ -52,8 +52,8 @@ TEST(GcCudaTest, UnknownSmIsAnError) {
 TEST(GcCudaTest, BarriersAreConvergent) {
   const gc_cuda_kernels_bitcode_file* file = gc_cuda_kernels_bitcode_find("gc_cuda_kernels.bc");
   ASSERT_NE(file, nullptr);
-  auto report = CheckConvergence(
-      absl::string_view(reinterpret_cast<const char*>(file->data), file->size));
+  auto report =
+      CheckConvergence(absl::string_view(reinterpret_cast<const char*>(file->data), file->size));
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_GT(report->convergent_calls, 0) << "the GC kernels call the phases";
   for (const std::string& error : report->errors) ADD_FAILURE() << error;

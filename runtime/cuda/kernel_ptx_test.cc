@@ -19,7 +19,6 @@ namespace runtime {
 namespace cuda {
 namespace {
 
-using ::testing::HasSubstr;
 using codegen::GcKernel;
 using codegen::GcKernelName;
 using codegen::KernelBuilder;
@@ -29,6 +28,7 @@ using sparse_runtime::Axis;
 using sparse_runtime::PointOp;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
+using ::testing::HasSubstr;
 
 const Axis i(0), j(1), k(2);
 
