@@ -8,7 +8,7 @@ void IRVisitor::VisitProgram(const Program& p) {
 }
 
 void IRVisitor::VisitFunction(const Function& f) {
-  for (const VarPtr& v : f.params) VisitVarDef(*v);
+  for (const VarPtr& v : f.params) VisitVarDefPtr(v);
   if (f.body != nullptr) VisitStmt(*f.body);
 }
 
@@ -33,7 +33,7 @@ void IRVisitor::VisitStmt(const Stmt& s) {
 
 void IRVisitor::VisitAssign(const AssignStmt& s) {
   VisitExpr(*s.value);
-  VisitVarDef(*s.var);
+  VisitVarDefPtr(s.var);
 }
 
 void IRVisitor::VisitEval(const EvalStmt& s) { VisitExpr(*s.expr); }
@@ -47,17 +47,17 @@ void IRVisitor::VisitFor(const ForStmt& s) {
   VisitExpr(*s.stop);
   VisitExpr(*s.step);
   for (const ExprPtr& e : s.inits) VisitExpr(*e);
-  if (s.loop_var != nullptr) VisitVarDef(*s.loop_var);
-  for (const VarPtr& v : s.iter_args) VisitVarDef(*v);
+  if (s.loop_var != nullptr) VisitVarDefPtr(s.loop_var);
+  for (const VarPtr& v : s.iter_args) VisitVarDefPtr(v);
   VisitStmt(*s.body);
-  for (const VarPtr& v : s.return_vars) VisitVarDef(*v);
+  for (const VarPtr& v : s.return_vars) VisitVarDefPtr(v);
 }
 
 void IRVisitor::VisitIf(const IfStmt& s) {
   VisitExpr(*s.cond);
   VisitStmt(*s.then_body);
   if (s.else_body != nullptr) VisitStmt(*s.else_body);
-  for (const VarPtr& v : s.return_vars) VisitVarDef(*v);
+  for (const VarPtr& v : s.return_vars) VisitVarDefPtr(v);
 }
 
 void IRVisitor::VisitYield(const YieldStmt& s) {
@@ -93,22 +93,26 @@ void IRVisitor::VisitList(const ListExpr& l) {
 namespace {
 class DefCollector final : public IRVisitor {
  public:
-  explicit DefCollector(const std::function<void(const Var&)>& fn) : fn_(fn) {}
-  void VisitVarDef(const Var& v) override { fn_(v); }
+  explicit DefCollector(const std::function<void(const VarPtr&)>& fn) : fn_(fn) {}
+  void VisitVarDefPtr(const VarPtr& v) override { fn_(v); }
   // Only definitions matter: statements that define nothing are skipped.
-  void VisitAssign(const AssignStmt& s) override { fn_(*s.var); }
+  void VisitAssign(const AssignStmt& s) override { fn_(s.var); }
   void VisitEval(const EvalStmt&) override {}
   void VisitYield(const YieldStmt&) override {}
   void VisitReturn(const ReturnStmt&) override {}
 
  private:
-  const std::function<void(const Var&)>& fn_;
+  const std::function<void(const VarPtr&)>& fn_;
 };
 }  // namespace
 
-void ForEachDef(const Function& f, const std::function<void(const Var&)>& fn) {
+void ForEachDefPtr(const Function& f, const std::function<void(const VarPtr&)>& fn) {
   DefCollector c(fn);
   c.VisitFunction(f);
+}
+
+void ForEachDef(const Function& f, const std::function<void(const Var&)>& fn) {
+  ForEachDefPtr(f, [&fn](const VarPtr& v) { fn(*v); });
 }
 
 absl::flat_hash_set<std::string> DefinedNames(const Function& f) {

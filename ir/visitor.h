@@ -43,6 +43,8 @@ class IRVisitor {
   void VisitExpr(const Expr& e);  // dispatches on the kind
   virtual void VisitVarUse(const Var& v) {}
   virtual void VisitVarDef(const Var& v) {}
+  // Called for every definition with its shared pointer; the default calls VisitVarDef.
+  virtual void VisitVarDefPtr(const VarPtr& v) { VisitVarDef(*v); }
   virtual void VisitCall(const Call& c);
   virtual void VisitList(const ListExpr& l);
   virtual void VisitLiteral(const Expr& e) {}  // int, float, string, space, dtype
@@ -52,6 +54,8 @@ class IRVisitor {
 // body (assigned values; a loop's variable, carried values, body, results; an if's branches,
 // then its results).
 void ForEachDef(const Function& f, const std::function<void(const Var&)>& fn);
+// The same walk with the Vars' shared pointers (for code that keeps them, as the Python bindings).
+void ForEachDefPtr(const Function& f, const std::function<void(const VarPtr&)>& fn);
 // Every name defined in the function (to make fresh names with FreshName, ir/mutator.h).
 absl::flat_hash_set<std::string> DefinedNames(const Function& f);
 

@@ -39,6 +39,38 @@ TEST(VisitorTest, OrderOfDefsAndUses) {
                                       "def d", "use d", "def o"}));
 }
 
+// ForEachDefPtr walks the definitions in ForEachDef's order (params, assignments, a loop's
+// variable, carries, body, results; an if's branches, then its results) and hands out the very
+// pointers the statements hold.
+TEST(VisitorTest, ForEachDefPtrMatchesForEachDef) {
+  auto p = ParseProgram(R"(def f(x: Tensor[[4], FP32], n: Index, s: Scalar[INT32]):
+    a: Tile[[4], FP32, Vec] = tile.load(x, [0], [4])
+    for i, (c,) in range(0, n, 1, init=(a,)) -> (o: Tile[[4], FP32, Vec],):
+        d: Tile[[4], FP32, Vec] = tile.add(c, a)
+        yield (d,)
+    if s -> (r: Tile[[4], FP32, Vec],):
+        e: Tile[[4], FP32, Vec] = tile.exp(o)
+        yield (e,)
+    else:
+        yield (o,)
+    return
+)");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const Function& f = *(*p)->functions[0];
+  std::vector<std::string> by_ref, by_ptr;
+  ForEachDef(f, [&](const Var& v) { by_ref.push_back(v.name); });
+  std::vector<VarPtr> ptrs;
+  ForEachDefPtr(f, [&](const VarPtr& v) {
+    by_ptr.push_back(v->name);
+    ptrs.push_back(v);
+  });
+  EXPECT_EQ(by_ref, (std::vector<std::string>{"x", "n", "s", "a", "i", "c", "d", "o", "e", "r"}));
+  EXPECT_EQ(by_ptr, by_ref);
+  ASSERT_EQ(ptrs.size(), 10u);
+  EXPECT_EQ(ptrs[0], f.params[0]);
+  EXPECT_EQ(ptrs[3].get(), AsAssign(BodyStmts(f.body)[0].get())->var.get());
+}
+
 }  // namespace
 }  // namespace ir
 }  // namespace accelmem

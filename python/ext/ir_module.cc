@@ -81,40 +81,10 @@ std::vector<PyStmt> Stmts(const ir::StmtPtr& body) {
   return out;
 }
 
-// Every value a statement defines, nested bodies included, in text order.
-void CollectValues(const ir::StmtPtr& s, std::vector<PyValue>* out) {
-  if (s == nullptr) return;
-  switch (s->kind) {
-    case ir::StmtKind::kAssign:
-      out->push_back(PyValue{ir::AsAssign(s.get())->var});
-      break;
-    case ir::StmtKind::kSeq:
-      for (const ir::StmtPtr& c : ir::AsSeq(s.get())->stmts) CollectValues(c, out);
-      break;
-    case ir::StmtKind::kFor: {
-      const ir::ForStmt* f = ir::AsFor(s.get());
-      out->push_back(PyValue{f->loop_var});
-      for (const ir::VarPtr& v : f->iter_args) out->push_back(PyValue{v});
-      CollectValues(f->body, out);
-      for (const ir::VarPtr& v : f->return_vars) out->push_back(PyValue{v});
-      break;
-    }
-    case ir::StmtKind::kIf: {
-      const ir::IfStmt* i = ir::AsIf(s.get());
-      CollectValues(i->then_body, out);
-      CollectValues(i->else_body, out);
-      for (const ir::VarPtr& v : i->return_vars) out->push_back(PyValue{v});
-      break;
-    }
-    default:
-      break;
-  }
-}
-
+// Every value a function defines, parameters first, nested bodies included, in text order.
 std::vector<PyValue> FunctionValues(const ir::Function& f) {
   std::vector<PyValue> out;
-  for (const ir::VarPtr& p : f.params) out.push_back(PyValue{p});
-  CollectValues(f.body, &out);
+  ir::ForEachDefPtr(f, [&out](const ir::VarPtr& v) { out.push_back(PyValue{v}); });
   return out;
 }
 

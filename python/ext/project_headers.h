@@ -22,6 +22,7 @@
 #include "ir/structural_equal.h"
 #include "ir/types.h"
 #include "ir/verifier.h"
+#include "ir/visitor.h"
 #include "passes/allocate_memory_addr.h"
 #include "passes/memory_pipeline.h"
 #include "passes/pass.h"
