@@ -73,22 +73,7 @@ RuntimeErrorRecord* RouteError(const RuntimeMemory* memory) {
 }
 
 absl::Status ErrorStatus(i32 code, const char* message, absl::string_view what) {
-  switch (code) {
-    case kErrorOutOfChunks:
-    case kErrorOutOfMemory:
-      return absl::ResourceExhaustedError(absl::StrCat(what, ": ", message));
-    case kErrorDynamicOverflow:
-    case kErrorIndexOutOfRange:
-      return absl::OutOfRangeError(absl::StrCat(what, ": ", message));
-    case kErrorInvalidArgument:
-      return absl::InvalidArgumentError(absl::StrCat(what, ": ", message));
-    case kErrorStaleCache:
-      return absl::FailedPreconditionError(absl::StrCat(what, ": ", message));
-    case kRuntimeOk:
-      return absl::InternalError(absl::StrCat(what, ": failed without a recorded error"));
-    default:
-      return absl::InternalError(absl::StrCat(what, ": ", message));
-  }
+  return RuntimeErrorStatus(code, message, what);
 }
 
 }  // namespace internal
@@ -784,6 +769,25 @@ absl::Status SparseRuntime::CheckInvariants() {
   if (problems.empty()) return absl::OkStatus();
   if (problems.size() > 20) problems.resize(20);
   return absl::InternalError(absl::StrCat("invariant violated: ", absl::StrJoin(problems, "; ")));
+}
+
+absl::Status RuntimeErrorStatus(int32_t code, absl::string_view message, absl::string_view what) {
+  switch (code) {
+    case kErrorOutOfChunks:
+    case kErrorOutOfMemory:
+      return absl::ResourceExhaustedError(absl::StrCat(what, ": ", message));
+    case kErrorDynamicOverflow:
+    case kErrorIndexOutOfRange:
+      return absl::OutOfRangeError(absl::StrCat(what, ": ", message));
+    case kErrorInvalidArgument:
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", message));
+    case kErrorStaleCache:
+      return absl::FailedPreconditionError(absl::StrCat(what, ": ", message));
+    case kRuntimeOk:
+      return absl::InternalError(absl::StrCat(what, ": failed without a recorded error"));
+    default:
+      return absl::InternalError(absl::StrCat(what, ": ", message));
+  }
 }
 
 }  // namespace runtime

@@ -305,6 +305,13 @@ class SparseRuntime {
   bool FlushWorkerCaches();
 };
 
+// A runtime error code (sparse_runtime/device/runtime_context.h) as a status, for every execution
+// path (native, CPU JIT, CUDA): out of chunks or memory -> ResourceExhausted, dynamic overflow
+// or index out of range -> OutOfRange, invalid argument -> InvalidArgument, stale cache ->
+// FailedPrecondition, anything else -> Internal. The message reads "`what`: `message`"; for
+// kRuntimeOk (a failure without a recorded error) it says so.
+absl::Status RuntimeErrorStatus(int32_t code, absl::string_view message, absl::string_view what);
+
 }  // namespace runtime
 }  // namespace accelmem
 

@@ -13,6 +13,7 @@
 #include "runtime/cuda/ptx_codegen.h"
 #include "runtime/kernel_context.h"
 #include "runtime/runtime_bitcode.h"
+#include "runtime/sparse_runtime.h"
 #include "sparse_runtime/device/runtime_context.h"
 #include "sparse_runtime/device/snode_bitmasked.h"
 #include "sparse_runtime/device/snode_dense.h"
@@ -283,24 +284,8 @@ absl::Status CudaSparseRuntime::TakeError(const std::string& what) {
   if (auto s = driver_->CopyToHost(&code, code_ptr, sizeof(code)); !s.ok()) return s;
   if (auto s = driver_->CopyToHost(message, message_ptr, sizeof(message)); !s.ok()) return s;
   message[sizeof(message) - 1] = 0;
-  if (code == sparse_runtime::kRuntimeOk) {
-    return absl::InternalError(absl::StrCat(what, ": failed without a runtime error"));
-  }
-  const std::string text = absl::StrCat(what, ": ", message, " (runtime error ", code, ")");
-  switch (code) {
-    case sparse_runtime::kErrorOutOfChunks:
-    case sparse_runtime::kErrorOutOfMemory:
-      return absl::ResourceExhaustedError(text);
-    case sparse_runtime::kErrorDynamicOverflow:
-    case sparse_runtime::kErrorIndexOutOfRange:
-      return absl::OutOfRangeError(text);
-    case sparse_runtime::kErrorInvalidArgument:
-      return absl::InvalidArgumentError(text);
-    case sparse_runtime::kErrorStaleCache:
-      return absl::FailedPreconditionError(text);
-    default:
-      return absl::InternalError(text);
-  }
+  if (code == sparse_runtime::kRuntimeOk) return RuntimeErrorStatus(code, message, what);
+  return RuntimeErrorStatus(code, absl::StrCat(message, " (runtime error ", code, ")"), what);
 }
 
 absl::StatusOr<void*> CudaSparseRuntime::Load(codegen::KernelModule kernels) {
