@@ -1,7 +1,7 @@
 #include "passes/memory_problem.h"
 
 #include <algorithm>
-#include <map>
+#include <set>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -59,8 +59,6 @@ class AccessCollector final : public ir::IRVisitor {
   int64_t next_ = 0;
 };
 
-uint64_t AlignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
-
 }  // namespace
 
 MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& liveness,
@@ -99,7 +97,18 @@ MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& l
   AccessCollector access;
   access.VisitFunction(function);
 
-  std::map<int, size_t> pool_index;  // space -> index in p.pools
+  std::set<int> pooled;  // spaces that have their pool
+  // The pool of `space`, made on first use: the backend's capacity, the reserves in its space.
+  auto add_pool = [&](ir::MemorySpace space) {
+    if (!pooled.insert(static_cast<int>(space)).second) return;
+    policy::DsaPool pool;
+    pool.id = static_cast<uint32_t>(space);
+    pool.name = std::string(ir::MemorySpaceName(space));
+    const int64_t cap = backends::MemSize(options.backend, space);
+    if (cap > 0) pool.capacity = static_cast<uint64_t>(cap);
+    if (space == options.reserve_space) pool.reserved_ranges = options.reserved;
+    p.pools.push_back(std::move(pool));
+  };
   for (const MemRef* root : roots) {
     auto l = life.find(root);
     if (l == life.end()) {
@@ -107,16 +116,7 @@ MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& l
       continue;
     }
     const ir::MemorySpace space = root->space();
-    auto [pit, new_pool] = pool_index.try_emplace(static_cast<int>(space), p.pools.size());
-    if (new_pool) {
-      policy::DsaPool pool;
-      pool.id = static_cast<uint32_t>(space);
-      pool.name = std::string(ir::MemorySpaceName(space));
-      const int64_t cap = backends::MemSize(options.backend, space);
-      if (cap > 0) pool.capacity = static_cast<uint64_t>(cap);
-      if (space == options.reserve_space) pool.reserved_ranges = options.reserved;
-      p.pools.push_back(std::move(pool));
-    }
+    add_pool(space);
     policy::DsaBuffer b;
     b.id = static_cast<uint32_t>(p.buffers.size());
     b.name = root->name();
@@ -151,15 +151,7 @@ MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& l
     out.buffers.push_back(std::move(info));
   }
   // A reserve space without tiles still gets its pool, so that the reserves are checked.
-  if (!options.reserved.empty() && !pool_index.count(static_cast<int>(options.reserve_space))) {
-    policy::DsaPool pool;
-    pool.id = static_cast<uint32_t>(options.reserve_space);
-    pool.name = std::string(ir::MemorySpaceName(options.reserve_space));
-    const int64_t cap = backends::MemSize(options.backend, options.reserve_space);
-    if (cap > 0) pool.capacity = static_cast<uint64_t>(cap);
-    pool.reserved_ranges = options.reserved;
-    p.pools.push_back(std::move(pool));
-  }
+  if (!options.reserved.empty()) add_pool(options.reserve_space);
 
   // Penalties and in-place pairs, pool by pool (buffers of one pool only).
   for (size_t a = 0; a < p.buffers.size(); ++a) {
@@ -215,7 +207,7 @@ PoolPeak ComputePoolPeak(const MemoryProblem& problem, uint32_t pool) {
   std::vector<std::pair<int64_t, int64_t>> events;  // (time, +-size)
   for (const policy::DsaBuffer& b : p.buffers) {
     if (b.allowed_pools.empty() || b.allowed_pools[0] != pool) continue;
-    const int64_t size = static_cast<int64_t>(AlignUp(b.size, b.alignment));
+    const int64_t size = static_cast<int64_t>(policy::AlignUp(b.size, b.alignment));
     for (const policy::DsaInterval& i : b.live_intervals) {
       events.push_back({i.lower, size});
       events.push_back({i.upper, -size});

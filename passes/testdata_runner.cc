@@ -74,6 +74,18 @@ Case ReadCase(const std::string& path) {
   return c;
 }
 
+// The pipeline of a case with allocate-memory-addr at its end, and without memory-reuse.
+std::vector<std::string> PlanningSpecs(const Case& c) {
+  std::string spec =
+      c.passes == "default" ? "init-memref,memory-reuse,allocate-memory-addr" : c.passes;
+  if (!absl::StrContains(spec, "allocate-memory-addr")) spec += ",allocate-memory-addr";
+  std::vector<std::string> specs = {spec};
+  if (absl::StrContains(spec, "memory-reuse,")) {
+    specs.push_back(absl::StrReplaceAll(spec, {{"memory-reuse,", ""}}));
+  }
+  return specs;
+}
+
 // The case file's pipeline output equals its expected program, or fails with its error.
 TEST(TestdataCase, MatchesExpected) {
   ASSERT_FALSE(g_path.empty()) << "usage: <test> path/to/case.tile";
@@ -129,14 +141,7 @@ TEST(TestdataCase, PlannerStrategiesPlanSafely) {
   Case c = ReadCase(g_path);
   if (!c.error.empty()) GTEST_SKIP() << "an error case";
   ASSERT_TRUE(backends::BackendConfig::SetByName(c.backend).ok()) << c.backend;
-  std::string spec =
-      c.passes == "default" ? "init-memref,memory-reuse,allocate-memory-addr" : c.passes;
-  if (!absl::StrContains(spec, "allocate-memory-addr")) spec += ",allocate-memory-addr";
-  std::vector<std::string> specs = {spec};
-  if (absl::StrContains(spec, "memory-reuse,")) {
-    specs.push_back(absl::StrReplaceAll(spec, {{"memory-reuse,", ""}}));
-  }
-  for (const std::string& s : specs) {
+  for (const std::string& s : PlanningSpecs(c)) {
     absl::StatusOr<ProgramResult> seq = testing::RunOnText(c.input, s);
     ASSERT_TRUE(seq.ok()) << s << ": " << seq.status();
     const bool seq_safe = VerifyMemoryPlan(*seq->program).ok();
@@ -162,18 +167,6 @@ TEST(TestdataCase, PlannerStrategiesPlanSafely) {
     }
   }
   backends::BackendConfig::Reset();
-}
-
-// The pipeline of a case with allocate-memory-addr at its end, and without memory-reuse.
-std::vector<std::string> PlanningSpecs(const Case& c) {
-  std::string spec =
-      c.passes == "default" ? "init-memref,memory-reuse,allocate-memory-addr" : c.passes;
-  if (!absl::StrContains(spec, "allocate-memory-addr")) spec += ",allocate-memory-addr";
-  std::vector<std::string> specs = {spec};
-  if (absl::StrContains(spec, "memory-reuse,")) {
-    specs.push_back(absl::StrReplaceAll(spec, {{"memory-reuse,", ""}}));
-  }
-  return specs;
 }
 
 // Reuse cost per "function/space" of a run, from allocate-memory-addr's stats.
