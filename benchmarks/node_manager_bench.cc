@@ -638,8 +638,9 @@ void BM_Cycles(benchmark::State& state) {
        NodeManagerContender<Api::kCached>(work, touch, std::make_shared<NodeManagerSetup>(1))},
   };
   std::vector<Contender> contenders;
-  for (auto& [name, c] : all) {
+  for (auto& [name, contender] : all) {
     // The GC between cycles runs before the next round, untimed.
+    const CycleContender& c = contender;
     contenders.push_back({name, [c] { c.cycle(0); }, c.between});
   }
   const std::string mallocs = "glibc|mimalloc|jemalloc|tcmalloc";

@@ -93,8 +93,12 @@ std::unique_ptr<llvm::Module> CpuJit::NewKernelModule(absl::string_view name,
 }
 
 absl::StatusOr<std::unique_ptr<JitModule>> CpuJit::Compile(
-    std::unique_ptr<llvm::Module> kernel, std::unique_ptr<llvm::LLVMContext> context,
+    std::unique_ptr<llvm::Module> kernel_arg, std::unique_ptr<llvm::LLVMContext> context_arg,
     const std::vector<std::string>& entry_points) const {
+  // The module must die before its context on every path. The caller destroys by-value arguments
+  // in an order compilers choose differently (clang: the context first), so own them here.
+  std::unique_ptr<llvm::LLVMContext> context = std::move(context_arg);
+  std::unique_ptr<llvm::Module> kernel = std::move(kernel_arg);
   std::string diagnostics;
   llvm::raw_string_ostream diag_stream(diagnostics);
   if (llvm::verifyModule(*kernel, &diag_stream)) {
