@@ -6,7 +6,6 @@
 #include "codegen/internal/emitter.h"
 #include "llvm/ADT/Triple.h"
 #include "llvm/Bitcode/BitcodeReader.h"
-#include "llvm/Demangle/Demangle.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -21,16 +20,12 @@ using sparse_runtime::SNodeType;
 using internal::CheckAdd;
 using internal::CheckRangeOp;
 using internal::Emitter;
-using internal::GcFunction;
 using internal::NeedDeactivatable;
 using internal::NeedDynamicPlace;
 using internal::NeedPlace;
 using internal::RangeOp;
 
 namespace {
-
-constexpr const char kPrefix[] = "accelmem::sparse_runtime::";
-constexpr const char kGcPrefix[] = "accelmem::gc::";
 
 absl::Status AddRangeKernel(KernelBuilder::Impl* impl, absl::string_view name, RangeOp op,
                             const SNode& snode, const std::vector<CoordMap>& coords, double scale,
@@ -63,40 +58,12 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
     return absl::InvalidArgumentError(
         absl::StrCat("runtime bitcode: ", llvm::toString(runtime.takeError())));
   }
-  const std::string prefix = kPrefix;
-  const std::string gc_prefix = kGcPrefix;
-  for (const llvm::Function& f : **runtime) {
-    const std::string demangled = llvm::demangle(f.getName().str());
-    // accelmem::sparse_runtime::X -> "X", accelmem::gc::X -> "gc::X".
-    const bool is_gc = demangled.rfind(gc_prefix, 0) == 0;
-    if (!is_gc && demangled.rfind(prefix, 0) != 0) continue;
-    const size_t skip = is_gc ? std::string("accelmem::").size() : prefix.size();
-    const size_t paren = demangled.find('(', skip);
-    if (paren == std::string::npos) continue;
-    impl->mangled.emplace(demangled.substr(skip, paren - skip), f.getName().str());
-  }
-  impl->node_managers_offset = internal::NodeManagersOffset(**runtime);
-  if (options.stack_node_cache) internal::FindNodeCacheLayout(**runtime, impl.get());
-  std::vector<std::string> needed = {"Dynamic_allocate", "Dynamic_deactivate",
-                                     "Dynamic_get_num_elements"};
-  for (const char* kind : {"Pointer", "Bitmasked", "Dynamic"}) {
-    for (const char* op : {"_activate", "_is_active", "_lookup_element"}) {
-      needed.push_back(absl::StrCat(kind, op));
-    }
-  }
-  needed.push_back("Pointer_activate_cell_view");
-  needed.push_back("Pointer_lookup_cell_view");
-  needed.push_back("Pointer_cells_origin");
-  needed.push_back("Pointer_cells_stride");
-  needed.push_back("Pointer_deactivate");
-  needed.push_back("Pointer_deactivate_cached");
-  needed.push_back("Pointer_cache_init");
-  needed.push_back("Pointer_cache_flush");
-  needed.push_back("Bitmasked_deactivate");
-  for (const std::string& fn : needed) {
-    if (impl->mangled.count(fn) == 0) {
-      return absl::NotFoundError(absl::StrCat("runtime bitcode lacks ", prefix, fn));
-    }
+  if (absl::Status abi = internal::CheckRuntimeAbi(**runtime); !abi.ok()) return abi;
+  // Range-deactivate kernels keep a NodeCache on their stack on CPU targets (see Impl).
+  if (options.stack_node_cache &&
+      llvm::Triple((*runtime)->getTargetTriple()).getArch() != llvm::Triple::nvptx64) {
+    impl->node_cache_bytes = kernel_abi::kNodeCacheBytes;
+    impl->node_cache_align = kernel_abi::kNodeCacheAlign;
   }
   impl->module = std::make_unique<llvm::Module>("kernels", *impl->context);
   impl->module->setTargetTriple((*runtime)->getTargetTriple());
@@ -186,13 +153,6 @@ absl::Status KernelBuilder::AddGcKernel(absl::string_view name, GcKernel kind, c
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": ", snode.DebugPath(), " has no allocator to collect"));
   }
-  if (impl_->mangled.count(GcFunction(kind)) == 0) {
-    return absl::NotFoundError(absl::StrCat("runtime bitcode lacks accelmem::", GcFunction(kind)));
-  }
-  if (impl_->node_managers_offset < 0) {
-    return absl::NotFoundError(
-        "runtime bitcode: no RuntimeContext type with one NodeManager** member");
-  }
   Emitter(impl_.get()).Gc(name, kind, snode);
   impl_->gc_kernels.emplace(std::string(name), kind);
   return absl::OkStatus();
@@ -229,12 +189,17 @@ absl::Status KernelBuilder::AddDeviceEntry(absl::string_view name, absl::string_
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> KernelBuilder::MangledName(absl::string_view name) const {
-  auto it = impl_->mangled.find(std::string(name));
-  if (it == impl_->mangled.end()) {
-    return absl::NotFoundError(absl::StrCat("no runtime function ", kPrefix, name));
+absl::Status KernelBuilder::CheckRuntimeBitcode(absl::string_view runtime_bitcode) {
+  llvm::LLVMContext context;
+  auto runtime = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(llvm::StringRef(runtime_bitcode.data(), runtime_bitcode.size()),
+                            "runtime"),
+      context);
+  if (!runtime) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("runtime bitcode: ", llvm::toString(runtime.takeError())));
   }
-  return it->second;
+  return internal::CheckRuntimeAbi(**runtime);
 }
 
 KernelModule KernelBuilder::Finish() {

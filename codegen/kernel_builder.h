@@ -2,9 +2,10 @@
 //
 // KernelBuilder: emits LLVM IR (llvm::IRBuilder) for kernels over one SNode tree shape, walking
 // the tree through the runtime's X_is_active / X_activate / X_lookup_element chain as Taichi's
-// LLVM codegen does. The runtime functions are declared by their C++-mangled names, found by
-// demangling the runtime bitcode module; the module is meant for //runtime/cpu:jit (which links,
-// inlines and optimizes the runtime into it) or //runtime/cuda:ptx_codegen (the same IR).
+// LLVM codegen does. Kernels call the runtime only through the extern "C" functions of
+// kernel_abi/kernel_abi.h, declared with the types of their C declarations; the module is meant
+// for //runtime/cpu:jit (which links, inlines and optimizes the runtime into it) or
+// //runtime/cuda:ptx_codegen (the same IR).
 //
 //   ASSIGN_OR_RETURN(auto kb, KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree));
 //   RETURN_IF_ERROR(kb->AddRangeWrite("fill", x, {{1, 0, 0}}, 2.0, 1.0));
@@ -13,7 +14,7 @@
 //                                         kernel.entry_points));
 //   BoundKernelContext ctx(rt.get());  fill(ctx.get(), 0, n);
 //
-// Every kernel takes the runtime as its first argument, a KernelContext* (kernel_context.h): the
+// Every kernel takes the runtime as its first argument, a KernelContext* (kernel_abi.h): the
 // root, meta and ambient addresses are loaded from it, never baked in, so a compiled module works
 // for any SparseRuntime whose tree has the same shape (see kernel_cache.h for the key).
 //
@@ -140,8 +141,8 @@ struct KernelBuilderOptions {
 
 class KernelBuilder {
  public:
-  // Reads the runtime module (bitcode bytes) for its triple, data layout and mangled names.
-  // `tree` must be finalized and outlive the builder.
+  // Reads the runtime module (bitcode bytes) for its triple and data layout, and checks it
+  // against kernel_abi.h (CheckRuntimeBitcode). `tree` must be finalized and outlive the builder.
   static absl::StatusOr<std::unique_ptr<KernelBuilder>> Create(
       absl::string_view runtime_bitcode, const sparse_runtime::SNodeTree& tree,
       const KernelBuilderOptions& options = {});
@@ -197,9 +198,10 @@ class KernelBuilder {
   // NotFound for an unknown kernel, FailedPrecondition when the builder's triple is not NVPTX.
   absl::Status AddDeviceEntry(absl::string_view name, absl::string_view kernel);
 
-  // The mangled name of accelmem::sparse_runtime::`name` in the runtime module (for a `name`
-  // starting with "gc::", of accelmem::`name`), or NotFound.
-  absl::StatusOr<std::string> MangledName(absl::string_view name) const;
+  // OK if the runtime module (bitcode bytes) defines every function of kernel_abi.h with the
+  // type of its declaration and was compiled with the header's layout; otherwise
+  // FailedPrecondition naming each difference (InvalidArgument for bytes that are not bitcode).
+  static absl::Status CheckRuntimeBitcode(absl::string_view runtime_bitcode);
 
   // Verifies nothing; hands the module over (the builder is empty afterwards).
   KernelModule Finish();

@@ -3,7 +3,7 @@
 #include <random>
 #include <vector>
 
-#include "gc/gc_test_util.h"
+#include "gc/gc_testing.h"
 #include "gtest/gtest.h"
 
 namespace accelmem {

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "passes/allocate_memory_addr.h"
 #include "passes/memory_pipeline.h"
-#include "passes/test_util.h"
+#include "passes/pass_testing.h"
 #include "passes/testing/program_generator.h"
 
 namespace accelmem {

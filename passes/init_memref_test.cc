@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "passes/pass_manager.h"
-#include "passes/test_util.h"
+#include "passes/pass_testing.h"
 
 namespace accelmem {
 namespace passes {

@@ -13,8 +13,8 @@
 #include "backends/backend.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
+#include "passes/pass_testing.h"
 #include "passes/pipeline_corpus.h"
-#include "passes/test_util.h"
 #include "passes/verify_memory_plan.h"
 
 namespace accelmem {

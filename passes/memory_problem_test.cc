@@ -9,7 +9,7 @@
 #include "backends/ascend/ascend.h"
 #include "backends/backend.h"
 #include "gtest/gtest.h"
-#include "passes/test_util.h"
+#include "passes/pass_testing.h"
 #include "policy/default_memory_allocator_policy.h"
 #include "policy/dsa_problem.h"
 #include "policy/dsa_validator.h"

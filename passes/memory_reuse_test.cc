@@ -4,7 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "passes/test_util.h"
+#include "passes/pass_testing.h"
 #include "passes/verify_memory_plan.h"
 
 namespace accelmem {

@@ -27,7 +27,7 @@
 #include "ir/structural_equal.h"
 #include "passes/allocate_memory_addr.h"
 #include "passes/memory_pipeline.h"
-#include "passes/test_util.h"
+#include "passes/pass_testing.h"
 #include "passes/testing/plan_simulator.h"
 #include "passes/verify_memory_plan.h"
 #include "policy/constrained_planner.h"

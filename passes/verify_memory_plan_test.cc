@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "backends/backend.h"
 #include "gtest/gtest.h"
-#include "passes/test_util.h"
+#include "passes/pass_testing.h"
 #include "policy/default_memory_allocator_policy.h"
 
 namespace accelmem {

@@ -8,17 +8,15 @@
 //   BoundKernelContext bound(rt.get());        // lives as long as the kernels run on `rt`
 //   write_kernel(bound.get(), 0, n);           // i64 (i8* ctx, i64 begin, i64 end)
 //
-// Layout (what the IR loads; kept stable by static_asserts in kernel_context.cc):
-//   offset 0  root      the root buffer
-//   offset 8  runtime   the RuntimeContext (error state, allocators)
-//   offset 16 metas     array, per SNode id, of the SNode's meta struct
-//   offset 24 ambients  array, per SNode id, of its ambient element (null without an allocator)
+// The layout is kernel_abi::KernelContext's (kernel_abi/kernel_abi.h): root, runtime (the
+// RuntimeContext: error state, allocators), metas and ambients (per SNode id: its meta struct and
+// its ambient element, null without an allocator), one pointer each.
 #ifndef ACCELMEM_RUNTIME_KERNEL_CONTEXT_H_
 #define ACCELMEM_RUNTIME_KERNEL_CONTEXT_H_
 
 #include <vector>
 
-#include "codegen/kernel_context_abi.h"  // KernelContext
+#include "kernel_abi/kernel_abi.h"  // KernelContext
 #include "runtime/sparse_runtime.h"
 
 namespace accelmem {
@@ -32,12 +30,12 @@ class BoundKernelContext {
   BoundKernelContext(const BoundKernelContext&) = delete;
   BoundKernelContext& operator=(const BoundKernelContext&) = delete;
 
-  codegen::KernelContext* get() { return &context_; }
+  kernel_abi::KernelContext* get() { return &context_; }
 
  private:
   std::vector<sparse_runtime::Ptr> metas_;
   std::vector<sparse_runtime::Ptr> ambients_;
-  codegen::KernelContext context_;
+  kernel_abi::KernelContext context_;
 };
 
 }  // namespace runtime

@@ -2,15 +2,22 @@
 
 #include <fstream>
 #include <iterator>
-#include <set>
 #include <string>
+#include <vector>
 
+#include "codegen/kernel_builder.h"
 #include "gtest/gtest.h"
+#include "kernel_abi/kernel_abi.h"
 #include "llvm/Bitcode/BitcodeReader.h"
-#include "llvm/Demangle/Demangle.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace accelmem {
 namespace runtime {
@@ -33,53 +40,12 @@ std::unique_ptr<llvm::Module> Parse(absl::string_view bytes, llvm::LLVMContext& 
   return std::move(*module);
 }
 
-// The functions a kernel calls, by unqualified name: every SNode kind's interface, the
-// allocator and context entry points and the GC phases.
-const char* const kEntryPoints[] = {
-    "Root_get_num_elements",
-    "Root_activate",
-    "Root_is_active",
-    "Root_lookup_element",
-    "Dense_get_num_elements",
-    "Dense_activate",
-    "Dense_is_active",
-    "Bitmasked_get_num_elements",
-    "Bitmasked_activate",
-    "Bitmasked_deactivate",
-    "Bitmasked_is_active",
-    "Bitmasked_lookup_element",
-    "Pointer_get_num_elements",
-    "Pointer_activate",
-    "Pointer_activate_cell",
-    "Pointer_lookup_cell",
-    "Pointer_deactivate",
-    "Pointer_is_active",
-    "Pointer_lookup_element",
-    "Dynamic_get_num_elements",
-    "Dynamic_activate",
-    "Dynamic_deactivate",
-    "Dynamic_is_active",
-    "Dynamic_lookup_element",
-    "Dynamic_allocate",
-    "runtime_context_init",
-    "runtime_gc_serial",
-    "gc_phase0_compact_free_list",
-    "gc_phase1_swap_lists",
-    "gc_phase2_refill_and_zero",
-    "gc_serial",
-};
-
-// Unqualified names of the functions the module defines (C++ names demangled).
-std::set<std::string> DefinedFunctions(const llvm::Module& module) {
-  std::set<std::string> names;
-  for (const llvm::Function& function : module) {
-    if (function.isDeclaration()) continue;
-    std::string name = llvm::demangle(function.getName().str());
-    name = name.substr(0, name.find('('));
-    size_t colon = name.rfind("::");
-    names.insert(colon == std::string::npos ? name : name.substr(colon + 2));
-  }
-  return names;
+std::string Write(const llvm::Module& module) {
+  std::string bytes;
+  llvm::raw_string_ostream out(bytes);
+  llvm::WriteBitcodeToFile(module, out);
+  out.flush();
+  return bytes;
 }
 
 // The embedded modules are byte for byte the genrules' outputs.
@@ -93,8 +59,9 @@ TEST(RuntimeBitcodeTest, EmbeddedBytesEqualGenruleOutputs) {
   EXPECT_FALSE(RuntimeBitcodeByName("riscv").ok());
 }
 
-// Each module parses, carries its architecture's triple and defines every entry point.
-TEST(RuntimeBitcodeTest, ModulesParseWithTripleAndEntryPoints) {
+// Each module parses, carries its architecture's triple and matches kernel_abi.h: every entry
+// point defined with its declared type, the header's layout recorded.
+TEST(RuntimeBitcodeTest, ModulesParseWithTripleAndMatchTheKernelAbi) {
   const struct {
     RuntimeArch arch;
     const char* triple;
@@ -106,11 +73,68 @@ TEST(RuntimeBitcodeTest, ModulesParseWithTripleAndEntryPoints) {
     std::unique_ptr<llvm::Module> module = Parse(RuntimeBitcode(c.arch), context);
     ASSERT_NE(module, nullptr);
     EXPECT_EQ(module->getTargetTriple(), c.triple);
-    std::set<std::string> defined = DefinedFunctions(*module);
-    for (const char* entry : kEntryPoints) {
-      EXPECT_TRUE(defined.count(entry)) << entry << " is not defined";
+    absl::Status abi = codegen::KernelBuilder::CheckRuntimeBitcode(RuntimeBitcode(c.arch));
+    EXPECT_TRUE(abi.ok()) << abi;
+  }
+}
+
+// The check catches a runtime module that drifted from the header: an entry point renamed, one
+// whose parameters changed, a struct whose size changed.
+TEST(RuntimeBitcodeTest, AbiCheckCatchesDrift) {
+  for (RuntimeArch arch : {RuntimeArch::kX64, RuntimeArch::kCuda}) {
+    SCOPED_TRACE(RuntimeArchName(arch));
+    {
+      llvm::LLVMContext context;
+      std::unique_ptr<llvm::Module> module = Parse(RuntimeBitcode(arch), context);
+      ASSERT_NE(module, nullptr);
+      llvm::Function* f = module->getFunction("accelmem_gc_serial");
+      ASSERT_NE(f, nullptr);
+      f->setName("accelmem_gc_serial_renamed");
+      absl::Status s = codegen::KernelBuilder::CheckRuntimeBitcode(Write(*module));
+      EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+      EXPECT_NE(s.message().find("accelmem_gc_serial is not defined"), absl::string_view::npos)
+          << s;
+    }
+    {
+      llvm::LLVMContext context;
+      std::unique_ptr<llvm::Module> module = Parse(RuntimeBitcode(arch), context);
+      ASSERT_NE(module, nullptr);
+      // accelmem_Pointer_activate(meta, node, i) replaced by one that takes an i64 index.
+      llvm::Function* old = module->getFunction("accelmem_Pointer_activate");
+      ASSERT_NE(old, nullptr);
+      old->setName("accelmem_Pointer_activate_old");
+      llvm::Type* i8p = llvm::Type::getInt8PtrTy(context);
+      auto* changed = llvm::Function::Create(
+          llvm::FunctionType::get(llvm::Type::getVoidTy(context),
+                                  {i8p, i8p, llvm::Type::getInt64Ty(context)}, false),
+          llvm::Function::ExternalLinkage, "accelmem_Pointer_activate", module.get());
+      llvm::ReturnInst::Create(context, llvm::BasicBlock::Create(context, "entry", changed));
+      absl::Status s = codegen::KernelBuilder::CheckRuntimeBitcode(Write(*module));
+      EXPECT_NE(s.message().find("accelmem_Pointer_activate has type void (i8*, i8*, i64)"),
+                absl::string_view::npos)
+          << s;
+    }
+    {
+      llvm::LLVMContext context;
+      std::unique_ptr<llvm::Module> module = Parse(RuntimeBitcode(arch), context);
+      ASSERT_NE(module, nullptr);
+      llvm::GlobalVariable* layout = module->getGlobalVariable("accelmem_abi_layout");
+      ASSERT_NE(layout, nullptr);
+      auto* values = llvm::cast<llvm::ConstantDataArray>(layout->getInitializer());
+      std::vector<uint64_t> drifted;
+      for (unsigned k = 0; k < values->getNumElements(); ++k) {
+        drifted.push_back(values->getElementAsInteger(k));
+      }
+      drifted[kernel_abi::kLayoutKernelContextBytes] += 8;
+      layout->setInitializer(llvm::ConstantDataArray::get(context, drifted));
+      absl::Status s = codegen::KernelBuilder::CheckRuntimeBitcode(Write(*module));
+      EXPECT_NE(s.message().find("sizeof(KernelContext) is 40 in the module, 32 in the header"),
+                absl::string_view::npos)
+          << s;
     }
   }
+  EXPECT_EQ(codegen::KernelBuilder::CheckRuntimeBitcode("not bitcode").code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -42,17 +42,48 @@ llvm::Type* LlvmType(DataType t, llvm::LLVMContext& c) {
   return nullptr;
 }
 
-const char* KindName(SNodeType t) {
-  switch (t) {
+RuntimeFunction CellFunction(SNodeType kind, CellOp op) {
+  switch (kind) {
     case SNodeType::kPointer:
-      return "Pointer";
+      switch (op) {
+        case CellOp::kActivate:
+          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_activate);
+        case CellOp::kIsActive:
+          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_is_active);
+        case CellOp::kLookupElement:
+          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_lookup_element);
+        case CellOp::kDeactivate:
+          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_deactivate);
+      }
+      break;
     case SNodeType::kBitmasked:
-      return "Bitmasked";
+      switch (op) {
+        case CellOp::kActivate:
+          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Bitmasked_activate);
+        case CellOp::kIsActive:
+          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Bitmasked_is_active);
+        case CellOp::kLookupElement:
+          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Bitmasked_lookup_element);
+        case CellOp::kDeactivate:
+          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Bitmasked_deactivate);
+      }
+      break;
     case SNodeType::kDynamic:
-      return "Dynamic";
+      switch (op) {
+        case CellOp::kActivate:
+          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_activate);
+        case CellOp::kIsActive:
+          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_is_active);
+        case CellOp::kLookupElement:
+          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_lookup_element);
+        case CellOp::kDeactivate:
+          break;  // a dynamic SNode frees its whole list (accelmem_Dynamic_deactivate)
+      }
+      break;
     default:
-      return "";
+      break;  // dense levels and the root are addressed inline
   }
+  return RuntimeFunction{"", nullptr};
 }
 
 llvm::Function* Emitter::Begin(absl::string_view name, llvm::Type* ret,
@@ -104,20 +135,6 @@ llvm::Value* Emitter::CtxLoad(size_t field_offset, int id) {
   return result;
 }
 
-void FindNodeCacheLayout(const llvm::Module& runtime, KernelBuilder::Impl* impl) {
-  impl->node_cache_bytes = 0;
-  impl->node_cache_align = 0;
-  if (llvm::Triple(runtime.getTargetTriple()).getArch() == llvm::Triple::nvptx64) return;
-  auto* cache = llvm::StructType::getTypeByName(runtime.getContext(),
-                                                "struct.accelmem::sparse_runtime::NodeCache");
-  if (cache == nullptr || cache->isOpaque()) return;
-  const llvm::DataLayout& layout = runtime.getDataLayout();
-  impl->node_cache_bytes = layout.getTypeAllocSize(cache).getFixedSize();
-  // The type's own alignment is that of its members; the C++ type is alignas(64) (one line per
-  // cache), which the allocation keeps.
-  impl->node_cache_align = std::max<uint64_t>(64, layout.getABITypeAlignment(cache));
-}
-
 llvm::Value* Emitter::DeactivationCache(const SNode& s) {
   if (!cache_deactivations_) return nullptr;
   auto it = deactivation_caches_.find(s.id());
@@ -127,7 +144,7 @@ llvm::Value* Emitter::DeactivationCache(const SNode& s) {
   cache->setAlignment(llvm::Align(impl_.node_cache_align));
   llvm::IRBuilder<> entry(c_);
   AtEntryEnd(entry);
-  entry.CreateCall(Rt("Pointer_cache_init", b_.getVoidTy(), {I8P(), I8P()}), {meta, cache});
+  entry.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_cache_init)), {meta, cache});
   deactivation_caches_.emplace(s.id(), cache);
   return cache;
 }
@@ -141,7 +158,7 @@ void Emitter::FlushDeactivationCaches() {
   for (llvm::ReturnInst* ret : returns) {
     llvm::IRBuilder<> before(ret);
     for (const auto& [id, cache] : deactivation_caches_) {
-      before.CreateCall(Rt("Pointer_cache_flush", b_.getVoidTy(), {I8P()}), {cache});
+      before.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_cache_flush)), {cache});
     }
   }
 }
@@ -157,9 +174,10 @@ std::pair<llvm::Value*, llvm::Value*> Emitter::PointerCells(const SNode& s) {
   llvm::Value* meta = Meta(s);  // loaded at the end of the entry block
   llvm::IRBuilder<> entry(c_);
   AtEntryEnd(entry);
-  llvm::Type* i64 = entry.getInt64Ty();
-  llvm::Value* origin = entry.CreateCall(Rt("Pointer_cells_origin", i64, {I8P()}), {meta});
-  llvm::Value* stride = entry.CreateCall(Rt("Pointer_cells_stride", i64, {I8P()}), {meta});
+  llvm::Value* origin =
+      entry.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_cells_origin)), {meta});
+  llvm::Value* stride =
+      entry.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_cells_stride)), {meta});
   // The stride the runtime's allocator gives these cells (NodeManager::cell_stride) is known now.
   // Where it is 8 (cells of up to 8 bytes) it is an addressing-mode scale: the cell's address
   // folds into its store instead of a multiply and an add per cell. A runtime whose stride
@@ -175,14 +193,12 @@ std::pair<llvm::Value*, llvm::Value*> Emitter::PointerCells(const SNode& s) {
   return pointer_cells_.emplace(s.id(), std::make_pair(origin, stride)).first->second;
 }
 
-llvm::Value* Emitter::PointerCellOr(const char* fn, const SNode& s, llvm::Value* container,
-                                    llvm::Value* l32, llvm::BasicBlock* none) {
+llvm::Value* Emitter::PointerCellOr(const RuntimeFunction& fn, const SNode& s,
+                                    llvm::Value* container, llvm::Value* l32,
+                                    llvm::BasicBlock* none) {
   const auto [origin, stride] = PointerCells(s);
-  llvm::Type* i64 = b_.getInt64Ty();
   llvm::AllocaInst* out = EntryAlloca(I8P());  // promoted to a register once inlined
-  llvm::Value* has_cell = b_.CreateCall(
-      Rt(fn, b_.getInt1Ty(), {I8P(), I8P(), b_.getInt32Ty(), i64, i64, I8P()->getPointerTo()}),
-      {Meta(s), container, l32, origin, stride, out});
+  llvm::Value* has_cell = b_.CreateCall(Rt(fn), {Meta(s), container, l32, origin, stride, out});
   auto* found = Block("cell");
   b_.CreateCondBr(has_cell, found, none);
   b_.SetInsertPoint(found);
@@ -246,19 +262,21 @@ llvm::Value* Emitter::WalkPath(const SNode& target, const SNode& index_node, int
     llvm::Value* meta = Meta(level);
     if (level.type() == SNodeType::kPointer) {
       cell = mode == Walk::kActivate
-                 ? PointerCellOr("Pointer_activate_cell_view", level, container, l32, fail)
-                 : PointerCellOr("Pointer_lookup_cell_view", level, container, l32, inactive);
+                 ? PointerCellOr(ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_activate_cell_view),
+                                 level, container, l32, fail)
+                 : PointerCellOr(ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_lookup_cell_view),
+                                 level, container, l32, inactive);
       continue;
     }
     if (mode == Walk::kActivate) {
-      Call3(level.type(), "_activate", b_.getVoidTy(), meta, container, l32);
+      CallCell(level.type(), CellOp::kActivate, meta, container, l32);
     } else {
-      llvm::Value* active = Call3(level.type(), "_is_active", b_.getInt1Ty(), meta, container, l32);
+      llvm::Value* active = CallCell(level.type(), CellOp::kIsActive, meta, container, l32);
       auto* on = Block("active");
       b_.CreateCondBr(active, on, inactive);
       b_.SetInsertPoint(on);
     }
-    cell = Call3(level.type(), "_lookup_element", I8P(), meta, container, l32);
+    cell = CallCell(level.type(), CellOp::kLookupElement, meta, container, l32);
     if (sparse_runtime::HasAllocator(level.type())) {
       // The ambient element stands for an inactive cell (or a failed activation): never written.
       auto* ok = Block("found");
@@ -278,7 +296,7 @@ void Emitter::DeactivateSubtree(const SNode& s, llvm::Value* cell) {
     if (!sparse_runtime::IsSparse(child.type()) && !child.has_sparse_descendant()) continue;
     llvm::Value* container = Gep(cell, child.offset_in_parent_cell());
     if (child.type() == SNodeType::kDynamic) {
-      b_.CreateCall(Rt("Dynamic_deactivate", b_.getVoidTy(), {I8P(), I8P()}),
+      b_.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_deactivate)),
                     {Meta(child), container});
       continue;
     }
@@ -299,7 +317,7 @@ void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::
   }
   if (target.type() == SNodeType::kDynamic) {
     Increment(counter);
-    b_.CreateCall(Rt("Dynamic_deactivate", b_.getVoidTy(), {I8P(), I8P()}),
+    b_.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_deactivate)),
                   {Meta(target), container});
     return;
   }
@@ -307,15 +325,15 @@ void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::
   llvm::Value* meta = Meta(target);
   auto* done = Block("deactivated");
   if (target.type() == SNodeType::kPointer) {
-    llvm::Value* cell = PointerCellOr("Pointer_lookup_cell_view", target, container, l32, done);
+    llvm::Value* cell = PointerCellOr(ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_lookup_cell_view),
+                                      target, container, l32, done);
     if (target.has_sparse_descendant()) DeactivateSubtree(target, cell);
     llvm::Value* taken;
     if (llvm::Value* cache = DeactivationCache(target)) {
-      taken = b_.CreateCall(
-          Rt("Pointer_deactivate_cached", b_.getInt1Ty(), {I8P(), I8P(), b_.getInt32Ty(), I8P()}),
-          {meta, container, l32, cache});
+      taken = b_.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_deactivate_cached)),
+                            {meta, container, l32, cache});
     } else {
-      taken = Call3(target.type(), "_deactivate", b_.getInt1Ty(), meta, container, l32);
+      taken = CallCell(target.type(), CellOp::kDeactivate, meta, container, l32);
     }
     IncrementIf(counter, taken);
     b_.CreateBr(done);
@@ -323,11 +341,11 @@ void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::
     return;
   }
   auto* on = Block("deactivate");
-  llvm::Value* active = Call3(target.type(), "_is_active", b_.getInt1Ty(), meta, container, l32);
+  llvm::Value* active = CallCell(target.type(), CellOp::kIsActive, meta, container, l32);
   b_.CreateCondBr(active, on, done);
   b_.SetInsertPoint(on);
   if (target.has_sparse_descendant()) {
-    llvm::Value* inner = Call3(target.type(), "_lookup_element", I8P(), meta, container, l32);
+    llvm::Value* inner = CallCell(target.type(), CellOp::kLookupElement, meta, container, l32);
     auto* below = Block("below");
     auto* self = Block("self");
     if (sparse_runtime::HasAllocator(target.type())) {
@@ -340,7 +358,7 @@ void Emitter::DeactivateCell(const SNode& target, llvm::Value* container, llvm::
     b_.CreateBr(self);
     b_.SetInsertPoint(self);
   }
-  IncrementIf(counter, Call3(target.type(), "_deactivate", b_.getInt1Ty(), meta, container, l32));
+  IncrementIf(counter, CallCell(target.type(), CellOp::kDeactivate, meta, container, l32));
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
 }

@@ -20,8 +20,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "codegen/internal/runtime_call.h"
 #include "codegen/kernel_builder.h"
-#include "codegen/kernel_context_abi.h"
+#include "kernel_abi/kernel_abi.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
@@ -34,16 +35,13 @@ namespace codegen {
 
 struct KernelBuilder::Impl {
   const sparse_runtime::SNodeTree* tree = nullptr;
-  std::map<std::string, std::string> mangled;  // "Pointer_activate" -> mangled name
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> module;
   std::vector<std::string> entry_points;
-  // offsetof(RuntimeContext, node_managers) in the runtime module's layout; -1 if not found.
-  int64_t node_managers_offset = -1;
   std::map<std::string, GcKernel> gc_kernels;  // GC kernels by name (for AddDeviceEntry)
-  // The runtime module's NodeCache (size and alignment in its data layout) where range-deactivate
-  // kernels recycle through one on their stack (CPU runtimes); 0 where they recycle per call
-  // (NVPTX: a 16 KiB cache per GPU thread would not fit its local memory budget).
+  // The NodeCache (kernel_abi.h's size and alignment) where range-deactivate kernels recycle
+  // through one on their stack (CPU runtimes); 0 where they recycle per call (NVPTX: a 16 KiB
+  // cache per GPU thread would not fit its local memory budget).
   uint64_t node_cache_bytes = 0;
   uint64_t node_cache_align = 0;
 };
@@ -57,20 +55,15 @@ using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
 using sparse_runtime::SNodeType;
 
-// The runtime's GC function each GC kernel calls ("gc::" + name: see MangledName).
-const char* GcFunction(GcKernel kind);
-
-// The offset of the NodeManager** member of the runtime module's RuntimeContext (matched by type,
-// not position, so reordering the struct cannot silently break the GC kernels); -1 if absent.
-int64_t NodeManagersOffset(const llvm::Module& runtime);
-// Sets impl->node_cache_bytes / node_cache_align from the runtime module (see there).
-void FindNodeCacheLayout(const llvm::Module& runtime, KernelBuilder::Impl* impl);
+// The runtime function each GC kernel calls.
+RuntimeFunction GcFunction(GcKernel kind);
 
 bool IsSigned(DataType t);
 bool IsFloat(DataType t);
 llvm::Type* LlvmType(DataType t, llvm::LLVMContext& c);
-// "Pointer" / "Bitmasked" / "Dynamic": the prefix of the kind's runtime functions.
-const char* KindName(SNodeType t);
+// The per-cell operations of a sparse SNode kind, and the runtime function of each.
+enum class CellOp { kActivate, kIsActive, kLookupElement, kDeactivate };
+RuntimeFunction CellFunction(SNodeType kind, CellOp op);
 
 enum class RangeOp { kActivate, kWrite, kSum, kAtomicAdd, kDeactivate, kAppend };
 
@@ -101,20 +94,22 @@ class Emitter {
   // Points `entry` at the end of the kernel's entry block (before its branch, once it has one),
   // where the once-per-kernel values go (CtxLoad, PointerCells, DeactivationCache).
   void AtEntryEnd(llvm::IRBuilder<>& entry) const;
-  llvm::Value* Root() { return CtxLoad(offsetof(KernelContext, root), -1); }
-  llvm::Value* Runtime() { return CtxLoad(offsetof(KernelContext, runtime), -1); }
-  llvm::Value* Meta(const SNode& s) { return CtxLoad(offsetof(KernelContext, metas), s.id()); }
+  llvm::Value* Root() { return CtxLoad(offsetof(kernel_abi::KernelContext, root), -1); }
+  llvm::Value* Runtime() { return CtxLoad(offsetof(kernel_abi::KernelContext, runtime), -1); }
+  llvm::Value* Meta(const SNode& s) {
+    return CtxLoad(offsetof(kernel_abi::KernelContext, metas), s.id());
+  }
   llvm::Value* Ambient(const SNode& s) {
-    return CtxLoad(offsetof(KernelContext, ambients), s.id());
+    return CtxLoad(offsetof(kernel_abi::KernelContext, ambients), s.id());
   }
-  llvm::FunctionCallee Rt(const std::string& fn, llvm::Type* ret, std::vector<llvm::Type*> params) {
-    const std::string& m = impl_.mangled.at(fn);
-    return impl_.module->getOrInsertFunction(m, llvm::FunctionType::get(ret, params, false));
+  // A function of kernel_abi.h, declared in the kernel module with its declared type.
+  llvm::FunctionCallee Rt(const RuntimeFunction& f) {
+    return impl_.module->getOrInsertFunction(f.name, f.type(c_));
   }
-  llvm::Value* Call3(SNodeType kind, const char* op, llvm::Type* ret, llvm::Value* meta,
-                     llvm::Value* node, llvm::Value* i32) {
-    return b_.CreateCall(Rt(absl::StrCat(KindName(kind), op), ret, {I8P(), I8P(), b_.getInt32Ty()}),
-                         {meta, node, i32});
+  // op(meta, node, i) of a sparse SNode kind.
+  llvm::Value* CallCell(SNodeType kind, CellOp op, llvm::Value* meta, llvm::Value* node,
+                        llvm::Value* i32) {
+    return b_.CreateCall(Rt(CellFunction(kind, op)), {meta, node, i32});
   }
   llvm::Value* Gep(llvm::Value* p, uint64_t offset) {
     return offset == 0 ? p : b_.CreateGEP(b_.getInt8Ty(), p, b_.getInt64(offset));
@@ -154,14 +149,14 @@ class Emitter {
         b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), counter), b_.CreateZExt(flag, b_.getInt64Ty())),
         counter);
   }
-  // Pointer levels: calls `fn` (Pointer_activate_cell_view or Pointer_lookup_cell_view: whether
+  // Pointer levels: calls `fn` (accelmem_Pointer_activate_cell_view or _lookup_cell_view: whether
   // there is a cell, and the cell) with the SNode's cell origin and stride loaded once per kernel
   // (PointerCells) -- one call and one slot load, where activate / is_active, lookup and a
   // comparison with the ambient element take two -- branches to `none` when there is no cell and
   // continues in a new block. Returns the cell.
-  llvm::Value* PointerCellOr(const char* fn, const SNode& s, llvm::Value* container,
+  llvm::Value* PointerCellOr(const RuntimeFunction& fn, const SNode& s, llvm::Value* container,
                              llvm::Value* l32, llvm::BasicBlock* none);
-  // Pointer_cells_origin / Pointer_cells_stride of `s`'s meta, called once per kernel at the end
+  // accelmem_Pointer_cells_origin / _cells_stride of `s`'s meta, called once per kernel at the end
   // of its entry block (the meta does not change once the runtime exists).
   std::pair<llvm::Value*, llvm::Value*> PointerCells(const SNode& s);
   // The NodeCache through which this kernel recycles the pointer cells of `s` it deactivates, or

@@ -6,41 +6,20 @@ namespace accelmem {
 namespace codegen {
 namespace internal {
 
-const char* GcFunction(GcKernel kind) {
+RuntimeFunction GcFunction(GcKernel kind) {
   switch (kind) {
     case GcKernel::kPrepare:
-      return "gc::gc_scratch_reserve";
+      return ACCELMEM_RUNTIME_FUNCTION(accelmem_gc_scratch_reserve);
     case GcKernel::kPhase0:
-      return "gc::gc_phase0_compact_free_list";
+      return ACCELMEM_RUNTIME_FUNCTION(accelmem_gc_phase0_compact_free_list);
     case GcKernel::kPhase1:
-      return "gc::gc_phase1_swap_lists";
+      return ACCELMEM_RUNTIME_FUNCTION(accelmem_gc_phase1_swap_lists);
     case GcKernel::kPhase2:
-      return "gc::gc_phase2_refill_and_zero";
+      return ACCELMEM_RUNTIME_FUNCTION(accelmem_gc_phase2_refill_and_zero);
     case GcKernel::kSerial:
-      return "gc::gc_serial";
+      return ACCELMEM_RUNTIME_FUNCTION(accelmem_gc_serial);
   }
-  return "";
-}
-
-int64_t NodeManagersOffset(const llvm::Module& runtime) {
-  llvm::LLVMContext& c = runtime.getContext();
-  auto* rt = llvm::StructType::getTypeByName(c, "struct.accelmem::sparse_runtime::RuntimeContext");
-  if (rt == nullptr || rt->isOpaque()) return -1;
-  int64_t offset = -1;
-  for (unsigned e = 0; e < rt->getNumElements(); ++e) {
-    llvm::Type* t = rt->getElementType(e);
-    if (!t->isPointerTy() || t->isOpaquePointerTy()) continue;
-    llvm::Type* inner = t->getPointerElementType();
-    if (!inner->isPointerTy() || inner->isOpaquePointerTy()) continue;
-    auto* nm = llvm::dyn_cast<llvm::StructType>(inner->getPointerElementType());
-    if (nm == nullptr || !nm->hasName() ||
-        nm->getName() != "struct.accelmem::sparse_runtime::NodeManager") {
-      continue;
-    }
-    if (offset >= 0) return -1;  // ambiguous
-    offset = static_cast<int64_t>(runtime.getDataLayout().getStructLayout(rt)->getElementOffset(e));
-  }
-  return offset;
+  return RuntimeFunction{"", nullptr};
 }
 
 void Emitter::Gc(absl::string_view name, GcKernel kind, const SNode& snode) {
@@ -68,14 +47,9 @@ void Emitter::Gc(absl::string_view name, GcKernel kind, const SNode& snode) {
   }
   Begin(name, ret, params);
   llvm::Value* scratch = fn_->getArg(1);
-  // nm = ctx->runtime->node_managers[snode id], as upstream's gc kernels find it.
-  llvm::Value* runtime = Runtime();
-  llvm::Value* table = b_.CreateLoad(
-      I8P(), b_.CreateBitCast(Gep(runtime, static_cast<uint64_t>(impl_.node_managers_offset)),
-                              I8P()->getPointerTo()));
-  llvm::Value* nm = b_.CreateLoad(
-      I8P(),
-      b_.CreateGEP(I8P(), b_.CreateBitCast(table, I8P()->getPointerTo()), b_.getInt64(snode.id())));
+  // nm = the runtime's NodeManager of the SNode, as upstream's gc kernels find it.
+  llvm::Value* nm = b_.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_runtime_node_manager)),
+                                  {Runtime(), b_.getInt32(snode.id())});
   auto* run = Block("run");
   auto* none = Block("no_allocator");
   b_.CreateCondBr(
@@ -89,30 +63,27 @@ void Emitter::Gc(absl::string_view name, GcKernel kind, const SNode& snode) {
   }
   b_.SetInsertPoint(run);
   auto arg = [&](unsigned a) { return fn_->getArg(a); };
-  const std::string fn = GcFunction(kind);
+  const RuntimeFunction fn = GcFunction(kind);
   switch (kind) {
     case GcKernel::kPrepare: {
-      llvm::Value* ok =
-          b_.CreateCall(Rt(fn, b_.getInt1Ty(), {I8P(), I8P(), i32}), {scratch, nm, arg(2)});
+      llvm::Value* ok = b_.CreateCall(Rt(fn), {scratch, nm, arg(2)});
       b_.CreateRet(b_.CreateZExt(ok, i64));
       break;
     }
     case GcKernel::kPhase0:
-      b_.CreateCall(Rt(fn, b_.getVoidTy(), {I8P(), I8P(), i32, i32}),
-                    {nm, scratch, arg(2), arg(3)});
+      b_.CreateCall(Rt(fn), {nm, scratch, arg(2), arg(3)});
       b_.CreateRetVoid();
       break;
     case GcKernel::kPhase1:
-      b_.CreateCall(Rt(fn, b_.getVoidTy(), {I8P(), I8P(), i32}), {nm, scratch, arg(2)});
+      b_.CreateCall(Rt(fn), {nm, scratch, arg(2)});
       b_.CreateRetVoid();
       break;
     case GcKernel::kPhase2:
-      b_.CreateCall(Rt(fn, b_.getVoidTy(), {I8P(), I8P(), i32, i32, i32, i32}),
-                    {nm, scratch, arg(2), arg(3), arg(4), arg(5)});
+      b_.CreateCall(Rt(fn), {nm, scratch, arg(2), arg(3), arg(4), arg(5)});
       b_.CreateRetVoid();
       break;
     case GcKernel::kSerial: {
-      llvm::Value* ok = b_.CreateCall(Rt(fn, b_.getInt1Ty(), {I8P(), I8P()}), {nm, scratch});
+      llvm::Value* ok = b_.CreateCall(Rt(fn), {nm, scratch});
       b_.CreateRet(b_.CreateZExt(ok, i64));
       break;
     }

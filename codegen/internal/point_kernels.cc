@@ -42,8 +42,8 @@ absl::Status Emitter::Point(absl::string_view name, PointOp op, const SNode& tar
         break;
       }
       llvm::Value* l = b_.CreateTrunc(CellIndex(target, coord, remaining.data()), b_.getInt32Ty());
-      llvm::Value* active = Call3(target.type(), "_is_active", b_.getInt1Ty(), Meta(target),
-                                  Gep(parent, target.offset_in_parent_cell()), l);
+      llvm::Value* active = CallCell(target.type(), CellOp::kIsActive, Meta(target),
+                                     Gep(parent, target.offset_in_parent_cell()), l);
       b_.CreateRet(b_.CreateZExt(active, b_.getInt64Ty()));
       break;
     }
@@ -84,7 +84,7 @@ absl::Status Emitter::Point(absl::string_view name, PointOp op, const SNode& tar
           WalkPath(target, *index_node, depth - 2, coord, Walk::kActivate, nullptr, fail, nullptr);
       llvm::AllocaInst* position = EntryAlloca(b_.getInt32Ty());
       llvm::Value* slot =
-          b_.CreateCall(Rt("Dynamic_allocate", I8P(), {I8P(), I8P(), I32P()}),
+          b_.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_allocate)),
                         {Meta(dynamic), Gep(holder, dynamic.offset_in_parent_cell()), position});
       auto* ok = Block("appended");
       auto* full = Block("full");
@@ -102,7 +102,7 @@ absl::Status Emitter::Point(absl::string_view name, PointOp op, const SNode& tar
       llvm::Value* holder =
           WalkPath(target, *index_node, depth - 1, coord, Walk::kCheck, inactive, nullptr, nullptr);
       llvm::Value* n =
-          b_.CreateCall(Rt("Dynamic_get_num_elements", b_.getInt32Ty(), {I8P(), I8P()}),
+          b_.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_get_num_elements)),
                         {Meta(target), Gep(holder, target.offset_in_parent_cell())});
       b_.CreateRet(b_.CreateSExt(n, b_.getInt64Ty()));
       break;

@@ -121,7 +121,7 @@ absl::Status Emitter::Range(absl::string_view name, RangeOp op, const SNode& tar
             WalkPath(target, index_node, depth - 2, coord, Walk::kActivate, nullptr, fail, nullptr);
         llvm::AllocaInst* position = EntryAlloca(b_.getInt32Ty());
         llvm::Value* slot =
-            b_.CreateCall(Rt("Dynamic_allocate", I8P(), {I8P(), I8P(), I32P()}),
+            b_.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_allocate)),
                           {Meta(dynamic), Gep(holder, dynamic.offset_in_parent_cell()), position});
         auto* ok = Block("appended");
         b_.CreateCondBr(b_.CreateIsNull(slot), fail, ok);

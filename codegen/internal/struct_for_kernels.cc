@@ -13,7 +13,7 @@ void Emitter::Visit(const SNode& leaf, int depth, llvm::Value* cell, const Coord
   llvm::Value* n =
       level.type() == SNodeType::kDynamic
           ? b_.CreateSExt(
-                b_.CreateCall(Rt("Dynamic_get_num_elements", b_.getInt32Ty(), {I8P(), I8P()}),
+                b_.CreateCall(Rt(ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_get_num_elements)),
                               {meta, container}),
                 b_.getInt64Ty())
           : static_cast<llvm::Value*>(b_.getInt64(level.num_cells_per_container()));
@@ -29,18 +29,17 @@ void Emitter::Visit(const SNode& leaf, int depth, llvm::Value* cell, const Coord
       child = b_.CreateGEP(b_.getInt8Ty(), container,
                            b_.CreateMul(i, b_.getInt64(static_cast<int64_t>(level.cell_size()))));
     } else if (level.type() == SNodeType::kPointer) {
-      child = PointerCellOr("Pointer_lookup_cell_view", level, container,
-                            b_.CreateTrunc(i, b_.getInt32Ty()), cont);
+      child = PointerCellOr(ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_lookup_cell_view), level,
+                            container, b_.CreateTrunc(i, b_.getInt32Ty()), cont);
     } else {
       llvm::Value* i32 = b_.CreateTrunc(i, b_.getInt32Ty());
       if (level.type() != SNodeType::kDynamic) {
-        llvm::Value* active =
-            Call3(level.type(), "_is_active", b_.getInt1Ty(), meta, container, i32);
+        llvm::Value* active = CallCell(level.type(), CellOp::kIsActive, meta, container, i32);
         auto* on = Block("active");
         b_.CreateCondBr(active, on, cont);
         b_.SetInsertPoint(on);
       }
-      child = Call3(level.type(), "_lookup_element", I8P(), meta, container, i32);
+      child = CallCell(level.type(), CellOp::kLookupElement, meta, container, i32);
       if (sparse_runtime::HasAllocator(level.type())) {
         auto* ok = Block("found");
         b_.CreateCondBr(b_.CreateICmpEQ(child, Ambient(level)), cont, ok);

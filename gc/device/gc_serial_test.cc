@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gc/device/gc_scratch.h"
-#include "gc/gc_test_util.h"
+#include "gc/gc_testing.h"
 #include "gtest/gtest.h"
 
 namespace accelmem {

@@ -8,7 +8,7 @@
 
 #include "gc/device/gc_scratch.h"
 #include "gc/device/phase1_swap_lists.h"
-#include "gc/gc_test_util.h"
+#include "gc/gc_testing.h"
 #include "gtest/gtest.h"
 
 namespace accelmem {

@@ -4,7 +4,7 @@
 
 #include "gc/device/gc_scratch.h"
 #include "gc/device/phase0_compact_free_list.h"
-#include "gc/gc_test_util.h"
+#include "gc/gc_testing.h"
 #include "gtest/gtest.h"
 
 namespace accelmem {

@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gc/device/gc_scratch.h"
+#include "kernel_abi/kernel_abi.h"
 #include "llvm/IR/Module.h"
+#include "runtime/cuda/device/cuda_entry_points.h"
 #include "runtime/cuda/device/device_runtime_abi.h"
 #include "runtime/cuda/device_runtime_kernels_bitcode.h"
 #include "runtime/cuda/ptx_codegen.h"
@@ -88,11 +90,10 @@ std::vector<unsigned char> DeviceMetaStructs(SparseRuntime& host, const SNodeTre
 }  // namespace internal
 
 const std::vector<std::string>& DeviceRuntimeKernelNames() {
+#define ACCELMEM_CUDA_ENTRY_POINT_NAME(name, params) #name,
   static const std::vector<std::string>* names = new std::vector<std::string>{
-      "accelmem_cuda_runtime_layout",
-      "accelmem_cuda_runtime_init",
-      "accelmem_cuda_runtime_take_error",
-  };
+      ACCELMEM_CUDA_RUNTIME_ENTRY_POINTS(ACCELMEM_CUDA_ENTRY_POINT_NAME)};
+#undef ACCELMEM_CUDA_ENTRY_POINT_NAME
   return *names;
 }
 
@@ -159,7 +160,7 @@ absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
     return offset;
   };
   const uint64_t context_off = take(sizeof(RuntimeContext));
-  const uint64_t kernel_context_off = take(sizeof(codegen::KernelContext));
+  const uint64_t kernel_context_off = take(sizeof(kernel_abi::KernelContext));
   const uint64_t metas_off = take(n * sizeof(uint64_t));
   const uint64_t ambients_off = take(n * sizeof(uint64_t));
   const uint64_t meta_slot = internal::DeviceMetaSlotBytes();
@@ -250,7 +251,7 @@ absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
   }
   const uint64_t kernel_context[4] = {init_out[1], rt->context_, rt->base_ + metas_off,
                                       rt->base_ + ambients_off};
-  static_assert(sizeof(kernel_context) == sizeof(codegen::KernelContext),
+  static_assert(sizeof(kernel_context) == sizeof(kernel_abi::KernelContext),
                 "KernelContext is four pointers");
   if (auto s = driver->CopyToDevice(rt->kernel_context_, kernel_context, sizeof(kernel_context));
       !s.ok()) {

@@ -114,7 +114,7 @@ class CudaSparseRuntime {
   void* runtime_module_ = nullptr;
   DevicePtr base_ = 0;
   DevicePtr context_ = 0;                 // RuntimeContext
-  DevicePtr kernel_context_ = 0;          // codegen::KernelContext
+  DevicePtr kernel_context_ = 0;          // kernel_abi::KernelContext
   DevicePtr io_ = 0;                      // results, error text
   std::vector<DevicePtr> node_managers_;  // per SNode id (0: none)
   std::vector<DevicePtr> scratches_;      // per SNode id: its GcScratch (0: none)

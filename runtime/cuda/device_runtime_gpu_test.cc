@@ -1,5 +1,5 @@
 // Runs only with --config=gpu on a machine with an NVIDIA GPU (tag "gpu"); skips with a message
-// when no device is visible, or fails when ACCELMEM_REQUIRE_GPU=1 (gpu_test_support.h). Kernels
+// when no device is visible, or fails when ACCELMEM_REQUIRE_GPU=1 (gpu_testing.h). Kernels
 // from //codegen:kernel_builder, lowered to PTX with runtime_cuda.bc, run on a sparse runtime that
 // lives in device memory: activation from many threads, deactivation, the device GC and reuse of
 // the collected cells, atomic adds, and allocator exhaustion reported as a status.
@@ -11,7 +11,7 @@
 #include "runtime/cuda/device_runtime.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/cuda/gc_cuda.h"
-#include "runtime/cuda/gpu_test_support.h"
+#include "runtime/cuda/gpu_testing.h"
 #include "runtime/runtime_bitcode.h"
 #include "sparse_runtime/snode_tree.h"
 

@@ -1,14 +1,14 @@
 // Runs only with --config=gpu on a machine with an NVIDIA GPU (tag "gpu"); skips without one,
-// or fails when ACCELMEM_REQUIRE_GPU=1 (gpu_test_support.h).
+// or fails when ACCELMEM_REQUIRE_GPU=1 (gpu_testing.h).
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/cuda/driver.h"
-#include "runtime/cuda/gpu_test_support.h"
+#include "runtime/cuda/gpu_testing.h"
+#include "runtime/cuda/kernel_ir_testing.h"
 #include "runtime/cuda/ptx_codegen.h"
-#include "runtime/cuda/testing_kernels.h"
 
 namespace accelmem {
 namespace runtime {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/cuda/gpu_test_support.h"
+#include "runtime/cuda/gpu_testing.h"
 
 namespace accelmem {
 namespace runtime {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gc/device/gc_scratch.h"
+#include "runtime/cuda/device/cuda_entry_points.h"
 #include "runtime/cuda/gc_cuda_kernels_bitcode.h"
 #include "runtime/cuda/ptx_codegen.h"
 #include "runtime/runtime_bitcode.h"
@@ -49,14 +50,10 @@ absl::string_view KernelBitcode() {
 }  // namespace
 
 const std::vector<std::string>& CudaGcKernelNames() {
-  static const std::vector<std::string>* names = new std::vector<std::string>{
-      "accelmem_cuda_gc_prepare",      "accelmem_cuda_gc_phase0",
-      "accelmem_cuda_gc_phase1",       "accelmem_cuda_gc_phase2",
-      "accelmem_cuda_layout",          "accelmem_cuda_nm_init",
-      "accelmem_cuda_nm_allocate",     "accelmem_cuda_nm_recycle",
-      "accelmem_cuda_nm_fill",         "accelmem_cuda_nm_stats",
-      "accelmem_cuda_nm_free_indices", "accelmem_cuda_nm_count_nonzero",
-  };
+#define ACCELMEM_CUDA_ENTRY_POINT_NAME(name, params) #name,
+  static const std::vector<std::string>* names =
+      new std::vector<std::string>{ACCELMEM_CUDA_GC_ENTRY_POINTS(ACCELMEM_CUDA_ENTRY_POINT_NAME)};
+#undef ACCELMEM_CUDA_ENTRY_POINT_NAME
   return *names;
 }
 

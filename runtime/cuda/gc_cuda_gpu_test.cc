@@ -1,5 +1,5 @@
 // Runs only with --config=gpu on a machine with an NVIDIA GPU (tag "gpu"); skips with a message
-// when no device is visible, or fails when ACCELMEM_REQUIRE_GPU=1 (gpu_test_support.h). A
+// when no device is visible, or fails when ACCELMEM_REQUIRE_GPU=1 (gpu_testing.h). A
 // NodeManager in device memory is allocated from, filled, partly recycled and collected by the
 // three GC kernels; the result must match the serial CPU GC on the same history: the same multiset
 // of free indices, every recycled cell zeroed, nothing else touched, and the recycled cells reused
@@ -15,7 +15,7 @@
 #include "gc/device/gc_serial.h"
 #include "gtest/gtest.h"
 #include "runtime/cuda/gc_cuda.h"
-#include "runtime/cuda/gpu_test_support.h"
+#include "runtime/cuda/gpu_testing.h"
 #include "sparse_runtime/device/node_manager.h"
 #include "sparse_runtime/device/runtime_memory.h"
 #include "sparse_runtime/host_memory_pool.h"

@@ -4,8 +4,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/cuda/kernel_ir_testing.h"
 #include "runtime/cuda/ptxas_testing.h"
-#include "runtime/cuda/testing_kernels.h"
 
 namespace accelmem {
 namespace runtime {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "sparse_runtime/snode_test_util.h"
+#include "sparse_runtime/snode_testing.h"
 
 namespace accelmem {
 namespace sparse_runtime {

@@ -1,7 +1,7 @@
 #include "sparse_runtime/device/snode_dense.h"
 
 #include "gtest/gtest.h"
-#include "sparse_runtime/snode_test_util.h"
+#include "sparse_runtime/snode_testing.h"
 
 namespace accelmem {
 namespace sparse_runtime {

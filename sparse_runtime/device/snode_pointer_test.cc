@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "sparse_runtime/device/node_cache.h"
 #include "sparse_runtime/device/node_manager.h"
-#include "sparse_runtime/snode_test_util.h"
+#include "sparse_runtime/snode_testing.h"
 
 namespace accelmem {
 namespace sparse_runtime {

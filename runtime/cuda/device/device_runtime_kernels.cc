@@ -1,7 +1,8 @@
 // GPU entry points that build and inspect a sparse runtime in device memory
-// (//runtime/cuda:device_runtime). Compiled only to nvptx64 bitcode and linked with the runtime's
-// runtime_cuda.bc into PTX at run time; freestanding C++17 (sparse_runtime/device/arch.h), extern
-// "C" names so the host finds them without demangling.
+// (//runtime/cuda:device_runtime), declared in cuda_entry_points.h. Compiled only to nvptx64
+// bitcode and linked with the runtime's runtime_cuda.bc into PTX at run time; freestanding C++17
+// (sparse_runtime/device/arch.h), extern "C" names so the host finds them without demangling.
+#include "runtime/cuda/device/cuda_entry_points.h"
 #include "runtime/cuda/device/device_runtime_abi.h"
 #include "sparse_runtime/device/runtime_context.h"
 #include "sparse_runtime/device/runtime_memory.h"

@@ -1,11 +1,11 @@
-// File: gc/gc_test_util.h
+// File: gc/gc_testing.h
 //
 // Test helpers for the GC: a NodeManager on a host memory pool, deterministic cell patterns,
 // randomized allocate/recycle histories, and CheckCollected, which verifies every GC invariant
 // against a snapshot taken before the collection (free multiset, zeroed recycled cells, live cells
 // untouched byte for byte, cursor and list sizes, bitmap back to all-zero).
-#ifndef ACCELMEM_GC_GC_TEST_UTIL_H_
-#define ACCELMEM_GC_GC_TEST_UTIL_H_
+#ifndef ACCELMEM_GC_GC_TESTING_H_
+#define ACCELMEM_GC_GC_TESTING_H_
 
 #include <cstdint>
 #include <memory>
@@ -70,4 +70,4 @@ std::vector<std::vector<uint8_t>> AllCells(const NodeManager& nm);
 }  // namespace gc
 }  // namespace accelmem
 
-#endif  // ACCELMEM_GC_GC_TEST_UTIL_H_
+#endif  // ACCELMEM_GC_GC_TESTING_H_

@@ -1,4 +1,4 @@
-#include "gc/gc_test_util.h"
+#include "gc/gc_testing.h"
 
 #include <algorithm>
 #include <cstring>

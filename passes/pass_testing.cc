@@ -1,4 +1,4 @@
-#include "passes/test_util.h"
+#include "passes/pass_testing.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // Test helpers for the memory passes: run a pipeline on program text, canonicalise text.
-#ifndef ACCELMEM_PASSES_TEST_UTIL_H_
-#define ACCELMEM_PASSES_TEST_UTIL_H_
+#ifndef ACCELMEM_PASSES_PASS_TESTING_H_
+#define ACCELMEM_PASSES_PASS_TESTING_H_
 
 #include <string>
 
@@ -28,4 +28,4 @@ ir::ProgramPtr ParseOrDie(absl::string_view text);
 }  // namespace passes
 }  // namespace accelmem
 
-#endif  // ACCELMEM_PASSES_TEST_UTIL_H_
+#endif  // ACCELMEM_PASSES_PASS_TESTING_H_

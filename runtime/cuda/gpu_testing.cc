@@ -1,4 +1,4 @@
-#include "runtime/cuda/gpu_test_support.h"
+#include "runtime/cuda/gpu_testing.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -1,9 +1,8 @@
-// GPU entry points of the CUDA garbage collector (//runtime/cuda:gc_cuda), compiled only to nvptx64
-// bitcode
-// (//runtime/cuda:gc_cuda_kernels_bc) and linked with the runtime's nvptx64 module
-// (runtime_cuda.bc) by
-// //runtime/cuda:ptx_codegen. Freestanding C++17 (sparse_runtime/device/arch.h), extern "C" names
-// so the host driver finds them without demangling.
+// GPU entry points of the CUDA garbage collector (//runtime/cuda:gc_cuda), declared in
+// cuda_entry_points.h, compiled only to nvptx64 bitcode (//runtime/cuda:gc_cuda_kernels_bc) and
+// linked with the runtime's nvptx64 module (runtime_cuda.bc) by //runtime/cuda:ptx_codegen.
+// Freestanding C++17 (sparse_runtime/device/arch.h), extern "C" names so the host driver finds
+// them without demangling.
 //
 // The GC kernels are upstream's three-kernel collection (codegen_cuda.cpp): phase 0 and 2 on a grid
 // of blocks, phase 1 on one thread; the kernel boundaries are the grid-wide barriers. The
@@ -14,6 +13,7 @@
 #include "gc/device/phase0_compact_free_list.h"
 #include "gc/device/phase1_swap_lists.h"
 #include "gc/device/phase2_refill_and_zero.h"
+#include "runtime/cuda/device/cuda_entry_points.h"
 #include "sparse_runtime/device/node_manager.h"
 #include "sparse_runtime/device/runtime_memory.h"
 

@@ -1,4 +1,4 @@
-// File: runtime/cuda/gpu_test_support.h
+// File: runtime/cuda/gpu_testing.h
 //
 // What a GPU test (tag "gpu") does when no usable GPU is there. By default it skips with the
 // reason, so that the tests can be run anywhere. With ACCELMEM_REQUIRE_GPU=1 in the environment
@@ -7,8 +7,8 @@
 // error, not a pass.
 //
 //   void SetUp() override { ACCELMEM_OPEN_GPU_OR_SKIP(driver_); }
-#ifndef ACCELMEM_RUNTIME_CUDA_GPU_TEST_SUPPORT_H_
-#define ACCELMEM_RUNTIME_CUDA_GPU_TEST_SUPPORT_H_
+#ifndef ACCELMEM_RUNTIME_CUDA_GPU_TESTING_H_
+#define ACCELMEM_RUNTIME_CUDA_GPU_TESTING_H_
 
 #include <memory>
 #include <string>
@@ -50,4 +50,4 @@ GpuUnavailable OnGpuUnavailable(const absl::Status& open_status);
     (driver) = std::move(*accelmem_opened_);                                      \
   } while (0)
 
-#endif  // ACCELMEM_RUNTIME_CUDA_GPU_TEST_SUPPORT_H_
+#endif  // ACCELMEM_RUNTIME_CUDA_GPU_TESTING_H_

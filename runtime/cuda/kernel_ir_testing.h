@@ -1,6 +1,6 @@
 // Small NVPTX kernels in LLVM IR shared by the CUDA backend's tests.
-#ifndef ACCELMEM_RUNTIME_CUDA_TESTING_KERNELS_H_
-#define ACCELMEM_RUNTIME_CUDA_TESTING_KERNELS_H_
+#ifndef ACCELMEM_RUNTIME_CUDA_KERNEL_IR_TESTING_H_
+#define ACCELMEM_RUNTIME_CUDA_KERNEL_IR_TESTING_H_
 
 namespace accelmem {
 namespace runtime {
@@ -34,4 +34,4 @@ done:
 }  // namespace runtime
 }  // namespace accelmem
 
-#endif  // ACCELMEM_RUNTIME_CUDA_TESTING_KERNELS_H_
+#endif  // ACCELMEM_RUNTIME_CUDA_KERNEL_IR_TESTING_H_

@@ -1,9 +1,9 @@
-// File: sparse_runtime/snode_test_util.h
+// File: sparse_runtime/snode_testing.h
 //
 // Test fixture for the X_* SNode functions: a RuntimeContext over a HostMemoryPool, and helpers
 // that fill meta structs by hand (what the host runtime or codegen does for real trees).
-#ifndef ACCELMEM_SPARSE_RUNTIME_SNODE_TEST_UTIL_H_
-#define ACCELMEM_SPARSE_RUNTIME_SNODE_TEST_UTIL_H_
+#ifndef ACCELMEM_SPARSE_RUNTIME_SNODE_TESTING_H_
+#define ACCELMEM_SPARSE_RUNTIME_SNODE_TESTING_H_
 
 #include <cstring>
 
@@ -55,4 +55,4 @@ class SNodeTestContext {
 }  // namespace sparse_runtime
 }  // namespace accelmem
 
-#endif  // ACCELMEM_SPARSE_RUNTIME_SNODE_TEST_UTIL_H_
+#endif  // ACCELMEM_SPARSE_RUNTIME_SNODE_TESTING_H_
