@@ -60,7 +60,9 @@ bool accelmem_Pointer_deactivate_cached(void* meta, u8* node, i32 i, void* cache
 void accelmem_Pointer_cache_init(void* meta, void* cache) {
   sparse_runtime::Pointer_cache_init(M(meta), Cache(cache));
 }
-void accelmem_Pointer_cache_flush(void* cache) { sparse_runtime::Pointer_cache_flush(Cache(cache)); }
+void accelmem_Pointer_cache_flush(void* cache) {
+  sparse_runtime::Pointer_cache_flush(Cache(cache));
+}
 u64 accelmem_Pointer_cells_origin(void* meta) {
   return static_cast<u64>(sparse_runtime::Pointer_cells_origin(M(meta)));
 }

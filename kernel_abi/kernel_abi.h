@@ -88,10 +88,10 @@ ACCELMEM_KERNEL_ENTRY_POINTS(ACCELMEM_KERNEL_ABI_DECLARE)
 // offsetof(), which this definition alone fixes: each is one pointer of the target (x86-64 and
 // nvptx64 are both 64-bit), with no padding (checked below).
 struct KernelContext {
-  u8* root;              // the root buffer
-  void* runtime;         // the RuntimeContext: error state, allocators
-  u8* const* metas;      // per SNode id: its meta struct
-  u8* const* ambients;   // per SNode id: its ambient element (or null)
+  u8* root;             // the root buffer
+  void* runtime;        // the RuntimeContext: error state, allocators
+  u8* const* metas;     // per SNode id: its meta struct
+  u8* const* ambients;  // per SNode id: its ambient element (or null)
 };
 
 static_assert(sizeof(void*) == 8, "kernels load KernelContext members as 64-bit pointers");

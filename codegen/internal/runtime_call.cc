@@ -25,10 +25,9 @@ std::string Print(const llvm::Type* t) {
 // Compares accelmem_abi_layout, as the module was compiled, with the header.
 void CheckLayout(const llvm::Module& runtime, std::vector<std::string>* problems) {
   const llvm::GlobalVariable* layout = runtime.getGlobalVariable("accelmem_abi_layout");
-  const auto* values =
-      layout != nullptr && layout->hasInitializer()
-          ? llvm::dyn_cast<llvm::ConstantDataArray>(layout->getInitializer())
-          : nullptr;
+  const auto* values = layout != nullptr && layout->hasInitializer()
+                           ? llvm::dyn_cast<llvm::ConstantDataArray>(layout->getInitializer())
+                           : nullptr;
   if (values == nullptr || values->getNumElements() != kernel_abi::kNumLayoutFields) {
     problems->push_back("no accelmem_abi_layout record of kernel_abi.h's layout");
     return;
@@ -36,7 +35,8 @@ void CheckLayout(const llvm::Module& runtime, std::vector<std::string>* problems
   auto expect = [&](int field, uint64_t want, const char* what) {
     const uint64_t got = values->getElementAsInteger(field);
     if (got != want) {
-      problems->push_back(absl::StrCat(what, " is ", got, " in the module, ", want, " in the header"));
+      problems->push_back(
+          absl::StrCat(what, " is ", got, " in the module, ", want, " in the header"));
     }
   };
   expect(kernel_abi::kLayoutKernelContextBytes, sizeof(kernel_abi::KernelContext),
@@ -52,8 +52,8 @@ void CheckLayout(const llvm::Module& runtime, std::vector<std::string>* problems
 
 const std::vector<RuntimeFunction>& AllRuntimeFunctions() {
 #define ACCELMEM_RUNTIME_FUNCTION_ENTRY(ret, name, params) ACCELMEM_RUNTIME_FUNCTION(name),
-  static const auto* all =
-      new std::vector<RuntimeFunction>{ACCELMEM_KERNEL_ENTRY_POINTS(ACCELMEM_RUNTIME_FUNCTION_ENTRY)};
+  static const auto* all = new std::vector<RuntimeFunction>{
+      ACCELMEM_KERNEL_ENTRY_POINTS(ACCELMEM_RUNTIME_FUNCTION_ENTRY)};
 #undef ACCELMEM_RUNTIME_FUNCTION_ENTRY
   return *all;
 }

@@ -62,9 +62,10 @@ struct RuntimeFunction {
   llvm::FunctionType* (*type)(llvm::LLVMContext&);
 };
 
-#define ACCELMEM_RUNTIME_FUNCTION(fn)                                                        \
-  ::accelmem::codegen::internal::RuntimeFunction {                                         \
-    #fn, &::accelmem::codegen::internal::AbiFunctionType<decltype(::accelmem::kernel_abi::fn)>::Get \
+#define ACCELMEM_RUNTIME_FUNCTION(fn)                                                            \
+  ::accelmem::codegen::internal::RuntimeFunction {                                               \
+#fn, &::accelmem::codegen::internal::AbiFunctionType < decltype(::accelmem::kernel_abi::fn)> \
+             ::Get                                                                               \
   }
 
 // Every function of ACCELMEM_KERNEL_ENTRY_POINTS, in the header's order.

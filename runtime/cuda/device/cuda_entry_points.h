@@ -19,28 +19,28 @@
 #include "sparse_runtime/device/runtime_memory.h"
 
 // A sparse runtime in device memory (device_runtime_kernels.cc, //runtime/cuda:device_runtime).
-#define ACCELMEM_CUDA_RUNTIME_ENTRY_POINTS(X)                                                  \
-  X(accelmem_cuda_runtime_layout, (i64 * out))                                                \
-  X(accelmem_cuda_runtime_init, (RuntimeContext * rt, Ptr pool, u64 pool_size, i32 num_snodes, \
-                                 u64 root_size, const DeviceAllocatorSpec* specs,              \
-                                 i32 num_specs, u64* out))                                     \
+#define ACCELMEM_CUDA_RUNTIME_ENTRY_POINTS(X)                                     \
+  X(accelmem_cuda_runtime_layout, (i64 * out))                                    \
+  X(accelmem_cuda_runtime_init,                                                   \
+    (RuntimeContext * rt, Ptr pool, u64 pool_size, i32 num_snodes, u64 root_size, \
+     const DeviceAllocatorSpec* specs, i32 num_specs, u64* out))                  \
   X(accelmem_cuda_runtime_take_error, (RuntimeContext * rt, i32 * code, char* message))
 
 // The CUDA GC and a NodeManager in device memory (gc_cuda_kernels.cc, //runtime/cuda:gc_cuda):
 // the collection's kernels in launch order first.
-#define ACCELMEM_CUDA_GC_ENTRY_POINTS(X)                                                      \
-  X(accelmem_cuda_gc_prepare, (NodeManager * nm, GcScratch * scratch, i32 num_workers))       \
-  X(accelmem_cuda_gc_phase0, (NodeManager * nm, GcScratch * scratch, i32 num_workers))        \
-  X(accelmem_cuda_gc_phase1, (NodeManager * nm, GcScratch * scratch, i32 num_workers))        \
-  X(accelmem_cuda_gc_phase2, (NodeManager * nm, GcScratch * scratch))                         \
-  X(accelmem_cuda_layout, (i64 * out))                                                        \
-  X(accelmem_cuda_nm_init, (RuntimeMemory * memory, Ptr pool, u64 pool_size, NodeManager* nm, \
-                            u64 node_size, i32 chunk_num_elements, i32* ok))                  \
-  X(accelmem_cuda_nm_allocate, (NodeManager * nm, i32 * out, i32 n))                          \
-  X(accelmem_cuda_nm_recycle, (NodeManager * nm, const i32* indices, i32 n))                  \
-  X(accelmem_cuda_nm_fill, (NodeManager * nm, const i32* indices, i32 n, u32 value))          \
-  X(accelmem_cuda_nm_stats, (const NodeManager* nm, i32* out))                                \
-  X(accelmem_cuda_nm_free_indices, (const NodeManager* nm, i32* out, i32 capacity))           \
+#define ACCELMEM_CUDA_GC_ENTRY_POINTS(X)                                                       \
+  X(accelmem_cuda_gc_prepare, (NodeManager * nm, GcScratch * scratch, i32 num_workers))        \
+  X(accelmem_cuda_gc_phase0, (NodeManager * nm, GcScratch * scratch, i32 num_workers))         \
+  X(accelmem_cuda_gc_phase1, (NodeManager * nm, GcScratch * scratch, i32 num_workers))         \
+  X(accelmem_cuda_gc_phase2, (NodeManager * nm, GcScratch * scratch))                          \
+  X(accelmem_cuda_layout, (i64 * out))                                                         \
+  X(accelmem_cuda_nm_init, (RuntimeMemory * memory, Ptr pool, u64 pool_size, NodeManager * nm, \
+                            u64 node_size, i32 chunk_num_elements, i32 * ok))                  \
+  X(accelmem_cuda_nm_allocate, (NodeManager * nm, i32 * out, i32 n))                           \
+  X(accelmem_cuda_nm_recycle, (NodeManager * nm, const i32* indices, i32 n))                   \
+  X(accelmem_cuda_nm_fill, (NodeManager * nm, const i32* indices, i32 n, u32 value))           \
+  X(accelmem_cuda_nm_stats, (const NodeManager* nm, i32* out))                                 \
+  X(accelmem_cuda_nm_free_indices, (const NodeManager* nm, i32* out, i32 capacity))            \
   X(accelmem_cuda_nm_count_nonzero, (const NodeManager* nm, const i32* indices, i32 n, u64* count))
 
 namespace accelmem {
