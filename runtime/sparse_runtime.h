@@ -185,8 +185,12 @@ class SparseRuntime {
 
   // Visits every active cell of `snode` (for a place: the value addresses of its parent's active
   // cells) once, serially in layout order / in parallel on the thread pool.
+  // A struct-for of the native runtime reuses the element lists (the active containers) of the
+  // previous one over the same leaf while no activation or deactivation changed an SNode they
+  // depend on, on any path (list_generations() counts the lists it made).
   absl::Status StructFor(const sparse_runtime::SNode& snode, Visitor visit);
   absl::Status ParallelStructFor(const sparse_runtime::SNode& snode, ParallelVisitor visit);
+  int64_t list_generations() const { return list_generations_.load(std::memory_order_relaxed); }
 
   // Garbage collection (//gc:gc_collector) of every allocator SNode that has recycled cells:
   // recycled cells are zeroed (in address order) and become free again, reused FIFO.
@@ -254,7 +258,10 @@ class SparseRuntime {
   int32_t NumElements(const sparse_runtime::SNode& s, sparse_runtime::Ptr container);
   void DeactivateSubtree(const sparse_runtime::SNode& s, sparse_runtime::Ptr cell);
   void DeactivateOne(const sparse_runtime::SNode& s, sparse_runtime::Ptr container, int32_t i);
-  std::vector<ListElement> ListGen(const sparse_runtime::SNode& leaf);
+  // The active containers of `leaf`: the list of the last call for this leaf while no SNode it
+  // depends on (its ancestors, and itself if dynamic) changed structure since, else a new one
+  // (list_generations() counts those).
+  std::shared_ptr<const std::vector<ListElement>> ListGen(const sparse_runtime::SNode& leaf);
   void ListGenRec(const sparse_runtime::SNode& leaf, int depth, sparse_runtime::Ptr cell,
                   const std::array<int32_t, sparse_runtime::kMaxAxes>& base,
                   std::vector<ListElement>* out);
@@ -297,6 +304,18 @@ class SparseRuntime {
   std::vector<sparse_runtime::NodeCache>
       caches_;            // sized once the pool exists (guarded by thread_pool_mu_)
   std::mutex caches_mu_;  // held by the top-level native ParallelStructFor
+  // Element lists of the native struct-fors, per leaf SNode id, reused while the generations of
+  // the SNodes they depend on are unchanged. A generation counts the times the SNode's
+  // StructMeta::structure_changed flag was found set (and cleared) here, so one flag serves every
+  // leaf below it.
+  struct ListCache {
+    std::vector<uint64_t> generations;  // of the leaf's dependencies, when `list` was made
+    std::shared_ptr<const std::vector<ListElement>> list;
+  };
+  std::mutex list_cache_mu_;
+  std::vector<uint64_t> structure_generations_;  // per SNode id (guarded by list_cache_mu_)
+  std::vector<ListCache> list_caches_;           // per SNode id (guarded by list_cache_mu_)
+  std::atomic<int64_t> list_generations_{0};
   // Returns the worker's cache for `s` when this thread is a worker of this runtime's struct-for.
   sparse_runtime::NodeCache* WorkerCache(const sparse_runtime::SNode& s);
   // Sizes caches_ for `workers` pool threads (once).

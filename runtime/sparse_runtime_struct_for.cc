@@ -15,6 +15,7 @@ namespace accelmem {
 namespace runtime {
 
 using sparse_runtime::HasAllocator;
+using sparse_runtime::IsSparse;
 using sparse_runtime::kMaxAxes;
 using sparse_runtime::NodeCache;
 using sparse_runtime::Ptr;
@@ -23,6 +24,7 @@ using sparse_runtime::RuntimeErrorRecord;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeType;
 using sparse_runtime::StructForExtent;
+using sparse_runtime::u32;
 
 using internal::kListgenMaxCells;
 using internal::RouteScope;
@@ -62,16 +64,45 @@ void SparseRuntime::ListGenRec(const SNode& leaf, int depth, Ptr cell,
   }
 }
 
-std::vector<SparseRuntime::ListElement> SparseRuntime::ListGen(const SNode& leaf) {
-  std::vector<ListElement> out;
+std::shared_ptr<const std::vector<SparseRuntime::ListElement>> SparseRuntime::ListGen(
+    const SNode& leaf) {
+  std::lock_guard<std::mutex> guard(list_cache_mu_);
+  const int n = tree_.num_snodes();
+  if (list_caches_.empty()) {
+    list_caches_.resize(n);
+    structure_generations_.assign(n, 0);
+  }
+  // Fold every sparse SNode's changed-flag into its generation (clearing it serves every leaf).
+  for (int id = 0; id < n; ++id) {
+    const SNode& s = tree_.snode(id);
+    if (!IsSparse(s.type())) continue;
+    u32* flag = &sparse_runtime::as_struct_meta(meta(s))->structure_changed;
+    if (sparse_runtime::atomic_exchange(flag, u32{0}) != 0) ++structure_generations_[id];
+  }
+  // The list depends on which cells of the levels above the leaf are active, and on the length
+  // of a dynamic leaf's containers (a pointer or bitmasked leaf's cells are tested as visited).
+  std::vector<uint64_t> generations;
+  const auto& path = leaf.path();
+  for (size_t depth = 1; depth < path.size(); ++depth) {
+    const SNode& level = *path[depth];
+    if (&level != &leaf || level.type() == SNodeType::kDynamic) {
+      generations.push_back(structure_generations_[level.id()]);
+    }
+  }
+  ListCache& cache = list_caches_[leaf.id()];
+  if (cache.list != nullptr && cache.generations == generations) return cache.list;
+  auto out = std::make_shared<std::vector<ListElement>>();
   std::array<int32_t, kMaxAxes> base;
   base.fill(0);
   if (leaf.parent() == nullptr) {
-    out.push_back({context_.root, 1, base});
-    return out;
+    out->push_back({context_.root, 1, base});
+  } else {
+    ListGenRec(leaf, 1, context_.root, base, out.get());
   }
-  ListGenRec(leaf, 1, context_.root, base, &out);
-  return out;
+  list_generations_.fetch_add(1, std::memory_order_relaxed);
+  cache.generations = std::move(generations);
+  cache.list = std::move(out);
+  return cache.list;
 }
 
 template <typename Fn>
@@ -140,7 +171,8 @@ absl::Status SparseRuntime::StructForUnlocked(const SNode& snode, Visitor visit)
     return errors.Finish(backend_->StructFor(snode, 0, StructForExtent(leaf), visit),
                          "struct-for over", snode);
   }
-  for (const ListElement& e : ListGen(leaf)) {
+  const std::shared_ptr<const std::vector<ListElement>> list = ListGen(leaf);
+  for (const ListElement& e : *list) {
     VisitRange(leaf, offset, e, 0, e.num_cells, visit);
   }
   return errors.Finish(absl::OkStatus(), "struct-for over", snode);
@@ -220,7 +252,8 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
     });
     return errors.Finish(error, "parallel struct-for over", snode);
   }
-  const std::vector<ListElement> list = ListGen(leaf);
+  const std::shared_ptr<const std::vector<ListElement>> cached = ListGen(leaf);
+  const std::vector<ListElement>& list = *cached;
   // Split every container into ceil(n / 1024) parts (ceiling division: no cell is skipped).
   struct Task {
     int32_t element, lo, hi;

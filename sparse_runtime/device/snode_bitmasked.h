@@ -75,6 +75,7 @@ ACCELMEM_RT_INLINE void Bitmasked_activate_inline(const M& m, Ptr node, i32 i) {
 #else
   atomic_store_release(flag, u8{1});
 #endif
+  StructMeta_mark_changed(m.base());
 }
 template <typename M>
 ACCELMEM_RT_INLINE bool Bitmasked_deactivate_inline(const M& m, Ptr node, i32 i) {
@@ -83,6 +84,7 @@ ACCELMEM_RT_INLINE bool Bitmasked_deactivate_inline(const M& m, Ptr node, i32 i)
   // Only the thread that clears the flag zero-fills the cell.
   const u32 old = atomic_and(Bitmasked_flag_word_of(m, node, i), ~(u32{0xFF} << shift));
   if ((old >> shift & 0xFF) == 0) return false;
+  StructMeta_mark_changed(m.base());
   mem_zero(Bitmasked_lookup_element_inline(m, node, i), m.element_size());
   return true;
 }

@@ -70,6 +70,7 @@ void Dynamic_activate(Ptr meta, Ptr node_ptr, i32 i) {
     while (static_cast<i32>(s & kLengthMask) <= i &&
            !atomic_cas(&node->state, &s, (s & ~kLengthMask) | static_cast<u64>(i + 1))) {
     }
+    StructMeta_mark_changed(&m->base);
   }
   mutex_unlock_i32(&node->lock);
 }
@@ -91,6 +92,7 @@ Ptr Dynamic_allocate(Ptr meta, Ptr node_ptr, i32* len) {
     Ptr tail = atomic_load_acquire(&node->tail);
     if (tail != nullptr && *chunk_index(tail) == Dynamic_chunk_of(m, i)) {
       if (atomic_cas(&node->state, &s, s + 1)) {
+        StructMeta_mark_changed(&m->base);
         *len = i;
         return cell_in_chunk(m, tail, i);
       }
@@ -122,6 +124,7 @@ void Dynamic_deactivate(Ptr meta, Ptr node_ptr) {
   u64 s = atomic_load_relaxed(&node->state);
   while (!atomic_cas(&node->state, &s, (s & ~kLengthMask) + kGeneration)) {
   }
+  StructMeta_mark_changed(&m->base);
   while (chunk != nullptr) {
     // The chunk is only zeroed by the next GC, so its link is still readable after recycling.
     Ptr next = atomic_load_relaxed(next_link(chunk));

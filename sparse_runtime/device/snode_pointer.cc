@@ -59,7 +59,10 @@ ACCELMEM_RT_INLINE void give_back_cell(const StructMeta* m, i32 k, NodeCache* ca
 ACCELMEM_RT_INLINE bool publish_cell(const StructMeta* m, PointerSlot* slot, i32 k,
                                      NodeCache* cache) {
   PointerSlot expected = 0;
-  if (atomic_cas(slot, &expected, Pointer_slot_value(k))) return true;
+  if (atomic_cas(slot, &expected, Pointer_slot_value(k))) {
+    StructMeta_mark_changed(m);
+    return true;
+  }
   give_back_cell(m, k, cache);
   return false;
 }
@@ -76,6 +79,7 @@ ACCELMEM_RT_INLINE void activate_slot(const StructMeta* m, PointerSlot* slot, No
         if (atomic_cas(slot, &v, kPointerClaimed)) {
           const i32 k = allocate_cell(m, cache);
           atomic_store_release(slot, k >= 0 ? Pointer_slot_value(k) : PointerSlot{0});
+          if (k >= 0) StructMeta_mark_changed(m);
           return;
         }
         continue;  // v now holds what the slot held instead of 0
@@ -119,6 +123,7 @@ void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, N
   // Indices of the cells this thread took, not yet recycled (only without a cache).
   i32 taken[kPointerDeactivateRecycleBatch];
   i32 num_taken = 0;
+  bool any_taken = false;
   for (i32 k = 0; k < n && k < kBlock; ++k) prefetch_for_write(slots + indices[k]);
   for (i32 begin = 0; begin < n; begin += kBlock) {
     const i32 end = n - begin > kBlock ? begin + kBlock : n;
@@ -130,6 +135,7 @@ void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, N
       PointerSlot* const slot = slots + indices[k];
       const PointerSlot v = Pointer_take_cell(slot, atomic_load_acquire(slot));
       if (v == 0) continue;
+      any_taken = true;
       if (cache != nullptr) {
         cache->recycle_index(Pointer_cell_index(v));
         continue;
@@ -142,6 +148,7 @@ void Pointer_deactivate_indices(Ptr meta, Ptr node, const i32* indices, i32 n, N
     }
   }
   if (num_taken > 0) manager->recycle_indices(taken, num_taken);
+  if (any_taken) StructMeta_mark_changed(as_struct_meta(meta));
 }
 
 void Pointer_cache_init(Ptr meta, NodeCache* cache) {

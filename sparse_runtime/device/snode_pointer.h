@@ -382,6 +382,7 @@ ACCELMEM_RT_INLINE bool Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
   if (cache != nullptr) {
     const PointerSlot v = Pointer_take_cell(slot, seen);
     if (v == 0) return false;
+    StructMeta_mark_changed(m.base());
     Pointer_recycle_taken(m, v, cache);
     return true;
   }
@@ -390,6 +391,7 @@ ACCELMEM_RT_INLINE bool Pointer_deactivate_inline(const M& m, Ptr node, i32 i,
       runtime_node_manager(base->context, base->snode_id)->recycled_list.appender();
   const PointerSlot v = Pointer_take_cell(slot, seen);
   if (v == 0) return false;
+  StructMeta_mark_changed(base);
   recycled.push_back<NodeManager::list_data_type>(Pointer_cell_index(v));
   return true;
 }
@@ -407,6 +409,7 @@ ACCELMEM_RT_INLINE void Pointer_deactivate_owned_inline(const M& m, Ptr node, i3
   const PointerSlot v = atomic_load_acquire(slot);
   if (!Pointer_is_cell(v)) return;  // inactive, or claimed by an activation in progress
   atomic_store_release(slot, PointerSlot{0});
+  StructMeta_mark_changed(m.base());
   Pointer_recycle_taken(m, v, cache);
 }
 

@@ -29,6 +29,12 @@ using GetNumElementsFn = i32 (*)(Ptr meta, Ptr node);
 
 struct StructMeta {
   i32 snode_id;
+  // Set (to 1) whenever the SNode's set of active cells changes, or a dynamic SNode's length:
+  // by StructMeta_mark_changed, from every activation that installs a cell and every
+  // deactivation that removes one, on any path (host API, JIT kernels, GPU). The host reads and
+  // clears it to know when a struct-for may reuse its element lists (SparseRuntime's list cache).
+  // In the padding after snode_id: no other member moves.
+  u32 structure_changed;
   u64 element_size;
   i64 max_num_elements;
   LookupElementFn lookup_element;
@@ -47,6 +53,13 @@ ACCELMEM_RT_INLINE Ptr StructMeta_from_parent(const StructMeta* meta, Ptr parent
 
 ACCELMEM_RT_INLINE StructMeta* as_struct_meta(Ptr meta) {
   return reinterpret_cast<StructMeta*>(meta);
+}
+
+// Records that `meta`'s SNode changed structure (see StructMeta::structure_changed). A load before
+// the store: while the flag stays set, the meta's cache line stays shared between threads.
+ACCELMEM_RT_INLINE void StructMeta_mark_changed(const StructMeta* meta) {
+  u32* flag = const_cast<u32*>(&meta->structure_changed);
+  if (atomic_load_relaxed(flag) == 0) atomic_store_release(flag, u32{1});
 }
 
 // Meta views. The header-inline fast paths of the SNode kinds (`X_op_inline` in snode_*.h) read

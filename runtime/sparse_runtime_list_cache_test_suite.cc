@@ -1,0 +1,182 @@
+// Struct-fors against a model while the tree changes between and inside them: the native runtime
+// reuses a leaf's element lists until an SNode they depend on changes structure (see
+// SparseRuntime::ListGen), so every interleaving of activations, deactivations, collections,
+// writes from visitors and struct-fors must still visit exactly the model's active cells, with
+// their values. Run for every backend of SparseRuntimeTest (native, CPU JIT).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "runtime/sparse_runtime_test_suite.h"
+
+namespace accelmem {
+namespace runtime {
+namespace {
+
+using sparse_runtime::Axis;
+using sparse_runtime::SNode;
+using sparse_runtime::SNodeTree;
+
+const Axis i(0);
+
+// One tree shape: `leaf_cells` cells of place x over [0, n), activated in blocks of `block`
+// cells: a block is active when any of its cells is (dense leaves: then all of them are).
+struct Shape {
+  const char* name;
+  int n;
+  int block;        // cells per outer cell (the level a deactivation of a block removes)
+  bool dense_leaf;  // the leaf level is dense: a block's cells are active together
+  void (*build)(SNodeTree& tree);
+};
+
+const Shape kShapes[] = {
+    {"pointer_dense", 64, 8, true,
+     [](SNodeTree& t) { t.root().pointer(i, 8).dense(i, 8).place<int32_t>("x"); }},
+    {"pointer_pointer", 64, 8, false,
+     [](SNodeTree& t) { t.root().pointer(i, 8).pointer(i, 8).place<int32_t>("x"); }},
+    {"dense_bitmasked", 64, 8, false,
+     [](SNodeTree& t) { t.root().dense(i, 8).bitmasked(i, 8).place<int32_t>("x"); }},
+    {"pointer_bitmasked", 64, 16, false,
+     [](SNodeTree& t) { t.root().pointer(i, 4).bitmasked(i, 16).place<int32_t>("x"); }},
+};
+
+// The model: value per active cell.
+using Model = std::map<int, int32_t>;
+
+void ExpectVisitsMatch(SparseRuntime& rt, const SNode& x, const Model& model, bool parallel,
+                       const std::string& where) {
+  Model seen;
+  std::mutex mu;
+  absl::Status s;
+  if (parallel) {
+    s = rt.ParallelStructFor(x, [&](absl::Span<const int32_t> idx, void* v, int) {
+      std::lock_guard<std::mutex> guard(mu);
+      EXPECT_TRUE(seen.emplace(idx[0], *static_cast<int32_t*>(v)).second) << where;
+    });
+  } else {
+    s = rt.StructFor(x, [&](absl::Span<const int32_t> idx, void* v) {
+      EXPECT_TRUE(seen.emplace(idx[0], *static_cast<int32_t*>(v)).second) << where;
+    });
+  }
+  ASSERT_TRUE(s.ok()) << where << ": " << s;
+  EXPECT_EQ(seen, model) << where;
+}
+
+TEST_P(SparseRuntimeTest, StructForListsFollowEveryStructureChange) {
+  for (const Shape& shape : kShapes) {
+    for (uint32_t seed = 0; seed < 12; ++seed) {
+      SNodeTree tree;
+      shape.build(tree);
+      SparseRuntimeOptions options;
+      options.num_threads = 2;
+      options.auto_collect = seed % 2 == 0;
+      auto rt = Make(tree, options);
+      const SNode& x = *tree.FindPlace("x");
+      const SNode& block_level = *x.parent()->parent();  // the outer level (pointer or dense)
+      const SNode& cell_level = *x.parent();
+      std::mt19937 rng(seed * 7919 + static_cast<uint32_t>(shape.n));
+      Model model;
+      auto activate_block = [&](int b) {
+        if (!shape.dense_leaf) return;
+        for (int c = b * shape.block; c < (b + 1) * shape.block; ++c) model.emplace(c, 0);
+      };
+      auto write = [&](int c, int32_t v) {
+        ASSERT_TRUE(rt->Write<int32_t>(x, {c}, v).ok());
+        activate_block(c / shape.block);
+        model[c] = v;
+      };
+      for (int step = 0; step < 120; ++step) {
+        const std::string where =
+            absl::StrCat(shape.name, " seed ", seed, " step ", step, " backend ", GetParam().name);
+        const int c = static_cast<int>(rng() % shape.n);
+        const int b = c / shape.block;
+        switch (rng() % 9) {
+          case 0:
+          case 1:
+            write(c, static_cast<int32_t>(rng() % 1000) + 1);
+            break;
+          case 2:  // a cell of the leaf level (a whole block where the leaf is dense)
+            if (!shape.dense_leaf) {
+              ASSERT_TRUE(rt->Deactivate(cell_level, {c}).ok()) << where;
+              model.erase(c);
+              break;
+            }
+            [[fallthrough]];
+          case 3:  // a block of the outer level, if it can be deactivated
+            if (block_level.type() == sparse_runtime::SNodeType::kDense) break;
+            ASSERT_TRUE(rt->Deactivate(block_level, {b}).ok()) << where;  // at its resolution
+            model.erase(model.lower_bound(b * shape.block), model.lower_bound((b + 1) * shape.block));
+            break;
+          case 4:
+            ASSERT_TRUE(rt->CollectGarbage().ok()) << where;
+            break;
+          case 5: {  // a struct-for whose visitor activates the next cell (writes from visitors)
+            const Model before = model;
+            std::vector<int> added;
+            std::mutex mu;
+            ASSERT_TRUE(rt->ParallelStructFor(x, [&](absl::Span<const int32_t> idx, void*, int) {
+                            const int next = (idx[0] + 1) % shape.n;
+                            if (before.count(next)) return;
+                            EXPECT_TRUE(rt->Write<int32_t>(x, {next}, next + 5000).ok());
+                            std::lock_guard<std::mutex> guard(mu);
+                            added.push_back(next);
+                          }).ok())
+                << where;
+            for (int a : added) {
+              activate_block(a / shape.block);
+              model[a] = a + 5000;
+            }
+            break;
+          }
+          default: {  // struct-fors, twice: the second may reuse the first's lists
+            const bool parallel = rng() % 2 == 0;
+            ExpectVisitsMatch(*rt, x, model, parallel, where);
+            const int64_t lists = rt->list_generations();
+            ExpectVisitsMatch(*rt, x, model, !parallel, where + " (again)");
+            if (rt->kernel_backend() == nullptr) {
+              EXPECT_EQ(rt->list_generations(), lists) << where << ": nothing changed, same lists";
+            }
+            break;
+          }
+        }
+        if (HasFailure()) return;
+      }
+      ExpectVisitsMatch(*rt, x, model, false, absl::StrCat(shape.name, " seed ", seed, " end"));
+      ASSERT_TRUE(rt->CheckInvariants().ok());
+    }
+  }
+}
+
+// A dynamic leaf: appends lengthen the lists the struct-for walks, so each one makes new lists;
+// without appends the lists are reused.
+TEST_P(SparseRuntimeTest, StructForListsFollowDynamicLengths) {
+  SNodeTree tree;
+  tree.root().pointer(i, 4).dynamic(Axis(1), 64, 8).place<int32_t>("d");
+  auto rt = Make(tree);
+  const SNode& d = *tree.FindPlace("d");
+  int64_t expected_sum = 0;
+  for (int round = 0; round < 20; ++round) {
+    const int32_t container = round % 4;
+    ASSERT_TRUE(rt->Append<int32_t>(d, {container}, round).ok());
+    expected_sum += round;
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      int64_t sum = 0;
+      const int64_t lists = rt->list_generations();
+      ASSERT_TRUE(
+          rt->StructFor(d, [&](absl::Span<const int32_t>, void* v) { sum += *static_cast<int32_t*>(v); })
+              .ok());
+      EXPECT_EQ(sum, expected_sum) << "round " << round;
+      if (rt->kernel_backend() == nullptr && repeat == 1) EXPECT_EQ(rt->list_generations(), lists);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace runtime
+}  // namespace accelmem
