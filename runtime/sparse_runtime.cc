@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/host_scopes.h"
-#include "sparse_runtime/internal/snode_kinds.h"
+#include "runtime/internal/snode_kinds.h"
 
 namespace accelmem {
 namespace runtime {
@@ -168,7 +168,7 @@ absl::Status SparseRuntime::Init() {
     base.max_num_elements = s.num_cells_per_container();
     base.context = &context_;
     base.offset_in_parent_cell = s.offset_in_parent_cell();
-    sparse_runtime::internal::WithKind(s.type(), [&](auto kind) {
+    internal::WithKind(s.type(), [&](auto kind) {
       using Kind = decltype(kind);
       base.lookup_element = Kind::kLookupElement;
       base.is_active = Kind::kIsActive;
@@ -258,19 +258,19 @@ void SparseRuntime::CellIndices(const SNode& snode, absl::Span<const int32_t> in
 }
 
 void SparseRuntime::ActivateOne(const SNode& s, Ptr container, int32_t i) {
-  sparse_runtime::internal::WithKind(s.type(), [&](auto kind) {
+  internal::WithKind(s.type(), [&](auto kind) {
     using Kind = decltype(kind);
     Kind::Activate(meta(s), container, i, Kind::kUsesNodeCache ? WorkerCache(s) : nullptr);
   });
 }
 
 bool SparseRuntime::IsActiveOne(const SNode& s, Ptr container, int32_t i) {
-  return sparse_runtime::internal::WithKind(
+  return internal::WithKind(
       s.type(), [&](auto kind) { return decltype(kind)::IsActive(meta(s), container, i); });
 }
 
 Ptr SparseRuntime::LookupOne(const SNode& s, Ptr container, int32_t i) {
-  return sparse_runtime::internal::WithKind(
+  return internal::WithKind(
       s.type(), [&](auto kind) { return decltype(kind)::Lookup(meta(s), container, i); });
 }
 
@@ -347,7 +347,7 @@ absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_
 }
 
 void SparseRuntime::DeactivateOne(const SNode& s, Ptr container, int32_t i) {
-  sparse_runtime::internal::WithKind(s.type(), [&](auto kind) {
+  internal::WithKind(s.type(), [&](auto kind) {
     using Kind = decltype(kind);
     Kind::Deactivate(meta(s), container, i, Kind::kUsesNodeCache ? WorkerCache(s) : nullptr);
   });

@@ -121,6 +121,10 @@ struct SparseRuntimeOptions {
   // worker (no shared atomic per cell; cached cells are handed back when the struct-for ends).
   // Off: every worker allocates from the SNode's NodeManager directly, as upstream.
   bool worker_caches = true;
+  // A native struct-for reuses the element lists of the previous one over the same leaf while no
+  // SNode they depend on changed structure (see StructFor). Off: lists are generated before every
+  // struct-for, as upstream does (benchmarks compare the two).
+  bool reuse_struct_for_lists = true;
   // Runs the cell operations through a backend created for the runtime (e.g.
   // runtime::cpu::JitBackend::Factory()); empty: the native runtime.
   KernelBackendFactory kernel_backend;
@@ -191,6 +195,10 @@ class SparseRuntime {
   absl::Status StructFor(const sparse_runtime::SNode& snode, Visitor visit);
   absl::Status ParallelStructFor(const sparse_runtime::SNode& snode, ParallelVisitor visit);
   int64_t list_generations() const { return list_generations_.load(std::memory_order_relaxed); }
+  // Wall time the native struct-fors spent obtaining their lists (generating or reusing them).
+  double list_generation_seconds() const {
+    return 1e-9 * static_cast<double>(list_generation_ns_.load(std::memory_order_relaxed));
+  }
 
   // Garbage collection (//gc:gc_collector) of every allocator SNode that has recycled cells:
   // recycled cells are zeroed (in address order) and become free again, reused FIFO.
@@ -316,6 +324,7 @@ class SparseRuntime {
   std::vector<uint64_t> structure_generations_;  // per SNode id (guarded by list_cache_mu_)
   std::vector<ListCache> list_caches_;           // per SNode id (guarded by list_cache_mu_)
   std::atomic<int64_t> list_generations_{0};
+  std::atomic<int64_t> list_generation_ns_{0};
   // Returns the worker's cache for `s` when this thread is a worker of this runtime's struct-for.
   sparse_runtime::NodeCache* WorkerCache(const sparse_runtime::SNode& s);
   // Sizes caches_ for `workers` pool threads (once).

@@ -111,7 +111,8 @@ TEST_P(SparseRuntimeTest, StructForListsFollowEveryStructureChange) {
           case 3:  // a block of the outer level, if it can be deactivated
             if (block_level.type() == sparse_runtime::SNodeType::kDense) break;
             ASSERT_TRUE(rt->Deactivate(block_level, {b}).ok()) << where;  // at its resolution
-            model.erase(model.lower_bound(b * shape.block), model.lower_bound((b + 1) * shape.block));
+            model.erase(model.lower_bound(b * shape.block),
+                        model.lower_bound((b + 1) * shape.block));
             break;
           case 4:
             ASSERT_TRUE(rt->CollectGarbage().ok()) << where;
@@ -120,13 +121,16 @@ TEST_P(SparseRuntimeTest, StructForListsFollowEveryStructureChange) {
             const Model before = model;
             std::vector<int> added;
             std::mutex mu;
-            ASSERT_TRUE(rt->ParallelStructFor(x, [&](absl::Span<const int32_t> idx, void*, int) {
-                            const int next = (idx[0] + 1) % shape.n;
-                            if (before.count(next)) return;
-                            EXPECT_TRUE(rt->Write<int32_t>(x, {next}, next + 5000).ok());
-                            std::lock_guard<std::mutex> guard(mu);
-                            added.push_back(next);
-                          }).ok())
+            ASSERT_TRUE(rt->ParallelStructFor(
+                              x,
+                              [&](absl::Span<const int32_t> idx, void*, int) {
+                                const int next = (idx[0] + 1) % shape.n;
+                                if (before.count(next)) return;
+                                EXPECT_TRUE(rt->Write<int32_t>(x, {next}, next + 5000).ok());
+                                std::lock_guard<std::mutex> guard(mu);
+                                added.push_back(next);
+                              })
+                            .ok())
                 << where;
             for (int a : added) {
               activate_block(a / shape.block);
@@ -168,9 +172,9 @@ TEST_P(SparseRuntimeTest, StructForListsFollowDynamicLengths) {
     for (int repeat = 0; repeat < 2; ++repeat) {
       int64_t sum = 0;
       const int64_t lists = rt->list_generations();
-      ASSERT_TRUE(
-          rt->StructFor(d, [&](absl::Span<const int32_t>, void* v) { sum += *static_cast<int32_t*>(v); })
-              .ok());
+      ASSERT_TRUE(rt->StructFor(d, [&](absl::Span<const int32_t>, void* v) {
+                      sum += *static_cast<int32_t*>(v);
+                    }).ok());
       EXPECT_EQ(sum, expected_sum) << "round " << round;
       if (rt->kernel_backend() == nullptr && repeat == 1) EXPECT_EQ(rt->list_generations(), lists);
     }

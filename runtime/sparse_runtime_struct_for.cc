@@ -2,14 +2,15 @@
 // per-container cell walk, the serial and parallel struct-for, and the thread pool's worker caches.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "runtime/host_scopes.h"
+#include "runtime/internal/snode_kinds.h"
 #include "runtime/sparse_runtime.h"
-#include "sparse_runtime/internal/snode_kinds.h"
 
 namespace accelmem {
 namespace runtime {
@@ -66,6 +67,17 @@ void SparseRuntime::ListGenRec(const SNode& leaf, int depth, Ptr cell,
 
 std::shared_ptr<const std::vector<SparseRuntime::ListElement>> SparseRuntime::ListGen(
     const SNode& leaf) {
+  const auto start = std::chrono::steady_clock::now();
+  struct AddTime {
+    std::atomic<int64_t>* total;
+    std::chrono::steady_clock::time_point start;
+    ~AddTime() {
+      total->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count(),
+                       std::memory_order_relaxed);
+    }
+  } add_time{&list_generation_ns_, start};
   std::lock_guard<std::mutex> guard(list_cache_mu_);
   const int n = tree_.num_snodes();
   if (list_caches_.empty()) {
@@ -90,7 +102,10 @@ std::shared_ptr<const std::vector<SparseRuntime::ListElement>> SparseRuntime::Li
     }
   }
   ListCache& cache = list_caches_[leaf.id()];
-  if (cache.list != nullptr && cache.generations == generations) return cache.list;
+  if (options_.reuse_struct_for_lists && cache.list != nullptr &&
+      cache.generations == generations) {
+    return cache.list;
+  }
   auto out = std::make_shared<std::vector<ListElement>>();
   std::array<int32_t, kMaxAxes> base;
   base.fill(0);
@@ -111,7 +126,7 @@ void SparseRuntime::VisitRange(const SNode& leaf, uint64_t value_offset, const L
   if (lo >= hi) return;
   const Ptr m = meta(leaf);
   // One loop per kind, its state local to it (nothing the visitor call could alias).
-  sparse_runtime::internal::WithKind(leaf.type(), [&](auto kind) {
+  internal::WithKind(leaf.type(), [&](auto kind) {
     const std::vector<int>& index_axes = leaf.index_axes();
     const std::vector<int>& axes = leaf.axes();
     const int num_axes = static_cast<int>(axes.size());

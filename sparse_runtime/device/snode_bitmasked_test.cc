@@ -38,6 +38,22 @@ TEST_F(SNodeBitmaskedTest, ActivateAndDeactivateOneBit) {
   EXPECT_EQ(Bitmasked_get_num_elements(m_, node), 70);
 }
 
+// Only a change of the active set marks the meta (the host's struct-for list cache reads it):
+// activating an inactive cell and deactivating an active one, not the no-op forms.
+TEST_F(SNodeBitmaskedTest, StructureChangesMarkTheMeta) {
+  Init(4, 16);
+  Ptr node = ctx_.root();
+  EXPECT_EQ(meta_.base.structure_changed, 0u);
+  Bitmasked_activate(m_, node, 3);
+  EXPECT_EQ(meta_.base.structure_changed, 1u);
+  meta_.base.structure_changed = 0;
+  Bitmasked_activate(m_, node, 3);                  // already active
+  EXPECT_FALSE(Bitmasked_deactivate(m_, node, 4));  // never active
+  EXPECT_EQ(meta_.base.structure_changed, 0u);
+  EXPECT_TRUE(Bitmasked_deactivate(m_, node, 3));
+  EXPECT_EQ(meta_.base.structure_changed, 1u);
+}
+
 // The flags (one byte per cell) start at a 4-byte aligned offset even for 1-byte cells
 // (upstream puts its mask at offset 3 for n = 3) and are padded to whole u32 words.
 TEST_F(SNodeBitmaskedTest, FlagsAreBytesAtAnAlignedOffset) {

@@ -41,6 +41,28 @@ class SNodePointerTest : public ::testing::Test {
   NodeManager* nm_ = nullptr;
 };
 
+// Only a change of the active set marks the meta (the host's struct-for list cache reads it):
+// an activation that installs a cell and a deactivation that takes one, on every form.
+TEST_F(SNodePointerTest, StructureChangesMarkTheMeta) {
+  Ptr node = ctx_.root();
+  EXPECT_EQ(meta_.base.structure_changed, 0u);
+  Pointer_activate(m_, node, 2);
+  EXPECT_EQ(meta_.base.structure_changed, 1u);
+  meta_.base.structure_changed = 0;
+  Pointer_activate(m_, node, 2);                  // already active
+  EXPECT_FALSE(Pointer_deactivate(m_, node, 5));  // never active
+  EXPECT_EQ(meta_.base.structure_changed, 0u);
+  EXPECT_TRUE(Pointer_deactivate(m_, node, 2));
+  EXPECT_EQ(meta_.base.structure_changed, 1u);
+  meta_.base.structure_changed = 0;
+  Pointer_activate(m_, node, 4);
+  Pointer_activate(m_, node, 6);
+  meta_.base.structure_changed = 0;
+  const i32 indices[] = {4, 6};
+  Pointer_deactivate_indices(m_, node, indices, 2, nullptr);
+  EXPECT_EQ(meta_.base.structure_changed, 1u);
+}
+
 // Inactive cells resolve to the shared, all-zero ambient element.
 TEST_F(SNodePointerTest, InactiveCellsReadAmbient) {
   Ptr node = ctx_.root();

@@ -1,4 +1,4 @@
-// File: sparse_runtime/internal/snode_kinds.h
+// File: runtime/internal/snode_kinds.h
 //
 // The one mapping from an SNode kind to its runtime functions, for the host runtime: a traits
 // struct per kind and WithKind(type, fn), which calls fn with the traits of `type` (the only switch
@@ -11,8 +11,8 @@
 //     container: Next(i) is cell i when active, else null; ended() when a dynamic list turned
 //     out shorter than it was when the walk started.
 // Everything is static and inline, so a dispatch costs what a switch with direct calls did.
-#ifndef ACCELMEM_SPARSE_RUNTIME_INTERNAL_SNODE_KINDS_H_
-#define ACCELMEM_SPARSE_RUNTIME_INTERNAL_SNODE_KINDS_H_
+#ifndef ACCELMEM_RUNTIME_INTERNAL_SNODE_KINDS_H_
+#define ACCELMEM_RUNTIME_INTERNAL_SNODE_KINDS_H_
 
 #include "sparse_runtime/device/arch.h"
 #include "sparse_runtime/device/node_cache.h"
@@ -25,8 +25,12 @@
 #include "sparse_runtime/snode_tree.h"
 
 namespace accelmem {
-namespace sparse_runtime {
+namespace runtime {
 namespace internal {
+
+// The traits name the device functions and types as the device code does (only inside this
+// internal namespace).
+using namespace ::accelmem::sparse_runtime;  // NOLINT(build/namespaces)
 
 // Cells that are always active: (de)activation does nothing.
 struct AlwaysActive {
@@ -173,7 +177,7 @@ ACCELMEM_RT_INLINE auto WithKind(SNodeType type, Fn&& fn) -> decltype(fn(RootKin
 }
 
 }  // namespace internal
-}  // namespace sparse_runtime
+}  // namespace runtime
 }  // namespace accelmem
 
-#endif  // ACCELMEM_SPARSE_RUNTIME_INTERNAL_SNODE_KINDS_H_
+#endif  // ACCELMEM_RUNTIME_INTERNAL_SNODE_KINDS_H_
