@@ -19,7 +19,7 @@
 // result MemRef's root and offset is a copy into that MemRef, written at the yield (3y .. 3y+2).
 //
 // Only the passes' planning uses this model; passes/verify_memory_plan checks their output with
-// its own walk (see passes/README.md).
+// its own walk (see docs/memory_passes.md, "Who checks the plan").
 #ifndef ACCELMEM_PASSES_LIVENESS_H_
 #define ACCELMEM_PASSES_LIVENESS_H_
 

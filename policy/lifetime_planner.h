@@ -5,7 +5,7 @@
 // Two modes:
 //  - kGreedy: the lowest of several greedy placements, one per GreedyOrder: the textbook rules of
 //    TFLite, TFLite Micro and XLA with their exact tie-breaks, by area and by start, so greedy
-//    mode is never higher than any of them (policy/README.md). Each buffer goes into the smallest
+//    mode is never higher than any of them (docs/placement.md). Each buffer goes into the smallest
 //    free address gap that stays free over its whole lifetime (first fit for kSizeFirstFit). The
 //    gaps come from a segment tree over time whose nodes keep the merged (coalesced) address
 //    intervals of the buffers stored there, so a query merges ~10 short sorted lists instead of

@@ -5,7 +5,7 @@
 // SparseRuntimeOptions::kernel_backend the cell operations (Activate, Deactivate, IsActive, Read,
 // Write, Append, Length, (Parallel)StructFor) run through a KernelBackend instead, e.g. the JIT
 // kernels of //runtime/cpu:jit_backend, with the same argument checks, locking, error statuses and
-// garbage collection (this target does not depend on LLVM; the backend lives in codegen/).
+// garbage collection (this target does not depend on LLVM; the JIT backend is in runtime/cpu/).
 //
 //   SNodeTree tree;  ... build ...;  tree.Finalize();
 //   auto rt = SparseRuntime::Create(tree).value();

@@ -32,7 +32,7 @@ class BranchAndBound {
   // ranks the search's choices), with MiniMalloc's keys: 0: total, width, area; 1: total, area,
   // width; 2: width, area, total; each re-ranked at every decomposition with the section totals
   // of what is left to place, as MiniMalloc's sub-solves do; 3: the keys of 0, never re-ranked.
-  // 0 and 1 between them solve all of MiniMalloc's challenging instances A-K (policy/README.md);
+  // 0 and 1 between them solve all of MiniMalloc's challenging instances A-K (docs/placement.md);
   // PlanPlacement runs as many of them, in this order, as there are hardware threads.
   static constexpr int kNumPreorders = 4;
 

@@ -11,7 +11,7 @@
 // results (//runtime/cpu:jit_backend_test runs the whole sparse runtime suite on this backend). The
 // kernels run the runtime compiled to bitcode, whose report_error goes through the runtime
 // memory's routing callback to the error record of the SparseRuntime call that ran the kernel
-// (see sparse_runtime/README.md, "Errors belong to their operation"): a kernel's error reaches
+// (see docs/sparse_runtime.md, "Errors belong to their operation"): a kernel's error reaches
 // exactly that call, also when other threads run kernels at the same time.
 //
 // Thread-safe (kernels are compiled under the cache's lock, then called without locks).

@@ -15,7 +15,7 @@
 //                reset the cursor, zero every recycled cell and append its index (FIFO reuse),
 //                clear the recycled list.
 //
-// The GC phases (gc/) operate directly on the fields below; sparse_runtime/README.md documents
+// The GC phases (gc/) operate directly on the fields below; docs/sparse_runtime.md documents
 // the state machine they must preserve. Fields are public on purpose (upstream exports them too).
 //
 // Sizing (as upstream, with the alignment fix): element_size = round_up(max(node_size, 8),
