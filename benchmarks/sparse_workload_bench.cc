@@ -1,0 +1,235 @@
+// sparse_workload_bench: what Taichi programs spend their time on with sparse grids -- struct-fors
+// over the active cells, the list generation before each, and clearing plus collecting -- through
+// the runtime's host API, on one and on two threads, against baselines in the same binary.
+//
+// The grid: root.pointer(i, 4096).dense(i, 4096) with places x and y (f32, side by side in a
+// cell): 2^24 cells in blocks of 4,096; half of the blocks (a fixed random choice) are active.
+// Rows (argument: threads):
+//   BM_Copy    y[I] = x[I] over the active cells, each struct-for after a structure change (one
+//              block activated and deactivated, untimed), so it generates its lists. Interleaved
+//              with memcpy of the same active bytes (x's 32 MiB into a buffer). Counters:
+//              vs_memcpy = memcpy time / the loop's time (the struct-for less its list
+//              generation: bandwidth for the same bytes), listgen_share = list generation / the
+//              whole struct-for.
+//   BM_Repeat  the same struct-for again with no change in between (lists reused), interleaved
+//              with the upstream-equivalent struct-for (a runtime that generates its lists before
+//              every struct-for, as upstream's runtime does). Counters: listgen_share (ours),
+//              vs_upstream = upstream-equivalent time / ours.
+//   BM_FillClear  activate every block and write x (fill), then deactivate every block and
+//              collect (clear + GC). Counter: clear_gc_over_fill (upstream's users measured
+//              about 28, taichi-dev/taichi #333).
+// Times are wall times (manual), medians over the iterations of a row.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "runtime/sparse_runtime.h"
+#include "sparse_runtime/snode_tree.h"
+
+namespace {
+
+using accelmem::runtime::SparseRuntime;
+using accelmem::runtime::SparseRuntimeOptions;
+using accelmem::sparse_runtime::Axis;
+using accelmem::sparse_runtime::SNode;
+using accelmem::sparse_runtime::SNodeTree;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kBlocks = 4096;
+constexpr int kBlockCells = 4096;
+
+template <typename T>
+T Check(absl::StatusOr<T> v) {
+  if (!v.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(v.status().message()).c_str());
+    std::abort();
+  }
+  return std::move(v).value();
+}
+void Check(const absl::Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    std::abort();
+  }
+}
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// The half of the blocks that is active (fixed seed), and a block never used (to cause a
+// structure change).
+std::vector<int> ActiveBlocks() {
+  std::vector<int> blocks(kBlocks - 1);
+  for (int b = 0; b < kBlocks - 1; ++b) blocks[b] = b;
+  std::mt19937 rng(2024);
+  std::shuffle(blocks.begin(), blocks.end(), rng);
+  blocks.resize(kBlocks / 2);
+  std::sort(blocks.begin(), blocks.end());
+  return blocks;
+}
+constexpr int kSpareBlock = kBlocks - 1;
+
+// One runtime over the grid, its active half filled (x[I] = I).
+struct Grid {
+  SNodeTree tree;
+  std::unique_ptr<SparseRuntime> rt;
+  const SNode* x = nullptr;
+  const SNode* blocks = nullptr;
+  int64_t y_minus_x = 0;  // floats from x to y in a cell
+
+  Grid(int threads, bool reuse_lists) {
+    const Axis i(0);
+    SNode& pointer = tree.root().pointer(i, kBlocks);
+    pointer.dense(i, kBlockCells).place<float>("x").place<float>("y");
+    Check(tree.Finalize());
+    x = tree.FindPlace("x");
+    blocks = &pointer;
+    y_minus_x = (static_cast<int64_t>(tree.FindPlace("y")->offset_in_parent_cell()) -
+                 static_cast<int64_t>(x->offset_in_parent_cell())) /
+                static_cast<int64_t>(sizeof(float));
+    SparseRuntimeOptions options;
+    options.num_threads = threads;
+    options.auto_collect = false;
+    options.reuse_struct_for_lists = reuse_lists;
+    rt = Check(SparseRuntime::Create(tree, options));
+    for (int b : ActiveBlocks()) Check(rt->Activate(*blocks, {b}));
+    Copy(threads, [](float* v, int64_t index, int64_t) { v[0] = static_cast<float>(index); });
+  }
+
+  // A struct-for over x calling f(x value, index, y_minus_x), on `threads` threads.
+  template <typename F>
+  void Copy(int threads, const F& f) {
+    const int64_t dy = y_minus_x;
+    if (threads <= 1) {
+      Check(rt->StructFor(*x, [&](absl::Span<const int32_t> idx, void* v) {
+        f(static_cast<float*>(v), idx[0], dy);
+      }));
+    } else {
+      Check(rt->ParallelStructFor(*x, [&](absl::Span<const int32_t> idx, void* v, int) {
+        f(static_cast<float*>(v), idx[0], dy);
+      }));
+    }
+  }
+  void CopyXToY(int threads) {
+    Copy(threads, [](float* v, int64_t, int64_t dy) { v[dy] = v[0]; });
+  }
+  // A structure change that leaves the active set as it was.
+  void Touch() {
+    Check(rt->Activate(*blocks, {kSpareBlock}));
+    Check(rt->Deactivate(*blocks, {kSpareBlock}));
+  }
+};
+
+constexpr size_t kActiveBytes = size_t{kBlocks} / 2 * kBlockCells * sizeof(float);
+
+void BM_Copy(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  Grid grid(threads, /*reuse_lists=*/true);
+  std::vector<float> src(kActiveBytes / sizeof(float), 1.0f), dst(src.size(), 0.0f);
+  std::vector<double> loop, listgen, whole, memcpy_s;
+  int64_t n = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    grid.Touch();
+    if (++n % 64 == 0) Check(grid.rt->CollectGarbage());
+    state.ResumeTiming();
+    const double lists_before = grid.rt->list_generation_seconds();
+    const auto a = Clock::now();
+    grid.CopyXToY(threads);
+    const auto b = Clock::now();
+    const double lists = grid.rt->list_generation_seconds() - lists_before;
+    std::memcpy(dst.data(), src.data(), kActiveBytes);
+    benchmark::ClobberMemory();
+    const auto c = Clock::now();
+    whole.push_back(Seconds(a, b));
+    listgen.push_back(lists);
+    loop.push_back(Seconds(a, b) - lists);
+    memcpy_s.push_back(Seconds(b, c));
+    state.SetIterationTime(Seconds(a, b));
+  }
+  state.counters["vs_memcpy"] = Median(memcpy_s) / Median(loop);
+  state.counters["listgen_share"] = Median(listgen) / Median(whole);
+  state.counters["loop_GBps"] = 1e-9 * kActiveBytes / Median(loop);
+  state.counters["memcpy_GBps"] = 1e-9 * kActiveBytes / Median(memcpy_s);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kActiveBytes));
+}
+BENCHMARK(BM_Copy)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_Repeat(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  Grid ours(threads, /*reuse_lists=*/true);
+  Grid upstream(threads, /*reuse_lists=*/false);
+  ours.CopyXToY(threads);  // the lists exist
+  std::vector<double> listgen, whole, upstream_s;
+  for (auto _ : state) {
+    const double lists_before = ours.rt->list_generation_seconds();
+    const auto a = Clock::now();
+    ours.CopyXToY(threads);
+    const auto b = Clock::now();
+    const double lists = ours.rt->list_generation_seconds() - lists_before;
+    upstream.CopyXToY(threads);
+    const auto c = Clock::now();
+    whole.push_back(Seconds(a, b));
+    listgen.push_back(lists);
+    upstream_s.push_back(Seconds(b, c));
+    state.SetIterationTime(Seconds(a, b));
+  }
+  state.counters["listgen_share"] = Median(listgen) / Median(whole);
+  state.counters["vs_upstream"] = Median(upstream_s) / Median(whole);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kActiveBytes));
+}
+BENCHMARK(BM_Repeat)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_FillClear(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  SNodeTree tree;
+  const Axis i(0);
+  SNode& pointer = tree.root().pointer(i, kBlocks / 4);
+  pointer.dense(i, kBlockCells).place<float>("x");
+  Check(tree.Finalize());
+  const SNode& x = *tree.FindPlace("x");
+  SparseRuntimeOptions options;
+  options.num_threads = threads;
+  options.auto_collect = false;
+  auto rt = Check(SparseRuntime::Create(tree, options));
+  std::vector<double> fill, clear;
+  for (auto _ : state) {
+    const auto a = Clock::now();
+    for (int b = 0; b < kBlocks / 4; ++b) Check(rt->Activate(pointer, {b}));
+    if (threads <= 1) {
+      Check(rt->StructFor(x, [](absl::Span<const int32_t> idx, void* v) {
+        *static_cast<float*>(v) = static_cast<float>(idx[0]);
+      }));
+    } else {
+      Check(rt->ParallelStructFor(x, [](absl::Span<const int32_t> idx, void* v, int) {
+        *static_cast<float*>(v) = static_cast<float>(idx[0]);
+      }));
+    }
+    const auto b = Clock::now();
+    for (int blk = 0; blk < kBlocks / 4; ++blk) Check(rt->Deactivate(pointer, {blk}));
+    Check(rt->CollectGarbage());
+    const auto c = Clock::now();
+    fill.push_back(Seconds(a, b));
+    clear.push_back(Seconds(b, c));
+    state.SetIterationTime(Seconds(a, c));
+  }
+  state.counters["clear_gc_over_fill"] = Median(clear) / Median(fill);
+  state.counters["fill_ms"] = 1e3 * Median(fill);
+  state.counters["clear_gc_ms"] = 1e3 * Median(clear);
+}
+BENCHMARK(BM_FillClear)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
