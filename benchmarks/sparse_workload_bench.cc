@@ -5,12 +5,15 @@
 // The grid: root.pointer(i, 4096).dense(i, 4096) with places x and y (f32, side by side in a
 // cell): 2^24 cells in blocks of 4,096; half of the blocks (a fixed random choice) are active.
 // Rows (argument: threads):
-//   BM_Copy    y[I] = x[I] over the active cells, each struct-for after a structure change (one
-//              block activated and deactivated, untimed), so it generates its lists. Interleaved
+//   BM_Copy    y[I] = x[I] over the active cells by runs (ParallelStructForRuns: one call per
+//              dense container range), each struct-for after a structure change (one block
+//              activated and deactivated, untimed), so it generates its lists. Interleaved
 //              with memcpy of the same active bytes (x's 32 MiB into a buffer). Counters:
 //              vs_memcpy = memcpy time / the loop's time (the struct-for less its list
 //              generation: bandwidth for the same bytes), listgen_share = list generation / the
 //              whole struct-for.
+//   BM_CopyPerCell  the copy through the per-cell visitor (lists reused), interleaved with the
+//              copy by runs: runs_vs_per_cell.
 //   BM_Repeat  the same struct-for again with no change in between (lists reused), interleaved
 //              with the upstream-equivalent struct-for (a runtime that generates its lists before
 //              every struct-for, as upstream's runtime does). Counters: listgen_share (ours),
@@ -123,7 +126,18 @@ struct Grid {
       }));
     }
   }
-  void CopyXToY(int threads) {
+  // y[I] = x[I] by runs of cells (ParallelStructForRuns): one call per dense container range.
+  void CopyXToY() {
+    const int64_t dy = y_minus_x;
+    Check(rt->ParallelStructForRuns(
+        *x, [dy](absl::Span<const int32_t>, void* first, int32_t count, uint64_t stride, int) {
+          float* v = static_cast<float*>(first);
+          const int64_t s = static_cast<int64_t>(stride / sizeof(float));
+          for (int32_t k = 0; k < count; ++k) v[k * s + dy] = v[k * s];
+        }));
+  }
+  // The same through the per-cell visitor.
+  void CopyXToYPerCell(int threads) {
     Copy(threads, [](float* v, int64_t, int64_t dy) { v[dy] = v[0]; });
   }
   // A structure change that leaves the active set as it was.
@@ -148,7 +162,7 @@ void BM_Copy(benchmark::State& state) {
     state.ResumeTiming();
     const double lists_before = grid.rt->list_generation_seconds();
     const auto a = Clock::now();
-    grid.CopyXToY(threads);
+    grid.CopyXToY();
     const auto b = Clock::now();
     const double lists = grid.rt->list_generation_seconds() - lists_before;
     std::memcpy(dst.data(), src.data(), kActiveBytes);
@@ -168,19 +182,40 @@ void BM_Copy(benchmark::State& state) {
 }
 BENCHMARK(BM_Copy)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
 
+// BM_Copy's struct-for through the per-cell visitor (an indirect call and an index per cell),
+// lists reused: what the runs save.
+void BM_CopyPerCell(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  Grid grid(threads, /*reuse_lists=*/true);
+  std::vector<double> runs, cells;
+  for (auto _ : state) {
+    const auto a = Clock::now();
+    grid.CopyXToYPerCell(threads);
+    const auto b = Clock::now();
+    grid.CopyXToY();
+    const auto c = Clock::now();
+    cells.push_back(Seconds(a, b));
+    runs.push_back(Seconds(b, c));
+    state.SetIterationTime(Seconds(a, b));
+  }
+  state.counters["runs_vs_per_cell"] = Median(cells) / Median(runs);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kActiveBytes));
+}
+BENCHMARK(BM_CopyPerCell)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+
 void BM_Repeat(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   Grid ours(threads, /*reuse_lists=*/true);
   Grid upstream(threads, /*reuse_lists=*/false);
-  ours.CopyXToY(threads);  // the lists exist
+  ours.CopyXToY();  // the lists exist
   std::vector<double> listgen, whole, upstream_s;
   for (auto _ : state) {
     const double lists_before = ours.rt->list_generation_seconds();
     const auto a = Clock::now();
-    ours.CopyXToY(threads);
+    ours.CopyXToY();
     const auto b = Clock::now();
     const double lists = ours.rt->list_generation_seconds() - lists_before;
-    upstream.CopyXToY(threads);
+    upstream.CopyXToY();
     const auto c = Clock::now();
     whole.push_back(Seconds(a, b));
     listgen.push_back(lists);

@@ -144,6 +144,11 @@ class SparseRuntime {
   using Visitor = absl::FunctionRef<void(absl::Span<const int32_t> index, void* cell)>;
   using ParallelVisitor =
       absl::FunctionRef<void(absl::Span<const int32_t> index, void* cell, int worker)>;
+  // A run of `count` consecutive active cells of one container: the index of the first, its
+  // value, and the bytes from one cell's value to the next (the cells that follow have the next
+  // indices in layout order, last axis fastest).
+  using RunVisitor = absl::FunctionRef<void(absl::Span<const int32_t> first_index, void* first,
+                                            int32_t count, uint64_t stride_bytes, int worker)>;
 
   // `tree` must be finalized and must outlive the runtime.
   static absl::StatusOr<std::unique_ptr<SparseRuntime>> Create(
@@ -194,6 +199,10 @@ class SparseRuntime {
   // depend on, on any path (list_generations() counts the lists it made).
   absl::Status StructFor(const sparse_runtime::SNode& snode, Visitor visit);
   absl::Status ParallelStructFor(const sparse_runtime::SNode& snode, ParallelVisitor visit);
+  // ParallelStructFor by runs: where the leaf is dense (every cell of an active container is
+  // active, at a fixed stride) a task's whole range of a container is one call, so the visitor's
+  // loop can run at memory speed; other leaves (and kernel backends) give runs of one cell.
+  absl::Status ParallelStructForRuns(const sparse_runtime::SNode& snode, RunVisitor visit);
   int64_t list_generations() const { return list_generations_.load(std::memory_order_relaxed); }
   // Wall time the native struct-fors spent obtaining their lists (generating or reusing them).
   double list_generation_seconds() const {
@@ -283,6 +292,14 @@ class SparseRuntime {
                                   absl::Span<const int32_t> index);
   absl::Status StructForUnlocked(const sparse_runtime::SNode& snode, Visitor visit);
   absl::Status ParallelStructForUnlocked(const sparse_runtime::SNode& snode, ParallelVisitor visit);
+  // The parallel struct-for's list, tasks, locks and caches, calling visit_range for each task
+  // (cells [lo, hi) of one list element, at most max_task_cells) and `per_cell` on a kernel
+  // backend. Runs take bigger tasks, handed out in groups (fewer claims of the shared counter).
+  using RangeVisitor =
+      absl::FunctionRef<void(const sparse_runtime::SNode& leaf, uint64_t offset,
+                             const ListElement& e, int32_t lo, int32_t hi, int worker)>;
+  absl::Status ParallelStructForTasks(const sparse_runtime::SNode& snode, RangeVisitor visit_range,
+                                      ParallelVisitor per_cell, bool runs);
   // Collects every allocator with recycled cells; the caller holds gc_mu_ exclusively.
   absl::Status CollectLocked();
   // With options_.auto_collect: collects if a deactivation happened since the last collection

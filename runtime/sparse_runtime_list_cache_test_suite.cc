@@ -49,12 +49,27 @@ const Shape kShapes[] = {
 // The model: value per active cell.
 using Model = std::map<int, int32_t>;
 
-void ExpectVisitsMatch(SparseRuntime& rt, const SNode& x, const Model& model, bool parallel,
+// How a struct-for visits: serially, in parallel, in parallel by runs of cells.
+enum class Visit { kSerial, kParallel, kRuns };
+
+void ExpectVisitsMatch(SparseRuntime& rt, const SNode& x, const Model& model, Visit how,
                        const std::string& where) {
   Model seen;
   std::mutex mu;
   absl::Status s;
-  if (parallel) {
+  if (how == Visit::kRuns) {
+    // A run of n cells stands for cells first, first + 1, ... (1-D trees) at the stride.
+    s = rt.ParallelStructForRuns(
+        x, [&](absl::Span<const int32_t> first, void* v, int32_t n, uint64_t stride, int) {
+          std::lock_guard<std::mutex> guard(mu);
+          EXPECT_TRUE(n == 1 || stride >= sizeof(int32_t)) << where;
+          for (int32_t k = 0; k < n; ++k) {
+            const auto* value =
+                reinterpret_cast<const int32_t*>(static_cast<const char*>(v) + k * stride);
+            EXPECT_TRUE(seen.emplace(first[0] + k, *value).second) << where;
+          }
+        });
+  } else if (how == Visit::kParallel) {
     s = rt.ParallelStructFor(x, [&](absl::Span<const int32_t> idx, void* v, int) {
       std::lock_guard<std::mutex> guard(mu);
       EXPECT_TRUE(seen.emplace(idx[0], *static_cast<int32_t*>(v)).second) << where;
@@ -139,10 +154,11 @@ TEST_P(SparseRuntimeTest, StructForListsFollowEveryStructureChange) {
             break;
           }
           default: {  // struct-fors, twice: the second may reuse the first's lists
-            const bool parallel = rng() % 2 == 0;
-            ExpectVisitsMatch(*rt, x, model, parallel, where);
+            const Visit first = static_cast<Visit>(rng() % 3);
+            const Visit second = static_cast<Visit>(rng() % 3);
+            ExpectVisitsMatch(*rt, x, model, first, where);
             const int64_t lists = rt->list_generations();
-            ExpectVisitsMatch(*rt, x, model, !parallel, where + " (again)");
+            ExpectVisitsMatch(*rt, x, model, second, where + " (again)");
             if (rt->kernel_backend() == nullptr) {
               EXPECT_EQ(rt->list_generations(), lists) << where << ": nothing changed, same lists";
             }
@@ -151,7 +167,8 @@ TEST_P(SparseRuntimeTest, StructForListsFollowEveryStructureChange) {
         }
         if (HasFailure()) return;
       }
-      ExpectVisitsMatch(*rt, x, model, false, absl::StrCat(shape.name, " seed ", seed, " end"));
+      ExpectVisitsMatch(*rt, x, model, Visit::kRuns,
+                        absl::StrCat(shape.name, " seed ", seed, " end"));
       ASSERT_TRUE(rt->CheckInvariants().ok());
     }
   }

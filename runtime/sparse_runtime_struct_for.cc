@@ -234,6 +234,51 @@ absl::Status SparseRuntime::ParallelStructFor(const SNode& snode, ParallelVisito
 }
 
 absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, ParallelVisitor visit) {
+  return ParallelStructForTasks(
+      snode,
+      [&](const SNode& leaf, uint64_t offset, const ListElement& e, int32_t lo, int32_t hi,
+          int worker) {
+        VisitRange(leaf, offset, e, lo, hi, [&](absl::Span<const int32_t> index, void* cell) {
+          visit(index, cell, worker);
+        });
+      },
+      visit, /*runs=*/false);
+}
+
+absl::Status SparseRuntime::ParallelStructForRuns(const SNode& snode, RunVisitor visit) {
+  absl::Status status = ParallelStructForTasks(
+      snode,
+      [&](const SNode& leaf, uint64_t offset, const ListElement& e, int32_t lo, int32_t hi,
+          int worker) {
+        if (lo >= hi) return;
+        if (leaf.type() != SNodeType::kDense) {
+          VisitRange(leaf, offset, e, lo, hi, [&](absl::Span<const int32_t> index, void* cell) {
+            visit(index, cell, 1, 0, worker);
+          });
+          return;
+        }
+        // A dense container: cells lo..hi-1 at the container's stride, all active. The first
+        // cell's index from the odometer of VisitRange, one cell long.
+        const uint64_t stride = sparse_runtime::as_struct_meta(meta(leaf))->element_size;
+        int32_t first_index[kMaxAxes];
+        size_t num_indices = 0;
+        VisitRange(leaf, offset, e, lo, lo + 1, [&](absl::Span<const int32_t> index, void*) {
+          num_indices = index.size();
+          std::copy(index.begin(), index.end(), first_index);
+        });
+        Ptr first = e.container + static_cast<uint64_t>(lo) * stride + offset;
+        visit(absl::Span<const int32_t>(first_index, num_indices), first, hi - lo, stride, worker);
+      },
+      [&](absl::Span<const int32_t> index, void* cell, int worker) {
+        visit(index, cell, 1, 0, worker);
+      },
+      /*runs=*/true);
+  if (!status.ok()) return status;
+  return MaybeAutoCollect();
+}
+
+absl::Status SparseRuntime::ParallelStructForTasks(const SNode& snode, RangeVisitor visit_range,
+                                                   ParallelVisitor per_cell, bool runs) {
   if (&snode != &tree_.snode(snode.id())) {
     return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
   }
@@ -258,7 +303,7 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
       tls_locked_runtime = this;
       absl::Status status = backend_->StructFor(
           snode, n * t / parts, n * (t + 1) / parts,
-          [&](absl::Span<const int32_t> index, void* cell) { visit(index, cell, worker); });
+          [&](absl::Span<const int32_t> index, void* cell) { per_cell(index, cell, worker); });
       tls_locked_runtime = previous;
       if (!status.ok()) {
         std::lock_guard<std::mutex> guard(error_mu);
@@ -276,7 +321,9 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
   std::vector<Task> tasks;
   for (size_t k = 0; k < list.size(); ++k) {
     const int32_t n = list[k].num_cells;
-    const int32_t parts = (n + kListgenMaxCells - 1) / kListgenMaxCells;
+    // Upstream's task size for cell visitors; a run visitor's call costs the same for any length.
+    const int32_t max_cells = runs ? int32_t{1} << 16 : kListgenMaxCells;
+    const int32_t parts = (n + max_cells - 1) / max_cells;
     for (int32_t p = 0; p < parts; ++p) {
       const int32_t lo = static_cast<int32_t>(static_cast<int64_t>(n) * p / parts);
       const int32_t hi = static_cast<int32_t>(static_cast<int64_t>(n) * (p + 1) / parts);
@@ -287,18 +334,23 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
   // One top-level parallel struct-for at a time uses (and then flushes) the worker caches.
   std::unique_lock<std::mutex> caches_lock(caches_mu_, std::defer_lock);
   if (!nested) caches_lock.lock();
-  threads->ParallelFor(static_cast<int64_t>(tasks.size()), [&](int64_t t, int worker) {
-    // The task's runtime errors are the struct-for's.
-    RouteScope route(&context_.memory, record);
-    // Tasks run under the caller's shared lock: mark it so re-entrant calls do not re-lock.
-    const SparseRuntime* previous = tls_locked_runtime;
-    tls_locked_runtime = this;
-    WorkerScope scope(this, worker);
-    const Task& task = tasks[t];
-    VisitRange(leaf, offset, list[task.element], task.lo, task.hi,
-               [&](absl::Span<const int32_t> index, void* cell) { visit(index, cell, worker); });
-    tls_locked_runtime = previous;
-  });
+  const int64_t grain =
+      runs ? std::max<int64_t>(1, static_cast<int64_t>(tasks.size()) / (8 * threads->num_threads()))
+           : 1;
+  threads->ParallelFor(
+      static_cast<int64_t>(tasks.size()),
+      [&](int64_t t, int worker) {
+        // The task's runtime errors are the struct-for's.
+        RouteScope route(&context_.memory, record);
+        // Tasks run under the caller's shared lock: mark it so re-entrant calls do not re-lock.
+        const SparseRuntime* previous = tls_locked_runtime;
+        tls_locked_runtime = this;
+        WorkerScope scope(this, worker);
+        const Task& task = tasks[t];
+        visit_range(leaf, offset, list[task.element], task.lo, task.hi, worker);
+        tls_locked_runtime = previous;
+      },
+      grain);
   // The workers are done: hand their cached cells back (the outermost struct-for only; an inline
   // nested one leaves them to it). Recycled cells make the automatic collection run.
   if (!nested && FlushWorkerCaches()) deactivated_since_gc_.store(true, std::memory_order_relaxed);
