@@ -1,7 +1,8 @@
 // verify_memory_plan: an independent check that a planned function is safe to run.
 //
 // It recomputes lifetimes from the IR alone with a walk of its own (it shares no lifetime code
-// with the passes, whose model is passes/liveness.h; see docs/memory_passes.md, "Who checks the plan") and proves:
+// with the passes, whose model is passes/liveness.h; see docs/memory_passes.md, "Who checks the
+// plan") and proves:
 // - every tile value has a MemRef, and every root in a space the policy plans has an address
 //   that the policy's AlignAddress leaves unchanged;
 // - no two buffers whose lifetimes intersect overlap in address;
