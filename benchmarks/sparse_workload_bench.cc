@@ -18,6 +18,8 @@
 //              with the upstream-equivalent struct-for (a runtime that generates its lists before
 //              every struct-for, as upstream's runtime does). Counters: listgen_share (ours),
 //              vs_upstream = upstream-equivalent time / ours.
+//   BM_Particles  a particle-to-grid frame (see there) against a dense array and an
+//              upstream-equivalent frame: vs_dense = our frame / the dense one's, vs_upstream.
 //   BM_FillClear  activate every block and write x (fill), then deactivate every block and
 //              collect (clear + GC). Counter: clear_gc_over_fill (upstream's users measured
 //              about 28, taichi-dev/taichi #333).
@@ -227,6 +229,124 @@ void BM_Repeat(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kActiveBytes));
 }
 BENCHMARK(BM_Repeat)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// A particle-to-grid frame on a 4096^2 domain: pointer(64 x 64 blocks) -> dense(64 x 64) of f32
+// m. Each frame: activate the blocks the 2^20 particles (fixed random positions) fall in,
+// scatter-add 1 per particle into its cell (through the cells' addresses, as a kernel would: a
+// run visit gives each block's first cell), normalise every active cell (m / (1 + m)) by a
+// struct-for, deactivate every block and collect. Interleaved in the same row: the dense
+// baseline (a 4096^2 array: clear, scatter-add, normalise every cell) and the upstream-equivalent
+// frame (a runtime that generates lists before every struct-for and visits cell by cell).
+struct ParticleGrid {
+  static constexpr int kSide = 4096;
+  static constexpr int kBlock = 64;
+  static constexpr int kBlocksPerSide = kSide / kBlock;
+  SNodeTree tree;
+  std::unique_ptr<SparseRuntime> rt;
+  const SNode* m = nullptr;
+  const SNode* blocks = nullptr;
+  bool upstream = false;
+  std::vector<float*> base;  // per block: its cell (0, 0), while active
+
+  ParticleGrid(int threads, bool upstream_equivalent) : upstream(upstream_equivalent) {
+    const Axis i(0), j(1);
+    SNode& pointer = tree.root().pointer({i, j}, {kBlocksPerSide, kBlocksPerSide});
+    pointer.dense({i, j}, {kBlock, kBlock}).place<float>("m");
+    Check(tree.Finalize());
+    m = tree.FindPlace("m");
+    blocks = &pointer;
+    SparseRuntimeOptions options;
+    options.num_threads = threads;
+    options.auto_collect = false;
+    options.reuse_struct_for_lists = !upstream;
+    rt = Check(SparseRuntime::Create(tree, options));
+    base.assign(kBlocksPerSide * kBlocksPerSide, nullptr);
+  }
+
+  void Frame(const std::vector<int32_t>& px, const std::vector<int32_t>& py,
+             const std::vector<int32_t>& touched) {
+    for (int32_t b : touched)
+      Check(rt->Activate(*blocks, {b / kBlocksPerSide, b % kBlocksPerSide}));
+    // Each active block's first cell (cells of a block are row-major, 64 floats a row).
+    auto record = [&](absl::Span<const int32_t> first, void* cell) {
+      if (first[0] % kBlock == 0 && first[1] % kBlock == 0) {
+        base[(first[0] / kBlock) * kBlocksPerSide + first[1] / kBlock] = static_cast<float*>(cell);
+      }
+    };
+    if (upstream) {
+      Check(rt->ParallelStructFor(
+          *m, [&](absl::Span<const int32_t> idx, void* v, int) { record(idx, v); }));
+    } else {
+      Check(rt->ParallelStructForRuns(*m, [&](absl::Span<const int32_t> first, void* v, int32_t,
+                                              uint64_t, int) { record(first, v); }));
+    }
+    for (size_t p = 0; p < px.size(); ++p) {
+      float* b = base[(px[p] / kBlock) * kBlocksPerSide + py[p] / kBlock];
+      b[(px[p] % kBlock) * kBlock + py[p] % kBlock] += 1.0f;
+    }
+    if (upstream) {
+      Check(rt->ParallelStructFor(*m, [](absl::Span<const int32_t>, void* v, int) {
+        float* f = static_cast<float*>(v);
+        *f = *f / (1.0f + *f);
+      }));
+    } else {
+      Check(rt->ParallelStructForRuns(
+          *m, [](absl::Span<const int32_t>, void* v, int32_t n, uint64_t stride, int) {
+            float* f = static_cast<float*>(v);
+            const int64_t s = static_cast<int64_t>(stride / sizeof(float));
+            for (int32_t k = 0; k < n; ++k) f[k * s] = f[k * s] / (1.0f + f[k * s]);
+          }));
+    }
+    for (int32_t b : touched) {
+      Check(rt->Deactivate(*blocks, {b / kBlocksPerSide, b % kBlocksPerSide}));
+    }
+    Check(rt->CollectGarbage());
+  }
+};
+
+void BM_Particles(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  constexpr int kParticles = 1 << 20;
+  constexpr int kSide = ParticleGrid::kSide;
+  std::mt19937 rng(7);
+  std::vector<int32_t> px(kParticles), py(kParticles);
+  for (int p = 0; p < kParticles; ++p) {
+    px[p] = static_cast<int32_t>(rng() % kSide);
+    py[p] = static_cast<int32_t>(rng() % kSide);
+  }
+  std::vector<char> seen(ParticleGrid::kBlocksPerSide * ParticleGrid::kBlocksPerSide, 0);
+  std::vector<int32_t> touched;
+  for (int p = 0; p < kParticles; ++p) {
+    const int32_t b = (px[p] / ParticleGrid::kBlock) * ParticleGrid::kBlocksPerSide +
+                      py[p] / ParticleGrid::kBlock;
+    if (!seen[b]) touched.push_back(b);
+    seen[b] = 1;
+  }
+  ParticleGrid ours(threads, false), upstream(threads, true);
+  std::vector<float> dense(static_cast<size_t>(kSide) * kSide);
+  std::vector<double> ours_s, upstream_s, dense_s;
+  for (auto _ : state) {
+    const auto a = Clock::now();
+    ours.Frame(px, py, touched);
+    const auto b = Clock::now();
+    std::memset(dense.data(), 0, dense.size() * sizeof(float));
+    for (int p = 0; p < kParticles; ++p) dense[static_cast<size_t>(px[p]) * kSide + py[p]] += 1.0f;
+    for (float& f : dense) f = f / (1.0f + f);
+    benchmark::DoNotOptimize(dense.data());
+    const auto c = Clock::now();
+    upstream.Frame(px, py, touched);
+    const auto d = Clock::now();
+    ours_s.push_back(Seconds(a, b));
+    dense_s.push_back(Seconds(b, c));
+    upstream_s.push_back(Seconds(c, d));
+    state.SetIterationTime(Seconds(a, b));
+  }
+  state.counters["vs_dense"] = Median(ours_s) / Median(dense_s);
+  state.counters["vs_upstream"] = Median(upstream_s) / Median(ours_s);
+  state.counters["frame_ms"] = 1e3 * Median(ours_s);
+  state.counters["dense_ms"] = 1e3 * Median(dense_s);
+}
+BENCHMARK(BM_Particles)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 void BM_FillClear(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
