@@ -575,6 +575,52 @@ void BM_Runtime_GcSerial(benchmark::State& state) {
       false);
 }
 
+// Allocation right after a GC, one cell at a time (what a kernel's activations do after a
+// frame's collection): both managers hold 2^20 cells, all recycled in one random order and
+// collected (untimed), so every allocation pops the free list. Interleaved per iteration:
+// accelmem's NodeManager::allocate, then upstream's (//benchmarks/baselines). Counters:
+// ours_ns, upstream_ns per cell (medians) and vs_upstream = upstream_ns / ours_ns.
+void BM_AllocateAfterGc(benchmark::State& state) {
+  auto ours = std::make_unique<Manager>();
+  auto upstream = std::make_unique<UpstreamManager>();
+  NodeManager& nm = ours->nm;
+  UpstreamNodeManager& up = upstream->nm;
+  std::vector<void*> a(kCells), b(kCells);
+  std::vector<int32_t> order(kCells);
+  for (int64_t k = 0; k < kCells; ++k) order[k] = static_cast<int32_t>(k);
+  std::mt19937 rng(11);
+  std::shuffle(order.begin(), order.end(), rng);
+  for (int64_t k = 0; k < kCells; ++k) a[k] = nm.allocate();
+  for (int64_t k = 0; k < kCells; ++k) b[k] = up.allocate();
+  std::vector<double> ours_ns, upstream_ns;
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (int64_t k = 0; k < kCells; ++k) nm.recycle(static_cast<uint8_t*>(a[order[k]]));
+    for (int64_t k = 0; k < kCells; ++k) up.recycle(b[order[k]]);
+    nm.gc_serial();
+    up.gc_serial();
+    state.ResumeTiming();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t k = 0; k < kCells; ++k) a[k] = nm.allocate();
+    benchmark::ClobberMemory();
+    const auto t1 = std::chrono::steady_clock::now();
+    for (int64_t k = 0; k < kCells; ++k) b[k] = up.allocate();
+    benchmark::ClobberMemory();
+    const auto t2 = std::chrono::steady_clock::now();
+    ours_ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / kCells);
+    upstream_ns.push_back(std::chrono::duration<double, std::nano>(t2 - t1).count() / kCells);
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  state.counters["ours_ns"] = median(ours_ns);
+  state.counters["upstream_ns"] = median(upstream_ns);
+  state.counters["vs_upstream"] = median(upstream_ns) / median(ours_ns);
+  state.SetItemsProcessed(state.iterations() * kCells);
+}
+
 // The limit for the GC rows: one memset of the same bytes.
 void BM_Memset_Limit(benchmark::State& state) {
   std::vector<char> buffer(kCells * kCellBytes, 1);
@@ -714,6 +760,7 @@ BENCHMARK(BM_Upstream_GcSerial)->Apply(PairedOrder);
 BENCHMARK(BM_NodeManager_GcSerial)->Apply(PairedOrder);
 BENCHMARK(BM_Runtime_GcSerial)->Apply(PairedOrder);
 BENCHMARK(BM_Memset_Limit)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AllocateAfterGc)->UseManualTime()->Unit(benchmark::kMillisecond);
 void InterleavedCycleArgs(benchmark::internal::Benchmark* b) {
   b->ArgNames({"random", "touch"})
       ->ArgsProduct({{0, 1}, {0, 1}})

@@ -41,21 +41,7 @@ bool NodeManager::init(RuntimeMemory* memory_in, u64 node_size_in, u64 alignment
                         /*enable_ptr2index=*/true);
 }
 
-i32 NodeManager::allocate_index() {
-  // Skip the cursor atomic once the free list is visibly exhausted (until the next GC the cursor
-  // never goes back below the end once there, so the atomic could only fall through too): fresh
-  // cells cost one atomic.
-  if (atomic_load_relaxed(&free_list_used) < free_list.size()) {
-    i32 old = atomic_add(&free_list_used, 1);
-    if (old < free_list.size()) return free_list.get<list_data_type>(old);
-  }
-  return data_list.reserve_new_element();
-}
-
-Ptr NodeManager::allocate() {
-  i32 index = allocate_index();
-  return index < 0 ? nullptr : data_list.get_element_ptr(index);
-}
+i32 NodeManager::allocate_fresh_index() { return data_list.reserve_new_element(); }
 
 bool NodeManager::allocate_indices(i32* out, i32 n) {
   if (n <= 0) return true;

@@ -89,9 +89,26 @@ struct alignas(64) NodeManager {
             i32 max_num_chunks = ListManager::kDefaultMaxNumChunks);
 
   // A zeroed cell, or null after recording an error (out of chunks / memory).
-  Ptr allocate();
-  // The index of a zeroed cell, or -1 (error recorded).
-  i32 allocate_index();
+  ACCELMEM_RT_INLINE Ptr allocate() {
+    const i32 index = allocate_index();
+    return index < 0 ? nullptr : data_list.get_element_ptr(index);
+  }
+  // The index of a zeroed cell, or -1 (error recorded). In the header: a call per cell was a
+  // quarter of the time of an allocation after a GC (8.3 ns against upstream's header-inline
+  // 6.6 ns, node_manager_bench BM_AllocateAfterGc). The cursor atomic is skipped once the free
+  // list is visibly exhausted (until the next GC the cursor never goes back below the end once
+  // there, so the atomic could only fall through too): fresh cells cost one atomic.
+  ACCELMEM_RT_INLINE i32 allocate_index() {
+    // The free list's size changes only in a GC, which runs alone: one load serves both tests.
+    const i32 free_size = free_list.size();
+    if (atomic_load_relaxed(&free_list_used) < free_size) {
+      const i32 old = atomic_add(&free_list_used, 1);
+      if (old < free_size) return free_list.get<list_data_type>(old);
+    }
+    return allocate_fresh_index();
+  }
+  // A never used cell from the data list (out of line: the rarer path).
+  i32 allocate_fresh_index();
   // Fills out[0..n) with the indices of n zeroed cells using one atomic on the cursor and at most
   // one on the data list. Returns false (error recorded) if the data list runs out; then the
   // entries from the failure on are -1 (and, when all n slots lay past the free list's end, the
