@@ -611,13 +611,10 @@ void BM_AllocateAfterGc(benchmark::State& state) {
     upstream_ns.push_back(std::chrono::duration<double, std::nano>(t2 - t1).count() / kCells);
     state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
   }
-  auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  };
-  state.counters["ours_ns"] = median(ours_ns);
-  state.counters["upstream_ns"] = median(upstream_ns);
-  state.counters["vs_upstream"] = median(upstream_ns) / median(ours_ns);
+  state.counters["ours_ns"] = accelmem::baselines::Median(ours_ns);
+  state.counters["upstream_ns"] = accelmem::baselines::Median(upstream_ns);
+  state.counters["vs_upstream"] =
+      accelmem::baselines::Median(upstream_ns) / accelmem::baselines::Median(ours_ns);
   state.SetItemsProcessed(state.iterations() * kCells);
 }
 

@@ -34,11 +34,13 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "benchmarks/baselines/paired_timing.h"
 #include "runtime/sparse_runtime.h"
 #include "sparse_runtime/snode_tree.h"
 
 namespace {
 
+using accelmem::baselines::Median;
 using accelmem::runtime::SparseRuntime;
 using accelmem::runtime::SparseRuntimeOptions;
 using accelmem::sparse_runtime::Axis;
@@ -66,12 +68,6 @@ void Check(const absl::Status& s) {
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 // The half of the blocks that is active (fixed seed), and a block never used (to cause a

@@ -27,6 +27,18 @@ using internal::RangeOp;
 
 namespace {
 
+// The runtime module of `bitcode`, parsed in `context`.
+absl::StatusOr<std::unique_ptr<llvm::Module>> ParseRuntime(absl::string_view bitcode,
+                                                           llvm::LLVMContext& context) {
+  auto runtime = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), "runtime"), context);
+  if (!runtime) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("runtime bitcode: ", llvm::toString(runtime.takeError())));
+  }
+  return std::move(*runtime);
+}
+
 absl::Status AddRangeKernel(KernelBuilder::Impl* impl, absl::string_view name, RangeOp op,
                             const SNode& snode, const std::vector<CoordMap>& coords, double scale,
                             double offset) {
@@ -50,14 +62,8 @@ absl::StatusOr<std::unique_ptr<KernelBuilder>> KernelBuilder::Create(
   impl->tree = &tree;
   impl->context = std::make_unique<llvm::LLVMContext>();
   llvm::LLVMContext scratch;
-  auto runtime = llvm::parseBitcodeFile(
-      llvm::MemoryBufferRef(llvm::StringRef(runtime_bitcode.data(), runtime_bitcode.size()),
-                            "runtime"),
-      scratch);
-  if (!runtime) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("runtime bitcode: ", llvm::toString(runtime.takeError())));
-  }
+  absl::StatusOr<std::unique_ptr<llvm::Module>> runtime = ParseRuntime(runtime_bitcode, scratch);
+  if (!runtime.ok()) return runtime.status();
   if (absl::Status abi = internal::CheckRuntimeAbi(**runtime); !abi.ok()) return abi;
   // Range-deactivate kernels keep a NodeCache on their stack on CPU targets (see Impl).
   if (options.stack_node_cache &&
@@ -191,14 +197,8 @@ absl::Status KernelBuilder::AddDeviceEntry(absl::string_view name, absl::string_
 
 absl::Status KernelBuilder::CheckRuntimeBitcode(absl::string_view runtime_bitcode) {
   llvm::LLVMContext context;
-  auto runtime = llvm::parseBitcodeFile(
-      llvm::MemoryBufferRef(llvm::StringRef(runtime_bitcode.data(), runtime_bitcode.size()),
-                            "runtime"),
-      context);
-  if (!runtime) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("runtime bitcode: ", llvm::toString(runtime.takeError())));
-  }
+  absl::StatusOr<std::unique_ptr<llvm::Module>> runtime = ParseRuntime(runtime_bitcode, context);
+  if (!runtime.ok()) return runtime.status();
   return internal::CheckRuntimeAbi(**runtime);
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/runtime_bitcode.h"
 
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -78,47 +79,47 @@ TEST(RuntimeBitcodeTest, ModulesParseWithTripleAndMatchTheKernelAbi) {
   }
 }
 
+// The ABI check of `arch`'s runtime module after `mutate` changed it.
+absl::Status CheckMutated(RuntimeArch arch, const std::function<void(llvm::Module&)>& mutate) {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = Parse(RuntimeBitcode(arch), context);
+  if (module == nullptr) return absl::InternalError("the runtime module does not parse");
+  mutate(*module);
+  return codegen::KernelBuilder::CheckRuntimeBitcode(Write(*module));
+}
+
 // The check catches a runtime module that drifted from the header: an entry point renamed, one
 // whose parameters changed, a struct whose size changed.
 TEST(RuntimeBitcodeTest, AbiCheckCatchesDrift) {
   for (RuntimeArch arch : {RuntimeArch::kX64, RuntimeArch::kCuda}) {
     SCOPED_TRACE(RuntimeArchName(arch));
-    {
-      llvm::LLVMContext context;
-      std::unique_ptr<llvm::Module> module = Parse(RuntimeBitcode(arch), context);
-      ASSERT_NE(module, nullptr);
-      llvm::Function* f = module->getFunction("accelmem_gc_serial");
+    absl::Status s = CheckMutated(arch, [](llvm::Module& module) {
+      llvm::Function* f = module.getFunction("accelmem_gc_serial");
       ASSERT_NE(f, nullptr);
       f->setName("accelmem_gc_serial_renamed");
-      absl::Status s = codegen::KernelBuilder::CheckRuntimeBitcode(Write(*module));
-      EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-      EXPECT_NE(s.message().find("accelmem_gc_serial is not defined"), absl::string_view::npos)
-          << s;
-    }
-    {
-      llvm::LLVMContext context;
-      std::unique_ptr<llvm::Module> module = Parse(RuntimeBitcode(arch), context);
-      ASSERT_NE(module, nullptr);
-      // accelmem_Pointer_activate(meta, node, i) replaced by one that takes an i64 index.
-      llvm::Function* old = module->getFunction("accelmem_Pointer_activate");
+    });
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(s.message().find("accelmem_gc_serial is not defined"), absl::string_view::npos) << s;
+
+    // accelmem_Pointer_activate(meta, node, i) replaced by one that takes an i64 index.
+    s = CheckMutated(arch, [](llvm::Module& module) {
+      llvm::LLVMContext& context = module.getContext();
+      llvm::Function* old = module.getFunction("accelmem_Pointer_activate");
       ASSERT_NE(old, nullptr);
       old->setName("accelmem_Pointer_activate_old");
       llvm::Type* i8p = llvm::Type::getInt8PtrTy(context);
       auto* changed = llvm::Function::Create(
           llvm::FunctionType::get(llvm::Type::getVoidTy(context),
                                   {i8p, i8p, llvm::Type::getInt64Ty(context)}, false),
-          llvm::Function::ExternalLinkage, "accelmem_Pointer_activate", module.get());
+          llvm::Function::ExternalLinkage, "accelmem_Pointer_activate", &module);
       llvm::ReturnInst::Create(context, llvm::BasicBlock::Create(context, "entry", changed));
-      absl::Status s = codegen::KernelBuilder::CheckRuntimeBitcode(Write(*module));
-      EXPECT_NE(s.message().find("accelmem_Pointer_activate has type void (i8*, i8*, i64)"),
-                absl::string_view::npos)
-          << s;
-    }
-    {
-      llvm::LLVMContext context;
-      std::unique_ptr<llvm::Module> module = Parse(RuntimeBitcode(arch), context);
-      ASSERT_NE(module, nullptr);
-      llvm::GlobalVariable* layout = module->getGlobalVariable("accelmem_abi_layout");
+    });
+    EXPECT_NE(s.message().find("accelmem_Pointer_activate has type void (i8*, i8*, i64)"),
+              absl::string_view::npos)
+        << s;
+
+    s = CheckMutated(arch, [](llvm::Module& module) {
+      llvm::GlobalVariable* layout = module.getGlobalVariable("accelmem_abi_layout");
       ASSERT_NE(layout, nullptr);
       auto* values = llvm::cast<llvm::ConstantDataArray>(layout->getInitializer());
       std::vector<uint64_t> drifted;
@@ -126,12 +127,11 @@ TEST(RuntimeBitcodeTest, AbiCheckCatchesDrift) {
         drifted.push_back(values->getElementAsInteger(k));
       }
       drifted[kernel_abi::kLayoutKernelContextBytes] += 8;
-      layout->setInitializer(llvm::ConstantDataArray::get(context, drifted));
-      absl::Status s = codegen::KernelBuilder::CheckRuntimeBitcode(Write(*module));
-      EXPECT_NE(s.message().find("sizeof(KernelContext) is 40 in the module, 32 in the header"),
-                absl::string_view::npos)
-          << s;
-    }
+      layout->setInitializer(llvm::ConstantDataArray::get(module.getContext(), drifted));
+    });
+    EXPECT_NE(s.message().find("sizeof(KernelContext) is 40 in the module, 32 in the header"),
+              absl::string_view::npos)
+        << s;
   }
   EXPECT_EQ(codegen::KernelBuilder::CheckRuntimeBitcode("not bitcode").code(),
             absl::StatusCode::kInvalidArgument);

@@ -158,6 +158,8 @@ absl::Status SparseRuntime::Init() {
     return errors.Take("materializing the root buffer");
   }
   metas_.resize(tree_.num_snodes());
+  list_caches_.resize(tree_.num_snodes());
+  structure_generations_.assign(tree_.num_snodes(), 0);
   for (int id = 0; id < tree_.num_snodes(); ++id) {
     const SNode& s = tree_.snode(id);
     MetaStorage& m = metas_[id];

@@ -79,17 +79,16 @@ std::shared_ptr<const std::vector<SparseRuntime::ListElement>> SparseRuntime::Li
     }
   } add_time{&list_generation_ns_, start};
   std::lock_guard<std::mutex> guard(list_cache_mu_);
-  const int n = tree_.num_snodes();
-  if (list_caches_.empty()) {
-    list_caches_.resize(n);
-    structure_generations_.assign(n, 0);
-  }
   // Fold every sparse SNode's changed-flag into its generation (clearing it serves every leaf).
-  for (int id = 0; id < n; ++id) {
+  // A load first: an unchanged SNode's meta line is not written.
+  for (int id = 0; id < tree_.num_snodes(); ++id) {
     const SNode& s = tree_.snode(id);
     if (!IsSparse(s.type())) continue;
     u32* flag = &sparse_runtime::as_struct_meta(meta(s))->structure_changed;
-    if (sparse_runtime::atomic_exchange(flag, u32{0}) != 0) ++structure_generations_[id];
+    if (sparse_runtime::atomic_load_relaxed(flag) != 0 &&
+        sparse_runtime::atomic_exchange(flag, u32{0}) != 0) {
+      ++structure_generations_[id];
+    }
   }
   // The list depends on which cells of the levels above the leaf are active, and on the length
   // of a dynamic leaf's containers (a pointer or bitmasked leaf's cells are tested as visited).
