@@ -4,7 +4,8 @@
 //
 // The grid: root.pointer(i, 4096).dense(i, 4096) with places x and y (f32, side by side in a
 // cell): 2^24 cells in blocks of 4,096; half of the blocks (a fixed random choice) are active.
-// Rows (argument: threads):
+// Rows (arguments: threads, and jit = 1 for the CPU JIT execution backend, whose kernels walk the
+// tree themselves (no element lists) and visit a dense container per run, 0 for the native one):
 //   BM_Copy    y[I] = x[I] over the active cells by runs (ParallelStructForRuns: one call per
 //              dense container range), each struct-for after a structure change (one block
 //              activated and deactivated, untimed), so it generates its lists. Interleaved
@@ -23,6 +24,8 @@
 //   BM_FillClear  activate every block and write x (fill), then deactivate every block and
 //              collect (clear + GC). Counter: clear_gc_over_fill (upstream's users measured
 //              about 28, taichi-dev/taichi #333).
+//   BM_ManySNodesGc  garbage in 64 SNodes collected in one pass against one collection per
+//              SNode (see there): per_snode_over_pass.
 // Times are wall times (manual), medians over the iterations of a row.
 #include <algorithm>
 #include <chrono>
@@ -31,10 +34,12 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "benchmark/benchmark.h"
 #include "benchmarks/baselines/paired_timing.h"
+#include "runtime/cpu/jit_backend.h"
 #include "runtime/sparse_runtime.h"
 #include "sparse_runtime/snode_tree.h"
 
@@ -91,7 +96,7 @@ struct Grid {
   const SNode* blocks = nullptr;
   int64_t y_minus_x = 0;  // floats from x to y in a cell
 
-  Grid(int threads, bool reuse_lists) {
+  Grid(int threads, bool reuse_lists, bool jit) {
     const Axis i(0);
     SNode& pointer = tree.root().pointer(i, kBlocks);
     pointer.dense(i, kBlockCells).place<float>("x").place<float>("y");
@@ -105,6 +110,7 @@ struct Grid {
     options.num_threads = threads;
     options.auto_collect = false;
     options.reuse_struct_for_lists = reuse_lists;
+    if (jit) options.kernel_backend = accelmem::runtime::cpu::JitBackend::Factory();
     rt = Check(SparseRuntime::Create(tree, options));
     for (int b : ActiveBlocks()) Check(rt->Activate(*blocks, {b}));
     Copy(threads, [](float* v, int64_t index, int64_t) { v[0] = static_cast<float>(index); });
@@ -149,7 +155,7 @@ constexpr size_t kActiveBytes = size_t{kBlocks} / 2 * kBlockCells * sizeof(float
 
 void BM_Copy(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
-  Grid grid(threads, /*reuse_lists=*/true);
+  Grid grid(threads, /*reuse_lists=*/true, /*jit=*/state.range(1) != 0);
   std::vector<float> src(kActiveBytes / sizeof(float), 1.0f), dst(src.size(), 0.0f);
   std::vector<double> loop, listgen, whole, memcpy_s;
   int64_t n = 0;
@@ -178,13 +184,17 @@ void BM_Copy(benchmark::State& state) {
   state.counters["memcpy_GBps"] = 1e-9 * kActiveBytes / Median(memcpy_s);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kActiveBytes));
 }
-BENCHMARK(BM_Copy)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Copy)
+    ->ArgsProduct({{1, 2}, {0, 1}})
+    ->ArgNames({"threads", "jit"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 // BM_Copy's struct-for through the per-cell visitor (an indirect call and an index per cell),
 // lists reused: what the runs save.
 void BM_CopyPerCell(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
-  Grid grid(threads, /*reuse_lists=*/true);
+  Grid grid(threads, /*reuse_lists=*/true, /*jit=*/state.range(1) != 0);
   std::vector<double> runs, cells;
   for (auto _ : state) {
     const auto a = Clock::now();
@@ -199,12 +209,17 @@ void BM_CopyPerCell(benchmark::State& state) {
   state.counters["runs_vs_per_cell"] = Median(cells) / Median(runs);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kActiveBytes));
 }
-BENCHMARK(BM_CopyPerCell)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CopyPerCell)
+    ->ArgsProduct({{1, 2}, {0, 1}})
+    ->ArgNames({"threads", "jit"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_Repeat(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
-  Grid ours(threads, /*reuse_lists=*/true);
-  Grid upstream(threads, /*reuse_lists=*/false);
+  const bool jit = state.range(1) != 0;
+  Grid ours(threads, /*reuse_lists=*/true, jit);
+  Grid upstream(threads, /*reuse_lists=*/false, jit);
   ours.CopyXToY();  // the lists exist
   std::vector<double> listgen, whole, upstream_s;
   for (auto _ : state) {
@@ -224,7 +239,11 @@ void BM_Repeat(benchmark::State& state) {
   state.counters["vs_upstream"] = Median(upstream_s) / Median(whole);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kActiveBytes));
 }
-BENCHMARK(BM_Repeat)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Repeat)
+    ->ArgsProduct({{1, 2}, {0, 1}})
+    ->ArgNames({"threads", "jit"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 // A particle-to-grid frame on a 4096^2 domain: pointer(64 x 64 blocks) -> dense(64 x 64) of f32
 // m. Each frame: activate the blocks the 2^20 particles (fixed random positions) fall in,
@@ -244,7 +263,7 @@ struct ParticleGrid {
   bool upstream = false;
   std::vector<float*> base;  // per block: its cell (0, 0), while active
 
-  ParticleGrid(int threads, bool upstream_equivalent) : upstream(upstream_equivalent) {
+  ParticleGrid(int threads, bool upstream_equivalent, bool jit) : upstream(upstream_equivalent) {
     const Axis i(0), j(1);
     SNode& pointer = tree.root().pointer({i, j}, {kBlocksPerSide, kBlocksPerSide});
     pointer.dense({i, j}, {kBlock, kBlock}).place<float>("m");
@@ -255,6 +274,7 @@ struct ParticleGrid {
     options.num_threads = threads;
     options.auto_collect = false;
     options.reuse_struct_for_lists = !upstream;
+    if (jit) options.kernel_backend = accelmem::runtime::cpu::JitBackend::Factory();
     rt = Check(SparseRuntime::Create(tree, options));
     base.assign(kBlocksPerSide * kBlocksPerSide, nullptr);
   }
@@ -318,7 +338,8 @@ void BM_Particles(benchmark::State& state) {
     if (!seen[b]) touched.push_back(b);
     seen[b] = 1;
   }
-  ParticleGrid ours(threads, false), upstream(threads, true);
+  const bool jit = state.range(1) != 0;
+  ParticleGrid ours(threads, false, jit), upstream(threads, true, jit);
   std::vector<float> dense(static_cast<size_t>(kSide) * kSide);
   std::vector<double> ours_s, upstream_s, dense_s;
   for (auto _ : state) {
@@ -342,7 +363,11 @@ void BM_Particles(benchmark::State& state) {
   state.counters["frame_ms"] = 1e3 * Median(ours_s);
   state.counters["dense_ms"] = 1e3 * Median(dense_s);
 }
-BENCHMARK(BM_Particles)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Particles)
+    ->ArgsProduct({{1, 2}, {0, 1}})
+    ->ArgNames({"threads", "jit"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_FillClear(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
@@ -355,6 +380,7 @@ void BM_FillClear(benchmark::State& state) {
   SparseRuntimeOptions options;
   options.num_threads = threads;
   options.auto_collect = false;
+  if (state.range(1) != 0) options.kernel_backend = accelmem::runtime::cpu::JitBackend::Factory();
   auto rt = Check(SparseRuntime::Create(tree, options));
   std::vector<double> fill, clear;
   for (auto _ : state) {
@@ -381,6 +407,76 @@ void BM_FillClear(benchmark::State& state) {
   state.counters["fill_ms"] = 1e3 * Median(fill);
   state.counters["clear_gc_ms"] = 1e3 * Median(clear);
 }
-BENCHMARK(BM_FillClear)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FillClear)
+    ->ArgsProduct({{1, 2}, {0, 1}})
+    ->ArgNames({"threads", "jit"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+// Many SNodes with garbage (taichi-dev/taichi #6594): 64 pointer SNodes, each pointer(1024) ->
+// dense(n) of f32 (cells of 4n bytes, all 64 allocators of one cell size; arguments: threads, n);
+// each iteration activates every block and deactivates every other one in each SNode (untimed),
+// then collects: 512 recycled cells per SNode (n = 16: 2 MiB in all, under the GC pool's
+// threshold; n = 256: 32 MiB). One pass (one_pass_gc, the default) against one collection per
+// allocator (upstream's GC per SNode) in a second runtime of the same tree, interleaved;
+// gc_workers = threads. Counter: per_snode_over_pass = per-allocator time / pass time.
+void BM_ManySNodesGc(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  const int cell_floats = static_cast<int>(state.range(1));
+  constexpr int kSNodes = 64;
+  constexpr int kBlocksPer = 1024;
+  SNodeTree tree;
+  std::vector<const SNode*> pointers;
+  for (int k = 0; k < kSNodes; ++k) {
+    SNode& p = tree.root().pointer(Axis(0), kBlocksPer);
+    p.dense(Axis(0), cell_floats).place<float>("m" + std::to_string(k));
+    pointers.push_back(&p);
+  }
+  Check(tree.Finalize());
+  auto make = [&](bool one_pass) {
+    SparseRuntimeOptions options;
+    options.num_threads = threads;
+    options.gc_workers = threads;
+    options.auto_collect = false;
+    options.one_pass_gc = one_pass;
+    return Check(SparseRuntime::Create(tree, options));
+  };
+  std::unique_ptr<SparseRuntime> pass = make(true), per_snode = make(false);
+  auto dirty = [&](SparseRuntime* rt) {
+    for (const SNode* p : pointers) {
+      for (int b = 0; b < kBlocksPer; ++b) Check(rt->Activate(*p, {b}));
+      for (int b = 0; b < kBlocksPer; b += 2) Check(rt->Deactivate(*p, {b}));
+    }
+  };
+  std::vector<double> pass_s, per_snode_s;
+  for (auto _ : state) {
+    // Alternate which runtime is dirtied last and collected first (its cells are hottest).
+    const bool pass_first = state.iterations() % 2 == 0;
+    SparseRuntime* first = pass_first ? pass.get() : per_snode.get();
+    SparseRuntime* second = pass_first ? per_snode.get() : pass.get();
+    dirty(second);
+    dirty(first);
+    const auto a = Clock::now();
+    Check(first->CollectGarbage());
+    const auto b = Clock::now();
+    Check(second->CollectGarbage());
+    const auto c = Clock::now();
+    pass_s.push_back(pass_first ? Seconds(a, b) : Seconds(b, c));
+    per_snode_s.push_back(pass_first ? Seconds(b, c) : Seconds(a, b));
+    state.SetIterationTime(pass_s.back());
+  }
+  state.counters["per_snode_over_pass"] = Median(per_snode_s) / Median(pass_s);
+  state.counters["pass_ms"] = 1e3 * Median(pass_s);
+  state.counters["per_snode_ms"] = 1e3 * Median(per_snode_s);
+  state.counters["passes_per_gc"] =
+      static_cast<double>(pass->num_gc_passes()) / static_cast<double>(state.iterations());
+  state.counters["per_snode_passes_per_gc"] =
+      static_cast<double>(per_snode->num_gc_passes()) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_ManySNodesGc)
+    ->ArgsProduct({{1, 2}, {16, 256}})
+    ->ArgNames({"threads", "cell_floats"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

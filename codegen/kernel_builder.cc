@@ -146,6 +146,12 @@ absl::Status KernelBuilder::AddStructFor(absl::string_view name, const SNode& sn
   return Emitter(impl_.get()).StructFor(name, snode);
 }
 
+absl::Status KernelBuilder::AddStructForRuns(absl::string_view name, const SNode& snode) {
+  absl::Status s = CheckAdd(*impl_, name, snode);
+  if (!s.ok()) return s;
+  return Emitter(impl_.get()).StructFor(name, snode, /*runs=*/true);
+}
+
 std::string GcKernelName(absl::string_view prefix, GcKernel kind) {
   static constexpr const char* kSuffix[kNumGcKernels] = {"_prepare", "_phase0", "_phase1",
                                                          "_phase2", "_serial"};

@@ -47,7 +47,11 @@
 // Struct-for kernels: `i64 (ctx, i64 begin, i64 end, void (*visit)(i8* data, const i32* index,
 // i8* cell), i8* data)` visit every active cell of an SNode (for a place: its value in the
 // parent's active cells) whose outermost path cell (the cell of path()[1]) lies in [begin, end),
-// in layout order, and return the number visited (see StructForExtent).
+// in layout order, and return the number visited (see StructForExtent). Struct-for-runs kernels
+// take `void (*visit)(i8* data, const i32* first_index, i8* first_cell, i64 count, i64 stride)`:
+// each container of a dense leaf (its part in [begin, end) at the outermost level) is one call of
+// `count` cells, `stride` bytes apart, from the cell at first_index; other leaves give runs of
+// one cell (stride 0). They return the number of cells visited.
 // GC kernels (upstream gc_parallel_0/1/2(context, snode_id) and gc_serial) collect the
 // allocator (NodeManager) of one pointer or dynamic SNode, reached as
 // ctx->runtime->node_managers[snode id], by calling the runtime bitcode's own GC functions
@@ -94,6 +98,10 @@ struct KernelModule {
 using StructForVisitFn = void (*)(void* data, const int32_t* index, void* cell);
 using StructForFn = int64_t (*)(void* ctx, int64_t begin, int64_t end, StructForVisitFn visit,
                                 void* data);
+using StructForRunsVisitFn = void (*)(void* data, const int32_t* first_index, void* first_cell,
+                                      int64_t count, int64_t stride);
+using StructForRunsFn = int64_t (*)(void* ctx, int64_t begin, int64_t end,
+                                    StructForRunsVisitFn visit, void* data);
 using PointFn = int64_t (*)(void* ctx, const int32_t* coord, void* value);
 using RangeFn = int64_t (*)(void* ctx, int64_t begin, int64_t end);
 using RangeSumFn = double (*)(void* ctx, int64_t begin, int64_t end);
@@ -173,6 +181,8 @@ class KernelBuilder {
                         const sparse_runtime::SNode& snode);
   // A struct-for kernel over the active cells of `snode`.
   absl::Status AddStructFor(absl::string_view name, const sparse_runtime::SNode& snode);
+  // The same by runs of cells (a dense leaf container per call; see above).
+  absl::Status AddStructForRuns(absl::string_view name, const sparse_runtime::SNode& snode);
 
   // A GC kernel for the allocator of `snode` (a pointer or dynamic SNode). InvalidArgument for
   // an SNode without an allocator or not of this tree, NotFound when the runtime bitcode lacks

@@ -1,11 +1,12 @@
 // File: gc/gc_collector.h
 //
 // GcCollector: what a runtime calls to collect its NodeManagers, so that deciding *when* to
-// collect stays one line in the runtime. It owns the GcScratch shared by all managers of one
-// runtime and a CpuParallelGc pool, and collects a manager only when it has recycled cells
-// (upstream inserts three GC kernels for every sparse SNode after every deactivating task, #6594;
-// without recycled cells a collection would only compact the free list, which the cursor makes
-// unnecessary).
+// collect stays one line in the runtime. It owns one GcScratch per manager and a CpuParallelGc
+// pool, and collects a manager only when it has recycled cells (upstream inserts three GC kernels
+// for every sparse SNode after every deactivating task, #6594; without recycled cells a
+// collection would only compact the free list, which the cursor makes unnecessary). CollectAll
+// collects every manager with garbage in one pass (gc/device/gc_batch.h): one wake-up of the pool
+// and three barriers for all of them, the managers ordered by cell size.
 //
 // Intended use (SparseRuntime): after an operation batch that may deactivate (Deactivate, a
 // kernel containing deactivations), and on an explicit CollectGarbage, call CollectAll over the
@@ -18,10 +19,14 @@
 #define ACCELMEM_GC_GC_COLLECTOR_H_
 
 #include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "gc/device/gc_batch.h"
 #include "gc/device/gc_scratch.h"
 #include "gc/gc_cpu_parallel.h"
 #include "sparse_runtime/device/node_manager.h"
@@ -48,18 +53,28 @@ class GcCollector {
 
   // Collects `nm` if it needs it; returns whether a collection ran.
   absl::StatusOr<bool> CollectIfNeeded(NodeManager* nm);
-  // Collects each manager that needs it (null entries are skipped); returns how many ran. Stops
-  // at the first error.
+  // Collects every manager that needs it (null entries are skipped) in one pass; returns how
+  // many were collected.
   absl::StatusOr<int> CollectAll(absl::Span<NodeManager* const> managers);
 
-  // Collections run so far.
+  // Managers collected so far (a pass over three managers counts three).
   int64_t num_collections() const { return num_collections_; }
+  // Passes run so far (CollectIfNeeded or CollectAll calls that collected anything).
+  int64_t num_passes() const { return num_passes_; }
 
  private:
-  GcScratch scratch_{};
+  // Checks that `nm` is of this collector's runtime memory.
+  absl::Status CheckMemory(const NodeManager* nm);
+  // The scratch of `nm` (created zero-initialized on first use).
+  GcScratch* ScratchFor(const NodeManager* nm);
+
+  const int32_t order_;
   CpuParallelGc pool_;
   sparse_runtime::RuntimeMemory* memory_ = nullptr;
+  std::unordered_map<const NodeManager*, std::unique_ptr<GcScratch>> scratches_;
+  std::vector<GcBatchEntry> entries_;  // CollectAll's table, kept to reuse its memory
   int64_t num_collections_ = 0;
+  int64_t num_passes_ = 0;
 };
 
 }  // namespace gc

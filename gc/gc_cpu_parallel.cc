@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "gc/device/gc_batch.h"
 #include "gc/device/gc_serial.h"
-#include "gc/device/phase0_compact_free_list.h"
-#include "gc/device/phase1_swap_lists.h"
-#include "gc/device/phase2_refill_and_zero.h"
 #include "sparse_runtime/device/runtime_memory.h"
 
 namespace accelmem {
@@ -64,11 +62,11 @@ CpuParallelGc::~CpuParallelGc() {
 }
 
 void CpuParallelGc::RunPhases(int worker) {
-  gc_phase0_compact_free_list(nm_, scratch_, worker, num_workers_);
+  gc_batch_phase0(entries_, num_entries_, worker, num_workers_);
   barrier_.Wait();
-  if (worker == 0) gc_phase1_swap_lists(nm_, scratch_, num_workers_);
+  if (worker == 0) gc_batch_phase1(entries_, num_entries_, num_workers_);
   barrier_.Wait();
-  gc_phase2_refill_and_zero(nm_, scratch_, worker, num_workers_);
+  gc_batch_phase2(entries_, num_entries_, worker, num_workers_);
   barrier_.Wait();
 }
 
@@ -85,28 +83,73 @@ void CpuParallelGc::WorkerLoop(int worker) {
   }
 }
 
+namespace {
+
+bool HasError(const NodeManager* nm) {
+  return sparse_runtime::runtime_error_code(nm->memory) != sparse_runtime::kRuntimeOk;
+}
+
+uint64_t RecycledBytes(const NodeManager* nm) {
+  return nm->element_size * static_cast<uint64_t>(std::max(nm->recycled_list.valid_size(), 0));
+}
+
+}  // namespace
+
 absl::Status CpuParallelGc::Collect(NodeManager* nm, GcScratch* scratch) {
-  const bool had_error =
-      sparse_runtime::runtime_error_code(nm->memory) != sparse_runtime::kRuntimeOk;
-  const uint64_t bytes =
-      nm->element_size * static_cast<uint64_t>(std::max(nm->recycled_list.valid_size(), 0));
-  if (num_workers_ == 1 || bytes < min_parallel_bytes_) {
+  const bool had_error = HasError(nm);
+  if (num_workers_ == 1 || RecycledBytes(nm) < min_parallel_bytes_) {
     gc_serial(nm, scratch);
   } else {
-    RunParallel(nm, scratch);
+    gc_scratch_reserve(scratch, nm, num_workers_);
+    GcBatchEntry entry{nm, scratch, /*active=*/1, 0};
+    RunParallel(&entry, 1);
   }
-  if (!had_error && sparse_runtime::runtime_error_code(nm->memory) != sparse_runtime::kRuntimeOk) {
+  if (!had_error && HasError(nm)) {
     return absl::InternalError(std::string("gc: ") + nm->memory->error_message);
   }
   return absl::OkStatus();
 }
 
-void CpuParallelGc::RunParallel(NodeManager* nm, GcScratch* scratch) {
-  gc_scratch_reserve(scratch, nm, num_workers_);
+absl::StatusOr<int> CpuParallelGc::CollectBatch(GcBatchEntry* entries, int n) {
+  // Errors already recorded before the batch are not its own (the managers may have different
+  // memories; each is checked).
+  std::vector<char> had_error(n, 0);
+  for (int k = 0; k < n; ++k) {
+    if (entries[k].nm != nullptr) had_error[k] = HasError(entries[k].nm) ? 1 : 0;
+  }
+  // A manager goes to the pool only if it would alone (the threshold is per collection: a
+  // stretch of small collections does not get faster on the pool, measured on 2 cores); the rest
+  // run serially on the caller, then the big ones in one parallel pass.
+  int collected = 0;
+  parallel_entries_.clear();
+  for (int k = 0; k < n; ++k) {
+    GcBatchEntry& e = entries[k];
+    if (num_workers_ > 1 && e.nm != nullptr && RecycledBytes(e.nm) >= min_parallel_bytes_ &&
+        gc_needs_collection(e.nm)) {
+      parallel_entries_.push_back(e);
+      e.active = 1;
+    } else {
+      collected += gc_batch_serial(&e, 1);
+    }
+  }
+  if (!parallel_entries_.empty()) {
+    const int m = static_cast<int>(parallel_entries_.size());
+    collected += gc_batch_prepare(parallel_entries_.data(), m, num_workers_);
+    RunParallel(parallel_entries_.data(), m);
+  }
+  for (int k = 0; k < n; ++k) {
+    if (entries[k].nm != nullptr && !had_error[k] && HasError(entries[k].nm)) {
+      return absl::InternalError(std::string("gc: ") + entries[k].nm->memory->error_message);
+    }
+  }
+  return collected;
+}
+
+void CpuParallelGc::RunParallel(GcBatchEntry* entries, int n) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    nm_ = nm;
-    scratch_ = scratch;
+    entries_ = entries;
+    num_entries_ = n;
     ++job_generation_;
   }
   job_cv_.notify_all();

@@ -10,8 +10,8 @@
 // than hardware threads, then blocks on a condition variable. Small collections (below
 // min_parallel_bytes of recycled cells) run serially on the caller.
 //
-// Host code. One Collect at a time per object (Collect is not reentrant); the NodeManager must be
-// quiescent (no allocate/recycle in flight) during Collect.
+// Host code. One Collect or CollectBatch at a time per object (Collect is not reentrant); the
+// NodeManager must be quiescent (no allocate/recycle in flight) during Collect.
 #ifndef ACCELMEM_GC_GC_CPU_PARALLEL_H_
 #define ACCELMEM_GC_GC_CPU_PARALLEL_H_
 
@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gc/device/gc_batch.h"
 #include "gc/device/gc_scratch.h"
 #include "sparse_runtime/device/node_manager.h"
 
@@ -47,6 +49,12 @@ class CpuParallelGc {
   // Collects `nm` (grows `scratch` first). Returns an error status carrying the runtime's message
   // if the collection recorded a runtime error (e.g. an out-of-range recycled index).
   absl::Status Collect(NodeManager* nm, GcScratch* scratch);
+  // Collects every manager of `entries` that has recycled cells in one pass (gc/device/
+  // gc_batch.h; each entry has its own scratch): the managers below min_parallel_bytes serially
+  // on the caller, the others on the pool together (one wake-up and three barriers for all of
+  // them). Returns how many managers were collected, or an error status carrying the runtime's
+  // message if the collection recorded a runtime error.
+  absl::StatusOr<int> CollectBatch(GcBatchEntry* entries, int n);
 
  private:
   // Reusable barrier for num_workers_ threads.
@@ -64,7 +72,8 @@ class CpuParallelGc {
     std::condition_variable cv_;
   };
 
-  void RunParallel(NodeManager* nm, GcScratch* scratch);
+  // Runs the phases of the (prepared) table on every worker.
+  void RunParallel(GcBatchEntry* entries, int n);
   void WorkerLoop(int worker);
   void RunPhases(int worker);
 
@@ -73,10 +82,11 @@ class CpuParallelGc {
   Barrier barrier_;
   std::mutex mu_;
   std::condition_variable job_cv_;
-  uint64_t job_generation_ = 0;  // guarded by mu_
-  bool stop_ = false;            // guarded by mu_
-  NodeManager* nm_ = nullptr;    // the current job, published under mu_
-  GcScratch* scratch_ = nullptr;
+  uint64_t job_generation_ = 0;      // guarded by mu_
+  bool stop_ = false;                // guarded by mu_
+  GcBatchEntry* entries_ = nullptr;  // the current job, published under mu_
+  int num_entries_ = 0;
+  std::vector<GcBatchEntry> parallel_entries_;  // CollectBatch's pool part
   std::vector<std::thread> threads_;
 };
 

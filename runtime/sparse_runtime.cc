@@ -646,11 +646,19 @@ absl::Status SparseRuntime::CollectLocked() {
   // whatever it holds afterwards is this collection's.
   RouteScope route(&context_.memory, nullptr);
   runtime_reset_error(&context_.memory);
-  absl::StatusOr<int> collected = collector_->CollectAll(managers);
+  absl::Status status;
+  if (options_.one_pass_gc) {
+    status = collector_->CollectAll(managers).status();
+  } else {
+    for (NodeManager* nm : managers) {
+      status = collector_->CollectIfNeeded(nm).status();
+      if (!status.ok()) break;
+    }
+  }
   if (runtime_error_code(&context_.memory) != kRuntimeOk) {
     return TakeSharedError("garbage collection");
   }
-  return collected.status();
+  return status;
 }
 
 absl::Status SparseRuntime::MaybeAutoCollect() {
@@ -664,6 +672,11 @@ absl::Status SparseRuntime::MaybeAutoCollect() {
 int64_t SparseRuntime::num_gc_collections() {
   ExclusiveLock lock(&gc_mu_);
   return collector_ == nullptr ? 0 : collector_->num_collections();
+}
+
+int64_t SparseRuntime::num_gc_passes() {
+  ExclusiveLock lock(&gc_mu_);
+  return collector_ == nullptr ? 0 : collector_->num_passes();
 }
 
 SNodeMemoryStats SparseRuntime::Stats(const SNode& snode) {

@@ -97,6 +97,16 @@ class KernelBackend {
   // the outermost path level (snode.path()[1]) has index in [begin, end) (the root: 0).
   virtual absl::Status StructFor(const sparse_runtime::SNode& snode, int64_t begin, int64_t end,
                                  Visitor visit) = 0;
+  // The same by runs: `count` cells `stride` bytes apart from `first` (the cell at first_index).
+  // By default runs of one cell through StructFor.
+  using RunVisitor = absl::FunctionRef<void(absl::Span<const int32_t> first_index, void* first,
+                                            int32_t count, uint64_t stride)>;
+  virtual absl::Status StructForRuns(const sparse_runtime::SNode& snode, int64_t begin, int64_t end,
+                                     RunVisitor visit) {
+    return StructFor(snode, begin, end, [&](absl::Span<const int32_t> index, void* cell) {
+      visit(index, cell, 1, 0);
+    });
+  }
 };
 using KernelBackendFactory =
     std::function<absl::StatusOr<std::unique_ptr<KernelBackend>>(SparseRuntime* rt)>;
@@ -117,6 +127,10 @@ struct SparseRuntimeOptions {
   bool auto_collect = true;
   // Workers of the garbage collector's CPU pool (1 = serial on the calling thread).
   int gc_workers = 1;
+  // A collection collects every allocator with recycled cells in one pass (gc/device/gc_batch.h:
+  // one wake-up of the GC pool and three barriers in all). Off: one collection per allocator,
+  // as upstream runs its GC kernels per SNode (#6594; benchmarks compare the two).
+  bool one_pass_gc = true;
   // Pointer cells activated or deactivated inside ParallelStructFor go through one NodeCache per
   // worker (no shared atomic per cell; cached cells are handed back when the struct-for ends).
   // Off: every worker allocates from the SNode's NodeManager directly, as upstream.
@@ -214,6 +228,8 @@ class SparseRuntime {
   absl::Status CollectGarbage();
   // Collections that actually ran (one per SNode allocator that had recycled cells).
   int64_t num_gc_collections();
+  // Passes of the collector that collected anything (one per CollectGarbage with one_pass_gc).
+  int64_t num_gc_passes();
 
   SNodeMemoryStats Stats(const sparse_runtime::SNode& snode);
   // Bytes mapped by the runtime's pool (root, tables, chunks, ambient elements).
@@ -293,13 +309,14 @@ class SparseRuntime {
   absl::Status StructForUnlocked(const sparse_runtime::SNode& snode, Visitor visit);
   absl::Status ParallelStructForUnlocked(const sparse_runtime::SNode& snode, ParallelVisitor visit);
   // The parallel struct-for's list, tasks, locks and caches, calling visit_range for each task
-  // (cells [lo, hi) of one list element, at most max_task_cells) and `per_cell` on a kernel
-  // backend. Runs take bigger tasks, handed out in groups (fewer claims of the shared counter).
+  // (cells [lo, hi) of one list element, at most max_task_cells), and on a kernel backend
+  // `per_cell`, or `runs` when given (the backend's struct-for by runs). Runs take bigger tasks,
+  // handed out in groups (fewer claims of the shared counter).
   using RangeVisitor =
       absl::FunctionRef<void(const sparse_runtime::SNode& leaf, uint64_t offset,
                              const ListElement& e, int32_t lo, int32_t hi, int worker)>;
   absl::Status ParallelStructForTasks(const sparse_runtime::SNode& snode, RangeVisitor visit_range,
-                                      ParallelVisitor per_cell, bool runs);
+                                      ParallelVisitor per_cell, const RunVisitor* runs);
   // Collects every allocator with recycled cells; the caller holds gc_mu_ exclusively.
   absl::Status CollectLocked();
   // With options_.auto_collect: collects if a deactivation happened since the last collection

@@ -241,7 +241,7 @@ absl::Status SparseRuntime::ParallelStructForUnlocked(const SNode& snode, Parall
           visit(index, cell, worker);
         });
       },
-      visit, /*runs=*/false);
+      visit, /*runs=*/nullptr);
 }
 
 absl::Status SparseRuntime::ParallelStructForRuns(const SNode& snode, RunVisitor visit) {
@@ -271,13 +271,15 @@ absl::Status SparseRuntime::ParallelStructForRuns(const SNode& snode, RunVisitor
       [&](absl::Span<const int32_t> index, void* cell, int worker) {
         visit(index, cell, 1, 0, worker);
       },
-      /*runs=*/true);
+      &visit);
   if (!status.ok()) return status;
   return MaybeAutoCollect();
 }
 
 absl::Status SparseRuntime::ParallelStructForTasks(const SNode& snode, RangeVisitor visit_range,
-                                                   ParallelVisitor per_cell, bool runs) {
+                                                   ParallelVisitor per_cell,
+                                                   const RunVisitor* run_visit) {
+  const bool runs = run_visit != nullptr;
   if (&snode != &tree_.snode(snode.id())) {
     return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
   }
@@ -300,9 +302,15 @@ absl::Status SparseRuntime::ParallelStructForTasks(const SNode& snode, RangeVisi
       RouteScope route(&context_.memory, record);
       const SparseRuntime* previous = tls_locked_runtime;
       tls_locked_runtime = this;
-      absl::Status status = backend_->StructFor(
-          snode, n * t / parts, n * (t + 1) / parts,
-          [&](absl::Span<const int32_t> index, void* cell) { per_cell(index, cell, worker); });
+      absl::Status status =
+          runs ? backend_->StructForRuns(
+                     snode, n * t / parts, n * (t + 1) / parts,
+                     [&](absl::Span<const int32_t> index, void* first, int32_t count,
+                         uint64_t stride) { (*run_visit)(index, first, count, stride, worker); })
+               : backend_->StructFor(snode, n * t / parts, n * (t + 1) / parts,
+                                     [&](absl::Span<const int32_t> index, void* cell) {
+                                       per_cell(index, cell, worker);
+                                     });
       tls_locked_runtime = previous;
       if (!status.ok()) {
         std::lock_guard<std::mutex> guard(error_mu);

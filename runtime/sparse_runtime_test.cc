@@ -1,6 +1,8 @@
 // The sparse runtime suite (sparse_runtime_test_suite.cc) on the native backend, plus the native
 // backend's own parallel allocation path (per-worker NodeCaches).
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "runtime/sparse_runtime_test_suite.h"
 
@@ -94,6 +96,59 @@ TEST(NativeSparseRuntimeTest, ParallelDeactivationThroughWorkerCaches) {
   EXPECT_EQ(stats.cells_in_use, 4096);
   EXPECT_EQ(stats.cells_reserved, reserved) << "collected cells are reused, none newly reserved";
   EXPECT_TRUE(r.CheckInvariants().ok()) << r.CheckInvariants();
+}
+
+// Garbage of many allocator SNodes is collected in one pass (one_pass_gc, the default) or one
+// collection per allocator (off): the same cells end free and zeroed either way, and SNodes
+// without garbage are not collected.
+TEST(NativeSparseRuntimeTest, OnePassCollectsEverySNodeWithGarbage) {
+  SNodeTree tree;
+  std::vector<SNode*> pointers;
+  for (int k = 0; k < 6; ++k) {
+    pointers.push_back(&tree.root().pointer(Axis(0), 64));
+    // Cell sizes 16, 32, 48, 16, 32, 48 bytes: two allocators of each size.
+    pointers.back()->dense(Axis(0), 4 * (1 + k % 3)).place<float>("x" + std::to_string(k));
+  }
+  ASSERT_TRUE(tree.Finalize().ok());
+  for (bool one_pass : {true, false}) {
+    SCOPED_TRACE(one_pass);
+    SparseRuntimeOptions options;
+    options.auto_collect = false;
+    options.gc_workers = 2;
+    options.one_pass_gc = one_pass;
+    auto rt = SparseRuntime::Create(tree, options);
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    SparseRuntime& r = **rt;
+    for (int round = 1; round <= 3; ++round) {
+      for (int k = 0; k < 6; ++k) {
+        const SNode& x = *tree.FindPlace("x" + std::to_string(k));
+        const int32_t cells = 4 * (1 + k % 3);
+        for (int32_t b = 0; b < 64; ++b) {
+          ASSERT_TRUE(r.Write<float>(x, {b * cells}, 7.0f).ok());
+        }
+        if (k == 4) continue;  // keeps its cells: no garbage
+        for (int32_t b = 0; b < 64; b += 2) ASSERT_TRUE(r.Deactivate(*pointers[k], {b}).ok());
+      }
+      ASSERT_TRUE(r.CollectGarbage().ok());
+      EXPECT_EQ(r.num_gc_collections(), 5 * round);
+      EXPECT_EQ(r.num_gc_passes(), one_pass ? round : 5 * round);
+      for (int k = 0; k < 6; ++k) {
+        const SNodeMemoryStats stats = r.Stats(*pointers[k]);
+        EXPECT_EQ(stats.cells_recycled, 0) << k;
+        EXPECT_EQ(stats.cells_in_use, k == 4 ? 64 : 32) << k;
+      }
+      ASSERT_TRUE(r.CheckInvariants().ok()) << r.CheckInvariants();
+    }
+    // Reactivated cells come back zeroed (the collection zeroed them).
+    for (int k = 0; k < 6; ++k) {
+      const SNode& x = *tree.FindPlace("x" + std::to_string(k));
+      const int32_t cells = 4 * (1 + k % 3);
+      ASSERT_TRUE(r.Activate(*pointers[k], {0}).ok());
+      auto v = r.Read<float>(x, {cells - 1});
+      ASSERT_TRUE(v.ok());
+      EXPECT_EQ(*v, 0.0f) << k;
+    }
+  }
 }
 
 }  // namespace

@@ -77,7 +77,8 @@ class Emitter {
   absl::Status Range(absl::string_view name, RangeOp op, const SNode& target,
                      const std::vector<CoordMap>& coords, double scale, double offset);
   absl::Status Point(absl::string_view name, PointOp op, const SNode& target);
-  absl::Status StructFor(absl::string_view name, const SNode& target);
+  // `runs`: the visitor takes runs of cells (KernelBuilder::AddStructForRuns).
+  absl::Status StructFor(absl::string_view name, const SNode& target, bool runs = false);
   void Gc(absl::string_view name, GcKernel kind, const SNode& snode);
 
  private:
@@ -191,6 +192,7 @@ class Emitter {
   llvm::Value* sf_data_ = nullptr;
   llvm::Value* sf_index_ = nullptr;
   llvm::Value* sf_count_ = nullptr;
+  bool sf_runs_ = false;  // the visitor takes runs (data, first index, first cell, count, stride)
 };
 
 // Checks shared by every Add*: a fresh name of a builder that is not finished, an SNode of the

@@ -23,6 +23,57 @@ void Emitter::Visit(const SNode& leaf, int depth, llvm::Value* cell, const Coord
     lo = b_.CreateSelect(b_.CreateICmpSGT(sf_begin_, lo), sf_begin_, lo);
     hi = b_.CreateSelect(b_.CreateICmpSLT(sf_end_, hi), sf_end_, hi);
   }
+  // Refined coordinates of child cell i (row-major over the level's axes).
+  auto refine = [&](llvm::Value* i) {
+    Coords refined = coord;
+    llvm::Value* l = i;
+    const auto& axes = level.axes();
+    for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+      const int64_t shape = level.shape(*it);
+      llvm::Value* digit = b_.CreateSRem(l, b_.getInt64(shape));
+      llvm::Value* base = coord[*it] == nullptr ? static_cast<llvm::Value*>(b_.getInt64(0))
+                                                : b_.CreateMul(coord[*it], b_.getInt64(shape));
+      refined[*it] = b_.CreateAdd(base, digit);
+      l = b_.CreateSDiv(l, b_.getInt64(shape));
+    }
+    return refined;
+  };
+  // Stores the leaf cell's index, calls the visitor on `count` cells from `first` at `stride`
+  // bytes (a cell visitor: one cell) and counts them.
+  auto visit = [&](const Coords& refined, llvm::Value* first, llvm::Value* count,
+                   llvm::Value* stride) {
+    const auto& index_axes = leaf.index_axes();
+    for (size_t k = 0; k < index_axes.size(); ++k) {
+      llvm::Value* v = refined[index_axes[k]] == nullptr ? static_cast<llvm::Value*>(b_.getInt64(0))
+                                                         : refined[index_axes[k]];
+      b_.CreateStore(b_.CreateTrunc(v, b_.getInt32Ty()),
+                     b_.CreateGEP(b_.getInt32Ty(), sf_index_, b_.getInt64(k)));
+    }
+    if (sf_runs_) {
+      auto* run_type = llvm::FunctionType::get(
+          b_.getVoidTy(), {I8P(), I32P(), I8P(), b_.getInt64Ty(), b_.getInt64Ty()}, false);
+      b_.CreateCall(run_type, sf_visit_,
+                    {sf_data_, sf_index_, Gep(first, value_offset), count, stride});
+    } else {
+      auto* visit_type = llvm::FunctionType::get(b_.getVoidTy(), {I8P(), I32P(), I8P()}, false);
+      b_.CreateCall(visit_type, sf_visit_, {sf_data_, sf_index_, Gep(first, value_offset)});
+    }
+    b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), sf_count_), count), sf_count_);
+  };
+  if (sf_runs_ && &level == &leaf && level.type() == SNodeType::kDense) {
+    // A dense leaf container is one run: cells lo..hi-1, all active, at the cell stride.
+    auto* run = Block("run");
+    auto* after = Block("after_run");
+    b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), run, after);
+    b_.SetInsertPoint(run);
+    const int64_t stride = static_cast<int64_t>(level.cell_size());
+    visit(refine(lo),
+          b_.CreateGEP(b_.getInt8Ty(), container, b_.CreateMul(lo, b_.getInt64(stride))),
+          b_.CreateSub(hi, lo), b_.getInt64(stride));
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
+    return;
+  }
   Loop(lo, hi, [&](llvm::Value* i, llvm::BasicBlock* cont) {
     llvm::Value* child = nullptr;
     if (level.type() == SNodeType::kDense) {
@@ -46,42 +97,24 @@ void Emitter::Visit(const SNode& leaf, int depth, llvm::Value* cell, const Coord
         b_.SetInsertPoint(ok);
       }
     }
-    // Refined coordinates of the child cell (row-major over the level's axes).
-    Coords refined = coord;
-    llvm::Value* l = i;
-    const auto& axes = level.axes();
-    for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
-      const int64_t shape = level.shape(*it);
-      llvm::Value* digit = b_.CreateSRem(l, b_.getInt64(shape));
-      llvm::Value* base = coord[*it] == nullptr ? static_cast<llvm::Value*>(b_.getInt64(0))
-                                                : b_.CreateMul(coord[*it], b_.getInt64(shape));
-      refined[*it] = b_.CreateAdd(base, digit);
-      l = b_.CreateSDiv(l, b_.getInt64(shape));
-    }
+    const Coords refined = refine(i);
     if (&level == &leaf) {
-      const auto& index_axes = leaf.index_axes();
-      for (size_t k = 0; k < index_axes.size(); ++k) {
-        llvm::Value* v = refined[index_axes[k]] == nullptr
-                             ? static_cast<llvm::Value*>(b_.getInt64(0))
-                             : refined[index_axes[k]];
-        b_.CreateStore(b_.CreateTrunc(v, b_.getInt32Ty()),
-                       b_.CreateGEP(b_.getInt32Ty(), sf_index_, b_.getInt64(k)));
-      }
-      auto* visit_type = llvm::FunctionType::get(b_.getVoidTy(), {I8P(), I32P(), I8P()}, false);
-      b_.CreateCall(visit_type, sf_visit_, {sf_data_, sf_index_, Gep(child, value_offset)});
-      b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), sf_count_), b_.getInt64(1)),
-                     sf_count_);
+      visit(refined, child, b_.getInt64(1), b_.getInt64(0));
     } else {
       Visit(leaf, depth + 1, child, refined, value_offset);
     }
   });
 }
 
-absl::Status Emitter::StructFor(absl::string_view name, const SNode& target) {
+absl::Status Emitter::StructFor(absl::string_view name, const SNode& target, bool runs) {
   const bool is_place = target.type() == SNodeType::kPlace;
   const SNode& leaf = is_place ? *target.parent() : target;
   const uint64_t value_offset = is_place ? target.offset_in_parent_cell() : 0;
-  auto* visit_type = llvm::FunctionType::get(b_.getVoidTy(), {I8P(), I32P(), I8P()}, false);
+  sf_runs_ = runs;
+  auto* visit_type =
+      runs ? llvm::FunctionType::get(
+                 b_.getVoidTy(), {I8P(), I32P(), I8P(), b_.getInt64Ty(), b_.getInt64Ty()}, false)
+           : llvm::FunctionType::get(b_.getVoidTy(), {I8P(), I32P(), I8P()}, false);
   Begin(name, b_.getInt64Ty(),
         {I8P(), b_.getInt64Ty(), b_.getInt64Ty(), visit_type->getPointerTo(), I8P()});
   sf_begin_ = fn_->getArg(1);
@@ -99,7 +132,13 @@ absl::Status Emitter::StructFor(absl::string_view name, const SNode& target) {
                                  b_.CreateICmpSGT(sf_end_, b_.getInt64(0))),
                     visit, done);
     b_.SetInsertPoint(visit);
-    b_.CreateCall(visit_type, sf_visit_, {sf_data_, sf_index_, Gep(Root(), value_offset)});
+    if (runs) {
+      b_.CreateCall(
+          visit_type, sf_visit_,
+          {sf_data_, sf_index_, Gep(Root(), value_offset), b_.getInt64(1), b_.getInt64(0)});
+    } else {
+      b_.CreateCall(visit_type, sf_visit_, {sf_data_, sf_index_, Gep(Root(), value_offset)});
+    }
     b_.CreateRet(b_.getInt64(1));
     b_.SetInsertPoint(done);
     b_.CreateRet(b_.getInt64(0));

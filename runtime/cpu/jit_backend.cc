@@ -19,7 +19,8 @@ using sparse_runtime::SNodeType;
 namespace {
 
 constexpr int kStructFor = kNumPointOps;
-constexpr int kKinds = kNumPointOps + 1;
+constexpr int kStructForRuns = kNumPointOps + 1;
+constexpr int kKinds = kNumPointOps + 2;
 
 struct VisitData {
   KernelBackend::Visitor* visit;
@@ -29,6 +30,18 @@ struct VisitData {
 void Trampoline(void* data, const int32_t* index, void* cell) {
   auto* d = static_cast<VisitData*>(data);
   (*d->visit)(absl::Span<const int32_t>(index, d->num_indices), cell);
+}
+
+struct RunData {
+  KernelBackend::RunVisitor* visit;
+  size_t num_indices;
+};
+
+void RunTrampoline(void* data, const int32_t* first_index, void* first, int64_t count,
+                   int64_t stride) {
+  auto* d = static_cast<RunData*>(data);
+  (*d->visit)(absl::Span<const int32_t>(first_index, d->num_indices), first,
+              static_cast<int32_t>(count), static_cast<uint64_t>(stride));
 }
 
 }  // namespace
@@ -56,11 +69,14 @@ absl::StatusOr<void*> JitBackend::Kernel(int kind, const SNode& snode) {
   std::atomic<void*>& slot = kernels_[static_cast<size_t>(snode.id()) * kKinds + kind];
   void* fn = slot.load(std::memory_order_acquire);
   if (fn != nullptr) return fn;
-  const std::string name =
-      absl::StrCat(kind == kStructFor ? "struct_for" : "point", kind, "_s", snode.id());
+  const std::string name = absl::StrCat(kind == kStructFor       ? "struct_for"
+                                        : kind == kStructForRuns ? "struct_for_runs"
+                                                                 : "point",
+                                        kind, "_s", snode.id());
   auto module = cache_->GetOrCompile(name, tree_, [&](KernelBuilder& kb) {
-    return kind == kStructFor ? kb.AddStructFor(name, snode)
-                              : kb.AddPoint(name, static_cast<PointOp>(kind), snode);
+    if (kind == kStructFor) return kb.AddStructFor(name, snode);
+    if (kind == kStructForRuns) return kb.AddStructForRuns(name, snode);
+    return kb.AddPoint(name, static_cast<PointOp>(kind), snode);
   });
   if (!module.ok()) return module.status();
   auto address = (*module)->Lookup(name);
@@ -86,6 +102,17 @@ absl::Status JitBackend::StructFor(const SNode& snode, int64_t begin, int64_t en
   const SNode& leaf = snode.type() == SNodeType::kPlace ? *snode.parent() : snode;
   VisitData data{&visit, static_cast<size_t>(leaf.num_indices())};
   reinterpret_cast<StructForFn> (*fn)(context_.get(), begin, end, &Trampoline, &data);
+  return absl::OkStatus();
+}
+
+absl::Status JitBackend::StructForRuns(const SNode& snode, int64_t begin, int64_t end,
+                                       RunVisitor visit) {
+  auto fn = Kernel(kStructForRuns, snode);
+  if (!fn.ok()) return fn.status();
+  const SNode& leaf = snode.type() == SNodeType::kPlace ? *snode.parent() : snode;
+  RunData data{&visit, static_cast<size_t>(leaf.num_indices())};
+  reinterpret_cast<codegen::StructForRunsFn> (*fn)(context_.get(), begin, end, &RunTrampoline,
+                                                   &data);
   return absl::OkStatus();
 }
 

@@ -44,16 +44,20 @@ class JitBackend : public KernelBackend {
                                    const int32_t* coord, void* value) override;
   absl::Status StructFor(const sparse_runtime::SNode& snode, int64_t begin, int64_t end,
                          Visitor visit) override;
+  // A struct-for-runs kernel (KernelBuilder::AddStructForRuns): a dense leaf container a call.
+  absl::Status StructForRuns(const sparse_runtime::SNode& snode, int64_t begin, int64_t end,
+                             RunVisitor visit) override;
 
  private:
   JitBackend(SparseRuntime* rt, KernelCache* cache);
-  // The entry point of kernel `kind` (a PointOp, or kNumPointOps for the struct-for) of `snode`.
+  // The entry point of kernel `kind` (a PointOp, kNumPointOps for the struct-for, + 1 for the
+  // struct-for by runs) of `snode`.
   absl::StatusOr<void*> Kernel(int kind, const sparse_runtime::SNode& snode);
 
   const sparse_runtime::SNodeTree& tree_;
   KernelCache* cache_;
   BoundKernelContext context_;
-  std::unique_ptr<std::atomic<void*>[]> kernels_;  // [snode id * (kNumPointOps + 1) + kind]
+  std::unique_ptr<std::atomic<void*>[]> kernels_;  // [snode id * (kNumPointOps + 2) + kind]
   std::mutex mu_;
   std::vector<std::shared_ptr<const JitModule>> modules_;  // guarded by mu_
 };

@@ -1,6 +1,7 @@
 #include "codegen/kernel_builder.h"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <set>
@@ -30,6 +31,7 @@ using codegen::KernelModule;
 using codegen::RangeFn;
 using codegen::RangeSumFn;
 using codegen::StructForFn;
+using codegen::StructForRunsFn;
 using sparse_runtime::Axis;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
@@ -711,6 +713,102 @@ TEST(KernelBuilderTest, StructForMatchesHost) {
   sf(ctx.get(), 3, 6, &Record, &part);  // pointer cells (1, *): rows 2..3
   ASSERT_FALSE(part.cells.empty());
   for (const auto& row : part.cells) EXPECT_TRUE(row[0] == 2 || row[0] == 3) << row[0];
+}
+
+struct VisitedRuns {
+  std::vector<std::vector<int32_t>> firsts;  // first index of each run, then its length
+  std::vector<int32_t> values;               // every cell's value, runs expanded
+  int num_indices = 0;
+};
+void RecordRun(void* data, const int32_t* first, void* cell, int64_t count, int64_t stride) {
+  auto* v = static_cast<VisitedRuns*>(data);
+  std::vector<int32_t> row(first, first + v->num_indices);
+  row.push_back(static_cast<int32_t>(count));
+  v->firsts.push_back(row);
+  for (int64_t k = 0; k < count; ++k) {
+    v->values.push_back(*reinterpret_cast<int32_t*>(static_cast<char*>(cell) + k * stride));
+  }
+}
+
+// The struct-for-runs kernel visits the host struct-for's cells in the same order, a dense leaf
+// container per run (a sparse leaf: runs of one), each run starting at the index the host visits
+// there, its cells `stride` apart; the count it returns is the cells'. Trees: pointer -> dense
+// (2-D, two places: stride 8), pointer -> bitmasked, a dense leaf under the root; the whole
+// extent and a sub-range.
+TEST(KernelBuilderTest, StructForRunsMatchesHost) {
+  struct Case {
+    const char* name;
+    std::function<void(SNodeTree&)> build;
+    bool dense_leaf;
+  };
+  const Case cases[] = {
+      {"pointer_dense",
+       [](SNodeTree& t) {
+         t.root()
+             .pointer({i, j}, {3, 3})
+             .dense({i, j}, {2, 5})
+             .place<int32_t>("x")
+             .place<int32_t>("y");
+       },
+       true},
+      {"pointer_bitmasked",
+       [](SNodeTree& t) {
+         t.root().pointer({i, j}, {3, 3}).bitmasked({i, j}, {2, 5}).place<int32_t>("x");
+       },
+       false},
+      {"root_dense",
+       [](SNodeTree& t) {
+         t.root().dense({i, j}, {6, 15}).place<int32_t>("x");
+       },
+       true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    SNodeTree tree;
+    c.build(tree);
+    auto rt = Make(tree);
+    const SNode& x = *tree.FindPlace("x");
+    for (int r = 0; r < 6; ++r) {
+      for (int col = 0; col < 15; col += r + 1)
+        ASSERT_TRUE(rt->Write<int32_t>(x, {r, col}, 100 * r + col).ok());
+    }
+    auto kb = KernelBuilder::Create(RuntimeBitcode(RuntimeArch::kX64), tree);
+    ASSERT_TRUE(kb.ok()) << kb.status();
+    ASSERT_TRUE((*kb)->AddStructForRuns("runs", x).ok());
+    auto m = Compile(**kb);
+    BoundKernelContext ctx(rt.get());
+    auto runs = reinterpret_cast<StructForRunsFn>(*m->Lookup("runs"));
+    for (auto range : {std::pair<int64_t, int64_t>{0, StructForExtent(x)}, {3, 6}}) {
+      const int64_t begin = range.first, end = range.second;
+      const bool root_dense = std::string(c.name) == "root_dense";
+      std::vector<std::vector<int32_t>> host;
+      ASSERT_TRUE(rt->StructFor(x, [&](absl::Span<const int32_t> index, void* cell) {
+                      // The cell of the outermost level (the pointer's, or the dense leaf's own
+                      // under the root) must be in [begin, end).
+                      const int64_t outer =
+                          root_dense ? index[0] * 15 + index[1] : (index[0] / 2) * 3 + index[1] / 5;
+                      if (outer < begin || outer >= end) return;
+                      host.push_back({index[0], index[1], *static_cast<int32_t*>(cell)});
+                    }).ok());
+      VisitedRuns jit{{}, {}, 2};
+      const int64_t visited = runs(ctx.get(), begin, end, &RecordRun, &jit);
+      ASSERT_EQ(visited, static_cast<int64_t>(host.size()));
+      ASSERT_EQ(jit.values.size(), host.size());
+      size_t at = 0;
+      for (const auto& run : jit.firsts) {
+        ASSERT_LT(at, host.size());
+        EXPECT_EQ(run[0], host[at][0]);
+        EXPECT_EQ(run[1], host[at][1]);
+        if (!c.dense_leaf) EXPECT_EQ(run[2], 1);
+        at += static_cast<size_t>(run[2]);
+      }
+      for (size_t k = 0; k < host.size(); ++k) EXPECT_EQ(jit.values[k], host[k][2]) << k;
+      if (c.dense_leaf) {
+        // One run per active dense container (its part in the range, under the root).
+        EXPECT_EQ(jit.firsts.size(), root_dense ? 1u : host.size() / 10);
+      }
+    }
+  }
 }
 
 // Bad arguments are refused with a clear status.

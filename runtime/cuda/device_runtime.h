@@ -9,7 +9,7 @@
 // the runtime's own code (runtime_context_init, runtime_initialize_snode_allocator), so
 // activation, the warp-representative locked_task and the allocators that run are the ones
 // compiled from the runtime sources. Garbage collection runs the GC kernels of
-// //runtime/cuda:gc_cuda per SNode that has an allocator.
+// //runtime/cuda:gc_cuda once over a table of every SNode allocator (CudaGc::CollectBatch).
 //
 //   ASSIGN_OR_RETURN(auto driver, CudaDriver::Open());
 //   ASSIGN_OR_RETURN(auto gc, runtime::cuda::CudaGc::Create(driver.get()));
@@ -118,6 +118,8 @@ class CudaSparseRuntime {
   DevicePtr io_ = 0;                      // results, error text
   std::vector<DevicePtr> node_managers_;  // per SNode id (0: none)
   std::vector<DevicePtr> scratches_;      // per SNode id: its GcScratch (0: none)
+  DevicePtr gc_table_ = 0;                // gc::GcBatchEntry[gc_table_size_], by cell size
+  int32_t gc_table_size_ = 0;
   int grid_dim_ = 1;
   // Serializes the calls after Create: they share io_ and the device's error slot.
   std::mutex mu_;

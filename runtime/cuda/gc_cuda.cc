@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gc/device/gc_batch.h"
 #include "gc/device/gc_scratch.h"
 #include "runtime/cuda/device/cuda_entry_points.h"
 #include "runtime/cuda/gc_cuda_kernels_bitcode.h"
@@ -36,6 +38,10 @@ enum Kernel : int {
   kNmStats,
   kNmFreeIndices,
   kNmCountNonzero,
+  kBatchPrepare,
+  kBatchPhase0,
+  kBatchPhase1,
+  kBatchPhase2,
 };
 
 constexpr uint64_t kAlign = 256;
@@ -90,23 +96,24 @@ absl::StatusOr<std::unique_ptr<CudaGc>> CudaGc::Create(CudaDriver* driver,
       static_cast<int>(std::min<int64_t>(int64_t{gc->grid_dim_} * gc->block_dim_, kMaxGcWorkers));
 
   // The host and device views of the shared structs must agree.
-  auto out = driver->Allocate(3 * sizeof(int64_t));
+  auto out = driver->Allocate(4 * sizeof(int64_t));
   if (!out.ok()) return out.status();
   DevicePtr out_ptr = *out;
   void* params[] = {&out_ptr};
   absl::Status status = driver->Launch(gc->functions_[kLayout], {1, 1, 1}, {1, 1, 1}, params);
-  int64_t sizes[3] = {};
+  int64_t sizes[4] = {};
   if (status.ok()) status = driver->Synchronize();
   if (status.ok()) status = driver->CopyToHost(sizes, out_ptr, sizeof(sizes));
   driver->Free(out_ptr).IgnoreError();
   if (!status.ok()) return status;
-  const int64_t expected[3] = {sizeof(sparse_runtime::RuntimeMemory),
-                               sizeof(sparse_runtime::NodeManager), sizeof(GcScratch)};
+  const int64_t expected[4] = {sizeof(sparse_runtime::RuntimeMemory),
+                               sizeof(sparse_runtime::NodeManager), sizeof(GcScratch),
+                               sizeof(gc::GcBatchEntry)};
   if (std::memcmp(sizes, expected, sizeof(sizes)) != 0) {
     return absl::InternalError(absl::StrCat(
-        "host and device disagree on struct sizes (RuntimeMemory, NodeManager, GcScratch): host ",
-        expected[0], "/", expected[1], "/", expected[2], ", device ", sizes[0], "/", sizes[1], "/",
-        sizes[2]));
+        "host and device disagree on struct sizes (RuntimeMemory, NodeManager, GcScratch, "
+        "GcBatchEntry): host ",
+        absl::StrJoin(expected, "/"), ", device ", absl::StrJoin(sizes, "/")));
   }
   return gc;
 }
@@ -130,6 +137,21 @@ absl::Status CudaGc::Collect(DevicePtr node_manager, DevicePtr scratch) {
   if (auto s = driver_->Launch(functions_[kPhase1], one, one, prepare); !s.ok()) return s;
   void* phase2[] = {&node_manager, &scratch};
   if (auto s = driver_->Launch(functions_[kPhase2], grid, block, phase2); !s.ok()) return s;
+  return driver_->Synchronize();
+}
+
+absl::Status CudaGc::CollectBatch(DevicePtr entries, int32_t n) {
+  if (n <= 0) return absl::OkStatus();
+  int32_t workers = phase0_workers_;
+  void* params[] = {&entries, &n, &workers};
+  const Dim3 one{1, 1, 1};
+  const Dim3 grid{static_cast<unsigned>(grid_dim_), 1, 1};
+  const Dim3 block{static_cast<unsigned>(block_dim_), 1, 1};
+  if (auto s = driver_->Launch(functions_[kBatchPrepare], one, one, params); !s.ok()) return s;
+  if (auto s = driver_->Launch(functions_[kBatchPhase0], grid, block, params); !s.ok()) return s;
+  if (auto s = driver_->Launch(functions_[kBatchPhase1], one, one, params); !s.ok()) return s;
+  void* phase2[] = {&entries, &n};
+  if (auto s = driver_->Launch(functions_[kBatchPhase2], grid, block, phase2); !s.ok()) return s;
   return driver_->Synchronize();
 }
 

@@ -4,7 +4,8 @@
 // (codegen_cuda.cpp): phase 0 "gather_list" on a grid of 64-thread
 // blocks, phase 1 "reinit_lists" on one thread, phase 2 "zero_fill" on the same grid; the kernel
 // boundaries are the grid-wide barriers. A one-thread "prepare" launch first grows the GC scratch
-// (bitmap, bucket table) from the NodeManager's own device pool.
+// (bitmap, bucket table) from the NodeManager's own device pool. CollectBatch collects a whole
+// table of NodeManagers with the same four launches (upstream: four per SNode, #6594).
 //
 // The kernels are the phase sources of gc/ compiled to nvptx64 (gc_cuda_kernels.cc, linked with
 // the runtime's runtime_cuda.bc) and lowered to PTX by //runtime/cuda:ptx_codegen; libcuda is
@@ -66,6 +67,10 @@ class CudaGc {
   // previously used) GcScratch at `scratch`, and waits for it. A runtime error recorded on the
   // device (a bad recycled index, out of memory) is left in the NodeManager's RuntimeMemory.
   absl::Status Collect(DevicePtr node_manager, DevicePtr scratch);
+  // Collects, in one pass of four launches (gc/device/gc_batch.h), every NodeManager with
+  // recycled cells of the `n` gc::GcBatchEntry records at device address `entries` (each with its
+  // own scratch), and waits for it. Errors as Collect.
+  absl::Status CollectBatch(DevicePtr entries, int32_t n);
 
   CudaDriver* driver() const { return driver_; }
   int grid_dim() const { return grid_dim_; }

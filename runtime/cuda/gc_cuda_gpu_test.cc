@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "gc/device/gc_batch.h"
 #include "gc/device/gc_scratch.h"
 #include "gc/device/gc_serial.h"
 #include "gtest/gtest.h"
@@ -156,6 +157,61 @@ TEST_F(CudaGcGpuTest, RepeatedCollections) {
   EXPECT_EQ(stats->free, 8000);
   EXPECT_EQ(stats->in_use, 12000);
   EXPECT_EQ(stats->recycled, 0);
+}
+
+// One pass over a table of managers (CollectBatch): each manager with garbage ends as its own
+// serial collection would (same free multiset, recycled cells zeroed, live cells intact); the
+// one without garbage is untouched.
+TEST_F(CudaGcGpuTest, BatchCollectsEveryManagerInOnePass) {
+  auto gc = CudaGc::Create(driver_.get());
+  ASSERT_TRUE(gc.ok()) << gc.status();
+  const uint64_t sizes[] = {64, 16, 64, 256};
+  const int32_t counts[] = {30000, 50000, 1000, 8000};
+  const double fractions[] = {0.5, 0.9, 0.0, 0.3};
+  std::vector<std::unique_ptr<CudaNodeManager>> managers;
+  std::vector<std::vector<int32_t>> recycled(4), live(4);
+  std::vector<gc::GcBatchEntry> table;
+  std::mt19937 rng(5);
+  for (int k = 0; k < 4; ++k) {
+    auto nm = CudaNodeManager::Create(
+        gc->get(), sizes[k], CudaNodeManager::PoolBytesFor(sizes[k], counts[k], 4096), 4096);
+    ASSERT_TRUE(nm.ok()) << nm.status();
+    auto cells = (*nm)->Allocate(counts[k]);
+    ASSERT_TRUE(cells.ok()) << cells.status();
+    ASSERT_TRUE((*nm)->Fill(*cells, 0xC3).ok());
+    std::shuffle(cells->begin(), cells->end(), rng);
+    const size_t r = static_cast<size_t>(fractions[k] * counts[k]);
+    recycled[k].assign(cells->begin(), cells->begin() + r);
+    live[k].assign(cells->begin() + r, cells->end());
+    ASSERT_TRUE((*nm)->Recycle(recycled[k]).ok());
+    gc::GcBatchEntry entry{};
+    entry.nm = reinterpret_cast<NodeManager*>((*nm)->node_manager());
+    entry.scratch = reinterpret_cast<GcScratch*>((*nm)->scratch());
+    table.push_back(entry);
+    managers.push_back(std::move(*nm));
+  }
+  auto device_table = driver_->Allocate(table.size() * sizeof(gc::GcBatchEntry));
+  ASSERT_TRUE(device_table.ok()) << device_table.status();
+  ASSERT_TRUE(
+      driver_->CopyToDevice(*device_table, table.data(), table.size() * sizeof(gc::GcBatchEntry))
+          .ok());
+  ASSERT_TRUE((*gc)->CollectBatch(*device_table, 4).ok());
+  for (int k = 0; k < 4; ++k) {
+    SCOPED_TRACE(k);
+    CudaNodeManager& m = *managers[k];
+    auto stats = m.GetStats();
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->error_code, 0);
+    EXPECT_EQ(stats->recycled, 0);
+    EXPECT_EQ(stats->in_use, static_cast<int32_t>(live[k].size()));
+    auto free_list = m.FreeIndices();
+    ASSERT_TRUE(free_list.ok());
+    std::sort(free_list->begin(), free_list->end());
+    EXPECT_EQ(*free_list, SerialGcFreeList(sizes[k], counts[k], recycled[k]));
+    EXPECT_EQ(*m.CountNonZeroBytes(recycled[k]), 0u);
+    EXPECT_EQ(*m.CountNonZeroBytes(live[k]), live[k].size() * sizes[k]);
+  }
+  driver_->Free(*device_table).IgnoreError();
 }
 
 }  // namespace

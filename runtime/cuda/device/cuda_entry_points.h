@@ -11,6 +11,7 @@
 #ifndef ACCELMEM_RUNTIME_CUDA_DEVICE_CUDA_ENTRY_POINTS_H_
 #define ACCELMEM_RUNTIME_CUDA_DEVICE_CUDA_ENTRY_POINTS_H_
 
+#include "gc/device/gc_batch.h"
 #include "gc/device/gc_scratch.h"
 #include "runtime/cuda/device/device_runtime_abi.h"
 #include "sparse_runtime/device/arch.h"
@@ -27,7 +28,8 @@
   X(accelmem_cuda_runtime_take_error, (RuntimeContext * rt, i32 * code, char* message))
 
 // The CUDA GC and a NodeManager in device memory (gc_cuda_kernels.cc, //runtime/cuda:gc_cuda):
-// the collection's kernels in launch order first.
+// the collection's kernels in launch order first; the batch (one pass over a table of managers,
+// gc/device/gc_batch.h) last, in launch order.
 #define ACCELMEM_CUDA_GC_ENTRY_POINTS(X)                                                       \
   X(accelmem_cuda_gc_prepare, (NodeManager * nm, GcScratch * scratch, i32 num_workers))        \
   X(accelmem_cuda_gc_phase0, (NodeManager * nm, GcScratch * scratch, i32 num_workers))         \
@@ -41,13 +43,19 @@
   X(accelmem_cuda_nm_fill, (NodeManager * nm, const i32* indices, i32 n, u32 value))           \
   X(accelmem_cuda_nm_stats, (const NodeManager* nm, i32* out))                                 \
   X(accelmem_cuda_nm_free_indices, (const NodeManager* nm, i32* out, i32 capacity))            \
-  X(accelmem_cuda_nm_count_nonzero, (const NodeManager* nm, const i32* indices, i32 n, u64* count))
+  X(accelmem_cuda_nm_count_nonzero,                                                            \
+    (const NodeManager* nm, const i32* indices, i32 n, u64* count))                            \
+  X(accelmem_cuda_gc_batch_prepare, (GcBatchEntry * entries, i32 n, i32 num_workers))          \
+  X(accelmem_cuda_gc_batch_phase0, (GcBatchEntry * entries, i32 n, i32 num_workers))           \
+  X(accelmem_cuda_gc_batch_phase1, (GcBatchEntry * entries, i32 n, i32 num_workers))           \
+  X(accelmem_cuda_gc_batch_phase2, (GcBatchEntry * entries, i32 n))
 
 namespace accelmem {
 namespace runtime {
 namespace cuda {
 namespace entry_points_internal {
 
+using gc::GcBatchEntry;
 using gc::GcScratch;
 using sparse_runtime::i32;
 using sparse_runtime::i64;

@@ -9,6 +9,7 @@
 // accelmem_cuda_nm_* kernels build and inspect a NodeManager that lives in device memory (its
 // RuntimeMemory draws from one preallocated, zero-filled device pool), so that the collector can be
 // tested and measured on its own, without the rest of the runtime.
+#include "gc/device/gc_batch.h"
 #include "gc/device/gc_scratch.h"
 #include "gc/device/phase0_compact_free_list.h"
 #include "gc/device/phase1_swap_lists.h"
@@ -17,6 +18,7 @@
 #include "sparse_runtime/device/node_manager.h"
 #include "sparse_runtime/device/runtime_memory.h"
 
+using accelmem::gc::GcBatchEntry;
 using accelmem::gc::GcScratch;
 using accelmem::sparse_runtime::atomic_add;
 using accelmem::sparse_runtime::block_dim;
@@ -45,12 +47,13 @@ inline __attribute__((always_inline)) i64 grid_threads() {
 
 extern "C" {
 
-// Host and device must agree on the layout of the structs they share: out[0..3) = sizeof
-// RuntimeMemory, NodeManager, GcScratch as compiled for the device (one thread).
+// Host and device must agree on the layout of the structs they share: out[0..4) = sizeof
+// RuntimeMemory, NodeManager, GcScratch, GcBatchEntry as compiled for the device (one thread).
 void accelmem_cuda_layout(i64* out) {
   out[0] = sizeof(RuntimeMemory);
   out[1] = sizeof(NodeManager);
   out[2] = sizeof(GcScratch);
+  out[3] = sizeof(GcBatchEntry);
 }
 
 // One thread: `memory` takes the zero-filled pool [pool, pool + pool_size) and `nm` (zeroed) is
@@ -134,6 +137,30 @@ void accelmem_cuda_gc_phase1(NodeManager* nm, GcScratch* scratch, i32 num_worker
 void accelmem_cuda_gc_phase2(NodeManager* nm, GcScratch* scratch) {
   accelmem::gc::gc_phase2_refill_and_zero(nm, scratch, block_idx(), grid_dim(), thread_idx(),
                                           block_dim());
+}
+
+// ---- One pass over a table of managers (gc/device/gc_batch.h): the same four launches for every
+// allocator with garbage, instead of four per allocator (taichi-dev/taichi #6594). ----
+
+// One thread: marks the entries with recycled cells and grows their scratch.
+void accelmem_cuda_gc_batch_prepare(GcBatchEntry* entries, i32 n, i32 num_workers) {
+  accelmem::gc::gc_batch_prepare(entries, n, num_workers);
+}
+
+// Grid of blocks: global thread t < num_workers is phase-0 worker t of every active entry.
+void accelmem_cuda_gc_batch_phase0(GcBatchEntry* entries, i32 n, i32 num_workers) {
+  const i64 t = global_thread();
+  if (t < num_workers) accelmem::gc::gc_batch_phase0(entries, n, static_cast<i32>(t), num_workers);
+}
+
+// One thread: phase 1 of every active entry.
+void accelmem_cuda_gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 num_workers) {
+  accelmem::gc::gc_batch_phase1(entries, n, num_workers);
+}
+
+// Grid of blocks: block b is phase-2 worker b of every active entry, its threads the lanes.
+void accelmem_cuda_gc_batch_phase2(GcBatchEntry* entries, i32 n) {
+  accelmem::gc::gc_batch_phase2(entries, n, block_idx(), grid_dim(), thread_idx(), block_dim());
 }
 
 }  // extern "C"
