@@ -489,9 +489,10 @@ void BM_ManySNodesGc(benchmark::State& state) {
     }
   };
   std::vector<double> pass_s, per_snode_s;
+  int64_t round = 0;
   for (auto _ : state) {
     // Alternate which runtime is dirtied last and collected first (its cells are hottest).
-    const bool pass_first = state.iterations() % 2 == 0;
+    const bool pass_first = round++ % 2 == 0;
     SparseRuntime* first = pass_first ? pass.get() : per_snode.get();
     SparseRuntime* second = pass_first ? per_snode.get() : pass.get();
     dirty(second);

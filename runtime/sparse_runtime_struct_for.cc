@@ -292,9 +292,12 @@ absl::Status SparseRuntime::ParallelStructForTasks(const SNode& snode, RangeVisi
   RuntimeErrorRecord* const record = errors.record();
   if (backend_ != nullptr) {
     // Split the outermost level's cells (ceiling splits) over the pool; each task runs the
-    // backend's struct-for over its range.
+    // backend's struct-for over its range. A run visitor's call costs the same for any length,
+    // so runs take a few tasks per thread (each task pays a kernel call and its error routing:
+    // with 1024 tasks that was a third of a 2^23-cell copy on two threads).
     const int64_t n = StructForExtent(leaf);
-    const int64_t parts = std::min<int64_t>(n, kListgenMaxCells);
+    const int64_t parts = std::min<int64_t>(
+        n, runs ? int64_t{16} * threads->num_threads() : int64_t{kListgenMaxCells});
     std::mutex error_mu;
     absl::Status error;
     threads->ParallelFor(parts, [&](int64_t t, int worker) {
