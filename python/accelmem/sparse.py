@@ -26,6 +26,18 @@ before the failing one stay applied), ``ValueError`` for bad trees, dtypes or sh
 
 Batches run with the GIL released, so Python threads can run batches concurrently; with
 ``num_threads > 1`` one batch is split over that many threads.
+
+Struct-for operations run a whole loop over the active cells of a place in C++, on the runtime's
+own threads (``Runtime(num_threads=...)``) with the GIL released, at about the speed of the same
+loop written against the C++ host API::
+
+    rt.fill_index("x", axis=0, scale=1.0, offset=0.0)   # x[I] = I[0] * 1.0 + 0.0
+    rt.copy("x", "y")                                    # y[I] = x[I]  (same parent and dtype)
+    rt.transform("y", a=1.0, b=0.0, c=1.0, d=1.0)        # y[I] = (a*y + b) / (c*y + d)
+    rt.scatter_add("x", coords, 1.0)                     # x[coords[k]] += 1.0, activating paths
+
+``copy``, ``fill_index`` and ``transform`` visit the cells that are active; ``scatter_add`` adds
+every row (duplicates accumulate, in row order per cell, also with ``num_threads > 1``).
 """
 
 from accelmem._accelmem import sparse as _sparse

@@ -215,5 +215,212 @@ class RuntimeTest(unittest.TestCase):
         np.testing.assert_array_equal(rt.read("n", coords), np.arange(len(coords)))
 
 
+
+def _places(node):
+    node.place("a", np.float32).place("b", np.float32).place("k", np.int32)
+
+
+def _pointer_tree():
+    tree = sparse.SNodeTree()
+    _places(tree.root.pointer((0, 1), (4, 4)).dense((0, 1), (4, 8)))
+    return tree
+
+
+def _bitmasked_tree():
+    tree = sparse.SNodeTree()
+    _places(tree.root.dense(0, 2).bitmasked((0, 1), (2, 4)).dense((0, 1), (4, 8)))
+    return tree
+
+
+def _dense_tree():
+    tree = sparse.SNodeTree()
+    _places(tree.root.dense((0, 1), (4, 4)).dense((0, 1), (4, 8)))
+    return tree
+
+
+def _odd_tree():
+    # Shapes that are not powers of two, and a leaf that splits only axis 1.
+    tree = sparse.SNodeTree()
+    _places(tree.root.pointer((0, 1), (15, 5)).dense(1, 6))
+    return tree
+
+
+def _bitmasked_leaf_tree():
+    # Values directly under a bitmasked level: scatter_add's per-row path.
+    tree = sparse.SNodeTree()
+    _places(tree.root.dense(0, 4).bitmasked((0, 1), (4, 32)))
+    return tree
+
+
+# name -> (builder, the leaf's shape per axis: the cells one activation makes active).
+STRUCT_FOR_TREES = {
+    "pointer->dense": (_pointer_tree, (4, 8)),
+    "bitmasked->dense": (_bitmasked_tree, (4, 8)),
+    "dense->dense": (_dense_tree, (4, 8)),
+    "pointer->dense(odd)": (_odd_tree, (1, 6)),
+    "bitmasked leaf": (_bitmasked_leaf_tree, (1, 1)),
+}
+
+
+class StructForOpsTest(unittest.TestCase):
+    """copy, fill_index, transform and scatter_add against a NumPy model of the grid."""
+
+    def for_each_case(self, fn):
+        for name, (build, leaf) in STRUCT_FOR_TREES.items():
+            for backend in BACKENDS:
+                for threads in (1, 2):
+                    with self.subTest(tree=name, backend=backend, threads=threads):
+                        fn(build(), leaf, backend, threads)
+
+    def state(self, rt, place, shape):
+        """The active mask and the values (0 where inactive) of `place`, from to_numpy."""
+        idx, values = rt.to_numpy(place)
+        active = np.zeros(shape, dtype=bool)
+        full = np.zeros(shape, dtype=values.dtype)
+        active[idx[:, 0], idx[:, 1]] = True
+        full[idx[:, 0], idx[:, 1]] = values
+        return active, full
+
+    def assert_state(self, rt, place, active, expected):
+        got_active, got = self.state(rt, place, active.shape)
+        np.testing.assert_array_equal(got_active, active)
+        self.assertEqual(got.dtype, expected.dtype)
+        np.testing.assert_array_equal(got, np.where(active, expected, 0))
+
+    def test_ops_match_numpy(self):
+        # Each op gives exactly the model's values on the active cells and leaves the active set
+        # (scatter_add: plus the touched cells' containers) and the other places as they were.
+        # The model's arrays hold 0 where a cell is inactive (as a newly activated cell reads).
+        def run(tree, leaf, backend, threads):
+            rng = np.random.default_rng(5)
+            rt = sparse.Runtime(tree, backend=backend, num_threads=threads)
+            shape = tuple(tree.place("a").extents)
+            coords = np.stack([rng.integers(0, shape[0], 12), rng.integers(0, shape[1], 12)], 1)
+            rt.write("a", coords, rng.random(12).astype(np.float32) * 4)
+            rt.write("k", coords[::2], rng.integers(-50, 50, 6).astype(np.int32))
+            active, a = self.state(rt, "a", shape)
+            _, k = self.state(rt, "k", shape)
+            b = np.zeros(shape, np.float32)
+            self.assertGreater(active.sum(), 12 if leaf != (1, 1) else 0)
+            ii, jj = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
+
+            rt.copy("a", "b")
+            b = np.where(active, a, 0).astype(np.float32)
+            self.assert_state(rt, "b", active, b)
+            self.assert_state(rt, "a", active, a)
+
+            rt.fill_index("b", axis=1, scale=0.5, offset=-3.0)
+            b = np.where(active, jj * 0.5 - 3.0, 0).astype(np.float32)
+            self.assert_state(rt, "b", active, b)
+            rt.fill_index(tree.place("k"), axis=0, scale=3, offset=1)
+            k = np.where(active, ii * 3 + 1, 0).astype(np.int32)
+            self.assert_state(rt, "k", active, k)
+            self.assert_state(rt, "a", active, a)
+
+            rt.transform("a", a=2.0, b=1.0, c=1.0, d=1.5)
+            f32 = np.float32
+            a = np.where(active, (f32(2) * a + f32(1)) / (f32(1) * a + f32(1.5)), f32(0))
+            self.assert_state(rt, "a", active, a)
+            rt.transform("k", a=3, b=-2, d=2)  # in double, truncated toward zero
+            k = np.where(active, np.trunc((3.0 * k - 2.0) / 2.0), 0).astype(np.int32)
+            self.assert_state(rt, "k", active, k)
+
+            for scatter_threads in (1, 2):
+                # Few distinct cells, so rows repeat; in and out of the active set.
+                cells = np.stack([rng.integers(0, shape[0], 9), rng.integers(0, shape[1], 9)], 1)
+                rows = cells[rng.integers(0, len(cells), 200)]
+                values = rng.random(200).astype(np.float32)
+                rt.scatter_add("a", rows, values, num_threads=scatter_threads)
+                np.add.at(a, (rows[:, 0], rows[:, 1]), values)
+                for i, j in rows:
+                    active[i // leaf[0] * leaf[0]:(i // leaf[0] + 1) * leaf[0],
+                           j // leaf[1] * leaf[1]:(j // leaf[1] + 1) * leaf[1]] = True
+                self.assert_state(rt, "a", active, a)
+            rt.scatter_add("k", rows.astype(np.int64), 7, num_threads=threads)
+            np.add.at(k, (rows[:, 0], rows[:, 1]), 7)
+            self.assert_state(rt, "k", active, k)
+            self.assert_state(rt, "b", active, b)
+            rt.check_invariants()
+        self.for_each_case(run)
+
+    def test_big_containers(self):
+        # Containers of more cells than one struct-for task (65,536): every run and row lands.
+        for backend in BACKENDS:
+            with self.subTest(backend=backend):
+                tree = sparse.SNodeTree()
+                block = tree.root.pointer(0, 3)
+                block.dense(0, 70000).place("u", np.float64).place("v", np.float64)
+                rt = sparse.Runtime(tree, backend=backend, num_threads=2)
+                rt.activate(block, [0, 2])
+                rt.fill_index("u", scale=2.0, offset=0.25)
+                rt.copy("u", "v")
+                rows = np.array([0, 69999, 65536, 140000, 209999, 140000, 100000])
+                rt.scatter_add("v", rows, np.arange(7.0), num_threads=2)
+                idx, v = rt.to_numpy("v")
+                ii = idx[:, 0]  # in layout order: ascending
+                self.assertEqual(len(ii), 210000)  # block 1 activated by row 100000
+                expected = np.where((ii >= 70000) & (ii < 140000), 0.0, ii * 2.0 + 0.25)
+                np.add.at(expected, np.searchsorted(ii, rows), np.arange(7.0))
+                np.testing.assert_array_equal(v, expected)
+
+    def test_scatter_add_big_key_space(self):
+        # Far more blocks than rows (the path that sorts the rows' blocks instead of a table).
+        for backend in BACKENDS:
+            for threads in (1, 2):
+                with self.subTest(backend=backend, threads=threads):
+                    tree = sparse.SNodeTree()
+                    block = tree.root.pointer((0, 1), (1024, 2048))
+                    block.dense((0, 1), (2, 2)).place("w", np.int64)
+                    rt = sparse.Runtime(tree, backend=backend, num_threads=threads)
+                    rt.write("w", [[5, 7]], [100])
+                    rows = np.array([[5, 7], [2047, 4095], [5, 6], [2047, 4095], [0, 0]])
+                    rt.scatter_add("w", rows, [1, 2, 3, 4, 5], num_threads=threads)
+                    idx, w = rt.to_numpy("w")
+                    got = {tuple(i): v for i, v in zip(idx.tolist(), w.tolist())}
+                    self.assertEqual(len(got), 12)  # three blocks of 2x2 cells
+                    self.assertEqual(got[(5, 7)], 101)
+                    self.assertEqual(got[(5, 6)], 3)
+                    self.assertEqual(got[(2047, 4095)], 6)
+                    self.assertEqual(got[(0, 0)], 5)
+                    self.assertEqual(sum(got.values()), 115)
+
+    def test_struct_for_errors(self):
+        # Mismatched places and bad arguments are ValueErrors naming what is wrong; coordinates
+        # are range-checked before anything runs.
+        tree = sparse.SNodeTree()
+        block = tree.root.pointer(0, 4)
+        block.dense(0, 8).place("x", np.float32).place("y", np.float64).place("n", np.int32)
+        tree.root.dense(0, 32).place("z", np.float32)
+        rt = sparse.Runtime(tree)
+        with self.assertRaisesRegex(ValueError, r"f32 x.*f64 y"):
+            rt.copy("x", "y")
+        with self.assertRaisesRegex(ValueError, r"f32 x.*f32 z"):
+            rt.copy("x", "z")
+        with self.assertRaises(ValueError):
+            rt.copy(block, "x")
+        with self.assertRaises(ValueError):
+            rt.copy("x", "nope")
+        with self.assertRaisesRegex(ValueError, "axis 1"):
+            rt.fill_index("x", axis=1)
+        with self.assertRaisesRegex(ValueError, "c == 0"):
+            rt.transform("n", c=1.0)
+        with self.assertRaises(ValueError):
+            rt.transform(block)
+        with self.assertRaises(IndexError):
+            rt.scatter_add("x", [0, 5, 32], 1.0)
+        with self.assertRaises(IndexError):
+            rt.scatter_add("x", [-1], 1.0)
+        self.assertEqual(len(rt.active_indices(block)), 0)  # nothing ran
+        with self.assertRaises(ValueError):
+            rt.scatter_add("x", np.array([0.5, 1.0]), 1.0)
+        with self.assertRaises(ValueError):
+            rt.scatter_add("x", [0, 1], [1.0, 2.0, 3.0])
+        with self.assertRaises(ValueError):
+            rt.scatter_add("x", [[0, 1]], 1.0)
+        self.assertEqual(len(rt.active_indices(block)), 0)
+        rt.scatter_add("x", np.zeros(0, dtype=np.int32), 1.0)  # an empty batch is fine
+        self.assertEqual(len(rt.active_indices(block)), 0)
+
+
 if __name__ == "__main__":
     unittest.main()
