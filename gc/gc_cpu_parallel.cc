@@ -62,6 +62,14 @@ CpuParallelGc::~CpuParallelGc() {
 }
 
 void CpuParallelGc::RunPhases(int worker) {
+  if (split_) {
+    // Whole collections, each manager on the worker it was given (no barrier between phases).
+    for (int k = 0; k < num_entries_; ++k) {
+      if (split_owner_[k] == worker) gc_batch_serial(&entries_[k], 1);
+    }
+    barrier_.Wait();
+    return;
+  }
   gc_batch_phase0(entries_, num_entries_, worker, num_workers_);
   barrier_.Wait();
   if (worker == 0) gc_batch_phase1(entries_, num_entries_, num_workers_);
@@ -117,24 +125,36 @@ absl::StatusOr<int> CpuParallelGc::CollectBatch(GcBatchEntry* entries, int n) {
   for (int k = 0; k < n; ++k) {
     if (entries[k].nm != nullptr) had_error[k] = HasError(entries[k].nm) ? 1 : 0;
   }
-  // A manager goes to the pool only if it would alone (the threshold is per collection: a
-  // stretch of small collections does not get faster on the pool, measured on 2 cores); the rest
-  // run serially on the caller, then the big ones in one parallel pass.
+  // A manager whose garbage alone reaches min_parallel_bytes is collected by every worker (its
+  // phases split over the pool, in one pass with the other big ones). The smaller ones are whole
+  // collections: on the caller, or, when together they reach the threshold, spread over the
+  // workers by bytes (no barrier inside a collection; many small collections of many SNodes is
+  // the case #6594 is about).
   int collected = 0;
   parallel_entries_.clear();
+  split_entries_.clear();
+  uint64_t split_bytes = 0;
   for (int k = 0; k < n; ++k) {
     GcBatchEntry& e = entries[k];
-    if (num_workers_ > 1 && e.nm != nullptr && RecycledBytes(e.nm) >= min_parallel_bytes_ &&
-        gc_needs_collection(e.nm)) {
+    e.active = e.nm != nullptr && gc_needs_collection(e.nm) ? 1 : 0;
+    if (e.active == 0) continue;
+    ++collected;
+    const uint64_t bytes = RecycledBytes(e.nm);
+    if (num_workers_ > 1 && bytes >= min_parallel_bytes_) {
       parallel_entries_.push_back(e);
-      e.active = 1;
     } else {
-      collected += gc_batch_serial(&e, 1);
+      split_entries_.push_back(e);
+      split_bytes += bytes;
     }
+  }
+  if (num_workers_ > 1 && split_entries_.size() >= 2 && split_bytes >= min_parallel_bytes_) {
+    RunSplit();
+  } else {
+    for (GcBatchEntry& e : split_entries_) gc_batch_serial(&e, 1);
   }
   if (!parallel_entries_.empty()) {
     const int m = static_cast<int>(parallel_entries_.size());
-    collected += gc_batch_prepare(parallel_entries_.data(), m, num_workers_);
+    gc_batch_prepare(parallel_entries_.data(), m, num_workers_);
     RunParallel(parallel_entries_.data(), m);
   }
   for (int k = 0; k < n; ++k) {
@@ -145,11 +165,38 @@ absl::StatusOr<int> CpuParallelGc::CollectBatch(GcBatchEntry* entries, int n) {
   return collected;
 }
 
+void CpuParallelGc::RunSplit() {
+  // Largest first, each to the worker with the fewest bytes so far.
+  const int m = static_cast<int>(split_entries_.size());
+  std::vector<int> order(m);
+  for (int k = 0; k < m; ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return RecycledBytes(split_entries_[a].nm) > RecycledBytes(split_entries_[b].nm);
+  });
+  std::vector<uint64_t> load(num_workers_, 0);
+  split_owner_.assign(m, 0);
+  for (int k : order) {
+    const int w = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+    split_owner_[k] = w;
+    load[w] += RecycledBytes(split_entries_[k].nm);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_ = split_entries_.data();
+    num_entries_ = m;
+    split_ = true;
+    ++job_generation_;
+  }
+  job_cv_.notify_all();
+  RunPhases(0);  // the final barrier orders every worker's writes before the return
+}
+
 void CpuParallelGc::RunParallel(GcBatchEntry* entries, int n) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     entries_ = entries;
     num_entries_ = n;
+    split_ = false;
     ++job_generation_;
   }
   job_cv_.notify_all();

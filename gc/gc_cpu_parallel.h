@@ -50,10 +50,11 @@ class CpuParallelGc {
   // if the collection recorded a runtime error (e.g. an out-of-range recycled index).
   absl::Status Collect(NodeManager* nm, GcScratch* scratch);
   // Collects every manager of `entries` that has recycled cells in one pass (gc/device/
-  // gc_batch.h; each entry has its own scratch): the managers below min_parallel_bytes serially
-  // on the caller, the others on the pool together (one wake-up and three barriers for all of
-  // them). Returns how many managers were collected, or an error status carrying the runtime's
-  // message if the collection recorded a runtime error.
+  // gc_batch.h; each entry has its own scratch): the managers at or above min_parallel_bytes on
+  // the pool together (one wake-up and three barriers for all of them), the smaller ones as whole
+  // collections, spread over the workers by bytes when together they reach min_parallel_bytes,
+  // else on the caller. Returns how many managers were collected, or an error status carrying
+  // the runtime's message if the collection recorded a runtime error.
   absl::StatusOr<int> CollectBatch(GcBatchEntry* entries, int n);
 
  private:
@@ -74,6 +75,8 @@ class CpuParallelGc {
 
   // Runs the phases of the (prepared) table on every worker.
   void RunParallel(GcBatchEntry* entries, int n);
+  // Runs the whole collections of split_entries_ spread over the workers.
+  void RunSplit();
   void WorkerLoop(int worker);
   void RunPhases(int worker);
 
@@ -86,7 +89,10 @@ class CpuParallelGc {
   bool stop_ = false;                // guarded by mu_
   GcBatchEntry* entries_ = nullptr;  // the current job, published under mu_
   int num_entries_ = 0;
-  std::vector<GcBatchEntry> parallel_entries_;  // CollectBatch's pool part
+  bool split_ = false;                          // the job: whole collections by owner, not phases
+  std::vector<GcBatchEntry> parallel_entries_;  // CollectBatch: managers over the threshold
+  std::vector<GcBatchEntry> split_entries_;     // CollectBatch: the smaller ones
+  std::vector<int> split_owner_;                // worker of each split entry
   std::vector<std::thread> threads_;
 };
 

@@ -246,6 +246,39 @@ TEST(GcCpuParallelTest, BatchReportsRuntimeErrors) {
   }
 }
 
+// Many managers, none with enough garbage for the pool alone but together enough: whole
+// collections spread over the workers, each byte for byte as its serial twin, every invariant.
+TEST(GcCpuParallelTest, SmallManagersSpreadOverTheWorkers) {
+  for (int workers : {2, 3}) {
+    CpuParallelGc gc(workers, /*min_parallel_bytes=*/200000);
+    std::vector<std::unique_ptr<TestHeap>> batch, alone;
+    std::vector<GcBatchEntry> entries;
+    std::vector<Snapshot> before;
+    std::mt19937_64 rng(40 + workers);
+    for (int k = 0; k < 7; ++k) {
+      const uint64_t size = k % 2 == 0 ? 64 : 24;
+      batch.push_back(std::make_unique<TestHeap>(size, 1024));
+      alone.push_back(std::make_unique<TestHeap>(size, 1024));
+      std::mt19937_64 twin = rng;
+      // 64-byte heaps: about 1500 recycled cells, 96 KB each, under the threshold alone.
+      RandomRound(batch.back().get(), &rng, 3000 + 100 * k, 0.5);
+      RandomRound(alone.back().get(), &twin, 3000 + 100 * k, 0.5);
+      before.push_back(TakeSnapshot(*batch.back()));
+      entries.push_back({&batch.back()->nm, &batch.back()->scratch, 0, 0});
+    }
+    absl::StatusOr<int> collected =
+        gc.CollectBatch(entries.data(), static_cast<int>(entries.size()));
+    ASSERT_TRUE(collected.ok()) << collected.status();
+    EXPECT_EQ(*collected, 7);
+    for (size_t k = 0; k < batch.size(); ++k) {
+      ASSERT_TRUE(gc_serial(&alone[k]->nm, &alone[k]->scratch));
+      ASSERT_TRUE(CheckCollected(*batch[k], before[k])) << "workers " << workers << " heap " << k;
+      EXPECT_EQ(FreeList(batch[k]->nm), FreeList(alone[k]->nm)) << k;
+      EXPECT_TRUE(AllCells(batch[k]->nm) == AllCells(alone[k]->nm)) << "heap " << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gc
 }  // namespace accelmem
