@@ -180,23 +180,15 @@ void CpuParallelGc::RunSplit() {
     split_owner_[k] = w;
     load[w] += RecycledBytes(split_entries_[k].nm);
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    entries_ = split_entries_.data();
-    num_entries_ = m;
-    split_ = true;
-    ++job_generation_;
-  }
-  job_cv_.notify_all();
-  RunPhases(0);  // the final barrier orders every worker's writes before the return
+  RunParallel(split_entries_.data(), m, /*split=*/true);
 }
 
-void CpuParallelGc::RunParallel(GcBatchEntry* entries, int n) {
+void CpuParallelGc::RunParallel(GcBatchEntry* entries, int n, bool split) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     entries_ = entries;
     num_entries_ = n;
-    split_ = false;
+    split_ = split;
     ++job_generation_;
   }
   job_cv_.notify_all();

@@ -73,8 +73,9 @@ class CpuParallelGc {
     std::condition_variable cv_;
   };
 
-  // Runs the phases of the (prepared) table on every worker.
-  void RunParallel(GcBatchEntry* entries, int n);
+  // Runs the phases of the (prepared) table on every worker; with `split`, whole collections by
+  // split_owner_ instead.
+  void RunParallel(GcBatchEntry* entries, int n, bool split = false);
   // Runs the whole collections of split_entries_ spread over the workers.
   void RunSplit();
   void WorkerLoop(int worker);

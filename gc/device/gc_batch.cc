@@ -1,19 +1,27 @@
 #include "gc/device/gc_batch.h"
 
+#include "gc/device/gc_serial.h"
 #include "gc/device/phase0_compact_free_list.h"
 #include "gc/device/phase1_swap_lists.h"
 #include "gc/device/phase2_refill_and_zero.h"
 
 namespace accelmem {
 namespace gc {
+namespace {
+
+// Marks `e` active iff it has a manager with recycled cells; returns the mark.
+bool mark_active(GcBatchEntry& e) {
+  e.active = e.nm != nullptr && gc_needs_collection(e.nm) ? 1 : 0;
+  return e.active != 0;
+}
+
+}  // namespace
 
 i32 gc_batch_prepare(GcBatchEntry* entries, i32 n, i32 num_workers) {
   i32 active = 0;
   for (i32 k = 0; k < n; ++k) {
-    GcBatchEntry& e = entries[k];
-    e.active = e.nm != nullptr && gc_needs_collection(e.nm) ? 1 : 0;
-    if (e.active == 0) continue;
-    gc_scratch_reserve(e.scratch, e.nm, num_workers);
+    if (!mark_active(entries[k])) continue;
+    gc_scratch_reserve(entries[k].scratch, entries[k].nm, num_workers);
     ++active;
   }
   return active;
@@ -49,13 +57,8 @@ i32 gc_batch_serial(GcBatchEntry* entries, i32 n) {
   // while its lists are still in cache (grouping the phases, as a grid must, measured slower).
   i32 active = 0;
   for (i32 k = 0; k < n; ++k) {
-    GcBatchEntry& e = entries[k];
-    e.active = e.nm != nullptr && gc_needs_collection(e.nm) ? 1 : 0;
-    if (e.active == 0) continue;
-    gc_scratch_reserve(e.scratch, e.nm, 1);
-    gc_phase0_compact_free_list(e.nm, e.scratch, 0, 1);
-    gc_phase1_swap_lists(e.nm, e.scratch, 1);
-    gc_phase2_refill_and_zero(e.nm, e.scratch, 0, 1);
+    if (!mark_active(entries[k])) continue;
+    gc_serial(entries[k].nm, entries[k].scratch);
     ++active;
   }
   return active;

@@ -80,34 +80,35 @@ void CheckPlace(const sr::SNode& s, const char* what);
 // `values` as a contiguous array of the place's dtype with n entries (scalars broadcast).
 py::array ValuesFor(const sr::SNode& place, const py::object& values, int64_t n);
 
-// Runs fn(begin, end) -> Status over [0, n) on `threads` threads (GIL released); the error of
-// the lowest range wins.
+// Runs fn(worker, workers) -> Status on `threads` threads (the caller is worker 0) with the GIL
+// released; the lowest worker's error wins.
 template <typename Fn>
-void RunRows(int64_t n, int threads, const Fn& fn) {
+void RunWorkers(int threads, const Fn& fn) {
   absl::Status status;
   {
     py::gil_scoped_release release;
-    int t = std::max(1, threads);
-    if (n < 2 * t) t = 1;
-    if (t == 1) {
-      status = fn(0, n);
-    } else {
-      std::vector<absl::Status> statuses(t);
-      std::vector<std::thread> workers;
-      for (int w = 0; w < t; ++w) {
-        int64_t begin = n * w / t, end = n * (w + 1) / t;
-        workers.emplace_back([&, w, begin, end] { statuses[w] = fn(begin, end); });
-      }
-      for (std::thread& th : workers) th.join();
-      for (const absl::Status& s : statuses) {
-        if (!s.ok()) {
-          status = s;
-          break;
-        }
+    const int t = std::max(1, threads);
+    std::vector<absl::Status> statuses(t);
+    std::vector<std::thread> workers;
+    for (int w = 1; w < t; ++w) workers.emplace_back([&, w] { statuses[w] = fn(w, t); });
+    statuses[0] = fn(0, t);
+    for (std::thread& th : workers) th.join();
+    for (const absl::Status& s : statuses) {
+      if (!s.ok()) {
+        status = s;
+        break;
       }
     }
   }
   Check(status);
+}
+
+// Runs fn(begin, end) -> Status over [0, n) split over `threads` threads (one when n is small)
+// with the GIL released; the error of the lowest range wins.
+template <typename Fn>
+void RunRows(int64_t n, int threads, const Fn& fn) {
+  const int t = n < 2 * std::max(1, threads) ? 1 : threads;
+  RunWorkers(t, [&](int w, int workers) { return fn(n * w / workers, n * (w + 1) / workers); });
 }
 
 // Adds copy, fill_index, transform and scatter_add to the Runtime class (sparse_struct_for_ops.cc).

@@ -388,29 +388,6 @@ class ContainerBases {
   std::vector<char*> base_;
 };
 
-// Runs fn(worker, workers) -> Status on `threads` threads with the GIL released; the lowest
-// worker's error wins.
-template <typename Fn>
-void RunWorkers(int threads, const Fn& fn) {
-  absl::Status status;
-  {
-    py::gil_scoped_release release;
-    const int t = std::max(1, threads);
-    std::vector<absl::Status> statuses(t);
-    std::vector<std::thread> workers;
-    for (int w = 1; w < t; ++w) workers.emplace_back([&, w] { statuses[w] = fn(w, t); });
-    statuses[0] = fn(0, t);
-    for (std::thread& th : workers) th.join();
-    for (const absl::Status& s : statuses) {
-      if (!s.ok()) {
-        status = s;
-        break;
-      }
-    }
-  }
-  Check(status);
-}
-
 // scatter_add's rows are split between workers by cell (by the cell's address page on the dense
 // path), so no two threads add to one cell and each cell sees its rows in batch order: no
 // atomics, which would serialize the cache misses of random adds, and the same sums as one thread.

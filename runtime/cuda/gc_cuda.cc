@@ -26,7 +26,7 @@ using gc::kMaxGcWorkers;
 
 // Indices into CudaGcKernelNames().
 enum Kernel : int {
-  kPrepare,
+  kPrepare,  // kPrepare..kPhase2 and kBatchPrepare..kBatchPhase2 are consecutive (LaunchCollection)
   kPhase0,
   kPhase1,
   kPhase2,
@@ -126,33 +126,33 @@ absl::StatusOr<void*> CudaGc::Function(const std::string& name) const {
   return absl::NotFoundError(absl::StrCat("no CUDA GC kernel '", name, "'"));
 }
 
-absl::Status CudaGc::Collect(DevicePtr node_manager, DevicePtr scratch) {
-  int32_t workers = phase0_workers_;
-  void* prepare[] = {&node_manager, &scratch, &workers};
+absl::Status CudaGc::LaunchCollection(int prepare, void** params, void** phase2_params) {
+  // The four kernels follow each other in the entry-point list: prepare, phase 0, 1, 2.
   const Dim3 one{1, 1, 1};
   const Dim3 grid{static_cast<unsigned>(grid_dim_), 1, 1};
   const Dim3 block{static_cast<unsigned>(block_dim_), 1, 1};
-  if (auto s = driver_->Launch(functions_[kPrepare], one, one, prepare); !s.ok()) return s;
-  if (auto s = driver_->Launch(functions_[kPhase0], grid, block, prepare); !s.ok()) return s;
-  if (auto s = driver_->Launch(functions_[kPhase1], one, one, prepare); !s.ok()) return s;
-  void* phase2[] = {&node_manager, &scratch};
-  if (auto s = driver_->Launch(functions_[kPhase2], grid, block, phase2); !s.ok()) return s;
+  if (auto s = driver_->Launch(functions_[prepare], one, one, params); !s.ok()) return s;
+  if (auto s = driver_->Launch(functions_[prepare + 1], grid, block, params); !s.ok()) return s;
+  if (auto s = driver_->Launch(functions_[prepare + 2], one, one, params); !s.ok()) return s;
+  if (auto s = driver_->Launch(functions_[prepare + 3], grid, block, phase2_params); !s.ok()) {
+    return s;
+  }
   return driver_->Synchronize();
+}
+
+absl::Status CudaGc::Collect(DevicePtr node_manager, DevicePtr scratch) {
+  int32_t workers = phase0_workers_;
+  void* params[] = {&node_manager, &scratch, &workers};
+  void* phase2[] = {&node_manager, &scratch};
+  return LaunchCollection(kPrepare, params, phase2);
 }
 
 absl::Status CudaGc::CollectBatch(DevicePtr entries, int32_t n) {
   if (n <= 0) return absl::OkStatus();
   int32_t workers = phase0_workers_;
   void* params[] = {&entries, &n, &workers};
-  const Dim3 one{1, 1, 1};
-  const Dim3 grid{static_cast<unsigned>(grid_dim_), 1, 1};
-  const Dim3 block{static_cast<unsigned>(block_dim_), 1, 1};
-  if (auto s = driver_->Launch(functions_[kBatchPrepare], one, one, params); !s.ok()) return s;
-  if (auto s = driver_->Launch(functions_[kBatchPhase0], grid, block, params); !s.ok()) return s;
-  if (auto s = driver_->Launch(functions_[kBatchPhase1], one, one, params); !s.ok()) return s;
   void* phase2[] = {&entries, &n};
-  if (auto s = driver_->Launch(functions_[kBatchPhase2], grid, block, phase2); !s.ok()) return s;
-  return driver_->Synchronize();
+  return LaunchCollection(kBatchPrepare, params, phase2);
 }
 
 absl::StatusOr<CudaNodeManagerStats> CudaGc::Stats(DevicePtr node_manager, DevicePtr scratch_out) {

@@ -85,6 +85,9 @@ class CudaGc {
 
  private:
   CudaGc() = default;
+  // Launches the kernels prepare, prepare + 1, + 2, + 3 (indices into CudaGcKernelNames()) as
+  // one collection, and waits for it.
+  absl::Status LaunchCollection(int prepare, void** params, void** phase2_params);
 
   CudaDriver* driver_ = nullptr;
   void* module_ = nullptr;
