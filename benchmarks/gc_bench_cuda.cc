@@ -5,6 +5,7 @@
 // cell_bytes bytes.
 //   BM_Gc_Cuda_OneMemsetLimit   the limit
 //   BM_Gc_Cuda_Collect          one collection (the four launches and the final synchronize)
+//   BM_Gc_Cuda_CollectPhases    the same, each launch timed on its own (where the time goes)
 // Wall time of the launches only (manual time); between iterations the collected cells are
 // allocated again and recycled in a new random order, untimed. Counters as the CPU rows:
 // items_per_second = cells/s, bytes_per_second = zeroed bytes/s, vs_memset = bandwidth / the
@@ -162,6 +163,106 @@ void BM_Gc_Cuda_Collect(benchmark::State& state) {
   state.counters["block"] = device.gc->block_dim();
 }
 
+// Where a collection's time goes: each of the four launches timed on its own (a synchronize after
+// each), and the untimed work between collections (Recycle: upload and one recycle kernel;
+// Allocate: one allocate kernel and the stats read), for a GC of `grid` blocks (0: the default).
+// Counters are microseconds per collection.
+void BM_Gc_Cuda_CollectPhases(benchmark::State& state) {
+  if (SkipWithoutDevice(state)) return;
+  const int64_t cells = state.range(0), bytes = state.range(1);
+  const int grid = static_cast<int>(state.range(2));
+  Device& device = TheDevice();
+  std::unique_ptr<CudaGc> own;
+  CudaGc* gc = device.gc.get();
+  if (grid > 0) {
+    accelmem::runtime::cuda::CudaGcLaunch launch;
+    launch.grid_dim = grid;
+    auto created = CudaGc::Create(device.driver.get(), launch);
+    if (!created.ok()) {
+      state.SkipWithError(std::string(created.status().message()).c_str());
+      return;
+    }
+    own = std::move(*created);
+    gc = own.get();
+  }
+  auto nm = CudaNodeManager::Create(gc, bytes, CudaNodeManager::PoolBytesFor(bytes, 2 * cells));
+  if (!nm.ok()) {
+    state.SkipWithError(std::string(nm.status().message()).c_str());
+    return;
+  }
+  auto all = (*nm)->Allocate(static_cast<int32_t>(2 * cells));
+  if (!all.ok()) {
+    state.SkipWithError(std::string(all.status().message()).c_str());
+    return;
+  }
+  std::mt19937_64 rng(cells * 7 + bytes);
+  std::vector<int32_t> garbage = *all;
+  std::shuffle(garbage.begin(), garbage.end(), rng);
+  garbage.resize(cells);
+  const char* names[4] = {"accelmem_cuda_gc_prepare", "accelmem_cuda_gc_phase0",
+                          "accelmem_cuda_gc_phase1", "accelmem_cuda_gc_phase2"};
+  void* functions[4];
+  for (int k = 0; k < 4; ++k) {
+    auto f = gc->Function(names[k]);
+    if (!f.ok()) {
+      state.SkipWithError(std::string(f.status().message()).c_str());
+      return;
+    }
+    functions[k] = *f;
+  }
+  DevicePtr node_manager = (*nm)->node_manager(), scratch = (*nm)->scratch();
+  int32_t workers = gc->phase0_workers();
+  void* params[] = {&node_manager, &scratch, &workers};
+  void* phase2_params[] = {&node_manager, &scratch};
+  const accelmem::runtime::cuda::Dim3 one{1, 1, 1};
+  const accelmem::runtime::cuda::Dim3 grid_dim{static_cast<unsigned>(gc->grid_dim()), 1, 1};
+  const accelmem::runtime::cuda::Dim3 block_dim{static_cast<unsigned>(gc->block_dim()), 1, 1};
+  const accelmem::runtime::cuda::Dim3 shapes[4][2] = {
+      {one, one}, {grid_dim, block_dim}, {one, one}, {grid_dim, block_dim}};
+  double phase[4] = {}, recycle = 0, allocate = 0;
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    if (!(*nm)->Recycle(garbage).ok()) {
+      state.SkipWithError("recycle failed");
+      break;
+    }
+    recycle += Seconds(start);
+    double total = 0;
+    for (int k = 0; k < 4; ++k) {
+      start = std::chrono::steady_clock::now();
+      if (!device.driver
+               ->Launch(functions[k], shapes[k][0], shapes[k][1], k == 3 ? phase2_params : params)
+               .ok() ||
+          !device.driver->Synchronize().ok()) {
+        state.SkipWithError("launch failed");
+        break;
+      }
+      const double seconds = Seconds(start);
+      phase[k] += seconds;
+      total += seconds;
+    }
+    state.SetIterationTime(total);
+    start = std::chrono::steady_clock::now();
+    auto again = (*nm)->Allocate(static_cast<int32_t>(cells));
+    if (!again.ok()) {
+      state.SkipWithError(std::string(again.status().message()).c_str());
+      break;
+    }
+    allocate += Seconds(start);
+    garbage = *again;
+    std::shuffle(garbage.begin(), garbage.end(), rng);
+  }
+  const double n = 1e-6 * std::max<int64_t>(1, state.iterations());
+  state.counters["prepare_us"] = phase[0] / n;
+  state.counters["phase0_us"] = phase[1] / n;
+  state.counters["phase1_us"] = phase[2] / n;
+  state.counters["phase2_us"] = phase[3] / n;
+  state.counters["recycle_us"] = recycle / n;
+  state.counters["allocate_us"] = allocate / n;
+  state.counters["grid"] = gc->grid_dim();
+  state.counters["workers"] = workers;
+}
+
 void CudaArgs(benchmark::internal::Benchmark* b) {
   for (int64_t cells : {10'000, 100'000, 1'000'000}) {
     for (int64_t bytes : {16, 64, 256, 4096}) {
@@ -174,5 +275,14 @@ void CudaArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Gc_Cuda_OneMemsetLimit)->Apply(CudaArgs);
 BENCHMARK(BM_Gc_Cuda_Collect)->Apply(CudaArgs);
+BENCHMARK(BM_Gc_Cuda_CollectPhases)
+    ->ArgNames({"cells", "cell_bytes", "grid"})
+    ->Args({10'000, 64, 0})
+    ->Args({10'000, 64, 4})
+    ->Args({100'000, 64, 0})
+    ->Args({1'000'000, 64, 0})
+    ->Iterations(8)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
