@@ -266,8 +266,8 @@ void SolvePlain(const PoolModel& model, absl::Time deadline, PoolResult* out,
 }
 
 void SolvePool(const DsaProblem& problem, int pool_index, const std::vector<int>& buffers,
-               bool drop_pipeline, absl::Time deadline, PoolResult* out,
-               std::vector<uint64_t>* item_offsets, PoolModel* model_out) {
+               bool drop_pipeline, const ConstrainedOptions& options, absl::Time deadline,
+               PoolResult* out, std::vector<uint64_t>* item_offsets, PoolModel* model_out) {
   absl::StatusOr<PoolModel> model = BuildPool(problem, pool_index, buffers, drop_pipeline);
   if (!model.ok()) {
     out->status = ConstrainedStatus::kInfeasible;
@@ -283,6 +283,8 @@ void SolvePool(const DsaProblem& problem, int pool_index, const std::vector<int>
     SolvePlain(*model, deadline, out, item_offsets);
   } else {
     PoolSearch search(*model, reuse_first || drop_pipeline, reuse_matters, peak_matters, deadline);
+    search.set_subset_bound(options.subset_bound);
+    search.set_search(options.search);
     search.Run(out, item_offsets);
   }
   *model_out = std::move(*model);
@@ -400,7 +402,8 @@ absl::StatusOr<ConstrainedResult> SolveConstrained(const DsaProblem& problem,
     --pools_left;
     std::vector<uint64_t> item_offsets;
     PoolModel model;
-    SolvePool(problem, p, pool_buffers[p], false, deadline, &pool_result, &item_offsets, &model);
+    SolvePool(problem, p, pool_buffers[p], false, options, deadline, &pool_result, &item_offsets,
+              &model);
     if (pool_result.status == ConstrainedStatus::kInfeasible &&
         options.relax_pipeline_when_infeasible && !model.pipeline_only.empty()) {
       // Proven infeasible with pipeline depth hard: relax it, and say which groups.
@@ -408,8 +411,8 @@ absl::StatusOr<ConstrainedResult> SolveConstrained(const DsaProblem& problem,
       std::vector<uint64_t> relaxed_offsets;
       PoolModel relaxed_model;
       const absl::Time relaxed_deadline = absl::Now() + std::max(absl::Milliseconds(1), left / 4);
-      SolvePool(problem, p, pool_buffers[p], true, relaxed_deadline, &relaxed, &relaxed_offsets,
-                &relaxed_model);
+      SolvePool(problem, p, pool_buffers[p], true, options, relaxed_deadline, &relaxed,
+                &relaxed_offsets, &relaxed_model);
       if (!relaxed_offsets.empty()) {
         std::set<uint32_t> members;
         for (const auto& [i, j] : model.pipeline_only) {
@@ -466,8 +469,8 @@ absl::StatusOr<ConstrainedResult> SolveConstrained(const DsaProblem& problem,
     second.name = problem.pools[p].name;
     std::vector<uint64_t> item_offsets;
     PoolModel model;
-    SolvePool(problem, p, pool_buffers[p], false, absl::Now() + left / (open.size() - k), &second,
-              &item_offsets, &model);
+    SolvePool(problem, p, pool_buffers[p], false, options, absl::Now() + left / (open.size() - k),
+              &second, &item_offsets, &model);
     const PoolResult& first = pool_results[p];
     const bool better =
         !item_offsets.empty() &&

@@ -10,8 +10,9 @@
 // infeasibility. Then greedy placements over several orders give an incumbent, and a branch and
 // bound over canonical placements (every buffer rests on the pool's bottom, a reserved range or
 // another buffer) improves it and proves it optimal, or proves that nothing fits, when it ends
-// within the budget. Lower bounds on the reuse cost come from disjoint "cores": sets of penalty
-// edges of which every placement must pay one.
+// within the budget. Lower bounds on the reuse cost come from disjoint "cores" (sets of penalty
+// edges of which every placement must pay one), covering constraints over cliques, and, in
+// small pools still open, exactly solved parts (docs/placement.md says how).
 //
 // Pipeline depth (separations whose reasons include pipeline_stage) stays hard. Only when the
 // pool is proven infeasible with it, and a placement exists without it, are those separations
@@ -45,6 +46,12 @@ struct ConstrainedOptions {
   absl::Duration budget = absl::Milliseconds(100);  // Wall clock for the whole problem.
   // Relax pipeline_stage separations when a pool is proven infeasible with them.
   bool relax_pipeline_when_infeasible = true;
+  // The reuse bound from exactly solved parts of small pools that the other bounds leave open
+  // (off only to measure what it adds).
+  bool subset_bound = true;
+  // Off: no branch and bound or local search; each pool gets the greedy placement and the
+  // proven bounds (a fast answer with its gap, and a way to test the bounds on their own).
+  bool search = true;
 };
 
 struct PoolResult {

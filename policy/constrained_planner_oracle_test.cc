@@ -2,9 +2,12 @@
 // CBC, policy/testing/dsa_exact_oracle.h), on generated problems with every kind of constraint:
 // each status the planner claims must agree with the oracle, every placement must pass the
 // independent validator, and no lower bound may exceed the optimum.
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "policy/constrained_planner.h"
@@ -158,6 +161,106 @@ TEST_P(ConstrainedOracleTest, EveryClaimAgreesWithTheExactSolver) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, ConstrainedOracleTest, ::testing::Values(0, 1, 2, 3, 4));
+
+// The shape of pypto-lib's ping-pong pools, where the reuse bound of exactly solved parts
+// (ConstrainedOptions::subset_bound) matters: groups of buffers live together, each group at
+// its own time, penalties between buffers of different groups, and a capacity that makes the
+// groups share bytes.
+DsaProblem GroupedProblem(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto uniform = [&](int lo, int hi) { return lo + static_cast<int>(rng() % (hi - lo + 1)); };
+  constexpr uint64_t kUnit = 32;
+  DsaProblem problem;
+  DsaPool pool;
+  pool.id = 0;
+  pool.name = "Mat";
+  problem.pools.push_back(pool);
+  const int groups = uniform(3, 5);
+  std::vector<int> group_of;
+  uint64_t largest = 0;
+  for (int g = 0; g < groups; ++g) {
+    // At most 10 buffers: the MILP slows down steeply past that.
+    const int members = std::min<int>(
+        uniform(1, 3), 10 - static_cast<int>(problem.buffers.size()) - (groups - 1 - g));
+    uint64_t total = 0;
+    for (int m = 0; m < members; ++m) {
+      DsaBuffer b;
+      b.id = static_cast<uint32_t>(problem.buffers.size());
+      b.name = "b" + std::to_string(b.id);
+      b.size = kUnit * uniform(1, 2);
+      b.alignment = kUnit;
+      b.live_intervals = {{2 * g, 2 * g + 1}};
+      b.allowed_pools = {0};
+      total += b.size;
+      problem.buffers.push_back(b);
+      group_of.push_back(g);
+    }
+    largest = std::max(largest, total);
+  }
+  problem.pools[0].capacity = largest + kUnit * uniform(0, 1);
+  problem.cost_model.emplace();
+  for (size_t a = 0; a < problem.buffers.size(); ++a) {
+    for (size_t b = a + 1; b < problem.buffers.size(); ++b) {
+      if (group_of[a] == group_of[b] || rng() % 10 >= 7) continue;
+      DsaReusePenalty penalty;
+      penalty.first = static_cast<uint32_t>(a);
+      penalty.second = static_cast<uint32_t>(b);
+      penalty.cost = uniform(1, 2);
+      problem.cost_model->reuse_penalties.push_back(penalty);
+    }
+  }
+  problem.objective.terms = {DsaObjectiveTerm::kCapacityOverflow, DsaObjectiveTerm::kReuseCost};
+  return problem;
+}
+
+// The bounds on their own (no search), with and without the subset bound, against the exact
+// optimum: neither passes it, the subset bound never lowers the bound, and it must raise it
+// somewhere (else this test would not test it). The full planner's claims must agree too.
+TEST(ConstrainedOracleTest, SubsetBoundNeverPassesTheOptimum) {
+  int decided = 0, raised = 0, reached = 0, unknown = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    const DsaProblem problem = GroupedProblem(9000 + seed);
+    const DsaOracleResult oracle = policy_testing::SolveDsaExactly(problem, 4.0);
+    if (oracle.status == DsaOracleStatus::kUnknown) {
+      ++unknown;
+      continue;
+    }
+    ASSERT_EQ(oracle.status, DsaOracleStatus::kOptimal) << "seed " << seed << oracle.message;
+    ++decided;
+    ConstrainedOptions options;
+    options.budget = absl::Milliseconds(500);
+    options.relax_pipeline_when_infeasible = false;
+    options.search = false;
+    options.subset_bound = false;
+    absl::StatusOr<ConstrainedResult> without = SolveConstrained(problem, options);
+    options.subset_bound = true;
+    absl::StatusOr<ConstrainedResult> with = SolveConstrained(problem, options);
+    options.search = true;
+    absl::StatusOr<ConstrainedResult> full = SolveConstrained(problem, options);
+    ASSERT_TRUE(without.ok() && with.ok() && full.ok()) << "seed " << seed;
+    const std::string where = "seed " + std::to_string(seed) + ", optimum " +
+                              std::to_string(oracle.reuse_cost) + ", bounds " +
+                              std::to_string(without->reuse_lower_bound) + " / " +
+                              std::to_string(with->reuse_lower_bound);
+    EXPECT_LE(with->reuse_lower_bound, oracle.reuse_cost) << where;
+    EXPECT_LE(without->reuse_lower_bound, with->reuse_lower_bound) << where;
+    raised += with->reuse_lower_bound > without->reuse_lower_bound;
+    reached += with->reuse_lower_bound == oracle.reuse_cost;
+    ASSERT_FALSE(full->placements.empty()) << where;
+    EXPECT_TRUE(CheckDsaSolution(problem, full->placements).ok()) << where;
+    EXPECT_GE(full->reuse_cost, oracle.reuse_cost) << where;
+    EXPECT_LE(full->reuse_lower_bound, oracle.reuse_cost) << where;
+    if (full->status == ConstrainedStatus::kOptimal) {
+      EXPECT_EQ(full->reuse_cost, oracle.reuse_cost) << where;
+    }
+  }
+  printf(
+      "grouped: %d decided by the oracle (%d unknown); the subset bound raised %d bounds, "
+      "%d reach the optimum without search\n",
+      decided, unknown, raised, reached);
+  EXPECT_LE(unknown, 6);
+  EXPECT_GT(raised, 0);
+}
 
 }  // namespace
 }  // namespace policy

@@ -94,6 +94,11 @@ class PoolSearch {
   // Runs everything; fills `out` with the best placement found and what is proven.
   void Run(PoolResult* out, std::vector<uint64_t>* offsets);
 
+  // Off: no SubsetBound (for tests that show what it adds).
+  void set_subset_bound(bool on) { subset_bound_ = on; }
+  // Off: bounds and the greedy placement only (ConstrainedOptions::search).
+  void set_search(bool on) { search_ = on; }
+
  private:
   bool Proven() const;
 
@@ -119,6 +124,28 @@ class PoolSearch {
   };
 
   void CoverBound(const std::vector<std::vector<int>>& cliques, uint64_t usable);
+
+  // A bound for small pools the bounds above leave open, from exactly solved parts. Split the
+  // items into disjoint cliques (groups; pairs inside one never overlap, so never pay). For
+  // each set S of 2 to 4 groups in which the incumbent pays something, a nested search (which
+  // skips this stage) proves v(S), the least reuse cost of the pool holding only S's items:
+  // any placement restricted to S is one of that pool's, so it pays at least v(S) on the pairs
+  // between S's groups. With x_XY the cost paid between groups X and Y, the least sum of
+  // x_XY >= 0 meeting every such constraint (and x_XY at most the weight between X and Y) bounds
+  // the reuse cost; a depth-first search finds it by raising the total from the bound already
+  // proven. This is what proves a pool whose byte counts (CoverBound) undercount what a part
+  // must pay, as the ping-pong groups of pypto-lib's gate_up_proj (cost 12, CoverBound 8).
+  static constexpr size_t kSubsetGroups = 12;
+  static constexpr int64_t kSubsetNodes = 200000;
+  static constexpr uint64_t kSubsetMaxTotal = 1024;  // The master's search raises one by one.
+  static constexpr absl::Duration kSubsetTime = absl::Milliseconds(5);    // Per nested search.
+  static constexpr absl::Duration kFirstSearch = absl::Milliseconds(10);  // Before SubsetBound.
+  bool SubsetBoundApplies() const;
+  PoolModel SubModel(const std::vector<int>& items) const;
+  void SubsetBound();
+
+  // The branch and bound of the pool (GridSearch or Search), until `until`.
+  void RunSearch(absl::Time until);
 
   // What the packed cores still bound at a search node: `open` sums the cores whose pairs have
   // no placed end (disjoint from the per-item bounds, which count pairs to placed items);
@@ -221,6 +248,10 @@ class PoolSearch {
   const bool peak_matters_;
   const absl::Time deadline_;
   const size_t n_;
+  bool subset_bound_ = true;
+  bool search_ = true;
+  bool nested_ = false;  // A part solved for SubsetBound: no SubsetBound of its own.
+  absl::Time search_until_ = deadline_;  // Where the branch and bound stops (OutOfTime).
   uint64_t load_ = 0;
   int64_t load_time_ = 0;
   bool load_is_separation_ = false;  // The largest clique is held apart by separations.

@@ -36,16 +36,25 @@ void PoolSearch::Run(PoolResult* out, std::vector<uint64_t>* offsets) {
   if (!best_offsets_.empty() && !Proven() && n_ <= kCoverItems && !cover_cliques_.empty()) {
     CoverBound(cover_cliques_, cover_usable_);
   }
-  if (!best_offsets_.empty() && !Proven() && n_ > kExactItems) {
+  if (!search_) {
+    if (SubsetBoundApplies()) SubsetBound();
+  } else if (!best_offsets_.empty() && !Proven() && n_ > kExactItems) {
     // Large pools: improve the incumbent by re-inserting neighbourhoods for half the time,
     // then let the branch and bound use the rest (it rarely ends at this size).
     Improve(absl::Now() + (deadline_ - absl::Now()) / 2);
   }
-  if (best_score_.first == kInfinity || !Proven()) {
-    if (OnGrid()) {
-      GridSearch();
+  if (search_ && (best_score_.first == kInfinity || !Proven())) {
+    if (SubsetBoundApplies()) {
+      // Most pools end their search early: give it a short slice first, and pay for the subset
+      // bound only when it does not end, then search again with what is left.
+      const absl::Time now = absl::Now();
+      RunSearch(now + std::min(kFirstSearch, (deadline_ - now) / 4));
+      if (!exhausted_ && !Proven()) {
+        SubsetBound();
+        if (!Proven()) RunSearch(deadline_);
+      }
     } else {
-      Search();
+      RunSearch(deadline_);
     }
   }
   out->search_nodes = nodes_;
@@ -352,8 +361,18 @@ void PoolSearch::Improve(absl::Time until) {
 }
 
 bool PoolSearch::OutOfTime() {
-  if ((++nodes_ & 255) == 0 && absl::Now() > deadline_) timed_out_ = true;
+  if ((++nodes_ & 255) == 0 && absl::Now() > search_until_) timed_out_ = true;
   return timed_out_;
+}
+
+void PoolSearch::RunSearch(absl::Time until) {
+  search_until_ = until;
+  if (OnGrid()) {
+    GridSearch();
+  } else {
+    Search();
+  }
+  search_until_ = deadline_;
 }
 
 // Extents that are all multiples of one unit u (their gcd), alignments dividing u, nothing
