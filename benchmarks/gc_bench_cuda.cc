@@ -1,5 +1,5 @@
 // gc_bench's CUDA rows (linked into //benchmarks:gc_bench only with --config=gpu): the device GC
-// (//runtime/cuda:gc_cuda: prepare, phase 0 on the grid, phase 1 on one thread, phase 2 on the
+// (//runtime/cuda:gc_cuda: prepare, phase 0 on the grid, phase 1 on one block, phase 2 on the
 // grid) of N recycled cells of `cell_bytes` scattered over a device NodeManager of 2N cells (a
 // random half, recycled in random order), against the limit: one cuMemsetD8 of the same N *
 // cell_bytes bytes.
@@ -217,8 +217,10 @@ void BM_Gc_Cuda_CollectPhases(benchmark::State& state) {
   const accelmem::runtime::cuda::Dim3 one{1, 1, 1};
   const accelmem::runtime::cuda::Dim3 grid_dim{static_cast<unsigned>(gc->grid_dim()), 1, 1};
   const accelmem::runtime::cuda::Dim3 block_dim{static_cast<unsigned>(gc->block_dim()), 1, 1};
+  const accelmem::runtime::cuda::Dim3 phase1_block{static_cast<unsigned>(gc->phase1_block_dim()), 1,
+                                                   1};
   const accelmem::runtime::cuda::Dim3 shapes[4][2] = {
-      {one, one}, {grid_dim, block_dim}, {one, one}, {grid_dim, block_dim}};
+      {one, one}, {grid_dim, block_dim}, {one, phase1_block}, {grid_dim, block_dim}};
   double phase[4] = {}, recycle = 0, allocate = 0;
   for (auto _ : state) {
     auto start = std::chrono::steady_clock::now();

@@ -35,10 +35,11 @@ void gc_batch_phase0(GcBatchEntry* entries, i32 n, i32 worker, i32 num_workers) 
   }
 }
 
-void gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 num_workers) {
+void gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 num_workers, i32 lane, i32 lanes) {
   for (i32 k = 0; k < n; ++k) {
-    if (entries[k].active != 0)
-      gc_phase1_swap_lists(entries[k].nm, entries[k].scratch, num_workers);
+    if (entries[k].active != 0) {
+      gc_phase1_swap_lists_block(entries[k].nm, entries[k].scratch, num_workers, lane, lanes);
+    }
   }
 }
 

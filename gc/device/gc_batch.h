@@ -6,19 +6,19 @@
 // Why: upstream launches its three GC kernels for every sparse SNode after every deactivating
 // task (taichi-dev/taichi #6594), so a program with many SNodes pays three launches (or, on the
 // CPU pool, a wake-up and three barriers) per SNode, most of them for a few cells. Here every
-// worker runs phase 0 of each manager of the table, then one thread runs each manager's phase 1,
-// then every worker runs each manager's phase 2: three grid-wide barriers (kernel boundaries on a
-// GPU) for the whole table. The per-manager work is unchanged (each manager keeps its own
-// GcScratch: plans, bitmaps and bucket counters are per manager), so the result of a batch is
-// exactly that of collecting each manager alone. Managers without recycled cells are skipped, as
+// worker runs phase 0 of each manager of the table, then one thread (or block) runs each manager's
+// phase 1, then every worker runs each manager's phase 2: three grid-wide barriers (kernel
+// boundaries on a GPU) for the whole table. The per-manager work is unchanged (each manager keeps
+// its own GcScratch: plans, bitmaps and bucket counters are per manager), so the result of a batch
+// is exactly that of collecting each manager alone. Managers without recycled cells are skipped, as
 // GcCollector does. The host orders the table by cell size, so one pass covers the allocators
 // that share a cell size together (the zeroing loop's shape depends on it).
 //
 // Protocol (the same num_workers everywhere, no allocation or recycling in flight on any manager
 // of the table): gc_batch_prepare (one thread), a barrier, gc_batch_phase0 (every worker), a
-// barrier, gc_batch_phase1 (one thread), a barrier, gc_batch_phase2 (every worker), a barrier.
-// The managers may belong to different RuntimeMemory objects; each scratch grows from its
-// manager's memory.
+// barrier, gc_batch_phase1 (one thread or block), a barrier, gc_batch_phase2 (every worker), a
+// barrier. The managers may belong to different RuntimeMemory objects; each scratch grows from
+// its manager's memory.
 //
 // Freestanding C++17 (see sparse_runtime/device/arch.h).
 #ifndef ACCELMEM_GC_DEVICE_GC_BATCH_H_
@@ -49,8 +49,9 @@ ACCELMEM_RT_INLINE bool gc_needs_collection(const NodeManager* nm) {
 i32 gc_batch_prepare(GcBatchEntry* entries, i32 n, i32 num_workers);
 // Phase 0 of every active entry, for worker `worker` of `num_workers`.
 void gc_batch_phase0(GcBatchEntry* entries, i32 n, i32 worker, i32 num_workers);
-// Phase 1 of every active entry (one thread).
-void gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 num_workers);
+// Phase 1 of every active entry: one thread, or every lane of one block (lane `lane` of
+// `lanes`, gc_phase1_swap_lists_block).
+void gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 num_workers, i32 lane = 0, i32 lanes = 1);
 // Phase 2 of every active entry, for worker `worker` (lane `lane` of `lanes`). A worker moves to
 // the next manager as soon as it finds no more work in one (no barrier between managers).
 void gc_batch_phase2(GcBatchEntry* entries, i32 n, i32 worker, i32 num_workers, i32 lane = 0,

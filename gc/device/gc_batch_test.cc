@@ -106,6 +106,31 @@ TEST(GcBatchTest, SerialBatchMatchesOneCollectionPerManager) {
   }
 }
 
+// A batch on a GPU's geometry (one-word buckets; phase 2 on blocks of 64 lanes, a few lanes a
+// cell) collects each manager exactly as gc_serial alone does on a twin table: the same free list
+// entry for entry, the same bytes in every cell.
+TEST(GcBatchTest, GpuShapedBatchMatchesOneCollectionPerManager) {
+  const std::vector<int> rounds = {1, 2, 0, 3, 1, 2};
+  for (auto [workers, lanes] : {std::pair{24, 64}, {3, 32}, {40, 5}}) {
+    SCOPED_TRACE(::testing::Message() << "workers=" << workers << " lanes=" << lanes);
+    Table batch(21, rounds, kGcOrderAuto), alone(21, rounds, kGcOrderAuto);
+    for (auto& h : batch.heaps) h->scratch.min_bucket_shift = kCudaMinBucketShift;
+    EXPECT_EQ(CollectBatch(&batch, workers, lanes), 5);
+    for (auto& h : alone.heaps) {
+      if (h->nm.recycled_list.valid_size() > 0) ASSERT_TRUE(gc_serial(&h->nm, &h->scratch));
+    }
+    for (size_t k = 0; k < rounds.size(); ++k) {
+      EXPECT_EQ(FreeList(batch.heaps[k]->nm), FreeList(alone.heaps[k]->nm)) << k;
+      EXPECT_EQ(batch.heaps[k]->nm.free_list_used, alone.heaps[k]->nm.free_list_used) << k;
+      EXPECT_TRUE(AllCells(batch.heaps[k]->nm) == AllCells(alone.heaps[k]->nm)) << k;
+      if (rounds[k] > 0) {
+        EXPECT_EQ(batch.heaps[k]->scratch.plan.order, kGcOrderSorted) << k;
+        EXPECT_EQ(batch.heaps[k]->scratch.plan.bucket_shift, kCudaMinBucketShift) << k;
+      }
+    }
+  }
+}
+
 // Repeated batches keep working (the scratches keep their all-zero bitmaps between batches) and
 // an empty table, or one whose managers have no garbage, does nothing.
 TEST(GcBatchTest, RepeatedAndEmptyBatches) {

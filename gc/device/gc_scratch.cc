@@ -17,9 +17,9 @@ struct Geometry {
   i32 num_buckets;
 };
 
-Geometry sorted_geometry(i64 num_indices, i32 num_workers) {
+Geometry sorted_geometry(i64 num_indices, i32 num_workers, i32 min_shift) {
   Geometry g;
-  g.bucket_shift = kMinBucketShift;
+  g.bucket_shift = min_shift;
   const i64 max_buckets = num_workers == 1 ? 1 : static_cast<i64>(kBucketsPerWorker) * num_workers;
   while (((num_indices + (i64{1} << g.bucket_shift) - 1) >> g.bucket_shift) > max_buckets) {
     ++g.bucket_shift;
@@ -63,7 +63,7 @@ bool gc_scratch_reserve(GcScratch* scratch, const NodeManager* nm, i32 num_worke
   num_workers = clamp_workers(num_workers);
   const i64 num_indices = gc_num_indices(nm);
   if (!wants_sorted(scratch->order, nm->recycled_list.valid_size(), num_indices)) return true;
-  Geometry g = sorted_geometry(num_indices, num_workers);
+  Geometry g = sorted_geometry(num_indices, num_workers, gc_min_bucket_shift(scratch));
   return grow(nm->memory, &scratch->bitmap, &scratch->bitmap_words,
               num_bitmaps(num_workers) * gc_bitmap_words(num_indices)) &&
          grow(nm->memory, &scratch->bucket_offset, &scratch->bucket_offset_capacity,
@@ -84,7 +84,7 @@ GcPlan gc_make_plan(const NodeManager* nm, const GcScratch* scratch, i32 num_wor
   plan.num_refill = 0;
   plan.free_ok = 0;
   if (wants_sorted(scratch->order, plan.num_recycled, plan.num_indices)) {
-    Geometry g = sorted_geometry(plan.num_indices, plan.num_workers);
+    Geometry g = sorted_geometry(plan.num_indices, plan.num_workers, gc_min_bucket_shift(scratch));
     const i64 stride = gc_bitmap_words(plan.num_indices);
     const i64 bitmaps = num_bitmaps(plan.num_workers);
     if (scratch->bitmap_words >= bitmaps * stride &&

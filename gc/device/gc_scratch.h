@@ -50,10 +50,21 @@ inline constexpr i64 kAutoMaxBitmapWordsPerCell = 2;
 // Sorted-order work units of phase 2: each bucket covers 2^bucket_shift indices, at least this
 // many...
 inline constexpr i32 kMinBucketShift = 12;  // 4096 indices = 64 bitmap words
+// ...on a GPU one bitmap word: a block takes a bucket and its lanes zero the bucket's cells
+// together, so 4096-index buckets left most of the grid idle in small collections (10^4 cells
+// among 2 * 10^4: 5 buckets, 5 busy blocks of 1056).
+inline constexpr i32 kCudaMinBucketShift = 6;
+#if defined(ARCH_cuda)
+inline constexpr i32 kDefaultMinBucketShift = kCudaMinBucketShift;
+#else
+inline constexpr i32 kDefaultMinBucketShift = kMinBucketShift;
+#endif
 // ...and there are at most this many buckets per worker (dynamic claiming balances the load; one
 // worker uses a single bucket).
 inline constexpr i32 kBucketsPerWorker = 8;
 inline constexpr i32 kMaxGcWorkers = 1024;
+// Phase 1 runs on at most this many lanes (a GPU block); more are idle.
+inline constexpr i32 kMaxPhase1Lanes = 1024;
 // Up to this many phase-0 workers (a CPU pool) each mark into a private bitmap with plain ORs
 // (phases 1 and 2 read the OR of them); more workers (a GPU grid) share one bitmap with atomic
 // ORs. An atomic OR per cell costs far more than the extra bitmap words.
@@ -105,6 +116,9 @@ struct GcScratch {
   // Streaming threshold in bytes for the next collections, whatever the cell size (0: the
   // defaults, see gc_streaming_threshold).
   u64 streaming_zero_bytes;
+  // The smallest bucket, log2 of its indices, in [6, 30] (0: kDefaultMinBucketShift, the target's
+  // own). Lets a CPU test plan a GPU's geometry.
+  i32 min_bucket_shift;
   // Bitmap(s) of recycled indices, all-zero between collections.
   u64* bitmap;
   i64 bitmap_words;  // capacity (all bitmaps together)
@@ -117,7 +131,16 @@ struct GcScratch {
   GcPlan plan;
   // Sorted order, one lane per block: next bucket to claim.
   alignas(64) i32 next_bucket;
+  // Sorted order, phase 1 on several lanes: the marked indices of each lane's range of buckets.
+  i32 phase1_lane_total[kMaxPhase1Lanes];
 };
+
+// The bucket shift below which a collection planned with `scratch` does not go.
+ACCELMEM_RT_INLINE i32 gc_min_bucket_shift(const GcScratch* scratch) {
+  const i32 shift = scratch->min_bucket_shift;
+  if (shift == 0) return kDefaultMinBucketShift;
+  return shift < 6 ? 6 : shift > 30 ? 30 : shift;
+}
 
 // Bitmap words needed for `num_indices` cells.
 ACCELMEM_RT_INLINE i64 gc_bitmap_words(i64 num_indices) { return (num_indices + 63) >> 6; }
@@ -179,6 +202,16 @@ ACCELMEM_RT_INLINE void gc_slice(i64 n, i32 worker, i32 num_workers, i64* begin,
   *end = n * (worker + 1) / num_workers;
 }
 
+// ListManager::get_element_ptr with a relaxed load of the chunk pointer. Why: every chunk a
+// phase touches was published before the phase began (a kernel boundary or a barrier orders
+// it), and on CUDA the acquire load fences (membar.gl), which waits for the thread's earlier
+// stores: one per zeroed run made phase 2 latency-bound (about 0.5 us a run on an H200).
+ACCELMEM_RT_INLINE Ptr gc_element_ptr(const sparse_runtime::ListManager& list, i64 i) {
+  const Ptr chunk =
+      sparse_runtime::atomic_load_relaxed(&list.chunks[i >> list.log2_chunk_num_elements]);
+  return chunk + list.element_size * static_cast<u64>(i & (list.max_num_elements_per_chunk - 1));
+}
+
 // Calls f(T* items, i64 first_index, i64 count) for each chunk-contiguous segment of elements
 // [begin, end) of `list` (elements of type T), so hot loops index raw arrays instead of going
 // through get_element_ptr for every element.
@@ -189,7 +222,7 @@ ACCELMEM_RT_INLINE void gc_for_each_segment(const sparse_runtime::ListManager& l
   while (begin < end) {
     i64 stop = (begin | (chunk - 1)) + 1;
     if (stop > end) stop = end;
-    T* items = reinterpret_cast<T*>(list.get_element_ptr(static_cast<i32>(begin)));
+    T* items = reinterpret_cast<T*>(gc_element_ptr(list, begin));
     f(items, begin, stop - begin);
     begin = stop;
   }

@@ -1,5 +1,6 @@
 #include "gc/device/gc_scratch.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -33,6 +34,25 @@ TEST(GcScratchTest, AutoSortsDenseRecycledSets) {
   EXPECT_GE(static_cast<int64_t>(plan.num_buckets) << plan.bucket_shift, 10000);
   EXPECT_LE(plan.num_buckets, kBucketsPerWorker * 2);
   EXPECT_GE(plan.bucket_shift, kMinBucketShift);
+}
+
+// The smallest bucket follows scratch.min_bucket_shift (a GPU's one-word buckets: a collection of
+// 10^4 cells among 2 * 10^4 gets 313 buckets instead of 5); 0 keeps the target's default (4096
+// indices on the CPU); values outside [6, 30] are clamped.
+TEST(GcScratchTest, MinBucketShiftSetsTheGeometry) {
+  for (int32_t shift : {0, kCudaMinBucketShift, 9, 3, 40}) {
+    TestHeap heap(64, 1024);
+    heap.scratch.min_bucket_shift = shift;
+    Populate(&heap, 20000, 10000);
+    ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, kMaxGcWorkers));
+    const GcPlan plan = gc_make_plan(&heap.nm, &heap.scratch, kMaxGcWorkers);
+    ASSERT_EQ(plan.order, kGcOrderSorted) << shift;
+    const int32_t want = shift == 0 ? kMinBucketShift : std::clamp(shift, 6, 30);
+    EXPECT_EQ(plan.bucket_shift, want) << shift;
+    EXPECT_EQ(plan.num_buckets, (20000 + (int64_t{1} << want) - 1) >> want) << shift;
+  }
+  const GcScratch defaults{};
+  EXPECT_EQ(gc_min_bucket_shift(&defaults), kMinBucketShift);  // a CPU build
 }
 
 // Auto order: a very sparse recycled set stays in recycling order and allocates no bitmap.

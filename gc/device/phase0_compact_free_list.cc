@@ -4,7 +4,7 @@
 namespace accelmem {
 namespace gc {
 
-using sparse_runtime::atomic_or;
+using sparse_runtime::atomic_or_relaxed;
 using sparse_runtime::kErrorIndexOutOfRange;
 using sparse_runtime::ListManager;
 using sparse_runtime::report_error;
@@ -63,16 +63,27 @@ void gc_phase0_compact_free_list(NodeManager* nm, GcScratch* scratch, i32 worker
     u64* bitmap = scratch->bitmap + (shared ? 0 : worker * plan.bitmap_stride);
     // Two loops rather than a branch per index (the compiler does not unswitch it).
     if (shared) {
+      auto mark_shared = [&](i32 index) {
+        if (static_cast<u32>(index) >= limit) {
+          invalid_index(index);
+          return;
+        }
+        // Relaxed: phase 1 reads the bitmap after a barrier. On CUDA a fenced atomic per cell
+        // made each worker wait for its atomics one by one.
+        atomic_or_relaxed(&bitmap[index >> 6], u64{1} << (index & 63));
+      };
       gc_for_each_segment<const i32>(nm->recycled_list, begin, end,
                                      [&](const i32* items, i64, i64 n) {
-                                       for (i64 k = 0; k < n; ++k) {
-                                         const i32 index = items[k];
-                                         if (static_cast<u32>(index) >= limit) {
-                                           invalid_index(index);
-                                           continue;
-                                         }
-                                         atomic_or(&bitmap[index >> 6], u64{1} << (index & 63));
+                                       // Eight indices loaded before any is marked, so that a GPU
+                                       // thread's loads overlap instead of each waiting a memory
+                                       // latency.
+                                       i64 k = 0;
+                                       for (; k + 8 <= n; k += 8) {
+                                         i32 x[8];
+                                         for (i32 j = 0; j < 8; ++j) x[j] = items[k + j];
+                                         for (i32 j = 0; j < 8; ++j) mark_shared(x[j]);
                                        }
+                                       for (; k < n; ++k) mark_shared(items[k]);
                                      });
     } else {
       // Four indices per step: their loads and read-modify-writes issue together (about twice

@@ -183,22 +183,23 @@ TEST(Phase0Test, MarksInStepsOfFourAroundInvalidIndices) {
   }
 }
 
-// One worker marks four indices a step, with a checked path for any step holding an invalid one:
-// for index counts on and off word boundaries and random recycled sets (duplicates, invalid
-// entries of both signs, lists whose length is not a multiple of four), the bitmap equals a
-// std::set of the valid indices.
-TEST(Phase0Test, OneWorkerMarkingMatchesASetOfIndices) {
+// One worker marks four indices a step, with a checked path for any step holding an invalid one;
+// the workers of a shared bitmap (a GPU grid) load eight a step: for index counts on and off word
+// boundaries and random recycled sets (duplicates, invalid entries of both signs, lists whose
+// length is not a multiple of four or eight), the bitmap equals a std::set of the valid indices.
+TEST(Phase0Test, MarkingMatchesASetOfIndices) {
   std::mt19937_64 rng(11);
   for (int32_t cells : {1, 63, 64, 65, 200, 4096, 5000}) {
-    for (int trial = 0; trial < 4; ++trial) {
+    for (int trial = 0; trial < 8; ++trial) {
+      const int workers = trial < 4 ? 1 : kMaxPrivateBitmaps + 3;  // shared bitmap from trial 4
       TestHeap heap(16, 1024);
       for (int32_t i = 0; i < cells; ++i) ASSERT_EQ(heap.nm.allocate_index(), i);
-      const int32_t recycled = std::max<int32_t>(1, cells / (1 + trial));
+      const int32_t recycled = std::max<int32_t>(1, cells / (1 + trial % 4));
       std::set<int32_t> expected;
       bool any_invalid = false;
       for (int32_t k = 0; k < recycled; ++k) {
         int32_t index = static_cast<int32_t>(rng() % static_cast<uint64_t>(cells));
-        if (trial == 3 && k % 97 == 5) {  // out of range, both signs
+        if (trial % 4 == 3 && k % 97 == 5) {  // out of range, both signs
           index = k % 2 == 0 ? cells + static_cast<int32_t>(rng() % 100) : -1 - k;
           any_invalid = true;
         } else {
@@ -207,10 +208,13 @@ TEST(Phase0Test, OneWorkerMarkingMatchesASetOfIndices) {
         heap.nm.recycled_list.push_back(index);
       }
       heap.scratch.order = kGcOrderSorted;
-      ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, 1));
-      const GcPlan plan = gc_make_plan(&heap.nm, &heap.scratch, 1);
+      ASSERT_TRUE(gc_scratch_reserve(&heap.scratch, &heap.nm, workers));
+      const GcPlan plan = gc_make_plan(&heap.nm, &heap.scratch, workers);
       ASSERT_EQ(plan.order, kGcOrderSorted) << cells << " cells, " << recycled << " recycled";
-      gc_phase0_compact_free_list(&heap.nm, &heap.scratch, 0, 1);
+      ASSERT_EQ(plan.num_bitmaps, 1);  // one worker's own, or the shared one
+      for (int w = 0; w < workers; ++w) {
+        gc_phase0_compact_free_list(&heap.nm, &heap.scratch, w, workers);
+      }
       EXPECT_EQ(heap.memory.error_code != 0, any_invalid) << cells;
       for (int64_t w = 0; w < plan.bitmap_stride; ++w) {
         uint64_t want = 0;

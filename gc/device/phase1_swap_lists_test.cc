@@ -83,6 +83,72 @@ TEST(Phase1Test, SortedOffsets) {
   EXPECT_EQ(heap.nm.free_list.size(), plan.num_refill);
 }
 
+// Phase 1 on several lanes (a GPU block: every lane counts its range of buckets, then each adds
+// the totals below it while lane 0 does the bookkeeping) gives the one-lane result exactly: the
+// same offsets, plan and free list, for any lane count (more lanes than buckets, and more than
+// kMaxPhase1Lanes, whose extra lanes do nothing), on one-word buckets (the GPU's geometry) and
+// on the CPU's, with a shared bitmap (many phase-0 workers) and private ones.
+TEST(Phase1Test, LanesMatchOneLane) {
+  // Histories with the same seed; recycles every third cell and some runs, one duplicate.
+  auto make = [](TestHeap* heap, int32_t min_shift) {
+    heap->scratch.order = kGcOrderSorted;
+    heap->scratch.min_bucket_shift = min_shift;
+    for (int i = 0; i < 30000; ++i) ASSERT_EQ(heap->nm.allocate_index(), i);
+    for (int i = 0; i < 30000; i += 3) heap->nm.recycle_index(i);
+    for (int i = 7001; i < 7400; ++i) heap->nm.recycle_index(i);
+    heap->nm.recycle_index(9);
+  };
+  for (int32_t min_shift : {kCudaMinBucketShift, 8, 0}) {
+    for (int workers : {1, 3, 64}) {
+      TestHeap one(16, 1 << 12);
+      make(&one, min_shift);
+      ASSERT_TRUE(gc_scratch_reserve(&one.scratch, &one.nm, workers));
+      for (int w = 0; w < workers; ++w) {
+        gc_phase0_compact_free_list(&one.nm, &one.scratch, w, workers);
+      }
+      gc_phase1_swap_lists(&one.nm, &one.scratch, workers);
+      ASSERT_EQ(one.scratch.plan.order, kGcOrderSorted);
+      const int32_t buckets = one.scratch.plan.num_buckets;
+      const std::vector<int32_t> offsets(one.scratch.bucket_offset,
+                                         one.scratch.bucket_offset + buckets + 1);
+      for (int lanes : {2, 3, 7, 64, 256, kMaxPhase1Lanes + 5}) {
+        SCOPED_TRACE(::testing::Message() << "min_shift=" << min_shift << " workers=" << workers
+                                          << " lanes=" << lanes << " buckets=" << buckets);
+        TestHeap many(16, 1 << 12);
+        make(&many, min_shift);
+        ASSERT_TRUE(gc_scratch_reserve(&many.scratch, &many.nm, workers));
+        for (int w = 0; w < workers; ++w) {
+          gc_phase0_compact_free_list(&many.nm, &many.scratch, w, workers);
+        }
+        // Every lane's plan before any lane finishes (as each GPU lane takes it before the
+        // barrier); the finishes in reverse, lane 0 (which changes the lists) last.
+        const GcPlan plan = gc_make_plan(&many.nm, &many.scratch, workers);
+        for (int lane = 0; lane < lanes; ++lane) gc_phase1_count(plan, &many.scratch, lane, lanes);
+        for (int lane = lanes - 1; lane >= 0; --lane) {
+          gc_phase1_finish(&many.nm, &many.scratch, plan, lane, lanes);
+        }
+        const GcPlan& got = many.scratch.plan;
+        const GcPlan& want = one.scratch.plan;
+        EXPECT_EQ(got.num_buckets, buckets);
+        EXPECT_EQ(got.bucket_shift, want.bucket_shift);
+        EXPECT_EQ(got.num_refill, want.num_refill);
+        EXPECT_EQ(got.free_base, want.free_base);
+        EXPECT_EQ(got.free_ok, want.free_ok);
+        EXPECT_EQ(std::vector<int32_t>(many.scratch.bucket_offset,
+                                       many.scratch.bucket_offset + buckets + 1),
+                  offsets);
+        EXPECT_EQ(many.nm.free_list.size(), one.nm.free_list.size());
+        EXPECT_EQ(many.nm.recycle_list_size_backup, one.nm.recycle_list_size_backup);
+        EXPECT_EQ(many.nm.gc_epoch, one.nm.gc_epoch);
+      }
+      if (min_shift == kCudaMinBucketShift && workers == 64) {
+        EXPECT_EQ(one.scratch.plan.bucket_shift, kCudaMinBucketShift);
+        EXPECT_EQ(buckets, (30000 + 63) / 64);
+      }
+    }
+  }
+}
+
 // Recycling plan with out-of-range entries: they are reported and dropped from the backup.
 TEST(Phase1Test, DropsOutOfRangeEntries) {
   TestHeap heap(16, 1024);

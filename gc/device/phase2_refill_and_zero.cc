@@ -235,14 +235,12 @@ struct Zeroer {
 
   ACCELMEM_RT_INLINE void run(i64 begin, i64 end) const {
     if (((begin ^ (end - 1)) & ~(chunk - 1)) == 0) {  // one chunk (the common case)
-      bytes(data->get_element_ptr(static_cast<i32>(begin)),
-            element_size * static_cast<u64>(end - begin));
+      bytes(gc_element_ptr(*data, begin), element_size * static_cast<u64>(end - begin));
       return;
     }
     while (begin < end) {
       const i64 stop = min_of((begin | (chunk - 1)) + 1, end);
-      bytes(data->get_element_ptr(static_cast<i32>(begin)),
-            element_size * static_cast<u64>(stop - begin));
+      bytes(gc_element_ptr(*data, begin), element_size * static_cast<u64>(stop - begin));
       begin = stop;
     }
   }
@@ -261,7 +259,7 @@ struct IndexWriter {
   }
   ACCELMEM_RT_INLINE void refill() {
     const i64 chunk = list->max_num_elements_per_chunk;
-    p = reinterpret_cast<i32*>(list->get_element_ptr(static_cast<i32>(pos)));
+    p = reinterpret_cast<i32*>(gc_element_ptr(*list, pos));
     left = chunk - (pos & (chunk - 1));
   }
   ACCELMEM_RT_INLINE void put(i32 value) {
@@ -317,7 +315,7 @@ void cells_bucket(const ListManager& data, u64 element_size, u64* bitmap, const 
     const u64 word = gc_marked_word(bitmap, plan, w, clear);
     if (word == 0) continue;
     const i64 base = w << 6;
-    Ptr cells = data.get_element_ptr(static_cast<i32>(base));
+    Ptr cells = gc_element_ptr(data, base);
     bool fused = list;
     if (list && left < 64) {  // the free list's chunk may end inside this word: the slow path
       writer->p = out;
@@ -414,21 +412,22 @@ bool small_cells_dispatch(const ListManager& data, const Zeroer& zeroer, u64* bi
   }
 }
 
+// Sorted order, one lane (lanes > 1: sorted_bucket_lanes).
 void sorted_bucket(const GcPlan& plan, GcScratch* scratch, i32 bucket, const Zeroer& zeroer,
                    IndexWriter* writer) {
   const i64 words = gc_bitmap_words(plan.num_indices);
   const i64 w0 = (static_cast<i64>(bucket) << plan.bucket_shift) >> 6;
   const i64 w1 = min_of(((static_cast<i64>(bucket) + 1) << plan.bucket_shift) >> 6, words);
   u64* bitmap = scratch->bitmap;
-  const bool one_lane = zeroer.lanes == 1;
-  const bool list = plan.free_ok != 0 && zeroer.lane == 0;
+  const bool list = plan.free_ok != 0;
   writer->seek(static_cast<i64>(plan.free_base) + scratch->bucket_offset[bucket]);
-  if (small_cells_dispatch(*zeroer.data, zeroer, bitmap, plan, w0, w1, one_lane, list, writer)) {
+  if (small_cells_dispatch(*zeroer.data, zeroer, bitmap, plan, w0, w1, /*clear=*/true, list,
+                           writer)) {
     return;
   }
   i64 run_begin = 0, run_end = -1;  // current run [run_begin, run_end); none when run_end < 0
   for (i64 w = w0; w < w1; ++w) {
-    u64 word = gc_marked_word(bitmap, plan, w, one_lane);
+    u64 word = gc_marked_word(bitmap, plan, w, /*clear=*/true);
     if (word == 0) continue;
     const i64 base = w << 6;
     if (list) writer->put_bits(base, word);
@@ -446,11 +445,77 @@ void sorted_bucket(const GcPlan& plan, GcScratch* scratch, i32 bucket, const Zer
     }
   }
   if (run_end >= 0) zeroer.run(run_begin, run_end);
-  if (!one_lane) {
-    block_barrier();  // every lane has read the bucket's words
-    if (zeroer.lane == 0) {
-      for (i64 w = w0; w < w1; ++w) gc_marked_word(bitmap, plan, w, /*clear=*/true);
+}
+
+struct alignas(16) Zero16 {
+  u64 lo, hi;
+};
+
+// Zeroes units part, part + step, ... of the `units` units of type T (8 or 16 bytes) at cell.
+template <typename T>
+ACCELMEM_RT_INLINE void zero_units(Ptr cell, i64 units, i32 part, i32 step) {
+  T* p = reinterpret_cast<T*>(cell);
+  for (i64 k = part; k < units; k += step) p[k] = T{};
+}
+
+// Sorted order on the `lanes` lanes of a block (a GPU): the lanes zero different cells at once.
+// A cell is split into 16-byte units (8-byte ones where the stride is not a multiple of 16;
+// strides are multiples of 8 and cells as aligned as their stride allows, see NodeManager) and
+// takes span = min(units, lanes) lanes, so groups = lanes / span cells are zeroed side by side
+// (64-byte cells on 64 lanes: 16 cells, one store a lane). Every lane walks all the set bits of
+// the bucket in order (the same words, so branches on the walk are uniform); the k-th cell goes
+// to group k mod groups, and after every `groups` cells each group zeroes its cell. The group's
+// first lane writes the index to the cell's free-list slot (the bucket's offset + k), so the
+// free list is the same as with one lane. Why: the whole block on one cell at a time (16 of 64
+// lanes busy for a 64-byte cell), run after run, made phase 2 latency-bound on a GPU.
+void sorted_bucket_lanes(const GcPlan& plan, GcScratch* scratch, i32 bucket, const NodeManager& nm,
+                         i32 lane, i32 lanes) {
+  const ListManager& data = nm.data_list;
+  const ListManager& free_list = nm.free_list;
+  const bool wide = data.element_size % 16 == 0;
+  const i64 units = static_cast<i64>(data.element_size / (wide ? 16 : 8));
+  const i32 span = units < lanes ? static_cast<i32>(units) : lanes;
+  const i32 groups = lanes / span;
+  const i32 group = lane / span;  // == groups for the lanes left over: they own no cell
+  const i32 part = lane % span;
+  const bool list = plan.free_ok != 0 && part == 0;
+  const i64 words = gc_bitmap_words(plan.num_indices);
+  const i64 w0 = (static_cast<i64>(bucket) << plan.bucket_shift) >> 6;
+  const i64 w1 = min_of(((static_cast<i64>(bucket) + 1) << plan.bucket_shift) >> 6, words);
+  u64* bitmap = scratch->bitmap;
+  const i64 first_slot = static_cast<i64>(plan.free_base) + scratch->bucket_offset[bucket];
+  i64 rank = 0;   // cells of the bucket walked so far
+  i32 turn = 0;   // rank mod groups
+  i64 mine = -1;  // this lane's cell of the current round (-1: none), and its rank
+  i64 mine_rank = 0;
+  auto zero_mine = [&] {
+    if (mine < 0) return;
+    const Ptr cell = gc_element_ptr(data, mine);
+    if (wide) {
+      zero_units<Zero16>(cell, units, part, span);
+    } else {
+      zero_units<u64>(cell, units, part, span);
     }
+    if (list) *reinterpret_cast<i32*>(gc_element_ptr(free_list, first_slot + mine_rank)) = mine;
+    mine = -1;
+  };
+  for (i64 w = w0; w < w1; ++w) {
+    for (u64 word = gc_marked_word(bitmap, plan, w, /*clear=*/false); word != 0; word &= word - 1) {
+      if (turn == group) {
+        mine = (w << 6) + __builtin_ctzll(word);
+        mine_rank = rank;
+      }
+      ++rank;
+      if (++turn == groups) {
+        turn = 0;
+        zero_mine();
+      }
+    }
+  }
+  zero_mine();
+  block_barrier();  // every lane has read the bucket's words
+  if (lane == 0) {
+    for (i64 w = w0; w < w1; ++w) gc_marked_word(bitmap, plan, w, /*clear=*/true);
   }
 }
 
@@ -571,7 +636,7 @@ void gc_phase2_refill_and_zero(NodeManager* nm, GcScratch* scratch, i32 worker, 
       }
     } else {
       for (i32 b = worker; b < plan.num_buckets; b += num_workers) {
-        sorted_bucket(plan, scratch, b, zeroer, &writer);
+        sorted_bucket_lanes(plan, scratch, b, *nm, lane, lanes);
       }
     }
   } else {

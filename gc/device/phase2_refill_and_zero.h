@@ -9,7 +9,9 @@
 // several lanes, bucket b belongs to worker b mod num_workers so the lanes agree without
 // communicating), scan their words in address order, zero each run of adjacent recycled cells
 // inside one data chunk with one memset, write the run's indices to the bucket's free-list range
-// and clear the scanned bitmap words (restoring the all-zero invariant).
+// and clear the scanned bitmap words (restoring the all-zero invariant). With several lanes the
+// lanes instead zero different cells side by side, a few lanes a cell (see sorted_bucket_lanes),
+// and each cell's first lane writes its index; the free list comes out the same.
 // Recycling plan: worker w takes the w-th contiguous slice of the backed-up recycled list, in
 // recycling order; indices that continue a run (ascending or descending, same chunk) extend it.
 //

@@ -73,9 +73,11 @@ absl::StatusOr<std::string> CudaGcPtx(const std::string& sm) {
 absl::StatusOr<std::unique_ptr<CudaGc>> CudaGc::Create(CudaDriver* driver,
                                                        const CudaGcLaunch& launch) {
   if (driver == nullptr) return absl::InvalidArgumentError("CudaGc needs a CUDA driver");
-  if (launch.block_dim < 1 || launch.block_dim > 1024 || launch.grid_dim < 0) {
+  if (launch.block_dim < 1 || launch.block_dim > 1024 || launch.grid_dim < 0 ||
+      launch.phase1_block_dim < 1 || launch.phase1_block_dim > 1024) {
     return absl::InvalidArgumentError(absl::StrCat("bad CUDA GC launch shape: grid ",
-                                                   launch.grid_dim, ", block ", launch.block_dim));
+                                                   launch.grid_dim, ", block ", launch.block_dim,
+                                                   ", phase-1 block ", launch.phase1_block_dim));
   }
   auto ptx = CudaGcPtx(driver->sm());
   if (!ptx.ok()) return ptx.status();
@@ -90,6 +92,7 @@ absl::StatusOr<std::unique_ptr<CudaGc>> CudaGc::Create(CudaDriver* driver,
     gc->functions_.push_back(*function);
   }
   gc->block_dim_ = launch.block_dim;
+  gc->phase1_block_dim_ = launch.phase1_block_dim;
   gc->grid_dim_ =
       launch.grid_dim > 0 ? launch.grid_dim : std::max(1, driver->multiprocessor_count()) * 8;
   gc->phase0_workers_ =
@@ -131,9 +134,12 @@ absl::Status CudaGc::LaunchCollection(int prepare, void** params, void** phase2_
   const Dim3 one{1, 1, 1};
   const Dim3 grid{static_cast<unsigned>(grid_dim_), 1, 1};
   const Dim3 block{static_cast<unsigned>(block_dim_), 1, 1};
+  const Dim3 phase1_block{static_cast<unsigned>(phase1_block_dim_), 1, 1};
   if (auto s = driver_->Launch(functions_[prepare], one, one, params); !s.ok()) return s;
   if (auto s = driver_->Launch(functions_[prepare + 1], grid, block, params); !s.ok()) return s;
-  if (auto s = driver_->Launch(functions_[prepare + 2], one, one, params); !s.ok()) return s;
+  if (auto s = driver_->Launch(functions_[prepare + 2], one, phase1_block, params); !s.ok()) {
+    return s;
+  }
   if (auto s = driver_->Launch(functions_[prepare + 3], grid, block, phase2_params); !s.ok()) {
     return s;
   }

@@ -2,7 +2,8 @@
 //
 // The CUDA GC driver: one collection of a device-resident NodeManager as upstream launches it
 // (codegen_cuda.cpp): phase 0 "gather_list" on a grid of 64-thread
-// blocks, phase 1 "reinit_lists" on one thread, phase 2 "zero_fill" on the same grid; the kernel
+// blocks, phase 1 "reinit_lists" on one block (upstream: one thread; here the block's threads
+// count the bitmap together), phase 2 "zero_fill" on the same grid; the kernel
 // boundaries are the grid-wide barriers. A one-thread "prepare" launch first grows the GC scratch
 // (bitmap, bucket table) from the NodeManager's own device pool. CollectBatch collects a whole
 // table of NodeManagers with the same four launches (upstream: four per SNode, #6594).
@@ -40,6 +41,9 @@ namespace cuda {
 struct CudaGcLaunch {
   int grid_dim = 0;    // 0: 8 blocks per multiprocessor
   int block_dim = 64;  // lanes per block in phase 2
+  // Threads of phase 1's one block (1: upstream's single thread). 256 counts 10^6 cells' bitmap
+  // (31k words) in about 16 loads of 8 words a thread.
+  int phase1_block_dim = 256;
 };
 
 // The GC entry points (extern "C" kernels of gc_cuda_kernels.cc), in launch order first.
@@ -75,6 +79,7 @@ class CudaGc {
   CudaDriver* driver() const { return driver_; }
   int grid_dim() const { return grid_dim_; }
   int block_dim() const { return block_dim_; }
+  int phase1_block_dim() const { return phase1_block_dim_; }
   // Phase-0 workers: min(grid threads, kMaxGcWorkers).
   int phase0_workers() const { return phase0_workers_; }
   // Reads the counts of the NodeManager at `node_manager` (one thread), using 20 bytes of device
@@ -94,6 +99,7 @@ class CudaGc {
   std::vector<void*> functions_;  // parallel to CudaGcKernelNames()
   int grid_dim_ = 0;
   int block_dim_ = 0;
+  int phase1_block_dim_ = 1;
   int phase0_workers_ = 0;
 };
 

@@ -23,8 +23,9 @@
 //     wait at a warp barrier); on the CPU both are the same mutex path.
 //
 // Upstream-compatible semantics (upstream runtime.cpp). Differences: the CPU spinlock spins
-// on a plain load with a pause hint before retrying the exchange (test-and-test-and-set), and the
-// CUDA path targets sm_70+ only (independent thread scheduling; no pre-Volta lane serialization).
+// on a plain load with a pause hint before retrying the exchange (test-and-test-and-set),
+// locked_task's waiters leave without the lock once its test fails, and the CUDA path targets
+// sm_70+ only (independent thread scheduling; no pre-Volta lane serialization).
 #ifndef ACCELMEM_SPARSE_RUNTIME_DEVICE_ARCH_H_
 #define ACCELMEM_SPARSE_RUNTIME_DEVICE_ARCH_H_
 
@@ -173,6 +174,17 @@ ACCELMEM_RT_INLINE T atomic_or(T* p, T v) {
   __nvvm_membar_gl();
   return old;
 }
+// No ordering: the caller synchronizes by other means (a kernel boundary, a barrier), and an
+// unused result lets ptxas issue a fire-and-forget reduction instead of a fenced round trip.
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_or_relaxed(T* p, T v) {
+  using namespace arch_internal;
+  if constexpr (sizeof(T) == 4) {
+    return from_bits<T>(__nvvm_atom_or_gen_i(bits_ptr(p), to_bits(v)));
+  } else {
+    return from_bits<T>(__nvvm_atom_or_gen_ll(bits_ptr(p), to_bits(v)));
+  }
+}
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_and(T* p, T v) {
   using namespace arch_internal;
@@ -226,6 +238,10 @@ ACCELMEM_RT_INLINE T atomic_add_relaxed(T* p, T v) {
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_or(T* p, T v) {
   return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_or_relaxed(T* p, T v) {
+  return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
 }
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_and(T* p, T v) {
@@ -311,10 +327,18 @@ ACCELMEM_RT_INLINE void mutex_unlock_i32(i32* lock) { atomic_store_release(lock,
 
 // Double-checked critical section: runs `func()` under `lock` iff `test()` holds both before and
 // after taking the lock. `test` must read shared state with atomic loads (it runs unlocked first).
+// While another thread holds the lock, a waiter keeps re-checking test() and leaves as soon as it
+// fails, without taking the lock. Why: when many threads need the same task (a list chunk that
+// thousands of GPU threads find missing at once), one does it and the others leave when its result
+// is published, instead of each taking the lock in turn only to find the task done (a convoy of
+// serialized acquisitions that made the CUDA recycle kernel superlinear).
 template <typename Func, typename Test>
 ACCELMEM_RT_INLINE void locked_task(i32* lock, const Func& func, const Test& test) {
-  if (!test()) return;
-  mutex_lock_i32(lock);
+  for (;;) {
+    if (!test()) return;
+    if (atomic_load_relaxed(lock) == 0 && mutex_try_lock_i32(lock)) break;
+    spin_pause();
+  }
 #if defined(ARCH_cuda)
   grid_memfence();
 #endif

@@ -1,6 +1,7 @@
 #include "sparse_runtime/device/arch.h"
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -96,6 +97,85 @@ TEST(ArchTest, WarpLockedTaskRunsInitializationOnce) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(inits.load(), 1);
   EXPECT_NE(slot, nullptr);
+}
+
+// Waiters leave without taking the lock once the task is done: the holder publishes its result
+// and then keeps the lock until every waiter has returned. (Before, each waiter took the lock just
+// to re-check: none could return while it was held.) Deadlines keep a regression from hanging.
+TEST(ArchTest, LockedTaskWaitersLeaveWithoutTheLockOnceTheTaskIsDone) {
+  constexpr int kWaiters = 6;
+  i32 lock = 0;
+  int* slot = nullptr;
+  static int storage;
+  std::atomic<int> runs{0}, waiting{0}, returned{0}, returned_while_held{-1};
+  std::atomic<bool> holding{false};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  auto before_deadline = [&] { return std::chrono::steady_clock::now() < deadline; };
+  auto missing = [&] { return atomic_load_acquire(&slot) == nullptr; };
+  std::thread holder([&] {
+    locked_task(
+        &lock,
+        [&] {
+          runs.fetch_add(1);
+          holding = true;
+          while (waiting.load() < kWaiters && before_deadline()) std::this_thread::yield();
+          atomic_store_release(&slot, &storage);
+          while (returned.load() < kWaiters && before_deadline()) std::this_thread::yield();
+          returned_while_held = returned.load();
+        },
+        missing);
+  });
+  while (!holding.load()) std::this_thread::yield();
+  std::vector<std::thread> waiters;
+  for (int t = 0; t < kWaiters; ++t) {
+    waiters.emplace_back([&] {
+      int calls = 0;
+      locked_task(
+          &lock, [&] { runs.fetch_add(1); },
+          [&] {
+            if (++calls == 2) waiting.fetch_add(1);  // a second test: waiting for the lock
+            return missing();
+          });
+      returned.fetch_add(1);
+    });
+  }
+  holder.join();
+  for (auto& th : waiters) th.join();
+  EXPECT_EQ(waiting.load(), kWaiters);
+  EXPECT_EQ(returned_while_held.load(), kWaiters);
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(lock, 0);
+}
+
+// Racing threads that all find the task needed: it runs exactly once per round, and the lock is
+// free afterwards.
+TEST(ArchTest, LockedTaskRunsOnceAmongRacingThreads) {
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 200;
+  static int storage;
+  for (int round = 0; round < kRounds; ++round) {
+    i32 lock = 0;
+    int* slot = nullptr;
+    std::atomic<int> runs{0}, ready{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&] {
+        ready.fetch_add(1);
+        while (ready.load() < kThreads) std::this_thread::yield();
+        locked_task(
+            &lock,
+            [&] {
+              runs.fetch_add(1);
+              atomic_store_release(&slot, &storage);
+            },
+            [&] { return atomic_load_acquire(&slot) == nullptr; });
+      });
+    }
+    for (auto& th : threads) th.join();
+    ASSERT_EQ(runs.load(), 1) << "round " << round;
+    ASSERT_EQ(slot, &storage);
+    ASSERT_EQ(lock, 0);
+  }
 }
 
 // CPU ids describe a single thread of a single block.

@@ -5,7 +5,8 @@
 // them without demangling.
 //
 // The GC kernels are upstream's three-kernel collection (codegen_cuda.cpp): phase 0 and 2 on a grid
-// of blocks, phase 1 on one thread; the kernel boundaries are the grid-wide barriers. The
+// of blocks, phase 1 on one block (upstream: one thread); the kernel boundaries are the grid-wide
+// barriers. The
 // accelmem_cuda_nm_* kernels build and inspect a NodeManager that lives in device memory (its
 // RuntimeMemory draws from one preallocated, zero-filled device pool), so that the collector can be
 // tested and measured on its own, without the rest of the runtime.
@@ -128,9 +129,10 @@ void accelmem_cuda_gc_phase0(NodeManager* nm, GcScratch* scratch, i32 num_worker
   }
 }
 
-// One thread: the bookkeeping between the parallel phases.
+// One block (any size; the host launches CudaGc::phase1_block_dim() threads): the bookkeeping
+// between the parallel phases, the bitmap counted by every thread of the block.
 void accelmem_cuda_gc_phase1(NodeManager* nm, GcScratch* scratch, i32 num_workers) {
-  accelmem::gc::gc_phase1_swap_lists(nm, scratch, num_workers);
+  accelmem::gc::gc_phase1_swap_lists_block(nm, scratch, num_workers, thread_idx(), block_dim());
 }
 
 // Grid of blocks: block b is phase-2 worker b of grid_dim, its threads are the worker's lanes.
@@ -153,9 +155,9 @@ void accelmem_cuda_gc_batch_phase0(GcBatchEntry* entries, i32 n, i32 num_workers
   if (t < num_workers) accelmem::gc::gc_batch_phase0(entries, n, static_cast<i32>(t), num_workers);
 }
 
-// One thread: phase 1 of every active entry.
+// One block (as accelmem_cuda_gc_phase1): phase 1 of every active entry.
 void accelmem_cuda_gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 num_workers) {
-  accelmem::gc::gc_batch_phase1(entries, n, num_workers);
+  accelmem::gc::gc_batch_phase1(entries, n, num_workers, thread_idx(), block_dim());
 }
 
 // Grid of blocks: block b is phase-2 worker b of every active entry, its threads the lanes.
