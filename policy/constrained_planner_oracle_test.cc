@@ -258,7 +258,8 @@ TEST(ConstrainedOracleTest, SubsetBoundNeverPassesTheOptimum) {
       "grouped: %d decided by the oracle (%d unknown); the subset bound raised %d bounds, "
       "%d reach the optimum without search\n",
       decided, unknown, raised, reached);
-  EXPECT_LE(unknown, 6);
+  // The oracle's time limit is wall clock: on a slow or sanitized run more are left undecided.
+  EXPECT_GE(decided, 30);
   EXPECT_GT(raised, 0);
 }
 
