@@ -127,8 +127,8 @@ class PoolSearch {
 
   // A bound for small pools the bounds above leave open, from exactly solved parts. Split the
   // items into disjoint cliques (groups; pairs inside one never overlap, so never pay). For
-  // each set S of 2 to 4 groups in which the incumbent pays something, a nested search (which
-  // skips this stage) proves v(S), the least reuse cost of the pool holding only S's items:
+  // each set S of 2 to 5 groups (not all) in which the incumbent pays something, a nested search
+  // (which skips this stage) proves v(S), the least reuse cost of the pool holding only S's items:
   // any placement restricted to S is one of that pool's, so it pays at least v(S) on the pairs
   // between S's groups. With x_XY the cost paid between groups X and Y, the least sum of
   // x_XY >= 0 meeting every such constraint (and x_XY at most the weight between X and Y) bounds
@@ -136,6 +136,7 @@ class PoolSearch {
   // proven. This is what proves a pool whose byte counts (CoverBound) undercount what a part
   // must pay, as the ping-pong groups of pypto-lib's gate_up_proj (cost 12, CoverBound 8).
   static constexpr size_t kSubsetGroups = 12;
+  static constexpr size_t kSubsetSize = 5;  // Groups in a part (kv_proj's Mat pool needs five).
   static constexpr int64_t kSubsetNodes = 200000;
   static constexpr uint64_t kSubsetMaxTotal = 1024;  // The master's search raises one by one.
   static constexpr absl::Duration kSubsetTime = absl::Milliseconds(5);    // Per nested search.

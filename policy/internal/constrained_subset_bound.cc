@@ -118,7 +118,7 @@ void PoolSearch::SubsetBound() {
     }
   }
 
-  // Candidates: the sets S of 2..4 groups in which the incumbent pays something (a set it pays
+  // Candidates: the sets S of 2..5 groups in which the incumbent pays something (a set it pays
   // nothing in has optimum 0). For each, the placement restricted to S's items is a placement
   // of the pool holding only those items, so it pays at least that pool's least reuse cost
   // v(S) on the pairs between S's groups.
@@ -151,7 +151,8 @@ void PoolSearch::SubsetBound() {
       chosen.pop_back();
     }
   };
-  for (size_t size = 2; size <= 4 && size <= g; ++size) enumerate(0, size);
+  // Up to five groups, never all of them (that would be the pool itself).
+  for (size_t size = 2; size <= kSubsetSize && size < g; ++size) enumerate(0, size);
 
   // The master problem: the least total of integers 0 <= x_XY <= weight(X, Y) meeting
   // sum over S's pairs >= v(S) for every solved S bounds the reuse cost. Its constraints are
