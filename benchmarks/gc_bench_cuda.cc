@@ -87,6 +87,30 @@ void SetCounters(benchmark::State& state, int64_t cells, int64_t bytes, double l
   }
 }
 
+// A device NodeManager of 2N cells of `bytes`, all allocated (chunks of the default 16384 cells:
+// 64 MiB, 64 MiB-aligned at 4 KiB cells), and N of them, a random half in random order, to
+// recycle. False, with the row skipped and the reason, on a failure.
+bool MakeGarbage(benchmark::State& state, CudaGc* gc, int64_t cells, int64_t bytes,
+                 std::mt19937_64* rng, std::unique_ptr<CudaNodeManager>* nm,
+                 std::vector<int32_t>* garbage) {
+  auto created =
+      CudaNodeManager::Create(gc, bytes, CudaNodeManager::PoolBytesFor(bytes, 2 * cells));
+  if (!created.ok()) {
+    state.SkipWithError(std::string(created.status().message()).c_str());
+    return false;
+  }
+  *nm = std::move(*created);
+  auto all = (*nm)->Allocate(static_cast<int32_t>(2 * cells));
+  if (!all.ok()) {
+    state.SkipWithError(std::string(all.status().message()).c_str());
+    return false;
+  }
+  *garbage = *std::move(all);
+  std::shuffle(garbage->begin(), garbage->end(), *rng);
+  garbage->resize(cells);
+  return true;
+}
+
 void BM_Gc_Cuda_OneMemsetLimit(benchmark::State& state) {
   if (SkipWithoutDevice(state)) return;
   const int64_t cells = state.range(0), bytes = state.range(1);
@@ -115,22 +139,10 @@ void BM_Gc_Cuda_Collect(benchmark::State& state) {
   if (SkipWithoutDevice(state)) return;
   const int64_t cells = state.range(0), bytes = state.range(1);
   Device& device = TheDevice();
-  // 2N cells in chunks of the default 16384 cells (64 MiB, 64 MiB-aligned at 4 KiB cells).
-  const uint64_t pool = CudaNodeManager::PoolBytesFor(bytes, 2 * cells);
-  auto nm = CudaNodeManager::Create(device.gc.get(), bytes, pool);
-  if (!nm.ok()) {
-    state.SkipWithError(std::string(nm.status().message()).c_str());
-    return;
-  }
-  auto all = (*nm)->Allocate(static_cast<int32_t>(2 * cells));
-  if (!all.ok()) {
-    state.SkipWithError(std::string(all.status().message()).c_str());
-    return;
-  }
   std::mt19937_64 rng(cells * 7 + bytes);
-  std::vector<int32_t> garbage = *all;
-  std::shuffle(garbage.begin(), garbage.end(), rng);
-  garbage.resize(cells);
+  std::unique_ptr<CudaNodeManager> nm;
+  std::vector<int32_t> garbage;
+  if (!MakeGarbage(state, device.gc.get(), cells, bytes, &rng, &nm, &garbage)) return;
   double limit = 0;
   if (auto scratch = device.driver->Allocate(cells * bytes); scratch.ok()) {
     limit = MemsetSeconds(device.driver.get(), *scratch, cells * bytes);
@@ -138,19 +150,19 @@ void BM_Gc_Cuda_Collect(benchmark::State& state) {
   }
   double total = 0;
   for (auto _ : state) {
-    if (!(*nm)->Recycle(garbage).ok()) {
+    if (!nm->Recycle(garbage).ok()) {
       state.SkipWithError("recycle failed");
       break;
     }
     const auto start = std::chrono::steady_clock::now();
-    if (!device.gc->Collect((*nm)->node_manager(), (*nm)->scratch()).ok()) {
+    if (!device.gc->Collect(nm->node_manager(), nm->scratch()).ok()) {
       state.SkipWithError("collection failed");
       break;
     }
     const double seconds = Seconds(start);
     total += seconds;
     state.SetIterationTime(seconds);
-    auto again = (*nm)->Allocate(static_cast<int32_t>(cells));  // the collected cells, reused
+    auto again = nm->Allocate(static_cast<int32_t>(cells));  // the collected cells, reused
     if (!again.ok()) {
       state.SkipWithError(std::string(again.status().message()).c_str());
       break;
@@ -185,20 +197,10 @@ void BM_Gc_Cuda_CollectPhases(benchmark::State& state) {
     own = std::move(*created);
     gc = own.get();
   }
-  auto nm = CudaNodeManager::Create(gc, bytes, CudaNodeManager::PoolBytesFor(bytes, 2 * cells));
-  if (!nm.ok()) {
-    state.SkipWithError(std::string(nm.status().message()).c_str());
-    return;
-  }
-  auto all = (*nm)->Allocate(static_cast<int32_t>(2 * cells));
-  if (!all.ok()) {
-    state.SkipWithError(std::string(all.status().message()).c_str());
-    return;
-  }
   std::mt19937_64 rng(cells * 7 + bytes);
-  std::vector<int32_t> garbage = *all;
-  std::shuffle(garbage.begin(), garbage.end(), rng);
-  garbage.resize(cells);
+  std::unique_ptr<CudaNodeManager> nm;
+  std::vector<int32_t> garbage;
+  if (!MakeGarbage(state, gc, cells, bytes, &rng, &nm, &garbage)) return;
   const char* names[4] = {"accelmem_cuda_gc_prepare", "accelmem_cuda_gc_phase0",
                           "accelmem_cuda_gc_phase1", "accelmem_cuda_gc_phase2"};
   void* functions[4];
@@ -210,7 +212,7 @@ void BM_Gc_Cuda_CollectPhases(benchmark::State& state) {
     }
     functions[k] = *f;
   }
-  DevicePtr node_manager = (*nm)->node_manager(), scratch = (*nm)->scratch();
+  DevicePtr node_manager = nm->node_manager(), scratch = nm->scratch();
   int32_t workers = gc->phase0_workers();
   void* params[] = {&node_manager, &scratch, &workers};
   void* phase2_params[] = {&node_manager, &scratch};
@@ -224,7 +226,7 @@ void BM_Gc_Cuda_CollectPhases(benchmark::State& state) {
   double phase[4] = {}, recycle = 0, allocate = 0;
   for (auto _ : state) {
     auto start = std::chrono::steady_clock::now();
-    if (!(*nm)->Recycle(garbage).ok()) {
+    if (!nm->Recycle(garbage).ok()) {
       state.SkipWithError("recycle failed");
       break;
     }
@@ -245,7 +247,7 @@ void BM_Gc_Cuda_CollectPhases(benchmark::State& state) {
     }
     state.SetIterationTime(total);
     start = std::chrono::steady_clock::now();
-    auto again = (*nm)->Allocate(static_cast<int32_t>(cells));
+    auto again = nm->Allocate(static_cast<int32_t>(cells));
     if (!again.ok()) {
       state.SkipWithError(std::string(again.status().message()).c_str());
       break;

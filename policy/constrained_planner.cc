@@ -158,20 +158,7 @@ absl::StatusOr<PoolModel> BuildPool(const DsaProblem& problem, int pool_index,
     m.weight[i][j] += 1;
     m.weight[j][i] += 1;
   }
-  m.conflicts_of.assign(n, {});
-  m.penalties_of.assign(n, {});
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
-      if (m.conflict[i][j]) {
-        m.conflicts_of[i].push_back(j);
-        m.weight[i][j] = 0;
-      } else if (m.weight[i][j] > 0) {
-        m.penalties_of[i].push_back({static_cast<int>(j), m.weight[i][j]});
-        m.any_penalty = true;
-      }
-    }
-  }
+  IndexPairs(&m);
   return m;
 }
 

@@ -202,16 +202,6 @@ ACCELMEM_RT_INLINE void gc_slice(i64 n, i32 worker, i32 num_workers, i64* begin,
   *end = n * (worker + 1) / num_workers;
 }
 
-// ListManager::get_element_ptr with a relaxed load of the chunk pointer. Why: every chunk a
-// phase touches was published before the phase began (a kernel boundary or a barrier orders
-// it), and on CUDA the acquire load fences (membar.gl), which waits for the thread's earlier
-// stores: one per zeroed run made phase 2 latency-bound (about 0.5 us a run on an H200).
-ACCELMEM_RT_INLINE Ptr gc_element_ptr(const sparse_runtime::ListManager& list, i64 i) {
-  const Ptr chunk =
-      sparse_runtime::atomic_load_relaxed(&list.chunks[i >> list.log2_chunk_num_elements]);
-  return chunk + list.element_size * static_cast<u64>(i & (list.max_num_elements_per_chunk - 1));
-}
-
 // Calls f(T* items, i64 first_index, i64 count) for each chunk-contiguous segment of elements
 // [begin, end) of `list` (elements of type T), so hot loops index raw arrays instead of going
 // through get_element_ptr for every element.
@@ -222,7 +212,7 @@ ACCELMEM_RT_INLINE void gc_for_each_segment(const sparse_runtime::ListManager& l
   while (begin < end) {
     i64 stop = (begin | (chunk - 1)) + 1;
     if (stop > end) stop = end;
-    T* items = reinterpret_cast<T*>(gc_element_ptr(list, begin));
+    T* items = reinterpret_cast<T*>(list.get_element_ptr_relaxed(static_cast<i32>(begin)));
     f(items, begin, stop - begin);
     begin = stop;
   }

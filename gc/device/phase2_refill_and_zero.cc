@@ -235,12 +235,14 @@ struct Zeroer {
 
   ACCELMEM_RT_INLINE void run(i64 begin, i64 end) const {
     if (((begin ^ (end - 1)) & ~(chunk - 1)) == 0) {  // one chunk (the common case)
-      bytes(gc_element_ptr(*data, begin), element_size * static_cast<u64>(end - begin));
+      bytes(data->get_element_ptr_relaxed(static_cast<i32>(begin)),
+            element_size * static_cast<u64>(end - begin));
       return;
     }
     while (begin < end) {
       const i64 stop = min_of((begin | (chunk - 1)) + 1, end);
-      bytes(gc_element_ptr(*data, begin), element_size * static_cast<u64>(stop - begin));
+      bytes(data->get_element_ptr_relaxed(static_cast<i32>(begin)),
+            element_size * static_cast<u64>(stop - begin));
       begin = stop;
     }
   }
@@ -259,7 +261,7 @@ struct IndexWriter {
   }
   ACCELMEM_RT_INLINE void refill() {
     const i64 chunk = list->max_num_elements_per_chunk;
-    p = reinterpret_cast<i32*>(gc_element_ptr(*list, pos));
+    p = reinterpret_cast<i32*>(list->get_element_ptr_relaxed(static_cast<i32>(pos)));
     left = chunk - (pos & (chunk - 1));
   }
   ACCELMEM_RT_INLINE void put(i32 value) {
@@ -315,7 +317,7 @@ void cells_bucket(const ListManager& data, u64 element_size, u64* bitmap, const 
     const u64 word = gc_marked_word(bitmap, plan, w, clear);
     if (word == 0) continue;
     const i64 base = w << 6;
-    Ptr cells = gc_element_ptr(data, base);
+    Ptr cells = data.get_element_ptr_relaxed(static_cast<i32>(base));
     bool fused = list;
     if (list && left < 64) {  // the free list's chunk may end inside this word: the slow path
       writer->p = out;
@@ -490,13 +492,15 @@ void sorted_bucket_lanes(const GcPlan& plan, GcScratch* scratch, i32 bucket, con
   i64 mine_rank = 0;
   auto zero_mine = [&] {
     if (mine < 0) return;
-    const Ptr cell = gc_element_ptr(data, mine);
+    const Ptr cell = data.get_element_ptr_relaxed(static_cast<i32>(mine));
     if (wide) {
       zero_units<Zero16>(cell, units, part, span);
     } else {
       zero_units<u64>(cell, units, part, span);
     }
-    if (list) *reinterpret_cast<i32*>(gc_element_ptr(free_list, first_slot + mine_rank)) = mine;
+    if (list)
+      *reinterpret_cast<i32*>(
+          free_list.get_element_ptr_relaxed(static_cast<i32>(first_slot + mine_rank))) = mine;
     mine = -1;
   };
   for (i64 w = w0; w < w1; ++w) {

@@ -67,6 +67,27 @@ struct PoolModel {
   std::set<std::pair<int, int>> pipeline_only;
 };
 
+// Derives conflicts_of, penalties_of and any_penalty from the conflict and weight matrices; a
+// conflicting pair's weight becomes 0 (it can never be paid).
+inline void IndexPairs(PoolModel* m) {
+  const size_t n = m->items.size();
+  m->conflicts_of.assign(n, {});
+  m->penalties_of.assign(n, {});
+  m->any_penalty = false;
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      if (m->conflict[i][j]) {
+        m->conflicts_of[i].push_back(static_cast<int>(j));
+        m->weight[i][j] = 0;
+      } else if (m->weight[i][j] > 0) {
+        m->penalties_of[i].push_back({static_cast<int>(j), m->weight[i][j]});
+        m->any_penalty = true;
+      }
+    }
+  }
+}
+
 inline bool Overlap(uint64_t a, uint64_t ea, uint64_t b, uint64_t eb) {
   return a < b + eb && b < a + ea;
 }

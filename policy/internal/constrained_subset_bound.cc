@@ -35,21 +35,13 @@ PoolModel PoolSearch::SubModel(const std::vector<int>& items) const {
   }
   s.conflict.assign(k, std::vector<uint8_t>(k, 0));
   s.weight.assign(k, std::vector<uint64_t>(k, 0));
-  s.conflicts_of.assign(k, {});
-  s.penalties_of.assign(k, {});
   for (size_t a = 0; a < k; ++a) {
     for (size_t b = 0; b < k; ++b) {
-      if (a == b) continue;
       s.conflict[a][b] = m_.conflict[items[a]][items[b]];
       s.weight[a][b] = m_.weight[items[a]][items[b]];
-      if (s.conflict[a][b]) {
-        s.conflicts_of[a].push_back(static_cast<int>(b));
-      } else if (s.weight[a][b] > 0) {
-        s.penalties_of[a].push_back({static_cast<int>(b), s.weight[a][b]});
-        s.any_penalty = true;
-      }
     }
   }
+  IndexPairs(&s);
   for (const auto& [i, j] : m_.pipeline_only) {
     if (local[i] >= 0 && local[j] >= 0) s.pipeline_only.insert(std::minmax(local[i], local[j]));
   }
@@ -92,28 +84,22 @@ void PoolSearch::SubsetBound() {
     for (int k : groups[x]) group_of[k] = static_cast<int>(x);
   }
   // Pair variables: x_XY, the cost any placement pays on penalties between groups X and Y, is at
-  // most the total weight there. Pairs inside a group conflict, so they are never paid.
+  // most the total weight there. Pairs inside a group conflict, so they are never paid. Beside
+  // it, what the incumbent pays there: a set of groups it pays nothing in needs no solving.
   std::vector<std::vector<int>> var_of(g, std::vector<int>(g, -1));
-  std::vector<uint64_t> upper;
+  std::vector<uint64_t> upper, incumbent;
   for (size_t i = 0; i < n_; ++i) {
     for (const auto& [k, w] : m_.penalties_of[i]) {
       if (k <= static_cast<int>(i)) continue;
-      const int x = std::min(group_of[i], group_of[k]), y = std::max(group_of[i], group_of[k]);
-      if (var_of[x][y] < 0) {
-        var_of[x][y] = var_of[y][x] = static_cast<int>(upper.size());
+      int& v = var_of[group_of[i]][group_of[k]];
+      if (v < 0) {
+        v = var_of[group_of[k]][group_of[i]] = static_cast<int>(upper.size());
         upper.push_back(0);
+        incumbent.push_back(0);
       }
-      upper[var_of[x][y]] += w;
-    }
-  }
-  // What the incumbent pays between each pair of groups: a subset it pays nothing in needs no
-  // solving (its optimum is 0).
-  std::vector<uint64_t> incumbent(upper.size(), 0);
-  for (size_t i = 0; i < n_; ++i) {
-    for (const auto& [k, w] : m_.penalties_of[i]) {
-      if (k > static_cast<int>(i) &&
-          Overlap(best_offsets_[i], m_.items[i].extent, best_offsets_[k], m_.items[k].extent)) {
-        incumbent[var_of[group_of[i]][group_of[k]]] += w;
+      upper[v] += w;
+      if (Overlap(best_offsets_[i], m_.items[i].extent, best_offsets_[k], m_.items[k].extent)) {
+        incumbent[v] += w;
       }
     }
   }

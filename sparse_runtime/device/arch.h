@@ -161,19 +161,6 @@ ACCELMEM_RT_INLINE T atomic_add(T* p, T v) {
   __nvvm_membar_gl();
   return old;
 }
-template <typename T>
-ACCELMEM_RT_INLINE T atomic_or(T* p, T v) {
-  using namespace arch_internal;
-  __nvvm_membar_gl();
-  T old;
-  if constexpr (sizeof(T) == 4) {
-    old = from_bits<T>(__nvvm_atom_or_gen_i(bits_ptr(p), to_bits(v)));
-  } else {
-    old = from_bits<T>(__nvvm_atom_or_gen_ll(bits_ptr(p), to_bits(v)));
-  }
-  __nvvm_membar_gl();
-  return old;
-}
 // No ordering: the caller synchronizes by other means (a kernel boundary, a barrier), and an
 // unused result lets ptxas issue a fire-and-forget reduction instead of a fenced round trip.
 template <typename T>
@@ -184,6 +171,13 @@ ACCELMEM_RT_INLINE T atomic_or_relaxed(T* p, T v) {
   } else {
     return from_bits<T>(__nvvm_atom_or_gen_ll(bits_ptr(p), to_bits(v)));
   }
+}
+template <typename T>
+ACCELMEM_RT_INLINE T atomic_or(T* p, T v) {
+  __nvvm_membar_gl();
+  T old = atomic_or_relaxed(p, v);
+  __nvvm_membar_gl();
+  return old;
 }
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_and(T* p, T v) {

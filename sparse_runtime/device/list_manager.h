@@ -156,7 +156,15 @@ struct alignas(64) ListManager {
   void record_refusal(i32 first, i32 n);
 
   ACCELMEM_RT_INLINE Ptr get_element_ptr(i32 i) const {
-    Ptr chunk = atomic_load_acquire(&chunks[i >> log2_chunk_num_elements]);
+    return element_in(atomic_load_acquire(&chunks[i >> log2_chunk_num_elements]), i);
+  }
+  // get_element_ptr with a relaxed load of the chunk pointer, for callers that are ordered after
+  // the chunk's publication by other means (a kernel boundary, a barrier): on CUDA the acquire
+  // load is a membar.gl that waits for the thread's earlier stores (the GC's zeroing loops).
+  ACCELMEM_RT_INLINE Ptr get_element_ptr_relaxed(i32 i) const {
+    return element_in(atomic_load_relaxed(&chunks[i >> log2_chunk_num_elements]), i);
+  }
+  ACCELMEM_RT_INLINE Ptr element_in(Ptr chunk, i32 i) const {
     return chunk + element_size * static_cast<u64>(i & (max_num_elements_per_chunk - 1));
   }
   template <typename T>
