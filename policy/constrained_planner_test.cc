@@ -116,18 +116,185 @@ TEST(ConstrainedPlannerTest, PipelineDepthIsRelaxedOnlyWhenProvenNecessary) {
   problem.pypto_structure = DsaPyptoStructure{{}, {{7, 0, 32, 2, 2, {{1, 0, 0}, {2, 1, 1}}}}};
   absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
   ASSERT_TRUE(result.ok());
-  ASSERT_TRUE(result->relaxed_problem.has_value());
-  EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
-  EXPECT_THAT(result->pools[0].relaxed_pipeline_groups, ::testing::ElementsAre(7u));
-  EXPECT_EQ(result->reuse_cost, 1u);
-  EXPECT_TRUE(CheckDsaSolution(*result->relaxed_problem, result->placements).ok());
-  EXPECT_FALSE(CheckDsaSolution(problem, result->placements).ok());
+  // The problem as given is infeasible, with its proof; the relaxed placement is offered beside
+  // it, as the answer to another problem.
+  EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+  EXPECT_TRUE(result->placements.empty());
+  ASSERT_NE(result->relaxed, nullptr);
+  const ConstrainedResult& relaxed = result->relaxed->result;
+  EXPECT_EQ(relaxed.status, ConstrainedStatus::kOptimal);
+  EXPECT_THAT(result->relaxed->groups,
+              ::testing::ElementsAre(std::pair<uint32_t, uint32_t>(0, 7)));
+  EXPECT_THAT(relaxed.pools[0].relaxed_pipeline_groups, ::testing::ElementsAre(7u));
+  EXPECT_EQ(relaxed.reuse_cost, 1u);
+  EXPECT_TRUE(CheckDsaSolution(result->relaxed->problem, relaxed.placements).ok());
+  EXPECT_FALSE(CheckDsaSolution(problem, relaxed.placements).ok());
+  // Its solution document carries the relaxed problem's fingerprint, never the original's.
+  DsaProblemDocument document;
+  document.instance = "pipeline";
+  document.problem = problem;
+  const DsaSolutionDocument solution = MakeRelaxedSolutionDocument(document, *result);
+  EXPECT_NE(solution.problem_fingerprint, DsaProblemFingerprint(document));
+  EXPECT_EQ(solution.problem_fingerprint,
+            DsaProblemFingerprint(RelaxedDocument(document, *result->relaxed)));
+  EXPECT_EQ(solution.metadata.at("relaxed_pipeline_groups"), "0:7");
+  // Without the relaxation asked for, only the proof.
+  ConstrainedOptions strict;
+  strict.relax_pipeline_when_infeasible = false;
+  result = SolveConstrained(problem, strict);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+  EXPECT_EQ(result->relaxed, nullptr);
   // With room for both slots the depth stays hard.
   problem.pools[0].capacity = 96;
   result = SolveConstrained(problem);
   ASSERT_TRUE(result.ok());
-  EXPECT_FALSE(result->relaxed_problem.has_value());
+  EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_EQ(result->relaxed, nullptr);
   EXPECT_TRUE(CheckDsaSolution(problem, result->placements).ok());
+}
+
+// The five edge problems of a review of the planner's claims: each was once answered "optimal"
+// with a placement the validator rejects, or with a reuse bound above the optimum.
+DsaProblem PinnedInsideALargerClass() {
+  // Buffer 0 (32 B) pinned at 64, colocated with buffer 1 (128 B): the class ends at 192.
+  DsaProblem problem = OnePool(160);
+  problem.objective.terms = {DsaObjectiveTerm::kCapacityOverflow, DsaObjectiveTerm::kReuseCost};
+  problem.buffers.push_back({0, "b0", 32, 1, {{0, 1}}, {0}});
+  problem.buffers.push_back({1, "b1", 128, 1, {{5, 6}}, {0}});
+  problem.constraints.colocations.push_back({0, 1});
+  problem.constraints.pinned_allocations.push_back({0, 0, 64, false});
+  return problem;
+}
+
+DsaProblem PinnedInsideAMoreAlignedClass() {
+  DsaProblem problem = PinnedInsideALargerClass();
+  problem.pools[0].capacity = 256;
+  problem.buffers[1].alignment = 32;
+  problem.constraints.pinned_allocations[0].offset = 16;
+  return problem;
+}
+
+DsaProblem ColocatedAcrossPools() {
+  DsaProblem problem = OnePool(256);
+  problem.pools.push_back({1, "Mat", 256, {}, std::nullopt});
+  problem.buffers.push_back({0, "b0", 32, 32, {{0, 4}}, {0}});
+  problem.buffers.push_back({1, "b1", 32, 32, {{2, 6}}, {1}});
+  problem.constraints.colocations.push_back({0, 1});
+  return problem;
+}
+
+DsaProblem SeparatedThroughAColocationChain() {
+  // 0~1, 1~2 put 0 and 2 at one offset; 0 apart from 2 cannot hold.
+  DsaProblem problem = OnePool(256);
+  for (uint32_t i = 0; i < 3; ++i) AddBuffer(&problem, i, 32, 2 * i, 2 * i + 1);
+  problem.constraints.colocations = {{0, 1}, {1, 2}};
+  problem.constraints.separations.push_back({0, 2, {DsaSeparationReason::kGeneric}});
+  return problem;
+}
+
+DsaProblem MaxPeakBeforeReuse() {
+  // P1 holds one 100 B buffer; P2 (capacity 200) two 50 B buffers live one after the other with
+  // a penalty between them. The least max_peak is 100 (set by P1), and under it P2 can keep A
+  // and B apart: max_peak 100, reuse 0.
+  DsaProblem problem;
+  problem.pools.push_back({1, "P1", std::nullopt, {}, std::nullopt});
+  problem.pools.push_back({2, "P2", 200, {}, std::nullopt});
+  problem.buffers.push_back({0, "big", 100, 1, {{0, 2}}, {1}});
+  problem.buffers.push_back({1, "A", 50, 1, {{0, 1}}, {2}});
+  problem.buffers.push_back({2, "B", 50, 1, {{1, 2}}, {2}});
+  problem.cost_model = DsaCostModel{{{1, 2, 1, DsaPenaltyReason::kGeneric}}};
+  problem.objective.terms = {DsaObjectiveTerm::kMaxPeak, DsaObjectiveTerm::kReuseCost};
+  return problem;
+}
+
+TEST(ConstrainedPlannerEdgeTest, PinsHoldTheirWholeColocationClass) {
+  for (const DsaProblem& problem : {PinnedInsideALargerClass(), PinnedInsideAMoreAlignedClass()}) {
+    absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+    EXPECT_THAT(result->reason, HasSubstr("pinned at"));
+    EXPECT_TRUE(result->placements.empty());
+  }
+  // Moved to where the class fits, the same pin holds.
+  DsaProblem fits = PinnedInsideALargerClass();
+  fits.constraints.pinned_allocations[0].offset = 32;
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(fits);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_TRUE(CheckDsaSolution(fits, result->placements).ok());
+}
+
+TEST(ConstrainedPlannerEdgeTest, ColocationsAcrossPoolsAndChainsAreProofs) {
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(ColocatedAcrossPools());
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+  EXPECT_THAT(result->reason, HasSubstr("no pool in common"));
+  result = SolveConstrained(SeparatedThroughAColocationChain());
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+  EXPECT_THAT(result->reason, HasSubstr("separated but colocated"));
+  // A common pool makes the cross-pool pair placeable: both land in it, at one offset.
+  DsaProblem shared = ColocatedAcrossPools();
+  shared.buffers[1].allowed_pools = {1, 0};
+  result = SolveConstrained(shared);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_TRUE(CheckDsaSolution(shared, result->placements).ok());
+  EXPECT_EQ(result->placements[1].pool, 0u);
+}
+
+TEST(ConstrainedPlannerEdgeTest, MaxPeakBeforeReuseCouplesThePools) {
+  const DsaProblem problem = MaxPeakBeforeReuse();
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_EQ(result->max_peak, 100u);
+  EXPECT_EQ(result->reuse_cost, 0u);
+  EXPECT_EQ(result->reuse_lower_bound, 0u);
+  EXPECT_EQ(result->max_peak_lower_bound, 100u);
+  // The same with total_peak after reuse: P2 still rises to 100 to avoid the penalty.
+  DsaProblem with_total = problem;
+  with_total.objective.terms.push_back(DsaObjectiveTerm::kTotalPeak);
+  result = SolveConstrained(with_total);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_EQ(result->reuse_cost, 0u);
+  EXPECT_EQ(result->total_peak, 200u);
+  // total_peak first fixes each pool at its least peak: P2 at 50, paying the penalty.
+  DsaProblem total_first = problem;
+  total_first.objective.terms = {DsaObjectiveTerm::kTotalPeak, DsaObjectiveTerm::kMaxPeak,
+                                 DsaObjectiveTerm::kReuseCost};
+  result = SolveConstrained(total_first);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_EQ(result->total_peak, 150u);
+  EXPECT_EQ(result->reuse_cost, 1u);
+}
+
+TEST(ConstrainedPlannerEdgeTest, BuffersAllowedInSeveralPoolsArePlaced) {
+  // Two 64 B buffers live together, each allowed in a 64 B pool or a 128 B one: the pool is
+  // part of the answer. Every choice fits; the one that pays nothing is the optimum.
+  DsaProblem problem;
+  problem.pools.push_back({0, "small", 64, {}, std::nullopt});
+  problem.pools.push_back({1, "large", 128, {}, std::nullopt});
+  problem.objective.terms = {DsaObjectiveTerm::kCapacityOverflow, DsaObjectiveTerm::kReuseCost,
+                             DsaObjectiveTerm::kTotalPeak};
+  problem.buffers.push_back({0, "a", 64, 32, {{0, 10}}, {0, 1}});
+  problem.buffers.push_back({1, "b", 64, 32, {{0, 10}}, {0, 1}});
+  problem.buffers.push_back({2, "c", 64, 32, {{0, 10}}, {1}});
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_TRUE(CheckDsaSolution(problem, result->placements).ok());
+  EXPECT_EQ(result->total_peak, 192u);
+  // With a third one live beside them nothing fits, whatever the choice: a proof over every
+  // choice.
+  problem.buffers.push_back({3, "d", 64, 32, {{0, 10}}, {0, 1}});
+  result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+  EXPECT_THAT(result->reason, HasSubstr("choices of pools"));
 }
 
 TEST(ConstrainedPlannerTest, LargePlainPoolsGoToTheLifetimePlanner) {
@@ -206,10 +373,16 @@ TEST(ConstrainedPlannerCorpusTest, EveryDevelopmentProblemValidates) {
         EXPECT_GE(result->reuse_cost, it->second.best) << path;
       }
     }
+    if (result->relaxed) {
+      // A relaxed answer is never the answer: the problem as given is proven infeasible.
+      EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible) << path;
+      const DsaSolutionCheck relaxed =
+          CheckDsaSolution(result->relaxed->problem, result->relaxed->result.placements);
+      EXPECT_TRUE(relaxed.ok()) << path;
+      ++statuses["relaxed answers"];
+    }
     if (result->placements.empty()) continue;
-    const DsaProblem& solved =
-        result->relaxed_problem ? *result->relaxed_problem : document->problem;
-    const DsaSolutionCheck check = CheckDsaSolution(solved, result->placements);
+    const DsaSolutionCheck check = CheckDsaSolution(document->problem, result->placements);
     ASSERT_TRUE(check.ok()) << path << ": " << check.errors.front();
     EXPECT_EQ(check.reuse_cost, result->reuse_cost) << path;
     EXPECT_EQ(check.total_peak, result->total_peak) << path;

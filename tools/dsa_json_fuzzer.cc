@@ -47,13 +47,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ConstrainedOptions options;
   options.budget = absl::Milliseconds(5);
   absl::StatusOr<ConstrainedResult> result = SolveConstrained(document->problem, options);
-  if (!result.ok()) return 0;  // Invalid or unsupported problem: an error, as it must be.
+  if (!result.ok()) {
+    // Invalid or unsupported problem: an error, as it must be. An internal error is the
+    // library's own validator rejecting a placement the planner found: a planner bug.
+    if (result.status().code() == absl::StatusCode::kInternal) {
+      Die("the planner's placement fails the validator", std::string(result.status().message()));
+    }
+    return 0;
+  }
   if (result->reuse_lower_bound > result->reuse_cost && !result->placements.empty()) {
     Die("a reuse lower bound above the cost found", canonical);
   }
   if (result->placements.empty()) return 0;
-  const DsaProblem& solved = result->relaxed_problem ? *result->relaxed_problem : document->problem;
-  const DsaSolutionCheck check = CheckDsaSolution(solved, result->placements);
+  const DsaSolutionCheck check = CheckDsaSolution(document->problem, result->placements);
   if (!check.ok()) Die("the validator rejects the planner's placement", check.errors.front());
   if (check.reuse_cost != result->reuse_cost || check.total_peak != result->total_peak) {
     Die("the planner's reuse cost or peak differs from the validator's", canonical);

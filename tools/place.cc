@@ -15,10 +15,11 @@
 //       proves the result with the independent //policy:dsa_validator (a violation is a planner
 //       bug: exit 2), writes the solution document to SOLUTION.json (default stdout) when a
 //       placement exists, and prints the status, the reuse cost and its lower bound and one line
-//       per pool to stderr. Exits 0 when it fits, 1 when proven infeasible or no fit was found.
-//       When the planner relaxed pipeline depth (the pool line names the groups), the solution
-//       is for the relaxed problem and carries its fingerprint, so --check against the original
-//       problem rejects it.
+//       per pool to stderr. Exits 0 when it fits, 1 when proven infeasible or no fit was found,
+//       3 when the problem as given is proven infeasible with pipeline depth hard and fits with
+//       it relaxed: the solution written is then the relaxed problem's (metadata "solves", its
+//       own status, the groups relaxed, the relaxed problem's fingerprint, so --check against
+//       the problem as given rejects it).
 //   place --check=SOLUTION.json PROBLEM.json
 //       Replays a solution document (from any tool) against the problem: same instance, same
 //       fingerprint, every hard constraint; prints its reuse cost and peaks.
@@ -35,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -150,34 +152,32 @@ int SolveJson(const Args& args) {
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   if (!result.ok()) {
+    // SolveConstrained has the independent validator check every placement it returns; a
+    // placement it rejects comes back as an internal error (a planner bug).
+    if (result.status().code() == absl::StatusCode::kInternal) {
+      return InternalError(args.instance, std::string(result.status().message()));
+    }
     return Fail(args.instance + ": error: " + std::string(result.status().message()));
   }
   const bool fits = result->status == policy::ConstrainedStatus::kOptimal ||
                     result->status == policy::ConstrainedStatus::kFeasible;
-
-  // The planner's placement is proven by the independent validator before it is written.
-  if (fits || !result->placements.empty()) {
-    // A pipeline-relaxed placement solves the relaxed problem, and is checked against it.
+  // The library validated both placements; `place` checks once more what it writes, since a
+  // file on disk is what other tools trust.
+  const bool relaxed = !fits && result->relaxed != nullptr;
+  if (fits || relaxed) {
+    const policy::ConstrainedResult& written = relaxed ? result->relaxed->result : *result;
     const policy::DsaSolutionCheck check = policy::CheckDsaSolution(
-        result->relaxed_problem ? *result->relaxed_problem : document->problem, result->placements);
+        relaxed ? result->relaxed->problem : document->problem, written.placements);
     if (!check.ok()) {
       std::string message = absl::StrFormat(
           "the planner's placement fails the validator (%d violations):", check.errors.size());
       for (const std::string& error : check.errors) message += "\n  " + error;
       return InternalError(args.instance, message);
     }
-    if (check.reuse_cost != result->reuse_cost || check.total_peak != result->total_peak ||
-        check.max_peak != result->max_peak) {
-      return InternalError(
-          args.instance,
-          absl::StrFormat("the planner reports reuse cost %d, total peak %d, max peak %d; the "
-                          "validator computes %d, %d, %d",
-                          result->reuse_cost, result->total_peak, result->max_peak,
-                          check.reuse_cost, check.total_peak, check.max_peak));
-    }
-    if (int status = WriteOutput(
-            args.output,
-            policy::WriteDsaSolutionJson(policy::MakeSolutionDocument(*document, *result)));
+    const policy::DsaSolutionDocument solution =
+        relaxed ? policy::MakeRelaxedSolutionDocument(*document, *result)
+                : policy::MakeSolutionDocument(*document, *result);
+    if (int status = WriteOutput(args.output, policy::WriteDsaSolutionJson(solution));
         status != 0) {
       return status;
     }
@@ -185,24 +185,36 @@ int SolveJson(const Args& args) {
 
   const policy::DsaProblem& problem = document->problem;
   const std::map<uint32_t, int> buffers_in_pool = BuffersInPool(problem);
-  std::cerr << absl::StrFormat(
-      "%s: status %s, reuse cost %d (lower bound %d), total peak %d, max peak %d, %d buffers, "
-      "%d pools, %.1f ms\n",
-      args.instance, policy::ConstrainedStatusName(result->status), result->reuse_cost,
-      result->reuse_lower_bound, result->total_peak, result->max_peak, problem.buffers.size(),
-      problem.pools.size(), ms);
-  for (const policy::PoolResult& pool : result->pools) {
-    if (buffers_in_pool.count(pool.pool) == 0) continue;
-    std::string line = absl::StrFormat(
-        "pool %d %s: status %s peak %d (lower bound %d) load %d at time %d reuse %d (lower bound "
-        "%d)",
-        pool.pool, pool.name, policy::ConstrainedStatusName(pool.status), pool.peak,
-        pool.peak_lower_bound, pool.load, pool.load_time, pool.reuse_cost, pool.reuse_lower_bound);
-    if (!pool.relaxed_pipeline_groups.empty()) {
-      line += "; relaxed pipeline groups: " + absl::StrJoin(pool.relaxed_pipeline_groups, ", ");
+  auto print = [&](const char* what, const policy::ConstrainedResult& r) {
+    std::cerr << absl::StrFormat(
+        "%s: %sstatus %s, reuse cost %d (lower bound %d), total peak %d, max peak %d, %d "
+        "buffers, %d pools, %.1f ms\n",
+        args.instance, what, policy::ConstrainedStatusName(r.status), r.reuse_cost,
+        r.reuse_lower_bound, r.total_peak, r.max_peak, problem.buffers.size(),
+        problem.pools.size(), ms);
+    for (const policy::PoolResult& pool : r.pools) {
+      if (buffers_in_pool.count(pool.pool) == 0) continue;
+      std::string line = absl::StrFormat(
+          "pool %d %s: status %s peak %d (lower bound %d) load %d at time %d reuse %d (lower "
+          "bound %d)",
+          pool.pool, pool.name, policy::ConstrainedStatusName(pool.status), pool.peak,
+          pool.peak_lower_bound, pool.load, pool.load_time, pool.reuse_cost,
+          pool.reuse_lower_bound);
+      if (!pool.relaxed_pipeline_groups.empty()) {
+        line += "; relaxed pipeline groups: " + absl::StrJoin(pool.relaxed_pipeline_groups, ", ");
+      }
+      if (!pool.reason.empty()) line += "; " + pool.reason;
+      std::cerr << line << "\n";
     }
-    if (!pool.reason.empty()) line += "; " + pool.reason;
-    std::cerr << line << "\n";
+  };
+  print("", *result);
+  if (!fits && !result->reason.empty()) {
+    std::cerr << args.instance << ": " << result->reason << "\n";
+  }
+  if (relaxed) {
+    // Not an answer to the problem as given: its own status, groups and fingerprint, exit 3.
+    print("pipeline-relaxed problem: ", result->relaxed->result);
+    return 3;
   }
   return fits ? 0 : 1;
 }

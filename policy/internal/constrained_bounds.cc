@@ -98,10 +98,23 @@ void PoolSearch::ComputeBounds() {
         m_.reserved_total, " reserved)");
     return;
   }
-  // Pins that collide.
+  // Pins that collide. A pin fixes its whole colocation class: the class's extent and largest
+  // alignment, not only the pinned buffer's, must fit at the pinned offset.
   for (size_t i = 0; i < n_; ++i) {
     const Item& a = m_.items[i];
     if (!a.pinned) continue;
+    if (a.alignment > 1 && a.pin_offset % a.alignment != 0) {
+      infeasible_reason_ = absl::StrCat("buffers pinned at ", a.pin_offset,
+                                        " with colocated buffers that need alignment ",
+                                        a.alignment);
+      return;
+    }
+    if (m_.has_capacity && (a.extent > m_.capacity || a.pin_offset > m_.capacity - a.extent)) {
+      infeasible_reason_ =
+          absl::StrCat("buffers pinned at ", a.pin_offset, " with colocated buffers of ",
+                       a.extent, " bytes end past the capacity ", m_.capacity);
+      return;
+    }
     for (const DsaAddressRange& r : m_.reserved) {
       if (Overlap(a.pin_offset, a.extent, r.begin, r.end - r.begin)) {
         infeasible_reason_ =

@@ -587,6 +587,12 @@ void PoolSearch::Search() {
   uint64_t reuse = 0;
   for (size_t i = 0; i < n_; ++i) {
     if (!m_.items[i].pinned) continue;
+    // ComputeBounds proves a pin that cannot hold infeasible before any search; this keeps the
+    // search from ever recording such a placement.
+    if (!Fits(static_cast<int>(i), m_.items[i].pin_offset)) {
+      exhausted_ = true;
+      return;
+    }
     reuse += CostAt(static_cast<int>(i), m_.items[i].pin_offset);
     offsets_[i] = m_.items[i].pin_offset;
     placed_[i] = 1;

@@ -110,16 +110,24 @@ def solve(problem: Union[Dict[str, Any], str, "os.PathLike[str]"],
         A dict: ``status`` (the planner's ConstrainedStatusName: optimal or feasible when it
         fits, infeasible when proven that nothing fits, else no fit found within the budget),
         ``reuse_cost`` and its proven
-        ``reuse_lower_bound``, ``total_peak``, ``max_peak``, ``reason`` (the first pool's reason
-        that is not optimal, or ""), ``placements`` (``{"buffer", "pool", "offset"}`` per buffer,
-        empty without a fit), ``pools`` (per pool: ``pool``, ``name``, ``status``, ``peak``,
+        ``reuse_lower_bound``, ``total_peak`` and ``max_peak`` with their proven
+        ``total_peak_lower_bound`` and ``max_peak_lower_bound``, ``reason`` (the first pool's
+        reason that is not optimal, or ""), ``placements`` (``{"buffer", "pool", "offset"}`` per
+        buffer, empty without a fit; a buffer allowed in several pools is placed in the pool
+        chosen), ``pools`` (per pool: ``pool``, ``name``, ``status``, ``peak``,
         ``peak_lower_bound``, ``load``, ``load_time``, ``reuse_cost``, ``reuse_lower_bound``,
-        ``reason``, ``relaxed_pipeline_groups``) and ``solution`` (the solution document as a
-        dict, with the problem's fingerprint; None without a placement).
+        ``reason``, ``relaxed_pipeline_groups``), ``solution`` (the solution document as a
+        dict, with the problem's fingerprint; None without a placement) and ``relaxed``: None,
+        or, when the problem as given is proven infeasible with pipeline depth hard but fits
+        with it relaxed, the same fields for that other problem (its own status and solution
+        document, with the relaxed problem's fingerprint) plus ``relaxed_pipeline_groups``
+        (``{"pool", "group"}`` each). Every placement returned has passed the independent
+        validator (//policy:dsa_validator).
 
     Raises:
         ValueError: the document is malformed (the message names the file, or ``<dict>``, and
             the JSON path) or uses what the planner does not handle; a negative budget.
+        RuntimeError: the planner found a placement the validator rejects (a planner bug).
         OSError: the file cannot be read.
         TypeError: ``problem`` is neither a dict nor a path.
     """

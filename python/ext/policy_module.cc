@@ -90,38 +90,59 @@ absl::StatusOr<std::string> SolveToJson(const std::string& text, const std::stri
                         source + ": error: " + std::string(result.status().message()));
   }
   using Json = nlohmann::json;
-  Json placements = Json::array();
-  for (const policy::DsaPlacement& p : result->placements) {
-    placements.push_back({{"buffer", p.buffer}, {"pool", p.pool}, {"offset", p.offset}});
-  }
-  Json pools = Json::array();
-  for (const policy::PoolResult& pool : result->pools) {
-    pools.push_back({{"pool", pool.pool},
-                     {"name", pool.name},
-                     {"status", policy::ConstrainedStatusName(pool.status)},
-                     {"peak", pool.peak},
-                     {"peak_lower_bound", pool.peak_lower_bound},
-                     {"load", pool.load},
-                     {"load_time", pool.load_time},
-                     {"reuse_cost", pool.reuse_cost},
-                     {"reuse_lower_bound", pool.reuse_lower_bound},
-                     {"reason", pool.reason},
-                     {"relaxed_pipeline_groups", pool.relaxed_pipeline_groups}});
-  }
+  // One result as the JSON object accelmem.policy.solve documents; `solution` is the solution
+  // document of `solved` (the problem as given, or the pipeline-relaxed one).
+  auto to_json = [](const policy::ConstrainedResult& result, Json solution) {
+    Json placements = Json::array();
+    for (const policy::DsaPlacement& p : result.placements) {
+      placements.push_back({{"buffer", p.buffer}, {"pool", p.pool}, {"offset", p.offset}});
+    }
+    Json pools = Json::array();
+    for (const policy::PoolResult& pool : result.pools) {
+      pools.push_back({{"pool", pool.pool},
+                       {"name", pool.name},
+                       {"status", policy::ConstrainedStatusName(pool.status)},
+                       {"peak", pool.peak},
+                       {"peak_lower_bound", pool.peak_lower_bound},
+                       {"load", pool.load},
+                       {"load_time", pool.load_time},
+                       {"reuse_cost", pool.reuse_cost},
+                       {"reuse_lower_bound", pool.reuse_lower_bound},
+                       {"reason", pool.reason},
+                       {"relaxed_pipeline_groups", pool.relaxed_pipeline_groups}});
+    }
+    return Json{{"status", policy::ConstrainedStatusName(result.status)},
+                {"reuse_cost", result.reuse_cost},
+                {"reuse_lower_bound", result.reuse_lower_bound},
+                {"total_peak", result.total_peak},
+                {"total_peak_lower_bound", result.total_peak_lower_bound},
+                {"max_peak", result.max_peak},
+                {"max_peak_lower_bound", result.max_peak_lower_bound},
+                {"reason", result.reason},
+                {"placements", std::move(placements)},
+                {"pools", std::move(pools)},
+                {"solution", std::move(solution)}};
+  };
   Json solution = nullptr;
   if (!result->placements.empty()) {
     solution =
         Json::parse(policy::WriteDsaSolutionJson(policy::MakeSolutionDocument(*document, *result)));
   }
-  Json out{{"status", policy::ConstrainedStatusName(result->status)},
-           {"reuse_cost", result->reuse_cost},
-           {"reuse_lower_bound", result->reuse_lower_bound},
-           {"total_peak", result->total_peak},
-           {"max_peak", result->max_peak},
-           {"reason", result->reason},
-           {"placements", std::move(placements)},
-           {"pools", std::move(pools)},
-           {"solution", std::move(solution)}};
+  Json out = to_json(*result, std::move(solution));
+  out["relaxed"] = nullptr;
+  if (result->relaxed) {
+    // The pipeline-relaxed problem's answer: a different problem, never the answer itself.
+    Json relaxed = to_json(
+        result->relaxed->result,
+        Json::parse(policy::WriteDsaSolutionJson(
+            policy::MakeRelaxedSolutionDocument(*document, *result))));
+    Json groups = Json::array();
+    for (const auto& [pool, group] : result->relaxed->groups) {
+      groups.push_back({{"pool", pool}, {"group", group}});
+    }
+    relaxed["relaxed_pipeline_groups"] = std::move(groups);
+    out["relaxed"] = std::move(relaxed);
+  }
   return out.dump();
 }
 
