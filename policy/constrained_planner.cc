@@ -283,8 +283,7 @@ void SolvePool(const DsaProblem& problem, int pool_index, const std::vector<int>
     model->capacity = *goal.peak_cap;
     model->has_capacity = true;
   }
-  if (IsPlainPlacement(problem, *model) && goal.peak_matters &&
-      model->items.size() > kPlainItems) {
+  if (IsPlainPlacement(problem, *model) && goal.peak_matters && model->items.size() > kPlainItems) {
     SolvePlain(*model, deadline, out, item_offsets);
   } else {
     PoolSearch search(*model, goal.reuse_first, goal.reuse_matters, goal.peak_matters, deadline);
@@ -464,8 +463,8 @@ Assigned SolveIndependent(const DsaProblem& problem, const std::vector<int>& poo
     pool_result.pool = problem.pools[p].id;
     pool_result.name = problem.pools[p].name;
     const absl::Time now = absl::Now();
-    const absl::Time pool_deadline = now + std::max(absl::ZeroDuration(), deadline - now) /
-                                               std::max(1, pools_left);
+    const absl::Time pool_deadline =
+        now + std::max(absl::ZeroDuration(), deadline - now) / std::max(1, pools_left);
     --pools_left;
     std::vector<uint64_t> item_offsets;
     PoolModel model;
@@ -707,8 +706,8 @@ Assigned SolveChoices(const DsaProblem& problem, const Classes& classes,
     if (r.status == ConstrainedStatus::kInfeasible) {
       r.status = ConstrainedStatus::kNoFitWithinBudget;  // Other choices were not tried.
     }
-    r.reason = absl::StrCat("one of more than ", kMaxPoolChoices,
-                            " choices of pools tried; ", r.reason);
+    r.reason =
+        absl::StrCat("one of more than ", kMaxPoolChoices, " choices of pools tried; ", r.reason);
     r.reuse_lower_bound = 0;
     one.total_peak_lower_bound = one.max_peak_lower_bound = 0;
     for (PoolResult& pool : r.pools) pool.reuse_lower_bound = pool.peak_lower_bound = 0;
@@ -725,9 +724,9 @@ Assigned SolveChoices(const DsaProblem& problem, const Classes& classes,
   for (uint64_t c = 0; c < choices; ++c) {
     for (size_t d = 0; d < open.size(); ++d) assign(open[d], classes.pools[open[d]][digit[d]]);
     const absl::Time now = absl::Now();
-    Assigned a = SolveAssigned(problem, pool_of, options,
-                               now + std::max(absl::ZeroDuration(), deadline - now) /
-                                         static_cast<int64_t>(choices - c));
+    Assigned a = SolveAssigned(
+        problem, pool_of, options,
+        now + std::max(absl::ZeroDuration(), deadline - now) / static_cast<int64_t>(choices - c));
     const ConstrainedStatus status = a.result.status;
     if (status != ConstrainedStatus::kOptimal && status != ConstrainedStatus::kInfeasible) {
       all_proven = false;
@@ -737,8 +736,7 @@ Assigned SolveChoices(const DsaProblem& problem, const Classes& classes,
       total_lb = std::min(total_lb, a.total_peak_lower_bound);
       max_lb = std::min(max_lb, a.max_peak_lower_bound);
     } else {
-      pipeline_pools.insert(a.pipeline_infeasible_pools.begin(),
-                            a.pipeline_infeasible_pools.end());
+      pipeline_pools.insert(a.pipeline_infeasible_pools.begin(), a.pipeline_infeasible_pools.end());
       if (first_reason.empty()) first_reason = a.result.reason;
     }
     if (!a.result.placements.empty()) {
@@ -852,16 +850,16 @@ absl::Status Verify(const DsaProblem& problem, const ConstrainedResult& result,
   if (!fits) return absl::OkStatus();
   const DsaSolutionCheck check = CheckDsaSolution(problem, result.placements);
   if (!check.ok()) {
-    return absl::InternalError(absl::StrCat(
-        what, ": the planner's placement fails the validator (", check.errors.size(),
-        " violations): ", absl::StrJoin(check.errors, "; ")));
+    return absl::InternalError(absl::StrCat(what, ": the planner's placement fails the validator (",
+                                            check.errors.size(),
+                                            " violations): ", absl::StrJoin(check.errors, "; ")));
   }
   if (check.reuse_cost != result.reuse_cost || check.total_peak != result.total_peak ||
       check.max_peak != result.max_peak) {
-    return absl::InternalError(absl::StrCat(
-        what, ": the planner reports reuse cost ", result.reuse_cost, ", total peak ",
-        result.total_peak, ", max peak ", result.max_peak, "; the validator computes ",
-        check.reuse_cost, ", ", check.total_peak, ", ", check.max_peak));
+    return absl::InternalError(
+        absl::StrCat(what, ": the planner reports reuse cost ", result.reuse_cost, ", total peak ",
+                     result.total_peak, ", max peak ", result.max_peak, "; the validator computes ",
+                     check.reuse_cost, ", ", check.total_peak, ", ", check.max_peak));
   }
   if (result.reuse_lower_bound > result.reuse_cost ||
       result.total_peak_lower_bound > result.total_peak ||
@@ -941,7 +939,8 @@ absl::StatusOr<ConstrainedResult> SolveConstrained(const DsaProblem& problem,
       }
     }
     if (!relaxed->result.placements.empty()) {
-      if (absl::Status s = Verify(relaxed->problem, relaxed->result, "the pipeline-relaxed problem");
+      if (absl::Status s =
+              Verify(relaxed->problem, relaxed->result, "the pipeline-relaxed problem");
           !s.ok()) {
         return s;
       }

@@ -123,8 +123,7 @@ TEST(ConstrainedPlannerTest, PipelineDepthIsRelaxedOnlyWhenProvenNecessary) {
   ASSERT_NE(result->relaxed, nullptr);
   const ConstrainedResult& relaxed = result->relaxed->result;
   EXPECT_EQ(relaxed.status, ConstrainedStatus::kOptimal);
-  EXPECT_THAT(result->relaxed->groups,
-              ::testing::ElementsAre(std::pair<uint32_t, uint32_t>(0, 7)));
+  EXPECT_THAT(result->relaxed->groups, ::testing::ElementsAre(std::pair<uint32_t, uint32_t>(0, 7)));
   EXPECT_THAT(relaxed.pools[0].relaxed_pipeline_groups, ::testing::ElementsAre(7u));
   EXPECT_EQ(relaxed.reuse_cost, 1u);
   EXPECT_TRUE(CheckDsaSolution(result->relaxed->problem, relaxed.placements).ok());

@@ -190,8 +190,8 @@ int SolveJson(const Args& args) {
         "%s: %sstatus %s, reuse cost %d (lower bound %d), total peak %d, max peak %d, %d "
         "buffers, %d pools, %.1f ms\n",
         args.instance, what, policy::ConstrainedStatusName(r.status), r.reuse_cost,
-        r.reuse_lower_bound, r.total_peak, r.max_peak, problem.buffers.size(),
-        problem.pools.size(), ms);
+        r.reuse_lower_bound, r.total_peak, r.max_peak, problem.buffers.size(), problem.pools.size(),
+        ms);
     for (const policy::PoolResult& pool : r.pools) {
       if (buffers_in_pool.count(pool.pool) == 0) continue;
       std::string line = absl::StrFormat(

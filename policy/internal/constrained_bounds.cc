@@ -104,15 +104,15 @@ void PoolSearch::ComputeBounds() {
     const Item& a = m_.items[i];
     if (!a.pinned) continue;
     if (a.alignment > 1 && a.pin_offset % a.alignment != 0) {
-      infeasible_reason_ = absl::StrCat("buffers pinned at ", a.pin_offset,
-                                        " with colocated buffers that need alignment ",
-                                        a.alignment);
+      infeasible_reason_ =
+          absl::StrCat("buffers pinned at ", a.pin_offset,
+                       " with colocated buffers that need alignment ", a.alignment);
       return;
     }
     if (m_.has_capacity && (a.extent > m_.capacity || a.pin_offset > m_.capacity - a.extent)) {
       infeasible_reason_ =
-          absl::StrCat("buffers pinned at ", a.pin_offset, " with colocated buffers of ",
-                       a.extent, " bytes end past the capacity ", m_.capacity);
+          absl::StrCat("buffers pinned at ", a.pin_offset, " with colocated buffers of ", a.extent,
+                       " bytes end past the capacity ", m_.capacity);
       return;
     }
     for (const DsaAddressRange& r : m_.reserved) {

@@ -132,10 +132,9 @@ absl::StatusOr<std::string> SolveToJson(const std::string& text, const std::stri
   out["relaxed"] = nullptr;
   if (result->relaxed) {
     // The pipeline-relaxed problem's answer: a different problem, never the answer itself.
-    Json relaxed = to_json(
-        result->relaxed->result,
-        Json::parse(policy::WriteDsaSolutionJson(
-            policy::MakeRelaxedSolutionDocument(*document, *result))));
+    Json relaxed = to_json(result->relaxed->result,
+                           Json::parse(policy::WriteDsaSolutionJson(
+                               policy::MakeRelaxedSolutionDocument(*document, *result))));
     Json groups = Json::array();
     for (const auto& [pool, group] : result->relaxed->groups) {
       groups.push_back({{"pool", pool}, {"group", group}});
