@@ -117,6 +117,29 @@ expect 1 "small.json: status infeasible" -- "$PLACE" -o "$TMP/none.json" "$TMP/s
 expect 1 "^pool 1 Vec: status infeasible .*; .*capacity" -- "$PLACE" "$TMP/small.json"
 [[ ! -e "$TMP/none.json" ]] || fail "a solution was written for an infeasible problem"
 
+# The planner's edge problems: each an infeasibility proof or the true optimum, never an
+# invalid placement (policy/testdata/README.md).
+EDGE=policy/testdata/edge
+expect 1 "end past the capacity 160" -- "$PLACE" "$EDGE/pin_inside_larger_class.json"
+expect 1 "need alignment 32" -- "$PLACE" "$EDGE/pin_inside_more_aligned_class.json"
+expect 1 "no pool in common" -- "$PLACE" "$EDGE/colocated_across_pools.json"
+expect 1 "separated but colocated" -- "$PLACE" "$EDGE/separated_through_colocation_chain.json"
+expect 0 "status optimal, reuse cost 0 \(lower bound 0\), total peak 200, max peak 100" -- \
+  "$PLACE" -o "$TMP/mp.json" "$EDGE/max_peak_before_reuse.json"
+expect 0 "valid" -- "$PLACE" --check="$TMP/mp.json" "$EDGE/max_peak_before_reuse.json"
+expect 0 "status optimal, reuse cost 0 \(lower bound 0\), total peak 192" -- \
+  "$PLACE" -o "$TMP/multi.json" "$EDGE/multi_pool_buffers.json"
+expect 0 "valid" -- "$PLACE" --check="$TMP/multi.json" "$EDGE/multi_pool_buffers.json"
+
+# A problem that fits only with pipeline depth relaxed is infeasible as given: exit 3, and the
+# solution written is the relaxed problem's (its own fingerprint), so it fails the original.
+RELAX="$CORPUS/pypto-lib/models/deepseek/v4/decode_attention_csa/pypto_kv_score_proj_0-cross-pipe-hard.json"
+expect 3 "status infeasible" -- "$PLACE" -o "$TMP/relaxed.json" "$RELAX"
+expect 3 "pipeline-relaxed problem: status optimal" -- "$PLACE" -o "$TMP/relaxed.json" "$RELAX"
+grep -q '"status_as_given": "infeasible"' "$TMP/relaxed.json" || fail "relaxed.json does not say so"
+expect 1 "relaxed.json: error: invalid solution: .*fingerprint" -- \
+  "$PLACE" --check="$TMP/relaxed.json" "$RELAX"
+
 # Bad JSON input names the file (and the JSON path of a shape error).
 printf '{"schema_version": 1, "profile": ' >"$TMP/truncated.json"
 expect 1 "truncated.json: byte [0-9]+: JSON syntax error" -- "$PLACE" "$TMP/truncated.json"

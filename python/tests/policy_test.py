@@ -121,6 +121,65 @@ TOPK_SOFT = "examples/advanced/topk/pypto_topk_block-cross-pipe-soft.json"
 GEMM = "examples/intermediate/gemm__pypto_gemm_tile.json"
 
 
+def edge_file(name):
+    """A problem of //policy/testdata:edge, in the runfiles or the source tree."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    roots = [os.path.join(here, "..", "..")]
+    runfiles = os.environ.get("TEST_SRCDIR")
+    if runfiles:
+        roots.insert(0, os.path.join(runfiles, "accelmem"))
+    for root in roots:
+        path = os.path.join(root, "policy", "testdata", "edge", name + ".json")
+        if os.path.exists(path):
+            return path
+    raise unittest.SkipTest("edge file %s is missing" % name)
+
+
+class EdgeProblemTest(unittest.TestCase):
+    """Problems once answered "optimal" with an invalid placement (policy/testdata/README.md)."""
+
+    def test_infeasible_ones_are_proofs(self):
+        for name, words in [("pin_inside_larger_class", "past the capacity"),
+                            ("pin_inside_more_aligned_class", "alignment 32"),
+                            ("colocated_across_pools", "no pool in common"),
+                            ("separated_through_colocation_chain", "separated but colocated")]:
+            with self.subTest(name=name):
+                result = policy.solve(edge_file(name))
+                self.assertEqual(result["status"], "infeasible")
+                self.assertEqual(result["placements"], [])
+                self.assertIsNone(result["solution"])
+                self.assertIsNone(result["relaxed"])
+                self.assertIn(words, result["reason"])
+
+    def test_max_peak_before_reuse_is_solved_across_pools(self):
+        result = policy.solve(edge_file("max_peak_before_reuse"))
+        self.assertEqual(result["status"], "optimal")
+        self.assertEqual((result["max_peak"], result["reuse_cost"]), (100, 0))
+        self.assertEqual(result["reuse_lower_bound"], 0)
+        self.assertEqual(result["max_peak_lower_bound"], 100)
+
+    def test_buffers_allowed_in_several_pools_are_placed(self):
+        result = policy.solve(edge_file("multi_pool_buffers"))
+        self.assertEqual(result["status"], "optimal")
+        self.assertEqual(result["total_peak"], 192)
+        pools = {p["buffer"]: p["pool"] for p in result["placements"]}
+        self.assertEqual(sorted([pools[0], pools[1]]), [0, 1])  # One in each pool.
+        self.assertEqual(pools[2], 1)
+
+    def test_a_relaxed_answer_is_not_the_answer(self):
+        path = corpus_file("models/deepseek/v4/decode_attention_csa/"
+                           "pypto_kv_score_proj_0-cross-pipe-hard.json")
+        result = policy.solve(path)
+        self.assertEqual(result["status"], "infeasible")
+        self.assertEqual(result["placements"], [])
+        self.assertIsNone(result["solution"])
+        relaxed = result["relaxed"]
+        self.assertIsNotNone(relaxed)
+        self.assertEqual(relaxed["status"], "optimal")
+        self.assertTrue(relaxed["relaxed_pipeline_groups"])
+        self.assertEqual(relaxed["solution"]["metadata"]["status_as_given"], "infeasible")
+
+
 class SolveTest(unittest.TestCase):
 
     def test_path_and_dict_give_the_same_result(self):
@@ -143,6 +202,7 @@ class SolveTest(unittest.TestCase):
         self.assertEqual(set(pools[0]), {
             "pool", "name", "status", "peak", "peak_lower_bound", "load", "load_time",
             "reuse_cost", "reuse_lower_bound", "reason", "relaxed_pipeline_groups"})
+        self.assertIsNone(by_path["relaxed"])
         self.assertEqual(pools[0]["name"], "Vec")
         self.assertLessEqual(pools[0]["peak_lower_bound"], pools[0]["peak"])
         self.assertEqual(by_path["max_peak"], pools[0]["peak"])
