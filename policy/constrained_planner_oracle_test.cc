@@ -1,3 +1,5 @@
+// The live comparison (tagged oracle_live: CI runs it apart from the default suite, whose
+// constrained_planner_golden_test checks the same families against optima checked in).
 // The constrained planner against an exact solver that shares no code with it (a MILP solved by
 // CBC, policy/testing/dsa_exact_oracle.h), on generated problems with every kind of constraint:
 // each status the planner claims must agree with the oracle, every placement must pass the
@@ -15,6 +17,7 @@
 #include "policy/dsa_validator.h"
 #include "policy/testing/dsa_exact_oracle.h"
 #include "policy/testing/dsa_problem_generator.h"
+#include "policy/testing/oracle_golden.h"
 
 namespace accelmem {
 namespace policy {
@@ -41,7 +44,7 @@ void CheckAgainstOracle(uint64_t seed, const DsaGeneratorOptions& generator, Tal
   const DsaProblem problem = policy_testing::GenerateDsaProblem(seed, generator);
   ConstrainedOptions options;
   options.budget = absl::Milliseconds(200);
-  options.relax_pipeline_when_infeasible = false;  // Generated problems have no pipelines.
+  options.relax_pipeline_when_infeasible = false;  // The problem as given is compared.
   absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem, options);
   ASSERT_TRUE(result.ok()) << "seed " << seed << ": " << result.status();
   const DsaOracleResult oracle = policy_testing::SolveDsaExactly(problem, 10.0);
@@ -104,51 +107,12 @@ void CheckAgainstOracle(uint64_t seed, const DsaGeneratorOptions& generator, Tal
 
 class ConstrainedOracleTest : public ::testing::TestWithParam<int> {};
 
-// Families: the generator's defaults (every constraint kind), tight pools with many penalties
-// (reuse cost decides), aligned pools with reserved ranges and pins (placement decides), equal
-// sizes (slot colouring) and sizes on a grid.
-DsaGeneratorOptions Family(int family) {
-  DsaGeneratorOptions options;
-  if (family == 1) {
-    options.tight_probability = 0.8;
-    options.unbounded_probability = 0;
-    options.penalty_probability = 0.9;
-    options.max_buffers = 10;
-  } else if (family == 2) {
-    options.aligned_probability = 1.0;
-    options.reserved_probability = 0.8;
-    options.pin_probability = 0.6;
-    options.max_buffers = 10;
-  } else if (family == 3) {
-    // Equal sizes in a tight pool with many penalties: the slot-colouring search's case.
-    options.max_size_units = 1;
-    options.tight_probability = 0.9;
-    options.unbounded_probability = 0;
-    options.reserved_probability = 0;
-    options.pin_probability = 0;
-    options.colocation_probability = 0;
-    options.penalty_probability = 0.9;
-    options.min_buffers = 5;
-    options.max_buffers = 9;  // Equal sizes are the MILP's slowest case (symmetry).
-  } else if (family == 4) {
-    // Sizes of one or four units (the grid search's case), tight, penalties.
-    options.max_size_units = 4;
-    options.tight_probability = 0.9;
-    options.unbounded_probability = 0;
-    options.reserved_probability = 0;
-    options.pin_probability = 0;
-    options.penalty_probability = 0.8;
-    options.max_buffers = 10;
-  }
-  return options;
-}
-
 TEST_P(ConstrainedOracleTest, EveryClaimAgreesWithTheExactSolver) {
   const int family = GetParam();
   Tally tally;
-  const uint64_t count = family == 3 ? 60 : 150;
-  for (uint64_t i = 0; i < count; ++i) {
-    CheckAgainstOracle(1000 * (family + 1) + i, Family(family), &tally);
+  for (int i = 0; i < policy_testing::OracleFamilySeeds(family); ++i) {
+    CheckAgainstOracle(policy_testing::OracleSeed(family, i), policy_testing::OracleFamily(family),
+                       &tally);
     if (HasFatalFailure()) return;
   }
   printf(
@@ -160,58 +124,8 @@ TEST_P(ConstrainedOracleTest, EveryClaimAgreesWithTheExactSolver) {
   EXPECT_LE(tally.oracle_unknown, tally.problems / 10);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, ConstrainedOracleTest, ::testing::Values(0, 1, 2, 3, 4));
-
-// The shape of pypto-lib's ping-pong pools, where the reuse bound of exactly solved parts
-// (ConstrainedOptions::subset_bound) matters: groups of buffers live together, each group at
-// its own time, penalties between buffers of different groups, and a capacity that makes the
-// groups share bytes.
-DsaProblem GroupedProblem(uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  auto uniform = [&](int lo, int hi) { return lo + static_cast<int>(rng() % (hi - lo + 1)); };
-  constexpr uint64_t kUnit = 32;
-  DsaProblem problem;
-  DsaPool pool;
-  pool.id = 0;
-  pool.name = "Mat";
-  problem.pools.push_back(pool);
-  const int groups = uniform(3, 5);
-  std::vector<int> group_of;
-  uint64_t largest = 0;
-  for (int g = 0; g < groups; ++g) {
-    // At most 10 buffers: the MILP slows down steeply past that.
-    const int members = std::min<int>(
-        uniform(1, 3), 10 - static_cast<int>(problem.buffers.size()) - (groups - 1 - g));
-    uint64_t total = 0;
-    for (int m = 0; m < members; ++m) {
-      DsaBuffer b;
-      b.id = static_cast<uint32_t>(problem.buffers.size());
-      b.name = "b" + std::to_string(b.id);
-      b.size = kUnit * uniform(1, 2);
-      b.alignment = kUnit;
-      b.live_intervals = {{2 * g, 2 * g + 1}};
-      b.allowed_pools = {0};
-      total += b.size;
-      problem.buffers.push_back(b);
-      group_of.push_back(g);
-    }
-    largest = std::max(largest, total);
-  }
-  problem.pools[0].capacity = largest + kUnit * uniform(0, 1);
-  problem.cost_model.emplace();
-  for (size_t a = 0; a < problem.buffers.size(); ++a) {
-    for (size_t b = a + 1; b < problem.buffers.size(); ++b) {
-      if (group_of[a] == group_of[b] || rng() % 10 >= 7) continue;
-      DsaReusePenalty penalty;
-      penalty.first = static_cast<uint32_t>(a);
-      penalty.second = static_cast<uint32_t>(b);
-      penalty.cost = uniform(1, 2);
-      problem.cost_model->reuse_penalties.push_back(penalty);
-    }
-  }
-  problem.objective.terms = {DsaObjectiveTerm::kCapacityOverflow, DsaObjectiveTerm::kReuseCost};
-  return problem;
-}
+// Family 6 (the ping-pong shape) is SubsetBoundNeverPassesTheOptimum's.
+INSTANTIATE_TEST_SUITE_P(Families, ConstrainedOracleTest, ::testing::Range(0, 6));
 
 // The bounds on their own (no search), with and without the subset bound, against the exact
 // optimum: neither passes it, the subset bound never lowers the bound, and it must raise it
@@ -219,7 +133,7 @@ DsaProblem GroupedProblem(uint64_t seed) {
 TEST(ConstrainedOracleTest, SubsetBoundNeverPassesTheOptimum) {
   int decided = 0, raised = 0, reached = 0, unknown = 0;
   for (uint64_t seed = 0; seed < 60; ++seed) {
-    const DsaProblem problem = GroupedProblem(9000 + seed);
+    const DsaProblem problem = policy_testing::GroupedProblem(9000 + seed);
     const DsaOracleResult oracle = policy_testing::SolveDsaExactly(problem, 4.0);
     if (oracle.status == DsaOracleStatus::kUnknown) {
       ++unknown;

@@ -280,6 +280,9 @@ Program Build(const DsaProblem& problem, const Prepared& m, const std::vector<ui
   return program;
 }
 
+// Choices of one pool per buffer solved one by one, at most this many.
+constexpr uint64_t kMaxPoolChoices = 256;
+
 DsaOracleResult WithStatus(DsaOracleStatus status, std::string message) {
   DsaOracleResult result;
   result.status = status;
@@ -318,6 +321,14 @@ DsaOracleResult SolveJointly(const DsaProblem& problem, Clock::time_point deadli
     }
     c.alignment = std::max(c.alignment, problem.buffers[i].alignment);
     c.extent = std::max(c.extent, problem.buffers[i].size);
+  }
+  // A class shares one offset, and its members' ranges (by the class's extent, never empty)
+  // overlap: a separation inside a class cannot hold.
+  for (const policy::DsaSeparation& separation : problem.constraints.separations) {
+    if (m.class_of[policy::FindDsaBuffer(problem, separation.first)] ==
+        m.class_of[policy::FindDsaBuffer(problem, separation.second)]) {
+      return WithStatus(DsaOracleStatus::kInfeasible, "a separation inside a colocation class");
+    }
   }
   std::set<uint32_t> exclusive;
   for (const policy::DsaPinnedAllocation& pin : problem.constraints.pinned_allocations) {
@@ -856,6 +867,32 @@ DsaOracleResult SolveSeparatelyOrJointly(const DsaProblem& problem, Clock::time_
 
 }  // namespace
 
+namespace {
+
+// Solves a problem whose buffers each have one allowed pool.
+DsaOracleResult SolveOnePoolEach(const DsaProblem& problem, Clock::time_point deadline) {
+  for (const policy::DsaPair& x : problem.constraints.colocations) {
+    if (problem.buffers[policy::FindDsaBuffer(problem, x.first)].allowed_pools[0] !=
+        problem.buffers[policy::FindDsaBuffer(problem, x.second)].allowed_pools[0]) {
+      return WithStatus(DsaOracleStatus::kInfeasible, "colocated buffers in two pools");
+    }
+  }
+  for (const policy::DsaPinnedAllocation& pin : problem.constraints.pinned_allocations) {
+    if (problem.buffers[policy::FindDsaBuffer(problem, pin.buffer)].allowed_pools[0] != pin.pool) {
+      return WithStatus(DsaOracleStatus::kInfeasible, "a buffer pinned outside its pool");
+    }
+  }
+  // Schema v1 measures every address overlap between buffers (conflicts, separations, reuse
+  // penalties) by the colocation class's largest size, its extent; capacity, reserved ranges
+  // and peaks by each buffer's own size, which for the class's shared offset is again the
+  // extent at most. So the program solves the problem with every size raised to its class's
+  // extent: the same feasible offsets, the same costs and peaks.
+  const DsaProblem extended = WithClassExtents(problem);
+  return SolveSeparatelyOrJointly(extended, deadline);
+}
+
+}  // namespace
+
 DsaOracleResult SolveDsaExactly(const DsaProblem& problem, double time_limit_s) {
   const Clock::time_point started = Clock::now();
   const Clock::time_point deadline =
@@ -874,26 +911,48 @@ DsaOracleResult SolveDsaExactly(const DsaProblem& problem, double time_limit_s) 
       return finish(WithStatus(DsaOracleStatus::kUnsupported, "bank_cost is not supported"));
     }
   }
-  for (const DsaBuffer& b : problem.buffers) {
-    if (b.allowed_pools.size() != 1) {
-      return finish(WithStatus(DsaOracleStatus::kUnsupported,
-                               "buffer " + std::to_string(b.id) + " is allowed in " +
-                                   std::to_string(b.allowed_pools.size()) + " pools, not one"));
+  // A buffer allowed in several pools: every choice of one pool per buffer is a problem of its
+  // own; the optimum is the least of their optima (term by term, in the objective's order),
+  // known only when every choice is decided. Buffer by buffer, not class by class, so that
+  // nothing here shares the planner's grouping.
+  std::vector<size_t> several;
+  uint64_t choices = 1;
+  for (size_t b = 0; b < problem.buffers.size(); ++b) {
+    if (problem.buffers[b].allowed_pools.size() < 2) continue;
+    several.push_back(b);
+    choices *= problem.buffers[b].allowed_pools.size();
+    if (choices > kMaxPoolChoices) {
+      return finish(
+          WithStatus(DsaOracleStatus::kUnsupported,
+                     "more than " + std::to_string(kMaxPoolChoices) + " choices of pools"));
     }
   }
-  for (const policy::DsaPair& x : problem.constraints.colocations) {
-    if (problem.buffers[policy::FindDsaBuffer(problem, x.first)].allowed_pools[0] !=
-        problem.buffers[policy::FindDsaBuffer(problem, x.second)].allowed_pools[0]) {
-      return finish(WithStatus(DsaOracleStatus::kInfeasible, "colocated buffers in two pools"));
+  if (several.empty()) return finish(SolveOnePoolEach(problem, deadline));
+  std::vector<size_t> digit(several.size(), 0);
+  DsaOracleResult best =
+      WithStatus(DsaOracleStatus::kInfeasible, "every choice of pools is infeasible");
+  bool found = false, unknown = false;
+  for (uint64_t c = 0; c < choices; ++c) {
+    DsaProblem one = problem;
+    for (size_t d = 0; d < several.size(); ++d) {
+      one.buffers[several[d]].allowed_pools = {problem.buffers[several[d]].allowed_pools[digit[d]]};
+    }
+    DsaOracleResult r = SolveOnePoolEach(one, deadline);
+    if (r.status == DsaOracleStatus::kUnknown || r.status == DsaOracleStatus::kUnsupported) {
+      unknown = true;
+    } else if (r.status == DsaOracleStatus::kOptimal &&
+               (!found || r.term_values < best.term_values)) {
+      best = std::move(r);
+      found = true;
+    }
+    for (size_t d = 0;
+         d < several.size() && ++digit[d] == problem.buffers[several[d]].allowed_pools.size();
+         ++d) {
+      digit[d] = 0;
     }
   }
-  // Schema v1 measures every address overlap between buffers (conflicts, separations, reuse
-  // penalties) by the colocation class's largest size, its extent; capacity, reserved ranges
-  // and peaks by each buffer's own size, which for the class's shared offset is again the
-  // extent at most. So the program solves the problem with every size raised to its class's
-  // extent: the same feasible offsets, the same costs and peaks.
-  const DsaProblem extended = WithClassExtents(problem);
-  return finish(SolveSeparatelyOrJointly(extended, deadline));
+  if (unknown) return finish(WithStatus(DsaOracleStatus::kUnknown, "a choice of pools undecided"));
+  return finish(std::move(best));
 }
 
 }  // namespace policy_testing

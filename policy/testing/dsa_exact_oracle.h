@@ -2,7 +2,10 @@
 // tests only: a mixed-integer program solved by COIN-OR CBC, sharing no code with the planner in
 // policy/constrained_planner.h, so each checks the other.
 //
-// Model (each buffer must be allowed in exactly one pool). Schema v1 measures every overlap
+// A buffer allowed in several pools: every choice of one pool per buffer (at most 256 choices)
+// is solved as its own problem, and the least optimum, term by term, is the answer.
+//
+// Model (for one choice: each buffer in exactly one pool). Schema v1 measures every overlap
 // between buffers by the colocation class's largest size (its extent), so every buffer's size is
 // first raised to its class's extent; capacity, reserved ranges and peaks are unchanged by that,
 // since a class shares one offset.
@@ -15,7 +18,7 @@
 //    range's end. U is the capacity, or for an unbounded pool the highest reserved or pinned end
 //    plus every free class's extent and alignment slack (stacking the free classes above
 //    everything gives a placement that high with no reuse cost, so an optimum lies below it).
-//    Pins fix x.
+//    Pins fix x. A separation between buffers of one class is infeasible (they share bytes).
 //  - Each class and reserved range: a binary chooses below (x + extent <= begin) or above
 //    (x >= end).
 //  - Each pair of buffers of one pool in different classes that must not share bytes (live at
@@ -57,7 +60,7 @@ enum class DsaOracleStatus {
   kOptimal,     // Proven optimal for every objective term.
   kInfeasible,  // Proven: no placement meets the hard constraints.
   kUnknown,     // The time limit ran out first (placements: an incumbent, possibly none).
-  kUnsupported  // Invalid problem, a buffer with several allowed pools, or bank_cost (`message`).
+  kUnsupported  // Invalid problem, more than 256 choices of pools, or bank_cost (`message`).
 };
 const char* DsaOracleStatusName(DsaOracleStatus status);
 

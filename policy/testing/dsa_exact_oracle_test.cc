@@ -510,14 +510,40 @@ TEST(DsaExactOracleTest, TimeLimit) {
 
 TEST(DsaExactOracleTest, RejectsWhatItDoesNotModel) {
   DsaProblem p = OnePool(std::nullopt, kPeak);
-  DsaPool second;
-  second.id = 1;
-  p.pools.push_back(second);
   p.buffers = {Buf(1, 64, 0, 2)};
-  p.buffers[0].allowed_pools = {0, 1};
-  EXPECT_EQ(SolveDsaExactly(p, 1.0).status, DsaOracleStatus::kUnsupported);
   p.buffers[0].size = 0;
   EXPECT_EQ(SolveDsaExactly(p, 1.0).status, DsaOracleStatus::kUnsupported);
+  p.objective.terms = {DsaObjectiveTerm::kBankCost};
+  EXPECT_EQ(SolveDsaExactly(p, 1.0).status, DsaOracleStatus::kUnsupported);
+}
+
+// A buffer allowed in two pools: each choice is solved, the least optimum taken.
+TEST(DsaExactOracleTest, SeveralPoolsAreChoices) {
+  DsaProblem p = OnePool(64, kReuseThenPeak);
+  DsaPool second;
+  second.id = 1;
+  second.capacity = 128;
+  p.pools.push_back(second);
+  p.buffers = {Buf(0, 64, 0, 2), Buf(1, 64, 0, 2), Buf(2, 64, 0, 2)};
+  for (DsaBuffer& b : p.buffers) b.allowed_pools = {0, 1};
+  const DsaOracleResult r = SolveChecked(p);
+  ASSERT_EQ(r.status, DsaOracleStatus::kOptimal);
+  EXPECT_EQ(r.total_peak, 192u);  // One in the small pool, two in the large one.
+  p.buffers.push_back(Buf(3, 64, 0, 2));
+  p.buffers.back().allowed_pools = {0, 1};
+  EXPECT_EQ(SolveChecked(p).status, DsaOracleStatus::kInfeasible);
+}
+
+// 0~1 and 1~2 share one offset, so a separation 0-2 cannot hold.
+TEST(DsaExactOracleTest, SeparationInsideAColocationClassIsInfeasible) {
+  DsaProblem p = OnePool(256, kReuseThenPeak);
+  p.buffers = {Buf(0, 32, 0, 1), Buf(1, 32, 2, 3), Buf(2, 32, 4, 5)};
+  p.constraints.colocations = {{0, 1}, {1, 2}};
+  policy::DsaSeparation separation;
+  separation.first = 0;
+  separation.second = 2;
+  p.constraints.separations.push_back(separation);
+  EXPECT_EQ(SolveChecked(p).status, DsaOracleStatus::kInfeasible);
 }
 
 // ---- Generated problems. ----
@@ -580,51 +606,59 @@ TEST(DsaExactOracleTest, GeneratedProblemsAreSolvedAndChecked) {
               infeasible, paid, two_pools, slowest);
 }
 
-// Brute force over the 32-byte grid: exact for generated problems (see dsa_problem_generator.h).
-// Returns the lexicographically least term values, or nullopt when nothing fits.
+// Brute force over the 32-byte grid and over the pools a class's first buffer allows: exact for
+// generated problems (see dsa_problem_generator.h). Returns the lexicographically least term
+// values, or nullopt when nothing fits.
 std::optional<std::vector<uint64_t>> BruteForce(const DsaProblem& p, uint64_t unit) {
   const std::map<uint32_t, uint32_t> label = ColocationLabels(p);
   std::vector<uint32_t> roots;
   std::map<uint32_t, uint64_t> extent;
-  std::map<uint32_t, uint32_t> pool_of_root;
+  std::map<uint32_t, std::vector<uint32_t>> pools_of_root;
   for (const DsaBuffer& b : p.buffers) {
     const uint32_t root = label.at(b.id);
-    if (!extent.count(root)) roots.push_back(root);
+    if (!extent.count(root)) {
+      roots.push_back(root);
+      pools_of_root[root] = b.allowed_pools;
+    }
     extent[root] = std::max(extent[root], b.size);
-    pool_of_root[root] = b.allowed_pools[0];
   }
-  std::vector<std::vector<uint64_t>> choices(roots.size());
+  // (pool, offset) choices per class; HardViolations rejects a pool a member does not allow.
+  std::vector<std::vector<std::pair<uint32_t, uint64_t>>> choices(roots.size());
   for (size_t k = 0; k < roots.size(); ++k) {
-    std::optional<uint64_t> pin;
+    std::optional<DsaPinnedAllocation> pin;
     for (const DsaPinnedAllocation& x : p.constraints.pinned_allocations) {
-      if (label.at(x.buffer) == roots[k]) pin = x.offset;
+      if (label.at(x.buffer) == roots[k]) pin = x;
     }
     if (pin) {
-      choices[k] = {*pin};
+      choices[k] = {{pin->pool, pin->offset}};
       continue;
     }
-    uint64_t capacity = 0;
-    for (const DsaPool& pool : p.pools) {
-      if (pool.id == pool_of_root[roots[k]]) capacity = *pool.capacity;
+    for (uint32_t id : pools_of_root[roots[k]]) {
+      uint64_t capacity = 0;
+      for (const DsaPool& pool : p.pools) {
+        if (pool.id == id) capacity = *pool.capacity;
+      }
+      for (uint64_t x = 0; x + extent[roots[k]] <= capacity; x += unit) {
+        choices[k].push_back({id, x});
+      }
     }
-    for (uint64_t x = 0; x + extent[roots[k]] <= capacity; x += unit) choices[k].push_back(x);
   }
   std::optional<std::vector<uint64_t>> best;
-  std::vector<uint64_t> offset(roots.size());
+  std::vector<std::pair<uint32_t, uint64_t>> at(roots.size());
   std::function<void(size_t)> recurse = [&](size_t k) {
     if (k == roots.size()) {
       std::vector<DsaPlacement> placements;
       for (const DsaBuffer& b : p.buffers) {
         const size_t r = std::find(roots.begin(), roots.end(), label.at(b.id)) - roots.begin();
-        placements.push_back({b.id, b.allowed_pools[0], offset[r]});
+        placements.push_back({b.id, at[r].first, at[r].second});
       }
       if (!HardViolations(p, placements).empty()) return;
       const std::vector<uint64_t> values = TermValues(p, Evaluate(p, placements));
       if (!best || values < *best) best = values;
       return;
     }
-    for (uint64_t x : choices[k]) {
-      offset[k] = x;
+    for (const auto& choice : choices[k]) {
+      at[k] = choice;
       recurse(k + 1);
     }
   };
@@ -669,6 +703,52 @@ TEST(DsaExactOracleTest, MatchesBruteForceOnTinyProblems) {
   EXPECT_EQ(compared, 150);
   EXPECT_GE(optimal, 75);
   std::printf("brute force: %d compared, %d feasible, %d paying reuse\n", compared, optimal, paid);
+}
+
+// The planner's edge cases (buffers allowed in two pools, colocations across pools and chained
+// with separations, pins at a class's edge, pipeline separations, every objective order) on
+// tiny problems: the oracle against the brute force.
+TEST(DsaExactOracleTest, MatchesBruteForceOnEdgeCases) {
+  DsaGeneratorOptions options;
+  options.min_buffers = 2;
+  options.max_buffers = 4;
+  options.max_size_units = 2;
+  options.horizon = 6;
+  options.unbounded_probability = 0;  // The brute force needs a capacity.
+  options.two_pools_probability = 0.7;
+  options.colocation_probability = 0.7;
+  options.pin_probability = 0.5;
+  options.multi_pool_probability = 0.4;
+  options.cross_pool_colocation_probability = 0.4;
+  options.chained_separation_probability = 0.5;
+  options.edge_pin_probability = 0.7;
+  options.pipeline_probability = 0.5;
+  options.every_objective_order = true;
+  int compared = 0, optimal = 0, several = 0;
+  for (uint64_t seed = 0; compared < 150 && seed < 5000; ++seed) {
+    const DsaProblem p = GenerateDsaProblem(seed, options);
+    bool small = true;
+    for (const DsaPool& pool : p.pools) small = small && pool.capacity && *pool.capacity <= 256;
+    if (!small) continue;
+    ASSERT_EQ(policy::ValidateDsaProblem(p), std::vector<std::string>{}) << "seed " << seed;
+    ++compared;
+    for (const DsaBuffer& b : p.buffers) several += b.allowed_pools.size() > 1;
+    const std::optional<std::vector<uint64_t>> expected = BruteForce(p, options.size_unit);
+    const DsaOracleResult r = SolveDsaExactly(p, 30.0);
+    if (!expected) {
+      EXPECT_EQ(r.status, DsaOracleStatus::kInfeasible) << "seed " << seed;
+      continue;
+    }
+    ++optimal;
+    ASSERT_EQ(r.status, DsaOracleStatus::kOptimal) << "seed " << seed;
+    EXPECT_EQ(r.term_values, *expected) << "seed " << seed;
+    EXPECT_EQ(HardViolations(p, r.placements), std::vector<std::string>{}) << "seed " << seed;
+  }
+  EXPECT_EQ(compared, 150);
+  EXPECT_GE(optimal, 40);
+  EXPECT_GT(several, 20);
+  std::printf("edge cases: %d compared, %d feasible, %d buffers in two pools\n", compared, optimal,
+              several);
 }
 
 }  // namespace

@@ -62,6 +62,137 @@ struct Classes {
   void Join(int a, int b) { parent[Find(a)] = Find(b); }
 };
 
+// The edge cases of DsaGeneratorOptions, each drawn only when its probability is above 0.
+void AddEdgeCases(const DsaGeneratorOptions& options, const std::vector<int>& pool_of,
+                  Classes* classes, Random* rng, DsaProblem* problem) {
+  const int n = static_cast<int>(problem->buffers.size());
+  const uint64_t unit = options.size_unit;
+  std::vector<DsaBuffer>& buffers = problem->buffers;
+  const bool two_pools = problem->pools.size() == 2;
+  auto index_of = [&](uint32_t id) {
+    int i = 0;
+    while (buffers[i].id != id) ++i;
+    return i;
+  };
+  auto class_pinned = [&](int i) {
+    for (const DsaPinnedAllocation& pin : problem->constraints.pinned_allocations) {
+      if (classes->Find(index_of(pin.buffer)) == classes->Find(i)) return true;
+    }
+    return false;
+  };
+  if (two_pools && options.cross_pool_colocation_probability > 0 &&
+      rng->Chance(options.cross_pool_colocation_probability)) {
+    std::vector<int> first, second;
+    for (int i = 0; i < n; ++i) (pool_of[i] == 0 ? first : second).push_back(i);
+    if (!first.empty() && !second.empty()) {
+      const int a = first[rng->Uniform(0, first.size() - 1)];
+      const int b = second[rng->Uniform(0, second.size() - 1)];
+      if (!class_pinned(a) || !class_pinned(b)) {
+        problem->constraints.colocations.push_back({buffers[a].id, buffers[b].id});
+        classes->Join(a, b);
+      }
+    }
+  }
+  if (options.chained_separation_probability > 0 &&
+      rng->Chance(options.chained_separation_probability) &&
+      !problem->constraints.colocations.empty()) {
+    const DsaPair chain = problem->constraints.colocations[0];
+    const int a = index_of(chain.first), b = index_of(chain.second);
+    std::vector<int> others;
+    for (int i = 0; i < n; ++i) {
+      bool separated_from_b = false;  // Colocating a separated pair would be invalid.
+      for (const DsaSeparation& s : problem->constraints.separations) {
+        separated_from_b = separated_from_b ||
+                           (s.first == buffers[b].id && s.second == buffers[i].id) ||
+                           (s.first == buffers[i].id && s.second == buffers[b].id);
+      }
+      if (pool_of[i] == pool_of[b] && classes->Find(i) != classes->Find(a) && !class_pinned(i) &&
+          !separated_from_b) {
+        others.push_back(i);
+      }
+    }
+    if (!others.empty()) {
+      const int c = others[rng->Uniform(0, others.size() - 1)];
+      problem->constraints.colocations.push_back({buffers[b].id, buffers[c].id});
+      classes->Join(b, c);
+      // A separation may not join a directly colocated pair (that is invalid), only the chain's
+      // ends.
+      problem->constraints.separations.push_back(
+          {buffers[a].id, buffers[c].id, {DsaSeparationReason::kGeneric}});
+    }
+  }
+  if (options.edge_pin_probability > 0) {
+    for (DsaPinnedAllocation& pin : problem->constraints.pinned_allocations) {
+      if (!rng->Chance(options.edge_pin_probability)) continue;
+      const DsaPool& pool = problem->pools[pin.pool == problem->pools[0].id ? 0 : 1];
+      if (!pool.capacity) continue;
+      const int i = index_of(pin.buffer);
+      uint64_t extent = 0;
+      for (int j = 0; j < n; ++j) {
+        if (classes->Find(j) == classes->Find(i)) extent = std::max(extent, buffers[j].size);
+      }
+      const uint64_t top = *pool.capacity >= buffers[i].size ? *pool.capacity - buffers[i].size : 0;
+      const uint64_t low = std::min(top, *pool.capacity >= extent ? *pool.capacity - extent : 0);
+      // The pin itself must stay clear of the reserved ranges (else the problem is invalid);
+      // its class may not.
+      std::vector<uint64_t> candidates;
+      for (uint64_t offset = low - low % unit; offset <= top; offset += unit) {
+        bool clear = true;
+        for (const DsaAddressRange& r : pool.reserved_ranges) {
+          if (offset < r.end && r.begin < offset + buffers[i].size) clear = false;
+        }
+        if (clear) candidates.push_back(offset);
+      }
+      if (!candidates.empty()) pin.offset = candidates[rng->Uniform(0, candidates.size() - 1)];
+    }
+  }
+  if (options.pipeline_probability > 0) {
+    for (size_t p = 0; p < problem->pools.size(); ++p) {
+      if (!rng->Chance(options.pipeline_probability)) continue;
+      std::vector<std::pair<int, int>> pairs;
+      for (int i = 0; i < n; ++i) {
+        for (int j = i + 1; j < n; ++j) {
+          if (pool_of[i] == static_cast<int>(p) && pool_of[j] == static_cast<int>(p) &&
+              classes->Find(i) != classes->Find(j) && !LiveTogether(buffers[i], buffers[j])) {
+            pairs.push_back({i, j});
+          }
+        }
+      }
+      if (pairs.empty()) continue;
+      const auto [i, j] = pairs[rng->Uniform(0, pairs.size() - 1)];
+      problem->constraints.separations.push_back(
+          {buffers[i].id, buffers[j].id, {DsaSeparationReason::kPipelineStage}});
+      if (!problem->pypto_structure) problem->pypto_structure.emplace();
+      policy::DsaPipelineGroup group;
+      group.group = static_cast<uint32_t>(problem->pypto_structure->pipeline_groups.size());
+      group.pool = problem->pools[p].id;
+      group.slot_size = std::max(buffers[i].size, buffers[j].size);
+      group.depth = group.effective_depth = 2;
+      group.members = {{buffers[i].id, 0, 0}, {buffers[j].id, 1, 1}};
+      problem->pypto_structure->pipeline_groups.push_back(group);
+    }
+  }
+  if (two_pools && options.multi_pool_probability > 0) {
+    for (int i = 0; i < n; ++i) {
+      if (class_pinned(i) || !rng->Chance(options.multi_pool_probability)) continue;
+      buffers[i].allowed_pools = {problem->pools[pool_of[i]].id, problem->pools[1 - pool_of[i]].id};
+    }
+  }
+  if (options.every_objective_order) {
+    std::vector<DsaObjectiveTerm> terms = {
+        DsaObjectiveTerm::kCapacityOverflow, DsaObjectiveTerm::kReuseCost,
+        DsaObjectiveTerm::kTotalPeak, DsaObjectiveTerm::kMaxPeak};
+    for (size_t k = terms.size(); k > 1; --k) {  // Fisher-Yates on our own generator.
+      std::swap(terms[k - 1], terms[rng->Uniform(0, k - 1)]);
+    }
+    terms.resize(rng->Uniform(1, 4));
+    if (terms.size() == 1 && terms[0] == DsaObjectiveTerm::kCapacityOverflow) {
+      terms.push_back(DsaObjectiveTerm::kReuseCost);
+    }
+    problem->objective.terms = terms;
+  }
+}
+
 }  // namespace
 
 DsaProblem GenerateDsaProblem(uint64_t seed, const DsaGeneratorOptions& options) {
@@ -270,6 +401,7 @@ DsaProblem GenerateDsaProblem(uint64_t seed, const DsaGeneratorOptions& options)
     problem.cost_model.emplace();
     problem.cost_model->reuse_penalties = std::move(penalties);
   }
+  AddEdgeCases(options, pool_of, &classes, &rng, &problem);
   return problem;
 }
 

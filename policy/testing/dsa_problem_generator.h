@@ -3,11 +3,11 @@
 //
 // Deterministic for a seed (its own helpers on std::mt19937_64, no <random> distributions, so the
 // problems are the same with any standard library). Every problem passes ValidateDsaProblem.
-// Each buffer is allowed in exactly one pool. Sizes, capacities, reserved ranges and pinned
-// offsets are multiples of `size_unit` and alignments are 1 or `size_unit`, so an optimal
-// placement exists with every offset a multiple of `size_unit` (rounding every offset down to the
-// grid keeps every disjoint pair disjoint and every range clear): a brute force over the grid is
-// exact.
+// Each buffer is allowed in exactly one pool (unless multi_pool_probability). Sizes, capacities,
+// reserved ranges and pinned offsets are multiples of `size_unit` and alignments are 1 or
+// `size_unit`, so an optimal placement exists with every offset a multiple of `size_unit` (rounding
+// every offset down to the grid keeps every disjoint pair disjoint and every range clear): a brute
+// force over the grid is exact.
 //
 // What a problem may hold (each drawn with the probabilities below): one pool or two; a capacity
 // that is unbounded (null), loose (everything side by side fits), tight (about the largest load
@@ -49,6 +49,22 @@ struct DsaGeneratorOptions {
   double exclusive_pin_probability = 0.4;  // Of pins.
   double penalty_probability = 0.5;        // Per pair of one pool never live together.
   int max_penalty_cost = 3;
+  // The planner's edge cases, drawn after everything above (so with all of them 0, the default,
+  // a seed gives the same problem as before they existed). Problems then may be infeasible in
+  // ways the planner must prove.
+  double multi_pool_probability = 0;  // With two pools: per unpinned buffer, allowed in both.
+  double cross_pool_colocation_probability = 0;  // With two pools: one colocation across them.
+  // A colocation b~c added next to an existing a~b, with a separation a-c (infeasible).
+  double chained_separation_probability = 0;
+  // Of pins: the offset moved to the top of the capacity, between capacity - (the class's
+  // extent) and capacity - (the buffer's size), so the class may end past the capacity.
+  double edge_pin_probability = 0;
+  // Per pool: a depth-2 pipeline group over two buffers not live together, kept apart by a
+  // pipeline_stage separation (relaxable when the pool is proven infeasible with it).
+  double pipeline_probability = 0;
+  // Objective terms in any order of any non-empty subset of capacity_overflow, reuse_cost,
+  // total_peak and max_peak (max_peak before reuse_cost couples the pools).
+  bool every_objective_order = false;
 };
 
 // A valid problem (ValidateDsaProblem is empty) drawn from `seed`.
