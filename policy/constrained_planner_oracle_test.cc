@@ -17,6 +17,7 @@
 #include "policy/dsa_validator.h"
 #include "policy/testing/dsa_exact_oracle.h"
 #include "policy/testing/dsa_problem_generator.h"
+#include "policy/testing/grid_exhaustive.h"
 #include "policy/testing/oracle_golden.h"
 
 namespace accelmem {
@@ -175,6 +176,31 @@ TEST(ConstrainedOracleTest, SubsetBoundNeverPassesTheOptimum) {
   // The oracle's time limit is wall clock: on a slow or sanitized run more are left undecided.
   EXPECT_GE(decided, 30);
   EXPECT_GT(raised, 0);
+}
+
+// The evidence behind constrained_planner_test's OpenPairIsProvenByTheSubsetBound, kept here:
+// an exhaustive search of every pool on its address grid (policy/testing/grid_exhaustive.h),
+// sharing no code and no method with the planner (the MILP oracle does not finish this problem
+// in 15 minutes), finds the least reuse cost of the Qwen3-14B prefill gate_up_proj pair's soft
+// problem pool by pool. Their sum must be the 52 the planner proves.
+TEST(ConstrainedOracleCorpusTest, GateUpProjOptimumIsFiftyTwo) {
+  absl::StatusOr<DsaProblemDocument> document = ReadDsaProblemFile(
+      "third_party/dsa_solver_corpus/pypto-lib/models/qwen3/14b/prefill_fwd/"
+      "pypto_gate_up_proj-cross-pipe-soft.json");
+  ASSERT_TRUE(document.ok()) << document.status();
+  uint64_t total = 0;
+  for (const DsaPool& pool : document->problem.pools) {
+    const policy_testing::GridSearchResult r =
+        policy_testing::LeastReuseOnGrid(document->problem, pool.id);
+    ASSERT_TRUE(r.supported) << pool.name << ": " << r.message;
+    ASSERT_TRUE(r.least.has_value()) << pool.name << ": nothing fits";
+    std::printf("gate_up_proj pool %s: grid %llu, least reuse %llu (%llu nodes)\n",
+                pool.name.c_str(), static_cast<unsigned long long>(r.grid),
+                static_cast<unsigned long long>(*r.least),
+                static_cast<unsigned long long>(r.nodes));
+    total += *r.least;
+  }
+  EXPECT_EQ(total, 52u);
 }
 
 }  // namespace

@@ -203,8 +203,12 @@ std::string DsaProblemFingerprint(const DsaProblemDocument& document);
 // Semantic checks of a problem: unique pool and buffer ids, non-zero sizes and power-of-two
 // alignments, non-empty intervals, known pools and buffers in every constraint, cost and
 // provenance entry, reserved ranges inside the capacity, pins aligned and clear of reserved
-// ranges, no separation of a colocated pair, consistent pipeline groups. Each message names the
-// entry ("problem.buffers[3] (id 7): size 0"). Empty: valid.
+// ranges, no separation of a directly colocated pair, pipeline groups with known pools and
+// members and a residue below the effective depth (not every check of dsa-solver's: duplicate
+// groups, member pools, slot sizes and one residue per stage are not checked). What is valid here
+// may still be infeasible: a separation through a chain of colocations, a colocation whose
+// buffers allow no common pool, a pin whose colocation class does not fit there (the planner
+// proves each). Each message names the entry ("problem.buffers[3] (id 7): size 0"). Empty: valid.
 std::vector<std::string> ValidateDsaProblem(const DsaProblem& problem);
 
 // Index of the buffer or pool with `id` in the problem's vectors, or -1.

@@ -5,7 +5,8 @@
 // capacity overflow, reuse cost).
 //
 // Why a separate target: it is the proof that the constrained planner is right, so it shares no
-// code with it. It is written as the plain O(n^2) definition of the schema's rules, pair by pair,
+// placement code with it (both read problems through //policy:dsa_problem: the parser and
+// ValidateDsaProblem, whose errors this reports first). It is written as the plain O(n^2) definition of the schema's rules, pair by pair,
 // so that it can be read against the schema; problems of the corpus have at most a few hundred
 // buffers.
 #ifndef ACCELMEM_POLICY_DSA_VALIDATOR_H_
