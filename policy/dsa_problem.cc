@@ -564,6 +564,9 @@ std::string DsaProblemFingerprint(const DsaProblemDocument& document) {
 }
 
 int FindDsaBuffer(const DsaProblem& problem, uint32_t id) {
+  // Producers number buffers 0, 1, 2, ... in order (every corpus file does): then the id is the
+  // index, and the checkers' per-pair lookups stay O(1). Ids are unique in a valid problem.
+  if (id < problem.buffers.size() && problem.buffers[id].id == id) return static_cast<int>(id);
   for (size_t i = 0; i < problem.buffers.size(); ++i) {
     if (problem.buffers[i].id == id) return static_cast<int>(i);
   }
