@@ -9,27 +9,37 @@
 //   BM_Copy    y[I] = x[I] over the active cells by runs (ParallelStructForRuns: one call per
 //              dense container range), each struct-for after a structure change (one block
 //              activated and deactivated, untimed), so it generates its lists. Interleaved
-//              with memcpy of the same active bytes (x's 32 MiB into a buffer). Counters:
-//              vs_memcpy = memcpy time / the loop's time (the struct-for less its list
-//              generation: bandwidth for the same bytes), listgen_share = list generation / the
-//              whole struct-for.
+//              with memcpy of the same active bytes (x's 32 MiB into a buffer) and with
+//              upstream's struct-for (UpstreamCopyGrid). Counters: vs_memcpy = memcpy time / the
+//              loop's time (the struct-for less its list generation: bandwidth for the same
+//              bytes), listgen_share = list generation / the whole struct-for (native only: the
+//              JIT makes no lists), vs_upstream = upstream's struct-for / ours, both whole.
 //   BM_CopyPerCell  the copy through the per-cell visitor (lists reused), interleaved with the
 //              copy by runs: runs_vs_per_cell.
 //   BM_Repeat  the same struct-for again with no change in between (lists reused), interleaved
-//              with the upstream-equivalent struct-for (a runtime that generates its lists before
-//              every struct-for, as upstream's runtime does). Counters: listgen_share (ours),
-//              vs_upstream = upstream-equivalent time / ours.
-//   BM_Particles  a particle-to-grid frame (see there) against a dense array and an
-//              upstream-equivalent frame: vs_dense = our frame / the dense one's, vs_upstream.
-//   BM_FillClear  activate every block and write x (fill), then deactivate every block and
-//              collect (clear + GC). Counter: clear_gc_over_fill (upstream's users measured
-//              about 28, taichi-dev/taichi #333).
+//              with upstream's struct-for (which generates its lists before every struct-for)
+//              and, native only, with this runtime with reuse_struct_for_lists off. Counters:
+//              listgen_share (native), vs_upstream, vs_regenerated_lists = reuse off / ours.
+//   BM_Particles  a particle-to-grid frame (see there) against a dense array (vs_dense = our
+//              frame / the dense one's), upstream's frame (vs_upstream) and this runtime with
+//              a per-cell host visitor and lists regenerated (vs_per_cell_visitor).
+//   BM_FillClear  activate every block and write x[I] = I by runs, as the Python row's
+//              fill_index does (fill), then deactivate every block and collect (clear + GC).
+//              Counter: clear_gc_over_fill.
 //   BM_ManySNodesGc  garbage in 64 SNodes collected in one pass against one collection per
 //              SNode (see there): per_snode_over_pass.
-// Times are wall times (manual), medians over the iterations of a row.
+// "Upstream" is Taichi's CPU struct-for re-implemented in //benchmarks/baselines
+// (upstream_struct_for.h): clear_list and element_listgen_root / _nonroot for each level below
+// the root, then parallel_struct_for over the leaf's element list on upstream's thread pool, the
+// loop body a template functor inlined into the task; cells from UpstreamNodeManager.
+// Every side of a row runs once untimed before the timed iterations (JIT compilation, first
+// touch of memory), and what each baseline writes escapes (benchmark::DoNotOptimize /
+// ClobberMemory), so no compiler drops it. Times are wall times (manual), medians over the
+// iterations of a row.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -40,13 +50,21 @@
 
 #include "benchmark/benchmark.h"
 #include "benchmarks/baselines/paired_timing.h"
+#include "benchmarks/baselines/upstream_list_manager.h"
+#include "benchmarks/baselines/upstream_node_manager.h"
+#include "benchmarks/baselines/upstream_snodes.h"
+#include "benchmarks/baselines/upstream_struct_for.h"
+#include "benchmarks/baselines/upstream_thread_pool.h"
+#include "benchmarks/baselines/upstream_tree.h"
 #include "runtime/cpu/jit_backend.h"
 #include "runtime/sparse_runtime.h"
+#include "sparse_runtime/host_memory_pool.h"
 #include "sparse_runtime/snode_tree.h"
 
 namespace {
 
 using accelmem::baselines::Median;
+namespace up = accelmem::baselines;
 using accelmem::runtime::SparseRuntime;
 using accelmem::runtime::SparseRuntimeOptions;
 using accelmem::sparse_runtime::Axis;
@@ -164,11 +182,125 @@ struct Grid {
 
 constexpr size_t kActiveBytes = size_t{kBlocks} / 2 * kBlockCells * sizeof(float);
 
+// Upstream's tree root -> pointer(PointerAxes) -> dense(DenseAxes) of kCellBytes-byte cells, from
+// the baselines: the pointer's container and ambient element (UpstreamTree), its cells (each a
+// dense container) from an UpstreamNodeManager with upstream's chunk size (16 Ki cells, halved
+// until a chunk is at most 128 MiB), the three element lists, and a thread pool of `threads`
+// workers; all memory from one HostMemoryPool, as accelmem's runtime gets its memory.
+template <typename PointerAxes, typename DenseAxes, std::size_t kCellBytes>
+struct UpstreamGrid {
+  using PointerS = up::UpstreamPointerSNode<PointerAxes>;
+  using DenseS = up::UpstreamDenseSNode<DenseAxes, kCellBytes>;
+  static constexpr int64_t kNumBlocks = PointerAxes::kNumElements;
+  static constexpr int64_t kNumCells = DenseAxes::kNumElements;
+  static constexpr std::size_t kBlockBytes = kCellBytes * static_cast<std::size_t>(kNumCells);
+
+  static int32_t ChunkElements() {
+    int32_t n = up::UpstreamNodeManager::kRuntimeChunkNumElements;
+    while (n > 1 && static_cast<uint64_t>(n) * kBlockBytes > (uint64_t{128} << 20)) n /= 2;
+    return n;
+  }
+
+  explicit UpstreamGrid(int num_threads)
+      : tree(kBlockBytes, kNumBlocks, up::UpstreamPointerContainerBytes(kNumBlocks), 0),
+        pool(num_threads),
+        threads(num_threads) {
+    const up::UpstreamAllocator allocator{
+        &accelmem::sparse_runtime::HostMemoryPool::AllocateCallback, &tree.pool};
+    nm = std::make_unique<up::UpstreamNodeManager>(kBlockBytes, ChunkElements(), allocator);
+    tree.rt->node_allocators[0] = nm.get();
+    root_list.reset(up::NewUpstreamElementList(allocator));
+    pointer_list.reset(up::NewUpstreamElementList(allocator));
+    dense_list.reset(up::NewUpstreamElementList(allocator));
+    pointer.ambient = tree.ambient();
+    up::UpstreamInitRootList(root_list.get(), root());
+  }
+  up::Ptr root() const { return tree.node; }  // the root cell: the pointer's container
+  void Activate(int32_t b) { PointerS::Inlined::activate(root(), b, nm.get()); }
+  void Deactivate(int32_t b) { up::UpstreamPointer_deactivate(tree.m(), root(), b); }
+  up::Ptr Block(int32_t b) const { return pointer.lookup_element(root(), b); }
+
+  // One struct-for over the dense leaf: the clear_list and listgen tasks of the two levels, then
+  // the parallel struct-for; task(element, lower, upper, thread) is the compiled body.
+  template <typename Task>
+  void StructFor(const Task& task) {
+    const auto a = Clock::now();
+    pointer_list->clear();
+    up::UpstreamElementListgenRoot(up::UpstreamRootSNode{}, *root_list, pointer,
+                                   pointer_list.get());
+    dense_list->clear();
+    up::UpstreamElementListgenNonroot(pointer, *pointer_list, DenseS{}, dense_list.get());
+    listgen_seconds += Seconds(a, Clock::now());
+    up::UpstreamParallelStructFor(&pool, threads, *dense_list,
+                                  up::UpstreamStructForShapeOf(kNumCells, kNumBlocks), task);
+  }
+  // The same with body(cell, coordinates) for every cell (UpstreamStructForCells).
+  template <typename Body>
+  void StructForCells(const Body& body) {
+    const DenseS leaf;
+    StructFor([&](const up::UpstreamElement& e, int32_t lower, int32_t upper, int) {
+      up::UpstreamStructForCells(leaf, e, lower, upper, body);
+    });
+  }
+
+  up::UpstreamTree tree;
+  std::unique_ptr<up::UpstreamNodeManager> nm;
+  std::unique_ptr<up::UpstreamListManager> root_list, pointer_list, dense_list;
+  up::UpstreamThreadPool pool;
+  int threads;
+  PointerS pointer;
+  double listgen_seconds = 0;  // spent in clear_list + listgen so far
+};
+
+// The copy grid on upstream's runtime: the same active blocks, x[I] = I (by a struct-for).
+struct UpstreamCopyGrid {
+  UpstreamGrid<up::UpstreamAxes<kBlocks>, up::UpstreamAxes<kBlockCells>, 2 * sizeof(float)> grid;
+
+  explicit UpstreamCopyGrid(int threads) : grid(threads) {
+    for (int b : ActiveBlocks()) grid.Activate(b);
+    grid.StructForCells([](up::Ptr cell, const up::UpstreamPhysicalCoordinates& coord) {
+      reinterpret_cast<float*>(cell)[0] = static_cast<float>(coord.val[0]);
+    });
+  }
+  // y[I] = x[I]: y is the cell's second float.
+  void CopyXToY() {
+    grid.StructForCells([](up::Ptr cell, const up::UpstreamPhysicalCoordinates&) {
+      float* v = reinterpret_cast<float*>(cell);
+      v[1] = v[0];
+    });
+    benchmark::ClobberMemory();
+  }
+  // y at the first and last active cell (a check that the copy ran).
+  bool Copied() const {
+    const std::vector<int> blocks = ActiveBlocks();
+    for (int b : {blocks.front(), blocks.back()}) {
+      const float* v = reinterpret_cast<const float*>(grid.Block(b));
+      const int c = kBlockCells - 1;
+      if (v[2 * c + 1] != static_cast<float>(b * kBlockCells + c)) return false;
+    }
+    return true;
+  }
+};
+
 void BM_Copy(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
-  Grid grid(threads, /*reuse_lists=*/true, /*jit=*/state.range(1) != 0);
+  const bool jit = state.range(1) != 0;
+  Grid grid(threads, /*reuse_lists=*/true, jit);
+  UpstreamCopyGrid upstream(threads);
   std::vector<float> src(kActiveBytes / sizeof(float), 1.0f), dst(src.size(), 0.0f);
-  std::vector<double> loop, listgen, whole, memcpy_s;
+  auto copy_bytes = [&] {
+    std::memcpy(dst.data(), src.data(), kActiveBytes);
+    // dst escapes: without it clang drops the memcpy (dst is never read).
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  };
+  // Untimed: JIT compilation, first touch of every buffer.
+  grid.Touch();
+  grid.CopyXToY();
+  copy_bytes();
+  upstream.CopyXToY();
+  if (!upstream.Copied()) std::abort();
+  std::vector<double> loop, listgen, whole, memcpy_s, upstream_s, upstream_listgen;
   int64_t n = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -176,21 +308,28 @@ void BM_Copy(benchmark::State& state) {
     if (++n % 64 == 0) Check(grid.rt->CollectGarbage());
     state.ResumeTiming();
     const double lists_before = grid.rt->list_generation_seconds();
+    const double upstream_lists_before = upstream.grid.listgen_seconds;
     const auto a = Clock::now();
     grid.CopyXToY();
     const auto b = Clock::now();
     const double lists = grid.rt->list_generation_seconds() - lists_before;
-    std::memcpy(dst.data(), src.data(), kActiveBytes);
-    benchmark::ClobberMemory();
+    copy_bytes();
     const auto c = Clock::now();
+    upstream.CopyXToY();
+    const auto d = Clock::now();
     whole.push_back(Seconds(a, b));
     listgen.push_back(lists);
     loop.push_back(Seconds(a, b) - lists);
     memcpy_s.push_back(Seconds(b, c));
+    upstream_s.push_back(Seconds(c, d));
+    upstream_listgen.push_back(upstream.grid.listgen_seconds - upstream_lists_before);
     state.SetIterationTime(Seconds(a, b));
   }
   state.counters["vs_memcpy"] = Median(memcpy_s) / Median(loop);
-  state.counters["listgen_share"] = Median(listgen) / Median(whole);
+  // The JIT backend makes no lists: its share would be 0 by construction.
+  if (!jit) state.counters["listgen_share"] = Median(listgen) / Median(whole);
+  state.counters["vs_upstream"] = Median(upstream_s) / Median(whole);
+  state.counters["upstream_listgen_share"] = Median(upstream_listgen) / Median(upstream_s);
   state.counters["loop_GBps"] = 1e-9 * kActiveBytes / Median(loop);
   state.counters["memcpy_GBps"] = 1e-9 * kActiveBytes / Median(memcpy_s);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kActiveBytes));
@@ -206,6 +345,8 @@ BENCHMARK(BM_Copy)
 void BM_CopyPerCell(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   Grid grid(threads, /*reuse_lists=*/true, /*jit=*/state.range(1) != 0);
+  grid.CopyXToYPerCell(threads);  // untimed: compilation, lists
+  grid.CopyXToY();
   std::vector<double> runs, cells;
   for (auto _ : state) {
     const auto a = Clock::now();
@@ -230,24 +371,38 @@ void BM_Repeat(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const bool jit = state.range(1) != 0;
   Grid ours(threads, /*reuse_lists=*/true, jit);
-  Grid upstream(threads, /*reuse_lists=*/false, jit);
-  ours.CopyXToY();  // the lists exist
-  std::vector<double> listgen, whole, upstream_s;
+  UpstreamCopyGrid upstream(threads);
+  // This runtime generating its lists before every struct-for (native only: the JIT has none).
+  std::unique_ptr<Grid> regenerated;
+  if (!jit) regenerated = std::make_unique<Grid>(threads, /*reuse_lists=*/false, jit);
+  ours.CopyXToY();  // untimed: the lists exist, JIT compilation
+  upstream.CopyXToY();
+  if (regenerated) regenerated->CopyXToY();
+  std::vector<double> listgen, whole, upstream_s, upstream_listgen, regenerated_s;
   for (auto _ : state) {
     const double lists_before = ours.rt->list_generation_seconds();
+    const double upstream_lists_before = upstream.grid.listgen_seconds;
     const auto a = Clock::now();
     ours.CopyXToY();
     const auto b = Clock::now();
     const double lists = ours.rt->list_generation_seconds() - lists_before;
     upstream.CopyXToY();
     const auto c = Clock::now();
+    if (regenerated) regenerated->CopyXToY();
+    const auto d = Clock::now();
     whole.push_back(Seconds(a, b));
     listgen.push_back(lists);
     upstream_s.push_back(Seconds(b, c));
+    upstream_listgen.push_back(upstream.grid.listgen_seconds - upstream_lists_before);
+    regenerated_s.push_back(Seconds(c, d));
     state.SetIterationTime(Seconds(a, b));
   }
-  state.counters["listgen_share"] = Median(listgen) / Median(whole);
+  if (!jit) {
+    state.counters["listgen_share"] = Median(listgen) / Median(whole);
+    state.counters["vs_regenerated_lists"] = Median(regenerated_s) / Median(whole);
+  }
   state.counters["vs_upstream"] = Median(upstream_s) / Median(whole);
+  state.counters["upstream_listgen_share"] = Median(upstream_listgen) / Median(upstream_s);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kActiveBytes));
 }
 BENCHMARK(BM_Repeat)
@@ -256,15 +411,39 @@ BENCHMARK(BM_Repeat)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
+// m = m / (1 + m) over n contiguous cells: whole groups of 8 cells (vectorized at -O2, like the
+// dense baseline's loop), then the rest. The same loop for every side that has contiguous cells.
+inline void NormaliseContiguous(float* f, int32_t n) {
+  int32_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    for (int32_t j = 0; j < 8; ++j) f[k + j] = f[k + j] / (1.0f + f[k + j]);
+  }
+  for (; k < n; ++k) f[k] = f[k] / (1.0f + f[k]);
+}
+
+// Aborts unless cell(x, y) equals the dense baseline's value at the first 4,096 particles.
+template <typename Cell>
+void VerifyParticles(const std::vector<int32_t>& px, const std::vector<int32_t>& py,
+                     const std::vector<float>& expect, const Cell& cell) {
+  constexpr size_t kSide = 4096;
+  for (size_t p = 0; p < 4096; ++p) {
+    const uint32_t x = static_cast<uint32_t>(px[p]), y = static_cast<uint32_t>(py[p]);
+    if (cell(x, y) != expect[x * kSide + y]) {
+      std::fprintf(stderr, "particle frame: m[%u, %u] differs from the dense array's\n", x, y);
+      std::abort();
+    }
+  }
+}
+
 // A particle-to-grid frame on a 4096^2 domain: pointer(64 x 64 blocks) -> dense(64 x 64) of f32
 // m. Each frame: activate the blocks the 2^20 particles (fixed random positions) fall in,
 // scatter-add 1 per particle into its cell (through the cells' addresses, as a kernel would: a
 // run visit gives each block's first cell), normalise every active cell (m / (1 + m)) by a
 // struct-for, deactivate every block and collect. Interleaved in the same row: the dense
-// baseline (a 4096^2 array: clear, scatter-add, normalise every cell) and the upstream-equivalent
-// frame (a runtime that generates lists before every struct-for and visits cell by cell). With
-// two threads, both scatter (and the dense array also clears and normalises) on two threads, each
-// its half of the rows.
+// baseline (a 4096^2 array: clear, scatter-add, normalise every cell), upstream's frame
+// (UpstreamParticleGrid) and this runtime visiting cell by cell with lists regenerated before
+// every struct-for (per_cell_visitor). With two threads, each side scatters (and the dense array
+// also clears and normalises) on two threads, each its half of the rows.
 struct ParticleGrid {
   static constexpr int kSide = 4096;
   static constexpr int kBlock = 64;
@@ -274,11 +453,11 @@ struct ParticleGrid {
   const SNode* m = nullptr;
   const SNode* blocks = nullptr;
   int threads = 1;
-  bool upstream = false;
+  bool per_cell = false;
   std::vector<float*> base;  // per block: its cell (0, 0), while active
 
-  ParticleGrid(int num_threads, bool upstream_equivalent, bool jit)
-      : threads(num_threads), upstream(upstream_equivalent) {
+  ParticleGrid(int num_threads, bool per_cell_visitor, bool jit)
+      : threads(num_threads), per_cell(per_cell_visitor) {
     const Axis i(0), j(1);
     SNode& pointer = tree.root().pointer({i, j}, {kBlocksPerSide, kBlocksPerSide});
     pointer.dense({i, j}, {kBlock, kBlock}).place<float>("m");
@@ -288,14 +467,16 @@ struct ParticleGrid {
     SparseRuntimeOptions options;
     options.num_threads = threads;
     options.auto_collect = false;
-    options.reuse_struct_for_lists = !upstream;
+    options.reuse_struct_for_lists = !per_cell;
     if (jit) options.kernel_backend = accelmem::runtime::cpu::JitBackend::Factory();
     rt = Check(SparseRuntime::Create(tree, options));
     base.assign(kBlocksPerSide * kBlocksPerSide, nullptr);
   }
 
+  // expect: if given, the dense baseline's array after its frame, which the first particles'
+  // cells must match after the normalisation.
   void Frame(const std::vector<int32_t>& px, const std::vector<int32_t>& py,
-             const std::vector<int32_t>& touched) {
+             const std::vector<int32_t>& touched, const std::vector<float>* expect = nullptr) {
     for (int32_t b : touched)
       Check(rt->Activate(*blocks, {b / kBlocksPerSide, b % kBlocksPerSide}));
     // Each active block's first cell (cells of a block are row-major, 64 floats a row).
@@ -304,7 +485,7 @@ struct ParticleGrid {
         base[(first[0] / kBlock) * kBlocksPerSide + first[1] / kBlock] = static_cast<float*>(cell);
       }
     };
-    if (upstream) {
+    if (per_cell) {
       Check(rt->ParallelStructFor(
           *m, [&](absl::Span<const int32_t> idx, void* v, int) { record(idx, v); }));
     } else {
@@ -322,7 +503,7 @@ struct ParticleGrid {
         b[(x % kBlock) * kBlock + y % kBlock] += 1.0f;
       }
     });
-    if (upstream) {
+    if (per_cell) {
       Check(rt->ParallelStructFor(*m, [](absl::Span<const int32_t>, void* v, int) {
         float* f = static_cast<float*>(v);
         *f = *f / (1.0f + *f);
@@ -332,23 +513,72 @@ struct ParticleGrid {
           *m, [](absl::Span<const int32_t>, void* v, int32_t n, uint64_t stride, int) {
             float* f = static_cast<float*>(v);
             if (stride == sizeof(float)) {
-              // Contiguous, as a kernel compiled for this layout knows: whole groups of 8 cells
-              // (vectorized at -O2, like the dense baseline's loop), then the rest.
-              int32_t k = 0;
-              for (; k + 8 <= n; k += 8) {
-                for (int32_t j = 0; j < 8; ++j) f[k + j] = f[k + j] / (1.0f + f[k + j]);
-              }
-              for (; k < n; ++k) f[k] = f[k] / (1.0f + f[k]);
+              // Contiguous, as a kernel compiled for this layout knows.
+              NormaliseContiguous(f, n);
               return;
             }
             const int64_t s = static_cast<int64_t>(stride / sizeof(float));
             for (int32_t k = 0; k < n; ++k) f[k * s] = f[k * s] / (1.0f + f[k * s]);
           }));
     }
+    if (expect != nullptr) {
+      VerifyParticles(px, py, *expect, [&](uint32_t x, uint32_t y) {
+        return base[(x / kBlock) * kBlocksPerSide + y / kBlock][(x % kBlock) * kBlock + y % kBlock];
+      });
+    }
     for (int32_t b : touched) {
       Check(rt->Deactivate(*blocks, {b / kBlocksPerSide, b % kBlocksPerSide}));
     }
     Check(rt->CollectGarbage());
+  }
+};
+
+// The same frame as upstream's compiled kernels run it: the scatter as a kernel's m[x, y] += 1
+// (the pointer level's activation test and lookup inlined, then the dense cell's offset; each
+// thread its slice of rows, as ours, so that the scatters differ only in how the cell is found),
+// which activates the blocks; the normalisation as upstream's struct-for (lists generated, the
+// body inlined over each task's contiguous cells); Pointer_deactivate of every touched block
+// (the recycle's linear ptr2index scan); the serial GC (gc_serial: zero every recycled block).
+struct UpstreamParticleGrid {
+  static constexpr int kSide = ParticleGrid::kSide;
+  static constexpr int kBlock = ParticleGrid::kBlock;
+  static constexpr int kBlocksPerSide = ParticleGrid::kBlocksPerSide;
+  using Tree = UpstreamGrid<up::UpstreamAxes<kBlocksPerSide, kBlocksPerSide>,
+                            up::UpstreamAxes<kBlock, kBlock>, sizeof(float)>;
+  Tree grid;
+  int threads;
+
+  explicit UpstreamParticleGrid(int num_threads) : grid(num_threads), threads(num_threads) {}
+
+  void Frame(const std::vector<int32_t>& px, const std::vector<int32_t>& py,
+             const std::vector<int32_t>& touched, const std::vector<float>* expect = nullptr) {
+    const up::Ptr root = grid.root();
+    up::UpstreamNodeManager* nm = grid.nm.get();
+    const Tree::PointerS pointer = grid.pointer;
+    OnThreads(threads, [&](int t) {
+      const int32_t lo = kSide * t / threads, hi = kSide * (t + 1) / threads;
+      for (size_t p = 0; p < px.size(); ++p) {
+        if (px[p] < lo || px[p] >= hi) continue;
+        const uint32_t x = static_cast<uint32_t>(px[p]), y = static_cast<uint32_t>(py[p]);
+        const int32_t b = static_cast<int32_t>((x / kBlock) * kBlocksPerSide + y / kBlock);
+        Tree::PointerS::Inlined::activate(root, b, nm);
+        float* block = reinterpret_cast<float*>(pointer.lookup_element(root, b));
+        block[(x % kBlock) * kBlock + y % kBlock] += 1.0f;
+      }
+    });
+    grid.StructFor([](const up::UpstreamElement& e, int32_t lower, int32_t upper, int) {
+      NormaliseContiguous(reinterpret_cast<float*>(Tree::DenseS::lookup_element(e.element, lower)),
+                          upper - lower);
+    });
+    benchmark::ClobberMemory();
+    if (expect != nullptr) {
+      VerifyParticles(px, py, *expect, [&](uint32_t x, uint32_t y) {
+        const int32_t b = static_cast<int32_t>((x / kBlock) * kBlocksPerSide + y / kBlock);
+        return reinterpret_cast<const float*>(grid.Block(b))[(x % kBlock) * kBlock + y % kBlock];
+      });
+    }
+    for (int32_t b : touched) grid.Deactivate(b);
+    grid.nm->gc_serial();
   }
 };
 
@@ -371,14 +601,12 @@ void BM_Particles(benchmark::State& state) {
     seen[b] = 1;
   }
   const bool jit = state.range(1) != 0;
-  ParticleGrid ours(threads, false, jit), upstream(threads, true, jit);
+  ParticleGrid ours(threads, /*per_cell_visitor=*/false, jit);
+  ParticleGrid per_cell(threads, /*per_cell_visitor=*/true, jit);
+  UpstreamParticleGrid upstream(threads);
   std::vector<float> dense(static_cast<size_t>(kSide) * kSide);
-  std::vector<double> ours_s, upstream_s, dense_s;
-  for (auto _ : state) {
-    const auto a = Clock::now();
-    ours.Frame(px, py, touched);
-    const auto b = Clock::now();
-    // Thread t clears, scatters into and normalises its slice of rows.
+  // Thread t clears, scatters into and normalises its slice of rows.
+  auto dense_frame = [&] {
     OnThreads(threads, [&](int t) {
       const int32_t lo = kSide * t / threads, hi = kSide * (t + 1) / threads;
       float* rows = dense.data() + static_cast<size_t>(lo) * kSide;
@@ -390,24 +618,60 @@ void BM_Particles(benchmark::State& state) {
       for (size_t k = 0; k < n; ++k) rows[k] = rows[k] / (1.0f + rows[k]);
     });
     benchmark::DoNotOptimize(dense.data());
+    benchmark::ClobberMemory();
+  };
+  // Untimed: JIT compilation, first touch of every side's memory, and a check of each side
+  // against the dense array.
+  dense_frame();
+  ours.Frame(px, py, touched, &dense);
+  upstream.Frame(px, py, touched, &dense);
+  per_cell.Frame(px, py, touched, &dense);
+  std::vector<double> ours_s, upstream_s, dense_s, per_cell_s;
+  for (auto _ : state) {
+    const auto a = Clock::now();
+    ours.Frame(px, py, touched);
+    const auto b = Clock::now();
+    dense_frame();
     const auto c = Clock::now();
     upstream.Frame(px, py, touched);
     const auto d = Clock::now();
+    per_cell.Frame(px, py, touched);
+    const auto e = Clock::now();
     ours_s.push_back(Seconds(a, b));
     dense_s.push_back(Seconds(b, c));
     upstream_s.push_back(Seconds(c, d));
+    per_cell_s.push_back(Seconds(d, e));
     state.SetIterationTime(Seconds(a, b));
   }
   state.counters["vs_dense"] = Median(ours_s) / Median(dense_s);
   state.counters["vs_upstream"] = Median(upstream_s) / Median(ours_s);
+  state.counters["vs_per_cell_visitor"] = Median(per_cell_s) / Median(ours_s);
   state.counters["frame_ms"] = 1e3 * Median(ours_s);
   state.counters["dense_ms"] = 1e3 * Median(dense_s);
+  state.counters["upstream_ms"] = 1e3 * Median(upstream_s);
 }
 BENCHMARK(BM_Particles)
     ->ArgsProduct({{1, 2}, {0, 1}})
     ->ArgNames({"threads", "jit"})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
+
+// x[I] = I[0] * scale + offset over a 1-D place alone in its dense cell, by runs: the loop of
+// accelmem.sparse's Runtime.fill_index (FillIndex / FillRun in python/ext/sparse_struct_for_ops.cc,
+// built only into the Python extension, so repeated here) where the index steps every cell:
+// each value computed in double and converted, written through the run's stride.
+void FillIndexByRuns(SparseRuntime* rt, const SNode& place, double scale, double offset) {
+  Check(rt->ParallelStructForRuns(
+      place, [scale, offset](absl::Span<const int32_t> first_index, void* first, int32_t count,
+                             uint64_t stride, int) {
+        char* cell = static_cast<char*>(first);
+        const int64_t c0 = first_index[0];
+        for (int32_t k = 0; k < count; ++k, cell += stride) {
+          const float v = static_cast<float>(static_cast<double>(c0 + k) * scale + offset);
+          std::memcpy(cell, &v, sizeof(float));
+        }
+      }));
+}
 
 void BM_FillClear(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
@@ -422,30 +686,39 @@ void BM_FillClear(benchmark::State& state) {
   options.auto_collect = false;
   if (state.range(1) != 0) options.kernel_backend = accelmem::runtime::cpu::JitBackend::Factory();
   auto rt = Check(SparseRuntime::Create(tree, options));
-  std::vector<double> fill, clear;
-  for (auto _ : state) {
-    const auto a = Clock::now();
+  // Run-time values, as the Python call passes them (volatile reads: the compiler cannot fold
+  // them; libbenchmark 1.7.1's DoNotOptimize on a double ("+m,r") garbles it with gcc 12).
+  volatile double scale_in = 1.0, offset_in = 0.0;
+  const double scale = scale_in, offset = offset_in;
+  auto fill = [&] {
     for (int b = 0; b < kBlocks / 4; ++b) Check(rt->Activate(pointer, {b}));
-    if (threads <= 1) {
-      Check(rt->StructFor(x, [](absl::Span<const int32_t> idx, void* v) {
-        *static_cast<float*>(v) = static_cast<float>(idx[0]);
-      }));
-    } else {
-      Check(rt->ParallelStructFor(x, [](absl::Span<const int32_t> idx, void* v, int) {
-        *static_cast<float*>(v) = static_cast<float>(idx[0]);
-      }));
-    }
-    const auto b = Clock::now();
+    FillIndexByRuns(rt.get(), x, scale, offset);
+  };
+  auto clear = [&] {
     for (int blk = 0; blk < kBlocks / 4; ++blk) Check(rt->Deactivate(pointer, {blk}));
     Check(rt->CollectGarbage());
+  };
+  fill();  // untimed: JIT compilation, first touch of the cells
+  const float got = Check(rt->Read<float>(x, {kBlockCells + 3}));
+  if (got != static_cast<float>(kBlockCells + 3)) {
+    std::fprintf(stderr, "fill_index wrote %g at %d\n", got, kBlockCells + 3);
+    std::abort();
+  }
+  clear();
+  std::vector<double> fill_s, clear_s;
+  for (auto _ : state) {
+    const auto a = Clock::now();
+    fill();
+    const auto b = Clock::now();
+    clear();
     const auto c = Clock::now();
-    fill.push_back(Seconds(a, b));
-    clear.push_back(Seconds(b, c));
+    fill_s.push_back(Seconds(a, b));
+    clear_s.push_back(Seconds(b, c));
     state.SetIterationTime(Seconds(a, c));
   }
-  state.counters["clear_gc_over_fill"] = Median(clear) / Median(fill);
-  state.counters["fill_ms"] = 1e3 * Median(fill);
-  state.counters["clear_gc_ms"] = 1e3 * Median(clear);
+  state.counters["clear_gc_over_fill"] = Median(clear_s) / Median(fill_s);
+  state.counters["fill_ms"] = 1e3 * Median(fill_s);
+  state.counters["clear_gc_ms"] = 1e3 * Median(clear_s);
 }
 BENCHMARK(BM_FillClear)
     ->ArgsProduct({{1, 2}, {0, 1}})
@@ -488,6 +761,13 @@ void BM_ManySNodesGc(benchmark::State& state) {
       for (int b = 0; b < kBlocksPer; b += 2) Check(rt->Deactivate(*p, {b}));
     }
   };
+  // Untimed: the first collection of each runtime (its first garbage, its first GC scratch).
+  for (SparseRuntime* rt : {pass.get(), per_snode.get()}) {
+    dirty(rt);
+    Check(rt->CollectGarbage());
+  }
+  const int64_t pass_passes_before = pass->num_gc_passes();
+  const int64_t per_snode_passes_before = per_snode->num_gc_passes();
   std::vector<double> pass_s, per_snode_s;
   int64_t round = 0;
   for (auto _ : state) {
@@ -510,9 +790,11 @@ void BM_ManySNodesGc(benchmark::State& state) {
   state.counters["pass_ms"] = 1e3 * Median(pass_s);
   state.counters["per_snode_ms"] = 1e3 * Median(per_snode_s);
   state.counters["passes_per_gc"] =
-      static_cast<double>(pass->num_gc_passes()) / static_cast<double>(state.iterations());
+      static_cast<double>(pass->num_gc_passes() - pass_passes_before) /
+      static_cast<double>(state.iterations());
   state.counters["per_snode_passes_per_gc"] =
-      static_cast<double>(per_snode->num_gc_passes()) / static_cast<double>(state.iterations());
+      static_cast<double>(per_snode->num_gc_passes() - per_snode_passes_before) /
+      static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_ManySNodesGc)
     ->ArgsProduct({{1, 2}, {16, 256}})

@@ -1,14 +1,22 @@
 // Tests that the upstream baselines behave as upstream's runtime does: which cell each allocation
-// gets, the order of recycling and reuse, and the addresses lookups return.
+// gets, the order of recycling and reuse, the addresses lookups return, and which cells a
+// struct-for over regenerated lists visits.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "benchmarks/baselines/upstream_gc.h"
 #include "benchmarks/baselines/upstream_list_manager.h"
 #include "benchmarks/baselines/upstream_node_manager.h"
 #include "benchmarks/baselines/upstream_snodes.h"
+#include "benchmarks/baselines/upstream_struct_for.h"
+#include "benchmarks/baselines/upstream_thread_pool.h"
 #include "gtest/gtest.h"
 
 namespace accelmem {
@@ -266,6 +274,175 @@ TEST(UpstreamSnodesTest, DynamicAppendWalksTheChunkList) {
   EXPECT_EQ(dyn.ptr, nullptr);
   ASSERT_EQ(nm.recycled_list->size(), 3);
   for (int32_t c = 0; c < 3; ++c) EXPECT_EQ(nm.recycled_list->get<int32_t>(c), c);
+}
+
+// Every task id of a launch runs once, on any number of workers, launch after launch.
+TEST(UpstreamThreadPoolTest, RunsEveryTaskOnce) {
+  UpstreamThreadPool pool(3);
+  for (int threads : {1, 2, 3, 5}) {
+    for (int splits : {0, 1, 7, 1000}) {
+      std::vector<int> hits(static_cast<size_t>(splits), 0);
+      std::mutex mu;
+      struct Ctx {
+        std::vector<int>* hits;
+        std::mutex* mu;
+      } ctx{&hits, &mu};
+      pool.Run(splits, threads, &ctx, [](void* p, int thread_id, int i) {
+        Ctx& c = *static_cast<Ctx*>(p);
+        std::lock_guard<std::mutex> lock(*c.mu);
+        ++(*c.hits)[static_cast<size_t>(i)];
+        EXPECT_GE(thread_id, 0);
+        EXPECT_LT(thread_id, 3);
+      });
+      EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), splits) << threads << " " << splits;
+    }
+  }
+}
+
+// Visited cells: (index 0, index 1, address).
+using Cell = std::tuple<int32_t, int32_t, Ptr>;
+using CellSet = std::set<Cell>;
+using CellList = std::vector<Cell>;
+
+// A two-level tree root -> pointer(P0 x P1) -> dense(D0 x D1) of 4-byte cells (a pointer cell
+// holds the dense container), pointer cells from an UpstreamNodeManager; some pointer cells
+// active (a fixed random choice).
+template <int32_t P0, int32_t P1, int32_t D0, int32_t D1>
+struct ListgenFixture {
+  using PointerS = UpstreamPointerSNode<UpstreamAxes<P0, P1>>;
+  using DenseS = UpstreamDenseSNode<UpstreamAxes<D0, D1>, 4>;
+  static constexpr int64_t kBlocks = int64_t{P0} * P1;
+  static constexpr int64_t kCells = int64_t{D0} * D1;
+
+  explicit ListgenFixture(double active_fraction)
+      : nm(4 * kCells, 16),
+        container(2 * kBlocks, 0),
+        root_list(NewUpstreamElementList()),
+        pointer_list(NewUpstreamElementList()),
+        dense_list(NewUpstreamElementList()) {
+    pointer.ambient = ambient;
+    std::mt19937 rng(11);
+    for (int32_t b = 0; b < kBlocks; ++b) {
+      if (std::uniform_real_distribution<double>(0, 1)(rng) < active_fraction) {
+        PointerS::Inlined::activate(root(), b, &nm);
+        active.push_back(b);
+      }
+    }
+    UpstreamInitRootList(root_list.get(), root());
+  }
+  Ptr root() { return reinterpret_cast<Ptr>(container.data()); }  // the pointer at offset 0
+  // clear_list + listgen for each SNode below the root, as before every struct-for.
+  void Listgen() {
+    pointer_list->clear();
+    UpstreamElementListgenRoot(UpstreamRootSNode{}, *root_list, pointer, pointer_list.get());
+    dense_list->clear();
+    UpstreamElementListgenNonroot(pointer, *pointer_list, DenseS{}, dense_list.get());
+  }
+  // The model: (i, j, address) of every cell of every active block.
+  CellSet Model() {
+    CellSet cells;
+    for (int32_t b : active) {
+      Ptr block = Block(b);
+      for (int32_t c = 0; c < kCells; ++c) {
+        cells.emplace((b / P1) * D0 + c / D1, (b % P1) * D1 + c % D1, block + 4 * c);
+      }
+    }
+    return cells;
+  }
+  Ptr Block(int32_t b) {
+    return reinterpret_cast<Ptr>(container[static_cast<size_t>(kBlocks + b)]);
+  }
+  // Pointer_deactivate: recycle the block, null its slot.
+  void Deactivate(int32_t b) {
+    nm.recycle(Block(b));
+    container[static_cast<size_t>(kBlocks + b)] = 0;
+  }
+  // The cells a struct-for visits on `threads` workers, with how often each is visited.
+  CellList Visit(UpstreamThreadPool* pool, int threads) {
+    std::vector<CellList> seen(static_cast<size_t>(pool->max_num_threads()));
+    const DenseS leaf;
+    UpstreamParallelStructFor(
+        pool, threads, *dense_list, UpstreamStructForShapeOf(kCells, kBlocks),
+        [&](const UpstreamElement& e, int32_t lower, int32_t upper, int thread_id) {
+          UpstreamStructForCells(
+              leaf, e, lower, upper, [&](Ptr cell, const UpstreamPhysicalCoordinates& coord) {
+                seen[static_cast<size_t>(thread_id)].emplace_back(coord.val[0], coord.val[1], cell);
+              });
+        });
+    CellList all;
+    for (const auto& s : seen) all.insert(all.end(), s.begin(), s.end());
+    std::sort(all.begin(), all.end());
+    return all;
+  }
+
+  UpstreamNodeManager nm;
+  std::vector<uint64_t> container;  // kBlocks lock words, then kBlocks pointers
+  uint8_t ambient[4 * kCells] = {};
+  PointerS pointer;
+  std::unique_ptr<UpstreamListManager> root_list, pointer_list, dense_list;
+  std::vector<int32_t> active;
+};
+
+// 64 x 40 blocks of 4 x 4 cells: the root's listgen cuts the 2,560 pointer cells into elements
+// of 1,024, 1,024 and 512; the nonroot listgen appends one element per active block, in block
+// order, with the block's coordinates; the struct-for visits exactly the active cells, each once,
+// at the dense container's addresses, on one and on two workers, and again after a change.
+TEST(UpstreamStructForTest, VisitsExactlyTheActiveCells2D) {
+  using F = ListgenFixture<64, 40, 4, 4>;
+  F f(0.3);
+  f.Listgen();
+  ASSERT_EQ(f.pointer_list->size(), 3);
+  EXPECT_EQ(f.pointer_list->get<UpstreamElement>(2).loop_bounds[0], 2048);
+  EXPECT_EQ(f.pointer_list->get<UpstreamElement>(2).loop_bounds[1], 2560);
+  ASSERT_EQ(f.dense_list->size(), static_cast<int32_t>(f.active.size()));
+  for (size_t k = 0; k < f.active.size(); ++k) {
+    const UpstreamElement& e = f.dense_list->get<UpstreamElement>(static_cast<int32_t>(k));
+    EXPECT_EQ(e.element, f.Block(f.active[k]));
+    EXPECT_EQ(e.pcoord.val[0], f.active[k] / 40);
+    EXPECT_EQ(e.pcoord.val[1], f.active[k] % 40);
+    EXPECT_EQ(e.loop_bounds[1], 16);
+  }
+  UpstreamThreadPool pool(2);
+  for (int threads : {1, 2}) {
+    const auto visited = f.Visit(&pool, threads);
+    const auto model = f.Model();
+    EXPECT_EQ(visited.size(), model.size()) << threads;  // each cell once
+    EXPECT_EQ(CellSet(visited.begin(), visited.end()), model);
+  }
+  // Deactivate a block, activate another: the regenerated lists follow.
+  f.Deactivate(f.active[0]);
+  f.active.erase(f.active.begin());
+  int32_t fresh = 0;
+  while (std::find(f.active.begin(), f.active.end(), fresh) != f.active.end()) ++fresh;
+  F::PointerS::Inlined::activate(f.root(), fresh, &f.nm);
+  f.active.push_back(fresh);
+  f.Listgen();
+  const auto visited = f.Visit(&pool, 2);
+  EXPECT_EQ(visited.size(), f.Model().size());
+  EXPECT_EQ(CellSet(visited.begin(), visited.end()), f.Model());
+}
+
+// 1-D: 200 blocks of 2,048 cells: each active block gives two list elements ([0, 1024) and
+// [1024, 2048)), each split into 8 tasks of 128 cells; the struct-for still visits each active
+// cell once, with its global index. No active block: nothing is visited.
+TEST(UpstreamStructForTest, VisitsExactlyTheActiveCells1DLongBlocks) {
+  using F = ListgenFixture<200, 1, 2048, 1>;
+  const UpstreamStructForShape shape = UpstreamStructForShapeOf(2048, 200);
+  EXPECT_EQ(shape.element_size, 1024);
+  EXPECT_EQ(shape.element_split, 8);
+  EXPECT_EQ(UpstreamStructForShapeOf(2048, 50).element_split, 21);  // block_dim 50: 1024 / 50
+  F f(0.5);
+  f.Listgen();
+  EXPECT_EQ(f.pointer_list->size(), 1);
+  ASSERT_EQ(f.dense_list->size(), 2 * static_cast<int32_t>(f.active.size()));
+  UpstreamThreadPool pool(2);
+  const auto visited = f.Visit(&pool, 2);
+  EXPECT_EQ(visited.size(), f.Model().size());
+  EXPECT_EQ(CellSet(visited.begin(), visited.end()), f.Model());
+  F none(0.0);
+  none.Listgen();
+  EXPECT_EQ(none.dense_list->size(), 0);
+  EXPECT_TRUE(none.Visit(&pool, 2).empty());
 }
 
 }  // namespace
