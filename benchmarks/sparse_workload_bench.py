@@ -22,7 +22,8 @@ Within a round the Python statistic is the C++ row's: the mean of the iterations
 their median for the counters. The ratio printed is the median of the rounds' ratios (each
 round's two times ran back to back, so load from other processes mostly cancels), with their
 range. Between timed calls Python copies memory (untimed) where the C++
-row runs its interleaved baseline (memcpy, an upstream-equivalent struct-for or frame), so both
+row runs its interleaved baseline (memcpy, the reproduction of upstream's struct-for, or the per-cell
+visitor frame), so both
 start with cold caches.
 """
 
