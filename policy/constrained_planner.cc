@@ -870,20 +870,6 @@ absl::Status Verify(const DsaProblem& problem, const ConstrainedResult& result,
 }
 }  // namespace
 
-const char* ConstrainedStatusName(ConstrainedStatus status) {
-  switch (status) {
-    case ConstrainedStatus::kOptimal:
-      return "optimal";
-    case ConstrainedStatus::kFeasible:
-      return "feasible";
-    case ConstrainedStatus::kInfeasible:
-      return "infeasible";
-    case ConstrainedStatus::kNoFitWithinBudget:
-      return "no_fit_within_budget";
-  }
-  return "unknown";
-}
-
 absl::StatusOr<ConstrainedResult> SolveConstrained(const DsaProblem& problem,
                                                    const ConstrainedOptions& options) {
   const std::vector<std::string> errors = ValidateDsaProblem(problem);

@@ -44,18 +44,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "policy/constrained_result.h"
 #include "policy/dsa_problem.h"
 
 namespace accelmem {
 namespace policy {
-
-enum class ConstrainedStatus {
-  kOptimal,            // The placement is optimal for the objective.
-  kFeasible,           // Fits; the lower bounds below are proven, the gap may be open.
-  kInfeasible,         // Proven: nothing fits. `reason` says why.
-  kNoFitWithinBudget,  // No placement found, and no proof that none exists.
-};
-const char* ConstrainedStatusName(ConstrainedStatus status);
 
 struct ConstrainedOptions {
   absl::Duration budget = absl::Milliseconds(100);  // Wall clock for the whole problem.
@@ -67,22 +60,6 @@ struct ConstrainedOptions {
   // Off: no branch and bound or local search; each pool gets the greedy placement and the
   // proven bounds (a fast answer with its gap, and a way to test the bounds on their own).
   bool search = true;
-};
-
-struct PoolResult {
-  uint32_t pool = 0;
-  std::string name;
-  ConstrainedStatus status = ConstrainedStatus::kNoFitWithinBudget;
-  uint64_t reuse_cost = 0;         // Of the placement (when one was found).
-  uint64_t reuse_lower_bound = 0;  // Proven.
-  uint64_t peak = 0;               // max(offset + size, reserved ends) in the pool.
-  uint64_t peak_lower_bound = 0;   // Proven (among placements of the least reuse cost).
-  uint64_t load = 0;               // Largest total (aligned) size live at one time, plus reserved.
-  int64_t load_time = 0;           // A time at which `load` is reached.
-  std::string reason;              // For kInfeasible / kNoFitWithinBudget: why, in words.
-  std::vector<uint32_t> relaxed_pipeline_groups;  // Groups whose depth was relaxed.
-  int64_t search_nodes = 0;
-  std::string method;  // "constrained" or "lifetime_planner:<mode>" for plain pools.
 };
 
 struct RelaxedAnswer;

@@ -19,7 +19,7 @@ namespace accelmem {
 namespace policy {
 namespace {
 
-namespace brute = policy_testing::brute;
+namespace brute = policy_testing;  // brute_force.h
 
 // The term values of the planner's result, in the objective's order.
 std::vector<uint64_t> Values(const DsaProblem& problem, const ConstrainedResult& result) {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "policy/constrained_planner.h"
+#include "policy/constrained_result.h"
 #include "policy/dsa_problem.h"
 
 namespace accelmem {

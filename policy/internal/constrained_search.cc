@@ -13,8 +13,6 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "policy/internal/constrained_pool_search.h"
-#include "policy/lifetime_planner.h"
-#include "policy/placement_checker.h"
 
 namespace accelmem {
 namespace policy {

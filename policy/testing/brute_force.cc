@@ -9,7 +9,6 @@
 
 namespace accelmem {
 namespace policy_testing {
-namespace brute {
 
 using policy::DsaAddressRange;
 using policy::DsaBuffer;
@@ -21,7 +20,7 @@ using policy::DsaPlacement;
 using policy::DsaPool;
 using policy::DsaProblem;
 
-const DsaBuffer& BufferById(const DsaProblem& p, uint32_t id) {
+static const DsaBuffer& BufferById(const DsaProblem& p, uint32_t id) {
   for (const DsaBuffer& b : p.buffers) {
     if (b.id == id) return b;
   }
@@ -29,7 +28,7 @@ const DsaBuffer& BufferById(const DsaProblem& p, uint32_t id) {
   std::abort();
 }
 
-bool PairIn(const std::vector<DsaPair>& pairs, uint32_t a, uint32_t b) {
+static bool PairIn(const std::vector<DsaPair>& pairs, uint32_t a, uint32_t b) {
   for (const DsaPair& x : pairs) {
     if ((x.first == a && x.second == b) || (x.first == b && x.second == a)) return true;
   }
@@ -54,7 +53,7 @@ std::map<uint32_t, uint32_t> ColocationLabels(const DsaProblem& p) {
   return label;
 }
 
-bool TemporalConflict(const DsaProblem& p, const DsaBuffer& a, const DsaBuffer& b) {
+static bool TemporalConflict(const DsaProblem& p, const DsaBuffer& a, const DsaBuffer& b) {
   if (PairIn(p.constraints.temporal_exclusions, a.id, b.id)) return false;
   for (const DsaInterval& x : a.live_intervals) {
     for (const DsaInterval& y : b.live_intervals) {
@@ -64,11 +63,13 @@ bool TemporalConflict(const DsaProblem& p, const DsaBuffer& a, const DsaBuffer& 
   return false;
 }
 
-bool Overlap(uint64_t a, uint64_t sa, uint64_t b, uint64_t sb) { return a < b + sb && b < a + sa; }
+static bool Overlap(uint64_t a, uint64_t sa, uint64_t b, uint64_t sb) {
+  return a < b + sb && b < a + sa;
+}
 
 // Every hard constraint; empty when the placement is valid.
 // Schema v1 measures overlaps between buffers by their colocation class's largest size.
-std::map<uint32_t, uint64_t> Extents(const DsaProblem& p) {
+static std::map<uint32_t, uint64_t> Extents(const DsaProblem& p) {
   const std::map<uint32_t, uint32_t> label = ColocationLabels(p);
   std::map<uint32_t, uint64_t> by_label, extent;
   for (const DsaBuffer& b : p.buffers) {
@@ -255,6 +256,5 @@ std::optional<std::vector<uint64_t>> BruteForce(const DsaProblem& p, uint64_t un
   return best;
 }
 
-}  // namespace brute
 }  // namespace policy_testing
 }  // namespace accelmem

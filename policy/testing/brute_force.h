@@ -15,8 +15,6 @@
 
 namespace accelmem {
 namespace policy_testing {
-namespace brute {
-
 // Every hard constraint a placement breaks, in words (empty: valid).
 std::vector<std::string> HardViolations(const policy::DsaProblem& p,
                                         const std::vector<policy::DsaPlacement>& placements);
@@ -39,7 +37,6 @@ std::map<uint32_t, uint32_t> ColocationLabels(const policy::DsaProblem& p);
 // exponential.
 std::optional<std::vector<uint64_t>> BruteForce(const policy::DsaProblem& p, uint64_t unit);
 
-}  // namespace brute
 }  // namespace policy_testing
 }  // namespace accelmem
 

@@ -29,7 +29,6 @@ using policy::DsaPinnedAllocation;
 using policy::DsaPlacement;
 using policy::DsaPool;
 using policy::DsaProblem;
-using namespace policy_testing::brute;  // The test's own reading of the schema (brute_force.h).
 
 // ---- The test's own reading of the schema-v1 semantics (plain loops, nothing shared). ----
 uint64_t OffsetOf(const DsaOracleResult& r, uint32_t buffer) {
