@@ -6,9 +6,9 @@
 //
 // Why a separate target: it is the proof that the constrained planner is right, so it shares no
 // placement code with it (both read problems through //policy:dsa_problem: the parser and
-// ValidateDsaProblem, whose errors this reports first). It is written as the plain O(n^2) definition of the schema's rules, pair by pair,
-// so that it can be read against the schema; problems of the corpus have at most a few hundred
-// buffers.
+// ValidateDsaProblem, whose errors this reports first). It is written as the plain O(n^2)
+// definition of the schema's rules, pair by pair, so that it can be read against the schema;
+// problems of the corpus have at most a few hundred buffers.
 #ifndef ACCELMEM_POLICY_DSA_VALIDATOR_H_
 #define ACCELMEM_POLICY_DSA_VALIDATOR_H_
 
