@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/host_scopes.h"
 #include "runtime/internal/snode_kinds.h"
+#include "sparse_runtime/asymmetric_fence.h"
 
 namespace accelmem {
 namespace runtime {
@@ -160,6 +161,7 @@ absl::Status SparseRuntime::Init() {
   metas_.resize(tree_.num_snodes());
   list_caches_.resize(tree_.num_snodes());
   structure_generations_.assign(tree_.num_snodes(), 0);
+  reuse_lists_ = options_.reuse_struct_for_lists && sparse_runtime::AsymmetricFenceHeavyAvailable();
   for (int id = 0; id < tree_.num_snodes(); ++id) {
     const SNode& s = tree_.snode(id);
     MetaStorage& m = metas_[id];

@@ -218,6 +218,10 @@ class SparseRuntime {
   // loop can run at memory speed; other leaves (and kernel backends) give runs of one cell.
   absl::Status ParallelStructForRuns(const sparse_runtime::SNode& snode, RunVisitor visit);
   int64_t list_generations() const { return list_generations_.load(std::memory_order_relaxed); }
+  // Whether native struct-fors reuse their lists: SparseRuntimeOptions::reuse_struct_for_lists,
+  // without a kernel backend, where the process can run the heavy fence that the list cache's
+  // protocol needs (sparse_runtime/asymmetric_fence.h; otherwise every struct-for makes its list).
+  bool reuses_struct_for_lists();
   // Wall time the native struct-fors spent obtaining their lists (generating or reusing them).
   double list_generation_seconds() const {
     return 1e-9 * static_cast<double>(list_generation_ns_.load(std::memory_order_relaxed));
@@ -355,6 +359,9 @@ class SparseRuntime {
     std::shared_ptr<const std::vector<ListElement>> list;
   };
   std::mutex list_cache_mu_;
+  // Whether lists are reused: the option, on the native runtime, where the heavy fence works
+  // (guarded by list_cache_mu_).
+  bool reuse_lists_ = false;
   std::vector<uint64_t> structure_generations_;  // per SNode id (guarded by list_cache_mu_)
   std::vector<ListCache> list_caches_;           // per SNode id (guarded by list_cache_mu_)
   std::atomic<int64_t> list_generations_{0};

@@ -11,6 +11,7 @@
 #include "runtime/host_scopes.h"
 #include "runtime/internal/snode_kinds.h"
 #include "runtime/sparse_runtime.h"
+#include "sparse_runtime/asymmetric_fence.h"
 
 namespace accelmem {
 namespace runtime {
@@ -81,6 +82,7 @@ std::shared_ptr<const std::vector<SparseRuntime::ListElement>> SparseRuntime::Li
   std::lock_guard<std::mutex> guard(list_cache_mu_);
   // Fold every sparse SNode's changed-flag into its generation (clearing it serves every leaf).
   // A load first: an unchanged SNode's meta line is not written.
+  bool cleared = false;
   for (int id = 0; id < tree_.num_snodes(); ++id) {
     const SNode& s = tree_.snode(id);
     if (!IsSparse(s.type())) continue;
@@ -88,8 +90,13 @@ std::shared_ptr<const std::vector<SparseRuntime::ListElement>> SparseRuntime::Li
     if (sparse_runtime::atomic_load_relaxed(flag) != 0 &&
         sparse_runtime::atomic_exchange(flag, u32{0}) != 0) {
       ++structure_generations_[id];
+      cleared = true;
     }
   }
+  // Between the clear and the walk, the heavy fence of StructMeta_mark_changed's protocol: a
+  // change whose mark read the 1 just cleared is visible to the walk below (see there). Without
+  // it (not available, or failed) no list can be trusted: none is reused from then on.
+  if (cleared && reuse_lists_ && !sparse_runtime::AsymmetricFenceHeavy()) reuse_lists_ = false;
   // The list depends on which cells of the levels above the leaf are active, and on the length
   // of a dynamic leaf's containers (a pointer or bitmasked leaf's cells are tested as visited).
   std::vector<uint64_t> generations;
@@ -101,8 +108,7 @@ std::shared_ptr<const std::vector<SparseRuntime::ListElement>> SparseRuntime::Li
     }
   }
   ListCache& cache = list_caches_[leaf.id()];
-  if (options_.reuse_struct_for_lists && cache.list != nullptr &&
-      cache.generations == generations) {
+  if (reuse_lists_ && cache.list != nullptr && cache.generations == generations) {
     return cache.list;
   }
   auto out = std::make_shared<std::vector<ListElement>>();
@@ -117,6 +123,11 @@ std::shared_ptr<const std::vector<SparseRuntime::ListElement>> SparseRuntime::Li
   cache.generations = std::move(generations);
   cache.list = std::move(out);
   return cache.list;
+}
+
+bool SparseRuntime::reuses_struct_for_lists() {
+  std::lock_guard<std::mutex> guard(list_cache_mu_);
+  return backend_ == nullptr && reuse_lists_;
 }
 
 template <typename Fn>

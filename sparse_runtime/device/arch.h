@@ -15,7 +15,8 @@
 //   * atomics (load/store/exchange/cas/add/or/and/max) on i32/u32/i64/u64/pointers: the compiler's
 //     __atomic builtins on the CPU (seq_cst unless the name says otherwise), __nvvm_atom_* builtins
 //     plus membar.gl fences on CUDA;
-//   * fences: grid_memfence / block_memfence (CUDA membar.gl / membar.cta; a seq_cst fence on CPU);
+//   * fences: grid_memfence / block_memfence (CUDA membar.gl / membar.cta; a seq_cst fence on CPU),
+//     and asymmetric_fence_light (compiler-only; the light half of an asymmetric pair);
 //   * thread/warp ids: thread_idx, block_idx, block_dim, grid_dim, lane_id (0/1 on the CPU);
 //   * a spinlock (mutex_lock_i32 / mutex_unlock_i32) and locked_task, the double-checked critical
 //     section of upstream Taichi (locked_task.h), plus warp_locked_task, the CUDA
@@ -253,6 +254,21 @@ ACCELMEM_RT_INLINE T atomic_max(T* p, T v) {
 
 // ---------------------------------------------------------------------------------------------
 // Fences, ids, spin hint.
+//
+// The light half of an asymmetric fence pair: a fence for the compiler only (no instruction), so
+// that the hardware sees this thread's accesses in program order. Paired with the host's heavy
+// fence (sparse_runtime/asymmetric_fence.h: membarrier makes every running thread of the process
+// pass a full barrier), the two order like two seq_cst fences: either what this thread did before
+// the light fence is visible after the heavy one, or what it does after the light fence sees what
+// the heavy fence's caller did before it. For a protocol whose frequent side must not pay a
+// barrier instruction (StructMeta_mark_changed). On CUDA no host thread's heavy fence reaches the
+// device; there it only keeps the compiler's order, for data the host reads between kernels (an
+// empty asm statement: LLVM 14's NVPTX back end cannot select a single-thread fence).
+#if defined(ARCH_cuda)
+ACCELMEM_RT_INLINE void asymmetric_fence_light() { asm volatile("" ::: "memory"); }
+#else
+ACCELMEM_RT_INLINE void asymmetric_fence_light() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+#endif
 #if defined(ARCH_cuda)
 ACCELMEM_RT_INLINE void grid_memfence() { __nvvm_membar_gl(); }
 ACCELMEM_RT_INLINE void block_memfence() { __nvvm_membar_cta(); }

@@ -55,11 +55,28 @@ ACCELMEM_RT_INLINE StructMeta* as_struct_meta(Ptr meta) {
   return reinterpret_cast<StructMeta*>(meta);
 }
 
-// Records that `meta`'s SNode changed structure (see StructMeta::structure_changed). A load before
-// the store: while the flag stays set, the meta's cache line stays shared between threads.
+// Records that `meta`'s SNode changed structure (see StructMeta::structure_changed); called after
+// the store or read-modify-write that made the change. The host's list builder
+// (SparseRuntime::ListGen) exchanges the flag to 0, then runs the heavy fence
+// (sparse_runtime/asymmetric_fence.h), then walks the tree; here the light fence
+// (asymmetric_fence_light), a load, and a store of 1 only if the load read 0.
+//
+// Why the fence pair. Without it the mark can be lost: the change's store may still sit in this
+// CPU's store buffer while the load reads an older 1 that a builder is about to clear, and the
+// builder then walks without the change and leaves the flag 0, so every later struct-for reuses
+// the stale list (struct_meta_model_test finds that interleaving). With it, if this thread's light
+// fence precedes the heavy fence the walk sees the change; otherwise the load reads the builder's
+// 0 (or a later mark) and the flag is set again. Why not an exchange, or a seq_cst fence before
+// the load: either is a locked instruction or MFENCE on every activation and deactivation,
+// including the two designed to have none (bitmasked activation, owned pointer deactivation),
+// where the heavy fence costs one system call per list rebuilt after a change. The store may be
+// relaxed: the builder's exchange needs no synchronization with it (the fences order the change),
+// and on CUDA it saves a fence (the host reads the flag there only between kernels). The load
+// first keeps the meta's line shared between threads while the flag stays set.
 ACCELMEM_RT_INLINE void StructMeta_mark_changed(const StructMeta* meta) {
   u32* flag = const_cast<u32*>(&meta->structure_changed);
-  if (atomic_load_relaxed(flag) == 0) atomic_store_release(flag, u32{1});
+  asymmetric_fence_light();
+  if (__builtin_expect(atomic_load_relaxed(flag) == 0, 0)) atomic_store_relaxed(flag, u32{1});
 }
 
 // Meta views. The header-inline fast paths of the SNode kinds (`X_op_inline` in snode_*.h) read
