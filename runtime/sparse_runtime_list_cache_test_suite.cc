@@ -5,6 +5,7 @@
 // their values. Run for every backend of SparseRuntimeTest (native, CPU JIT).
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,7 +27,7 @@ using sparse_runtime::Axis;
 using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
 
-const Axis i(0);
+const Axis i(0), j(1);
 
 // One tree shape: `leaf_cells` cells of place x over [0, n), activated in blocks of `block`
 // cells: a block is active when any of its cells is (dense leaves: then all of them are).
@@ -204,8 +205,22 @@ TEST_P(SparseRuntimeTest, StructForListsFollowDynamicLengths) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A struct-for's visits as a set of indices.
+// A case per primitive that marks its SNode's meta (StructMeta_mark_changed): a struct-for makes
+// and caches its list, the primitive changes an SNode the list depends on, and the next
+// struct-fors (serial and parallel) must visit exactly the model's cells; with lists reused, the
+// first of them must make one new list. Each mark, removed, fails its case (the device tests
+// cover the forms the host API never calls: owned pointer deactivation and the claiming
+// activation).
 using Cells = std::set<std::vector<int32_t>>;
+
+// The index sets of blocks of 8 cells of a 1-D leaf.
+Cells Blocks(std::initializer_list<int> blocks) {
+  Cells cells;
+  for (int b : blocks) {
+    for (int c = 8 * b; c < 8 * b + 8; ++c) cells.insert({c});
+  }
+  return cells;
+}
 
 Cells VisitSerial(SparseRuntime& rt, const SNode& x) {
   Cells seen;
@@ -227,12 +242,145 @@ Cells VisitParallel(SparseRuntime& rt, const SNode& x) {
   return seen;
 }
 
+struct MarkCase {
+  const char* primitive;
+  void (*build)(SNodeTree& tree);  // a place "x"
+  void (*setup)(SparseRuntime& rt, const SNodeTree& tree);
+  void (*change)(SparseRuntime& rt, const SNodeTree& tree);
+  Cells before, after;
+};
+
 const SNode& X(const SNodeTree& tree) { return *tree.FindPlace("x"); }
 // The level `up` levels above x.
 const SNode& Level(const SNodeTree& tree, int up) {
   const SNode* s = &X(tree);
   for (int k = 0; k < up; ++k) s = s->parent();
   return *s;
+}
+void Write(SparseRuntime& rt, const SNodeTree& tree, std::vector<int32_t> index) {
+  ASSERT_TRUE(rt.Write<int32_t>(X(tree), index, 1).ok());
+}
+void Append(SparseRuntime& rt, const SNodeTree& tree, int32_t container, int times) {
+  for (int k = 0; k < times; ++k) ASSERT_TRUE(rt.Append<int32_t>(X(tree), {container}, k).ok());
+}
+// Deactivates a cell of the level `up` levels above x, indexed at that level's resolution.
+void Deactivate(SparseRuntime& rt, const SNodeTree& tree, int up, std::vector<int32_t> index) {
+  ASSERT_TRUE(rt.Deactivate(Level(tree, up), index).ok());
+}
+
+void BitmaskedTree(SNodeTree& t) { t.root().bitmasked(i, 4).dense(i, 8).place<int32_t>("x"); }
+void PointerTree(SNodeTree& t) { t.root().pointer(i, 4).dense(i, 8).place<int32_t>("x"); }
+// A pointer level with nothing sparse below it, under a dense level whose deactivation clears it
+// with the batch form (Pointer_deactivate_indices).
+void DensePointerTree(SNodeTree& t) {
+  t.root().dense(i, 2).pointer(i, 4).dense(i, 8).place<int32_t>("x");
+}
+// Besides x, a dense field y for a struct-for whose visitor deactivates a pointer cell of x's tree
+// (through the worker's NodeCache).
+void PointerAndDenseTree(SNodeTree& t) {
+  PointerTree(t);
+  t.root().dense(i, 2).place<int32_t>("y");
+}
+void DynamicTree(SNodeTree& t) { t.root().pointer(i, 4).dynamic(j, 64, 8).place<int32_t>("x"); }
+
+Cells DynamicCells(int32_t container, int32_t length) {
+  Cells cells;
+  for (int32_t k = 0; k < length; ++k) cells.insert({container, k});
+  return cells;
+}
+Cells Union(Cells a, const Cells& b) {
+  a.insert(b.begin(), b.end());
+  return a;
+}
+
+std::vector<MarkCase> MarkCases() {
+  return {
+      {"bitmasked activation", &BitmaskedTree,
+       [](SparseRuntime& rt, const SNodeTree& t) { Write(rt, t, {3}); },
+       [](SparseRuntime& rt, const SNodeTree& t) { Write(rt, t, {20}); }, Blocks({0}),
+       Blocks({0, 2})},
+      {"bitmasked deactivation", &BitmaskedTree,
+       [](SparseRuntime& rt, const SNodeTree& t) {
+         Write(rt, t, {3});
+         Write(rt, t, {20});
+       },
+       [](SparseRuntime& rt, const SNodeTree& t) { Deactivate(rt, t, 2, {2}); }, Blocks({0, 2}),
+       Blocks({0})},
+      {"pointer activation", &PointerTree,
+       [](SparseRuntime& rt, const SNodeTree& t) { Write(rt, t, {3}); },
+       [](SparseRuntime& rt, const SNodeTree& t) { Write(rt, t, {20}); }, Blocks({0}),
+       Blocks({0, 2})},
+      {"pointer deactivation", &PointerTree,
+       [](SparseRuntime& rt, const SNodeTree& t) {
+         Write(rt, t, {3});
+         Write(rt, t, {20});
+       },
+       [](SparseRuntime& rt, const SNodeTree& t) { Deactivate(rt, t, 2, {2}); }, Blocks({0, 2}),
+       Blocks({0})},
+      {"pointer deactivation from a struct-for", &PointerAndDenseTree,
+       [](SparseRuntime& rt, const SNodeTree& t) {
+         Write(rt, t, {3});
+         Write(rt, t, {20});
+       },
+       [](SparseRuntime& rt, const SNodeTree& t) {
+         ASSERT_TRUE(rt.ParallelStructFor(*t.FindPlace("y"), [&](absl::Span<const int32_t> idx,
+                                                                 void*, int) {
+                         if (idx[0] == 1) Deactivate(rt, t, 2, {2});
+                       }).ok());
+       },
+       Blocks({0, 2}), Blocks({0})},
+      {"pointer batch deactivation", &DensePointerTree,
+       [](SparseRuntime& rt, const SNodeTree& t) {
+         Write(rt, t, {3});
+         Write(rt, t, {40});
+       },
+       [](SparseRuntime& rt, const SNodeTree& t) { Deactivate(rt, t, 3, {1}); }, Blocks({0, 5}),
+       Blocks({0})},
+      {"dynamic activation", &DynamicTree,
+       [](SparseRuntime& rt, const SNodeTree& t) { Append(rt, t, 0, 3); },
+       [](SparseRuntime& rt, const SNodeTree& t) {
+         Write(rt, t, {0, 10});
+       },
+       DynamicCells(0, 3), DynamicCells(0, 11)},
+      {"dynamic append", &DynamicTree,
+       [](SparseRuntime& rt, const SNodeTree& t) { Append(rt, t, 0, 3); },
+       [](SparseRuntime& rt, const SNodeTree& t) { Append(rt, t, 0, 2); }, DynamicCells(0, 3),
+       DynamicCells(0, 5)},
+      // A stale list of a cleared dynamic leaf visits nothing (the walk stops at the missing
+      // chunk), so here only the new list tells that the clear was seen.
+      {"dynamic clear", &DynamicTree,
+       [](SparseRuntime& rt, const SNodeTree& t) {
+         Append(rt, t, 0, 3);
+         Append(rt, t, 1, 2);
+       },
+       [](SparseRuntime& rt, const SNodeTree& t) { Deactivate(rt, t, 1, {0}); },
+       Union(DynamicCells(0, 3), DynamicCells(1, 2)), DynamicCells(1, 2)},
+  };
+}
+
+// Rule: after each marking primitive, struct-fors with reused lists visit exactly the changed
+// structure, and the first of them makes a new list (nothing changed: none).
+TEST_P(SparseRuntimeTest, StructForListsFollowEveryMarkingPrimitive) {
+  for (const MarkCase& c : MarkCases()) {
+    SCOPED_TRACE(c.primitive);
+    SNodeTree tree;
+    c.build(tree);
+    auto rt = Make(tree);
+    const SNode& x = X(tree);
+    c.setup(*rt, tree);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(VisitSerial(*rt, x), c.before);
+    int64_t lists = rt->list_generations();
+    EXPECT_EQ(VisitParallel(*rt, x), c.before);
+    if (rt->reuses_struct_for_lists()) EXPECT_EQ(rt->list_generations(), lists);
+    c.change(*rt, tree);
+    ASSERT_FALSE(HasFatalFailure());
+    lists = rt->list_generations();
+    EXPECT_EQ(VisitSerial(*rt, x), c.after);
+    if (rt->reuses_struct_for_lists()) EXPECT_EQ(rt->list_generations(), lists + 1);
+    EXPECT_EQ(VisitParallel(*rt, x), c.after);
+    EXPECT_TRUE(rt->CheckInvariants().ok());
+  }
 }
 
 // Rule: struct-fors racing fresh activations (and then deactivations) of the bitmasked level

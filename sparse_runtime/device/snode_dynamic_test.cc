@@ -45,6 +45,27 @@ TEST_F(SNodeDynamicTest, ChunkStrideIsAligned) {
   EXPECT_EQ(Dynamic_chunk_header(32), 32u);
 }
 
+// Every change of the length marks the meta (the host's struct-for list cache reads it):
+// activation past the length, append and clear; activation below the length and clearing an
+// empty list do not.
+TEST_F(SNodeDynamicTest, LengthChangesMarkTheMeta) {
+  EXPECT_EQ(meta_.base.structure_changed, 0u);
+  Dynamic_activate(m_, node_, 5);
+  EXPECT_EQ(meta_.base.structure_changed, 1u);
+  meta_.base.structure_changed = 0;
+  Dynamic_activate(m_, node_, 2);  // below the length
+  EXPECT_EQ(meta_.base.structure_changed, 0u);
+  int32_t len;
+  ASSERT_NE(Dynamic_allocate(m_, node_, &len), nullptr);
+  EXPECT_EQ(meta_.base.structure_changed, 1u);
+  meta_.base.structure_changed = 0;
+  Dynamic_deactivate(m_, node_);
+  EXPECT_EQ(meta_.base.structure_changed, 1u);
+  meta_.base.structure_changed = 0;
+  Dynamic_deactivate(m_, node_);  // already empty
+  EXPECT_EQ(meta_.base.structure_changed, 0u);
+}
+
 // Appends return consecutive positions and grow the chunk list one chunk per chunk_size cells.
 TEST_F(SNodeDynamicTest, AppendGrowsChunks) {
   for (int k = 0; k < 10; ++k) {

@@ -61,6 +61,21 @@ TEST_F(SNodePointerTest, StructureChangesMarkTheMeta) {
   const i32 indices[] = {4, 6};
   Pointer_deactivate_indices(m_, node, indices, 2, nullptr);
   EXPECT_EQ(meta_.base.structure_changed, 1u);
+  // Through a NodeCache: the cached per-call form and the owner's form.
+  NodeCache cache{};
+  cache.init(nm_);
+  Pointer_activate_cached(m_, node, 1, &cache);
+  Pointer_activate_cached(m_, node, 3, &cache);
+  meta_.base.structure_changed = 0;
+  EXPECT_FALSE(Pointer_deactivate_cached(m_, node, 2, &cache));  // inactive
+  Pointer_deactivate_owned(m_, node, 2, &cache);
+  EXPECT_EQ(meta_.base.structure_changed, 0u);
+  EXPECT_TRUE(Pointer_deactivate_cached(m_, node, 1, &cache));
+  EXPECT_EQ(meta_.base.structure_changed, 1u);
+  meta_.base.structure_changed = 0;
+  Pointer_deactivate_owned(m_, node, 3, &cache);
+  EXPECT_EQ(meta_.base.structure_changed, 1u);
+  cache.flush();
 }
 
 // Inactive cells resolve to the shared, all-zero ambient element.
