@@ -100,19 +100,23 @@ class CheckTest(unittest.TestCase):
         self.assertTrue(issubclass(policy.PlacementError, ValueError))
 
 
-def corpus_file(relative):
-    """A file of //third_party/dsa_solver_corpus:pypto_lib, in the runfiles or the source tree."""
+def repo_file(*parts):
+    """A data file of this repository, in the runfiles or the source tree."""
     here = os.path.dirname(os.path.abspath(__file__))
     roots = [os.path.join(here, "..", "..")]
     runfiles = os.environ.get("TEST_SRCDIR")
     if runfiles:
         roots.insert(0, os.path.join(runfiles, "accelmem"))
     for root in roots:
-        path = os.path.join(root, "third_party", "dsa_solver_corpus", "pypto-lib", relative)
+        path = os.path.join(root, *parts)
         if os.path.exists(path):
             return path
-    raise unittest.SkipTest("corpus file %s is missing" % relative)
+    raise unittest.SkipTest("%s is missing" % os.path.join(*parts))
 
+
+def corpus_file(relative):
+    """A file of //third_party/dsa_solver_corpus:pypto_lib."""
+    return repo_file("third_party", "dsa_solver_corpus", "pypto-lib", relative)
 
 # 7 buffers in one pool, one reuse-penalty edge, semantic separations: solved to optimality in
 # well under the default budget.
@@ -122,18 +126,8 @@ GEMM = "examples/intermediate/gemm__pypto_gemm_tile.json"
 
 
 def edge_file(name):
-    """A problem of //policy/testdata:edge, in the runfiles or the source tree."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    roots = [os.path.join(here, "..", "..")]
-    runfiles = os.environ.get("TEST_SRCDIR")
-    if runfiles:
-        roots.insert(0, os.path.join(runfiles, "accelmem"))
-    for root in roots:
-        path = os.path.join(root, "policy", "testdata", "edge", name + ".json")
-        if os.path.exists(path):
-            return path
-    raise unittest.SkipTest("edge file %s is missing" % name)
-
+    """A problem of //policy/testdata:edge."""
+    return repo_file("policy", "testdata", "edge", name + ".json")
 
 class EdgeProblemTest(unittest.TestCase):
     """Problems once answered "optimal" with an invalid placement (policy/testdata/README.md)."""
