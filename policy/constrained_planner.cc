@@ -422,6 +422,22 @@ void Combine(const DsaProblem& problem, const std::vector<int>& pool_of,
   }
 }
 
+// The buffers (indices) of each pool (index) for a choice of pool per buffer.
+std::vector<std::vector<int>> BuffersByPool(const DsaProblem& problem,
+                                            const std::vector<int>& pool_of) {
+  std::vector<std::vector<int>> pool_buffers(problem.pools.size());
+  for (size_t b = 0; b < problem.buffers.size(); ++b) pool_buffers[pool_of[b]].push_back(b);
+  return pool_buffers;
+}
+
+// Every buffer of a pool's items at its item's offset.
+void WriteOffsets(const PoolModel& model, const std::vector<uint64_t>& item_offsets,
+                  std::vector<uint64_t>* offsets) {
+  for (size_t i = 0; i < model.items.size(); ++i) {
+    for (int b : model.items[i].buffers) (*offsets)[b] = item_offsets[i];
+  }
+}
+
 PoolResult EmptyPool(const DsaPool& pool) {
   PoolResult out;
   out.pool = pool.id;
@@ -436,8 +452,7 @@ PoolResult EmptyPool(const DsaPool& pool) {
 // time, then the pools left open share what the others left.
 Assigned SolveIndependent(const DsaProblem& problem, const std::vector<int>& pool_of,
                           const ConstrainedOptions& options, absl::Time deadline) {
-  std::vector<std::vector<int>> pool_buffers(problem.pools.size());
-  for (size_t b = 0; b < problem.buffers.size(); ++b) pool_buffers[pool_of[b]].push_back(b);
+  const std::vector<std::vector<int>> pool_buffers = BuffersByPool(problem, pool_of);
   const PoolGoal goal = GoalOf(problem);
   int pools_left = 0;
   for (const auto& list : pool_buffers) pools_left += !list.empty();
@@ -450,9 +465,7 @@ Assigned SolveIndependent(const DsaProblem& problem, const std::vector<int>& poo
   Assigned assigned;
   std::vector<PoolResult> pool_results(problem.pools.size());
   auto write_offsets = [&](const PoolModel& model, const std::vector<uint64_t>& item_offsets) {
-    for (size_t i = 0; i < model.items.size(); ++i) {
-      for (int b : model.items[i].buffers) offsets[b] = item_offsets[i];
-    }
+    WriteOffsets(model, item_offsets, &offsets);
   };
   for (size_t p : pool_order) {
     if (pool_buffers[p].empty()) {
@@ -525,8 +538,7 @@ Assigned SolveIndependent(const DsaProblem& problem, const std::vector<int>& poo
 // proven and every capped pool is optimal.
 Assigned SolveCoupled(const DsaProblem& problem, const std::vector<int>& pool_of,
                       const ConstrainedOptions& options, absl::Time deadline) {
-  std::vector<std::vector<int>> pool_buffers(problem.pools.size());
-  for (size_t b = 0; b < problem.buffers.size(); ++b) pool_buffers[pool_of[b]].push_back(b);
+  const std::vector<std::vector<int>> pool_buffers = BuffersByPool(problem, pool_of);
   int busy = 0;
   for (const auto& list : pool_buffers) busy += !list.empty();
   const absl::Time start = absl::Now();
@@ -563,9 +575,7 @@ Assigned SolveCoupled(const DsaProblem& problem, const std::vector<int>& pool_of
   }
   std::vector<uint64_t> offsets(problem.buffers.size(), 0);
   auto write_offsets = [&](const PoolModel& model, const std::vector<uint64_t>& item_offsets) {
-    for (size_t i = 0; i < model.items.size(); ++i) {
-      for (int b : model.items[i].buffers) offsets[b] = item_offsets[i];
-    }
+    WriteOffsets(model, item_offsets, &offsets);
   };
   if (!all_placed) {  // Nothing to couple: report the pools as they stand.
     for (size_t p = 0; p < problem.pools.size(); ++p) {
