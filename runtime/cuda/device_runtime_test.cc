@@ -88,6 +88,18 @@ TEST(DeviceRuntimeTest, PtxasAssemblesForSm90) {
   EXPECT_TRUE(assembled.ok()) << assembled;
 }
 
+// The device runtime's entries against their rows of runtime/cuda/testdata/kernel_budgets.txt
+// (see GcCudaTest.PtxBudgetsPerEntry).
+TEST(DeviceRuntimeTest, PtxBudgetsPerEntry) {
+  auto ptx = DeviceRuntimePtx("sm_90");
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  bool ptxas_checked = false;
+  EXPECT_EQ(CheckKernelBudgets(*ptx, DeviceRuntimeKernelNames(), "device_runtime_budgets",
+                               &ptxas_checked),
+            "");
+  if (!ptxas_checked) GTEST_SKIP() << "no CUDA toolkit configured: only the PTX counts checked";
+}
+
 // The nvptx64 runtime and the device runtime's entry points are compiled with every function
 // convergent: the runtime's warp primitives (activemask, match.any.sync, bar.warp.sync in
 // locked_task) are convergent calls in convergent functions, so LLVM cannot move them across

@@ -39,6 +39,84 @@ TEST(GcCudaTest, PtxasAssemblesTheGcKernelsForSm90) {
   EXPECT_TRUE(assembled.ok()) << assembled;
 }
 
+// Each GC and device NodeManager kernel has the fences, atomics and volatile accesses of its row
+// in runtime/cuda/testdata/kernel_budgets.txt (so a change that adds a fence fails here, without a
+// GPU), and with ptxas at most its registers and exactly its stack and spills; the collection's
+// phase kernels spill nothing.
+TEST(GcCudaTest, PtxBudgetsPerEntry) {
+  auto ptx = CudaGcPtx("sm_90");
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  bool ptxas_checked = false;
+  const std::string problems =
+      CheckKernelBudgets(*ptx, CudaGcKernelNames(), "gc_cuda_budgets", &ptxas_checked);
+  EXPECT_EQ(problems, "");
+  auto table = ParseKernelBudgets(KernelBudgetTable());
+  ASSERT_TRUE(table.ok()) << table.status();
+  for (const char* phase : {"accelmem_cuda_gc_phase0", "accelmem_cuda_gc_phase1",
+                            "accelmem_cuda_gc_phase2", "accelmem_cuda_gc_batch_phase0",
+                            "accelmem_cuda_gc_batch_phase1", "accelmem_cuda_gc_batch_phase2"}) {
+    ASSERT_EQ(table->count(phase), 1u) << phase;
+    EXPECT_EQ(table->at(phase).spill_bytes, 0) << phase << " spills";
+  }
+  if (!ptxas_checked) GTEST_SKIP() << "no CUDA toolkit configured: only the PTX counts checked";
+}
+
+// The counter behind the budget table: an entry is charged its own instructions and those of every
+// function it reaches (a call names its callee on a line of its own), each function once, and a
+// predicate guard does not hide an instruction.
+TEST(GcCudaTest, PtxOrderingCountsFollowCalls) {
+  const std::string ptx = R"(
+.func _Z4leafv
+;
+.func  (.param .b64 func_retval0) _Z4leafv(
+)
+{
+	membar.gl;
+	@%p1 atom.global.or.b64 	%rd1, [%rd2], %rd3;
+	ld.volatile.u32 	%r1, [%rd4];
+	ret;
+}
+.visible .entry accelmem_a(
+	.param .u64 accelmem_a_param_0
+)
+{
+	ld.acquire.gpu.b64 	%rd1, [%rd2];
+	call.uni (retval0),
+	_Z4leafv,
+	(
+	);
+	call.uni (retval0),
+	_Z4leafv,
+	(
+	);
+	st.release.gpu.b32 	[%rd1], %r1;
+	red.global.add.u32 	[%rd1], 1;
+	ret;
+}
+.visible .entry accelmem_b(
+)
+{
+	st.volatile.u32 	[%rd1], %r1;
+	fence.sc.gpu;
+	ret;
+}
+)";
+  const auto counts = CountPtxOrdering(ptx);
+  ASSERT_EQ(counts.size(), 2u);
+  const PtxOrderingCounts& a = counts.at("accelmem_a");
+  EXPECT_EQ(a.fence, 1);
+  EXPECT_EQ(a.atom, 1);
+  EXPECT_EQ(a.red, 1);
+  EXPECT_EQ(a.ld_volatile, 1);
+  EXPECT_EQ(a.ld_acquire, 1);
+  EXPECT_EQ(a.st_release, 1);
+  EXPECT_EQ(a.st_volatile, 0);
+  const PtxOrderingCounts& b = counts.at("accelmem_b");
+  EXPECT_EQ(b.fence, 1);
+  EXPECT_EQ(b.st_volatile, 1);
+  EXPECT_EQ(b.atom, 0);
+}
+
 // An unknown SM is refused by the code generator instead of producing bad PTX.
 TEST(GcCudaTest, UnknownSmIsAnError) {
   auto ptx = CudaGcPtx("sm_1");
