@@ -40,6 +40,7 @@
 #include "benchmarks/baselines/upstream_tree.h"
 #include "benchmarks/snode_bench_upstream_dynamic.h"
 #include "runtime/sparse_runtime.h"
+#include "runtime/sparse_runtime_test_peer.h"
 
 namespace {
 
@@ -811,9 +812,11 @@ void BM_ParallelStructFor_Activate(benchmark::State& state) {
   if (!tree.Finalize().ok()) std::abort();
   SparseRuntimeOptions options;
   options.num_threads = threads;
-  options.worker_caches = state.range(1) != 0;
   options.auto_collect = false;
-  auto rt = std::move(SparseRuntime::Create(tree, options)).value();
+  accelmem::runtime::UpstreamEmulation upstream;
+  upstream.worker_caches = state.range(1) != 0;
+  auto rt =
+      std::move(accelmem::runtime::SparseRuntimeTestPeer::Create(tree, options, upstream)).value();
   for (auto _ : state) {
     if (!rt->ParallelStructFor(driver, [&](absl::Span<const int32_t> index, void*, int) {
              for (int32_t m = 0; m < 64; ++m) {

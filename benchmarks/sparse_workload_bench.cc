@@ -18,7 +18,8 @@
 //              copy by runs: runs_vs_per_cell.
 //   BM_Repeat  the same struct-for again with no change in between (lists reused), interleaved
 //              with upstream's struct-for (which generates its lists before every struct-for)
-//              and, native only, with this runtime with reuse_struct_for_lists off. Counters:
+//              and, native only, with this runtime regenerating its lists before every
+//              struct-for (UpstreamEmulation::reuse_struct_for_lists off). Counters:
 //              listgen_share (native), vs_upstream, vs_regenerated_lists = reuse off / ours.
 //   BM_Particles  a particle-to-grid frame (see there) against a dense array (vs_dense = our
 //              frame / the dense one's), upstream's frame (vs_upstream) and this runtime with
@@ -58,6 +59,7 @@
 #include "benchmarks/baselines/upstream_tree.h"
 #include "runtime/cpu/jit_backend.h"
 #include "runtime/sparse_runtime.h"
+#include "runtime/sparse_runtime_test_peer.h"
 #include "sparse_runtime/host_memory_pool.h"
 #include "sparse_runtime/snode_tree.h"
 
@@ -67,6 +69,8 @@ using accelmem::baselines::Median;
 namespace up = accelmem::baselines;
 using accelmem::runtime::SparseRuntime;
 using accelmem::runtime::SparseRuntimeOptions;
+using accelmem::runtime::SparseRuntimeTestPeer;
+using accelmem::runtime::UpstreamEmulation;
 using accelmem::sparse_runtime::Axis;
 using accelmem::sparse_runtime::SNode;
 using accelmem::sparse_runtime::SNodeTree;
@@ -138,9 +142,10 @@ struct Grid {
     SparseRuntimeOptions options;
     options.num_threads = threads;
     options.auto_collect = false;
-    options.reuse_struct_for_lists = reuse_lists;
     if (jit) options.kernel_backend = accelmem::runtime::cpu::JitBackend::Factory();
-    rt = Check(SparseRuntime::Create(tree, options));
+    UpstreamEmulation upstream;
+    upstream.reuse_struct_for_lists = reuse_lists;
+    rt = Check(SparseRuntimeTestPeer::Create(tree, options, upstream));
     for (int b : ActiveBlocks()) Check(rt->Activate(*blocks, {b}));
     Copy(threads, [](float* v, int64_t index, int64_t) { v[0] = static_cast<float>(index); });
   }
@@ -307,12 +312,12 @@ void BM_Copy(benchmark::State& state) {
     grid.Touch();
     if (++n % 64 == 0) Check(grid.rt->CollectGarbage());
     state.ResumeTiming();
-    const double lists_before = grid.rt->list_generation_seconds();
+    const double lists_before = SparseRuntimeTestPeer::list_generation_seconds(*grid.rt);
     const double upstream_lists_before = upstream.grid.listgen_seconds;
     const auto a = Clock::now();
     grid.CopyXToY();
     const auto b = Clock::now();
-    const double lists = grid.rt->list_generation_seconds() - lists_before;
+    const double lists = SparseRuntimeTestPeer::list_generation_seconds(*grid.rt) - lists_before;
     copy_bytes();
     const auto c = Clock::now();
     upstream.CopyXToY();
@@ -380,12 +385,12 @@ void BM_Repeat(benchmark::State& state) {
   if (regenerated) regenerated->CopyXToY();
   std::vector<double> listgen, whole, upstream_s, upstream_listgen, regenerated_s;
   for (auto _ : state) {
-    const double lists_before = ours.rt->list_generation_seconds();
+    const double lists_before = SparseRuntimeTestPeer::list_generation_seconds(*ours.rt);
     const double upstream_lists_before = upstream.grid.listgen_seconds;
     const auto a = Clock::now();
     ours.CopyXToY();
     const auto b = Clock::now();
-    const double lists = ours.rt->list_generation_seconds() - lists_before;
+    const double lists = SparseRuntimeTestPeer::list_generation_seconds(*ours.rt) - lists_before;
     upstream.CopyXToY();
     const auto c = Clock::now();
     if (regenerated) regenerated->CopyXToY();
@@ -467,9 +472,10 @@ struct ParticleGrid {
     SparseRuntimeOptions options;
     options.num_threads = threads;
     options.auto_collect = false;
-    options.reuse_struct_for_lists = !per_cell;
     if (jit) options.kernel_backend = accelmem::runtime::cpu::JitBackend::Factory();
-    rt = Check(SparseRuntime::Create(tree, options));
+    UpstreamEmulation upstream;
+    upstream.reuse_struct_for_lists = !per_cell;
+    rt = Check(SparseRuntimeTestPeer::Create(tree, options, upstream));
     base.assign(kBlocksPerSide * kBlocksPerSide, nullptr);
   }
 
@@ -730,7 +736,7 @@ BENCHMARK(BM_FillClear)
 // dense(n) of f32 (cells of 4n bytes, all 64 allocators of one cell size; arguments: threads, n);
 // each iteration activates every block and deactivates every other one in each SNode (untimed),
 // then collects: 512 recycled cells per SNode (n = 16: 2 MiB in all, under the GC pool's
-// threshold; n = 256: 32 MiB). One pass (one_pass_gc, the default) against one collection per
+// threshold; n = 256: 32 MiB). One pass (the runtime's way) against one collection per
 // allocator (upstream's GC per SNode) in a second runtime of the same tree, interleaved;
 // gc_workers = threads. Counter: per_snode_over_pass = per-allocator time / pass time.
 void BM_ManySNodesGc(benchmark::State& state) {
@@ -751,8 +757,9 @@ void BM_ManySNodesGc(benchmark::State& state) {
     options.num_threads = threads;
     options.gc_workers = threads;
     options.auto_collect = false;
-    options.one_pass_gc = one_pass;
-    return Check(SparseRuntime::Create(tree, options));
+    UpstreamEmulation upstream;
+    upstream.one_pass_gc = one_pass;
+    return Check(SparseRuntimeTestPeer::Create(tree, options, upstream));
   };
   std::unique_ptr<SparseRuntime> pass = make(true), per_snode = make(false);
   auto dirty = [&](SparseRuntime* rt) {

@@ -13,7 +13,8 @@
 #include "absl/strings/str_join.h"
 #include "runtime/host_scopes.h"
 #include "runtime/internal/snode_kinds.h"
-#include "sparse_runtime/asymmetric_fence.h"
+#include "runtime/internal/struct_for.h"
+#include "runtime/internal/thread_state.h"
 
 namespace accelmem {
 namespace runtime {
@@ -61,18 +62,6 @@ using sparse_runtime::SNodeTypeName;
 using sparse_runtime::StructMeta;
 namespace internal {
 
-thread_local const SparseRuntime* tls_locked_runtime = nullptr;
-thread_local const SparseRuntime* tls_worker_runtime = nullptr;
-thread_local int tls_worker = -1;
-thread_local ErrorRoute* tls_error_route = nullptr;
-
-RuntimeErrorRecord* RouteError(const RuntimeMemory* memory) {
-  for (ErrorRoute* route = tls_error_route; route != nullptr; route = route->outer) {
-    if (route->memory == memory) return route->record;
-  }
-  return nullptr;
-}
-
 absl::Status ErrorStatus(i32 code, const char* message, absl::string_view what) {
   return RuntimeErrorStatus(code, message, what);
 }
@@ -83,8 +72,6 @@ using internal::ErrorStatus;
 using internal::RouteError;
 using internal::RouteScope;
 using internal::tls_locked_runtime;
-using internal::tls_worker;
-using internal::tls_worker_runtime;
 
 namespace {
 
@@ -135,11 +122,18 @@ class ExclusiveLock {
 
 absl::StatusOr<std::unique_ptr<SparseRuntime>> SparseRuntime::Create(
     const SNodeTree& tree, const SparseRuntimeOptions& options) {
+  return Create(tree, options, /*one_pass_gc=*/true, internal::StructForOptions());
+}
+
+absl::StatusOr<std::unique_ptr<SparseRuntime>> SparseRuntime::Create(
+    const SNodeTree& tree, const SparseRuntimeOptions& options, bool one_pass_gc,
+    const internal::StructForOptions& struct_for) {
   if (!tree.finalized()) {
     return absl::FailedPreconditionError("SparseRuntime::Create: the SNode tree is not finalized");
   }
   std::unique_ptr<SparseRuntime> rt(new SparseRuntime(tree, options));
-  absl::Status status = rt->Init();
+  rt->one_pass_gc_ = one_pass_gc;
+  absl::Status status = rt->Init(struct_for);
   if (!status.ok()) return status;
   return rt;
 }
@@ -151,7 +145,7 @@ SparseRuntime::SparseRuntime(const SNodeTree& tree, const SparseRuntimeOptions& 
 
 SparseRuntime::~SparseRuntime() = default;
 
-absl::Status SparseRuntime::Init() {
+absl::Status SparseRuntime::Init(const internal::StructForOptions& struct_for) {
   pool_.Attach(&context_.memory);
   context_.memory.error_record = &RouteError;
   OpErrors errors(this);
@@ -159,9 +153,6 @@ absl::Status SparseRuntime::Init() {
     return errors.Take("materializing the root buffer");
   }
   metas_.resize(tree_.num_snodes());
-  list_caches_.resize(tree_.num_snodes());
-  structure_generations_.assign(tree_.num_snodes(), 0);
-  reuse_lists_ = options_.reuse_struct_for_lists && sparse_runtime::AsymmetricFenceHeavyAvailable();
   for (int id = 0; id < tree_.num_snodes(); ++id) {
     const SNode& s = tree_.snode(id);
     MetaStorage& m = metas_[id];
@@ -191,6 +182,10 @@ absl::Status SparseRuntime::Init() {
       Pointer_bind_cells(&m.pointer, runtime_node_manager(&context_, id));
     }
   }
+  std::vector<Ptr> metas;
+  for (int id = 0; id < tree_.num_snodes(); ++id) metas.push_back(meta(tree_.snode(id)));
+  engine_ =
+      std::make_unique<internal::StructForEngine>(tree_, &context_, std::move(metas), struct_for);
   if (options_.kernel_backend) {
     absl::StatusOr<std::unique_ptr<KernelBackend>> backend = options_.kernel_backend(this);
     if (!backend.ok()) return backend.status();
@@ -237,57 +232,11 @@ absl::Status SparseRuntime::CheckIndex(const SNode& snode, absl::Span<const int3
   return absl::OkStatus();
 }
 
-void SparseRuntime::CellIndices(const SNode& snode, absl::Span<const int32_t> index,
-                                int32_t* out) const {
-  std::array<int64_t, kMaxAxes> coord;
-  std::array<int64_t, kMaxAxes> remaining;
-  coord.fill(0);
-  remaining.fill(1);
-  for (size_t k = 0; k < index.size(); ++k) {
-    const int axis = snode.index_axes()[k];
-    coord[axis] = index[k];
-    remaining[axis] = snode.extent(axis);
-  }
-  const auto& path = snode.path();
-  for (size_t p = 1; p < path.size(); ++p) {
-    const SNode& level = *path[p];
-    int64_t l = 0;
-    for (int axis : level.axes()) {
-      const int64_t shape = level.shape(axis);
-      remaining[axis] /= shape;
-      l = l * shape + (coord[axis] / remaining[axis]) % shape;
-    }
-    out[p] = static_cast<int32_t>(l);
-  }
-}
-
 void SparseRuntime::ActivateOne(const SNode& s, Ptr container, int32_t i) {
   internal::WithKind(s.type(), [&](auto kind) {
     using Kind = decltype(kind);
-    Kind::Activate(meta(s), container, i, Kind::kUsesNodeCache ? WorkerCache(s) : nullptr);
+    Kind::Activate(meta(s), container, i, Kind::kUsesNodeCache ? engine_->WorkerCache(s) : nullptr);
   });
-}
-
-bool SparseRuntime::IsActiveOne(const SNode& s, Ptr container, int32_t i) {
-  return internal::WithKind(
-      s.type(), [&](auto kind) { return decltype(kind)::IsActive(meta(s), container, i); });
-}
-
-Ptr SparseRuntime::LookupOne(const SNode& s, Ptr container, int32_t i) {
-  return internal::WithKind(
-      s.type(), [&](auto kind) { return decltype(kind)::Lookup(meta(s), container, i); });
-}
-
-Ptr SparseRuntime::ActiveCellOne(const SNode& s, Ptr container, int32_t i) {
-  if (s.type() == SNodeType::kPointer) return Pointer_cell(meta(s), container, i);
-  if (!IsActiveOne(s, container, i)) return nullptr;
-  const Ptr cell = LookupOne(s, container, i);
-  return cell == runtime_ambient_element(&context_, s.id()) ? nullptr : cell;
-}
-
-int32_t SparseRuntime::NumElements(const SNode& s, Ptr container) {
-  if (s.type() == SNodeType::kDynamic) return Dynamic_get_num_elements(meta(s), container);
-  return static_cast<int32_t>(s.num_cells_per_container());
 }
 
 Ptr SparseRuntime::WalkTo(const SNode& snode, const int32_t* cell_index, int upto, bool activate,
@@ -301,14 +250,14 @@ Ptr SparseRuntime::WalkTo(const SNode& snode, const int32_t* cell_index, int upt
     if (!HasAllocator(level.type())) {
       if (activate) {
         ActivateOne(level, container, i);
-      } else if (!IsActiveOne(level, container, i)) {
+      } else if (!internal::IsActiveCell(level, meta(level), container, i)) {
         return nullptr;
       }
-      cell = LookupOne(level, container, i);
+      cell = internal::LookupCell(level, meta(level), container, i);
       continue;
     }
     if (!activate) {
-      cell = ActiveCellOne(level, container, i);
+      cell = internal::ActiveCell(&context_, level, meta(level), container, i);
       if (cell == nullptr) return nullptr;  // inactive, or deactivated meanwhile
       continue;
     }
@@ -316,7 +265,7 @@ Ptr SparseRuntime::WalkTo(const SNode& snode, const int32_t* cell_index, int upt
     // would return the ambient element, which must never be written): retry.
     for (;;) {
       ActivateOne(level, container, i);
-      cell = ActiveCellOne(level, container, i);
+      cell = internal::ActiveCell(&context_, level, meta(level), container, i);
       if (cell != nullptr) break;
       if (errors.failed()) {
         *status = errors.Take(absl::StrCat("activating ", level.DebugPath()));
@@ -337,7 +286,7 @@ absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_
   OpErrors errors(this);
   PathIndices cell_index(snode.path().size());
   int32_t* idx = cell_index.data();
-  CellIndices(snode, index, idx);
+  internal::CellIndices(snode, index.data(), index.size(), idx);
   const int depth = static_cast<int>(snode.path().size()) - 1;
   if (depth == 0) return absl::OkStatus();
   if (backend_ != nullptr) {
@@ -353,7 +302,8 @@ absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_
 void SparseRuntime::DeactivateOne(const SNode& s, Ptr container, int32_t i) {
   internal::WithKind(s.type(), [&](auto kind) {
     using Kind = decltype(kind);
-    Kind::Deactivate(meta(s), container, i, Kind::kUsesNodeCache ? WorkerCache(s) : nullptr);
+    Kind::Deactivate(meta(s), container, i,
+                     Kind::kUsesNodeCache ? engine_->WorkerCache(s) : nullptr);
   });
 }
 
@@ -366,7 +316,7 @@ void SparseRuntime::DeactivateSubtree(const SNode& s, Ptr cell) {
       Dynamic_deactivate(meta(*child), container);
       continue;
     }
-    const int32_t n = NumElements(*child, container);
+    const int32_t n = internal::NumCells(*child, meta(*child), container);
     if (child->type() == SNodeType::kPointer && !child->has_sparse_descendant()) {
       // Every cell of the container, nothing sparse below them: the batch form, which skips the
       // inactive cells and overlaps the slots' cache misses, one call per 256 cells.
@@ -375,15 +325,16 @@ void SparseRuntime::DeactivateSubtree(const SNode& s, Ptr cell) {
         const int32_t count = std::min(n - begin, static_cast<int32_t>(chunk.size()));
         std::iota(chunk.begin(), chunk.begin() + count, begin);
         Pointer_deactivate_indices(meta(*child), container, chunk.data(), count,
-                                   WorkerCache(*child));
+                                   engine_->WorkerCache(*child));
       }
       continue;
     }
     for (int32_t i = 0; i < n; ++i) {
-      if (!IsActiveOne(*child, container, i)) continue;
+      if (!internal::IsActiveCell(*child, meta(*child), container, i)) continue;
       if (child->has_sparse_descendant()) {
-        Ptr inner = HasAllocator(child->type()) ? ActiveCellOne(*child, container, i)
-                                                : LookupOne(*child, container, i);
+        Ptr inner = HasAllocator(child->type())
+                        ? internal::ActiveCell(&context_, *child, meta(*child), container, i)
+                        : internal::LookupCell(*child, meta(*child), container, i);
         if (inner != nullptr) DeactivateSubtree(*child, inner);
       }
       DeactivateOne(*child, container, i);
@@ -412,14 +363,14 @@ absl::Status SparseRuntime::DeactivateUnlocked(const SNode& snode,
     const SNode& parent = *snode.parent();
     if (static_cast<int>(index.size()) == parent.num_indices()) {
       status = CheckIndex(parent, index);
-      if (status.ok()) CellIndices(parent, index, idx.data());
+      if (status.ok()) internal::CellIndices(parent, index.data(), index.size(), idx.data());
     } else {
       status = CheckIndex(snode, index);
-      if (status.ok()) CellIndices(snode, index, idx.data());
+      if (status.ok()) internal::CellIndices(snode, index.data(), index.size(), idx.data());
     }
   } else {
     status = CheckIndex(*target, index);
-    if (status.ok()) CellIndices(*target, index, idx.data());
+    if (status.ok()) internal::CellIndices(*target, index.data(), index.size(), idx.data());
   }
   if (!status.ok()) return status;
   SharedLock lock(this);
@@ -450,13 +401,14 @@ absl::Status SparseRuntime::DeactivateUnlocked(const SNode& snode,
   Ptr container = parent_cell + snode.offset_in_parent_cell();
   if (snode.type() == SNodeType::kDense) {
     // A dense cell cannot be deactivated itself; everything sparse below it is.
-    DeactivateSubtree(snode, LookupOne(snode, container, idx[depth]));
+    DeactivateSubtree(snode, internal::LookupCell(snode, meta(snode), container, idx[depth]));
     return errors.Finish(absl::OkStatus(), "deactivating", snode);
   }
   if (snode.type() != SNodeType::kDynamic && snode.has_sparse_descendant() &&
-      IsActiveOne(snode, container, idx[depth])) {
-    Ptr cell = HasAllocator(snode.type()) ? ActiveCellOne(snode, container, idx[depth])
-                                          : LookupOne(snode, container, idx[depth]);
+      internal::IsActiveCell(snode, meta(snode), container, idx[depth])) {
+    Ptr cell = HasAllocator(snode.type())
+                   ? internal::ActiveCell(&context_, snode, meta(snode), container, idx[depth])
+                   : internal::LookupCell(snode, meta(snode), container, idx[depth]);
     if (cell != nullptr) DeactivateSubtree(snode, cell);
   }
   DeactivateOne(snode, container, idx[depth]);
@@ -472,7 +424,7 @@ absl::StatusOr<bool> SparseRuntime::IsActive(const SNode& snode, absl::Span<cons
   SharedLock lock(this);
   OpErrors errors(this);
   PathIndices idx(snode.path().size());
-  CellIndices(snode, index, idx.data());
+  internal::CellIndices(snode, index.data(), index.size(), idx.data());
   const int depth = static_cast<int>(snode.path().size()) - 1;
   if (depth == 0) return true;
   bool active = false;
@@ -485,7 +437,8 @@ absl::StatusOr<bool> SparseRuntime::IsActive(const SNode& snode, absl::Span<cons
   } else {
     Ptr parent_cell = WalkTo(snode, idx.data(), depth - 1, /*activate=*/false, errors, &status);
     active = parent_cell != nullptr &&
-             IsActiveOne(snode, parent_cell + snode.offset_in_parent_cell(), idx[depth]);
+             internal::IsActiveCell(snode, meta(snode), parent_cell + snode.offset_in_parent_cell(),
+                                    idx[depth]);
   }
   status = errors.Finish(status, "querying", snode);
   if (!status.ok()) return status;
@@ -509,7 +462,7 @@ absl::Status SparseRuntime::ReadRaw(const SNode& place, DataType dtype,
   }
   PathIndices cell_index(place.path().size());
   int32_t* p = cell_index.data();
-  CellIndices(place, index, p);
+  internal::CellIndices(place, index.data(), index.size(), p);
   const int depth = static_cast<int>(place.path().size()) - 1;
   Ptr cell = WalkTo(place, p, depth - 1, /*activate=*/false, errors, &status);
   const size_t size = DataTypeSize(dtype);
@@ -539,7 +492,7 @@ absl::Status SparseRuntime::WriteRaw(const SNode& place, DataType dtype,
   }
   PathIndices cell_index(place.path().size());
   int32_t* p = cell_index.data();
-  CellIndices(place, index, p);
+  internal::CellIndices(place, index.data(), index.size(), p);
   const int depth = static_cast<int>(place.path().size()) - 1;
   Ptr cell = WalkTo(place, p, depth - 1, /*activate=*/true, errors, &status);
   if (cell != nullptr)
@@ -571,7 +524,7 @@ absl::StatusOr<int32_t> SparseRuntime::AppendRaw(const SNode& place, DataType dt
     return static_cast<int32_t>(*position);
   }
   PathIndices idx(dynamic.path().size());
-  CellIndices(holder, container_index, idx.data());
+  internal::CellIndices(holder, container_index.data(), container_index.size(), idx.data());
   const int holder_depth = static_cast<int>(holder.path().size()) - 1;
   Ptr cell = WalkTo(holder, idx.data(), holder_depth, /*activate=*/true, errors, &status);
   if (cell == nullptr) return errors.Finish(status, "appending to", dynamic);
@@ -604,7 +557,7 @@ absl::StatusOr<int32_t> SparseRuntime::Length(const SNode& dynamic,
     if (result.ok()) length = static_cast<int32_t>(*result);
   } else {
     PathIndices idx(dynamic.path().size());
-    CellIndices(holder, container_index, idx.data());
+    internal::CellIndices(holder, container_index.data(), container_index.size(), idx.data());
     const int holder_depth = static_cast<int>(holder.path().size()) - 1;
     Ptr cell = WalkTo(holder, idx.data(), holder_depth, /*activate=*/false, errors, &status);
     if (cell != nullptr) {
@@ -616,14 +569,8 @@ absl::StatusOr<int32_t> SparseRuntime::Length(const SNode& dynamic,
   return length;
 }
 
-NodeCache* SparseRuntime::WorkerCache(const SNode& s) {
-  if (tls_worker_runtime != this || tls_worker < 0 || caches_.empty()) return nullptr;
-  NodeCache* cache = &caches_[static_cast<size_t>(tls_worker) * tree_.num_snodes() + s.id()];
-  return cache->manager != nullptr ? cache : nullptr;
-}
-
 absl::Status SparseRuntime::CollectGarbage() {
-  if (tls_locked_runtime == this) {
+  if (tls_locked_runtime == &context_) {
     return absl::FailedPreconditionError("CollectGarbage called from inside a struct-for visitor");
   }
   ExclusiveLock lock(&gc_mu_);
@@ -649,7 +596,7 @@ absl::Status SparseRuntime::CollectLocked() {
   RouteScope route(&context_.memory, nullptr);
   runtime_reset_error(&context_.memory);
   absl::Status status;
-  if (options_.one_pass_gc) {
+  if (one_pass_gc_) {
     status = collector_->CollectAll(managers).status();
   } else {
     for (NodeManager* nm : managers) {
@@ -664,7 +611,7 @@ absl::Status SparseRuntime::CollectLocked() {
 }
 
 absl::Status SparseRuntime::MaybeAutoCollect() {
-  if (!options_.auto_collect || tls_locked_runtime == this) return absl::OkStatus();
+  if (!options_.auto_collect || tls_locked_runtime == &context_) return absl::OkStatus();
   if (!deactivated_since_gc_.load(std::memory_order_relaxed)) return absl::OkStatus();
   ExclusiveLock lock(&gc_mu_);
   if (!deactivated_since_gc_.load(std::memory_order_relaxed)) return absl::OkStatus();
@@ -695,7 +642,7 @@ SNodeMemoryStats SparseRuntime::Stats(const SNode& snode) {
 }
 
 absl::Status SparseRuntime::CheckInvariants() {
-  if (tls_locked_runtime == this) {
+  if (tls_locked_runtime == &context_) {
     return absl::FailedPreconditionError("CheckInvariants called from inside a struct-for visitor");
   }
   ExclusiveLock lock(&gc_mu_);
@@ -735,15 +682,15 @@ absl::Status SparseRuntime::CheckInvariants() {
         }
         continue;
       }
-      const int32_t n = NumElements(*child, container);
+      const int32_t n = internal::NumCells(*child, meta(*child), container);
       for (int32_t i = 0; i < n; ++i) {
         Ptr inner;
         if (HasAllocator(child->type())) {
-          inner = ActiveCellOne(*child, container, i);
+          inner = internal::ActiveCell(&context_, *child, meta(*child), container, i);
           if (inner == nullptr) continue;
         } else {
-          if (!IsActiveOne(*child, container, i)) continue;
-          inner = LookupOne(*child, container, i);
+          if (!internal::IsActiveCell(*child, meta(*child), container, i)) continue;
+          inner = internal::LookupCell(*child, meta(*child), container, i);
         }
         if (child->type() == SNodeType::kPointer) claim(*child, inner, "in-use");
         if (child->has_sparse_descendant()) walk(*child, inner);

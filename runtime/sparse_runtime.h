@@ -81,6 +81,11 @@ namespace accelmem {
 namespace runtime {
 
 class SparseRuntime;
+class SparseRuntimeTestPeer;
+namespace internal {
+class StructForEngine;
+struct StructForOptions;
+}  // namespace internal
 
 // PointOp (the cell operations of an execution backend) is in sparse_runtime/point_op.h.
 
@@ -125,20 +130,10 @@ struct SparseRuntimeOptions {
   // SNodes that have recycled cells (upstream runs its three GC kernels for every sparse SNode
   // after every such task, #6594). On by default; off: recycled cells wait for CollectGarbage().
   bool auto_collect = true;
-  // Workers of the garbage collector's CPU pool (1 = serial on the calling thread).
+  // Workers of the garbage collector's CPU pool (1 = serial on the calling thread). A collection
+  // collects every allocator with recycled cells in one pass (gc/device/gc_batch.h: one wake-up
+  // of the GC pool and three barriers in all).
   int gc_workers = 1;
-  // A collection collects every allocator with recycled cells in one pass (gc/device/gc_batch.h:
-  // one wake-up of the GC pool and three barriers in all). Off: one collection per allocator,
-  // as upstream runs its GC kernels per SNode (#6594; benchmarks compare the two).
-  bool one_pass_gc = true;
-  // Pointer cells activated or deactivated inside ParallelStructFor go through one NodeCache per
-  // worker (no shared atomic per cell; cached cells are handed back when the struct-for ends).
-  // Off: every worker allocates from the SNode's NodeManager directly, as upstream.
-  bool worker_caches = true;
-  // A native struct-for reuses the element lists of the previous one over the same leaf while no
-  // SNode they depend on changed structure (see StructFor). Off: lists are generated before every
-  // struct-for, as upstream does (benchmarks compare the two).
-  bool reuse_struct_for_lists = true;
   // Runs the cell operations through a backend created for the runtime (e.g.
   // runtime::cpu::JitBackend::Factory()); empty: the native runtime.
   KernelBackendFactory kernel_backend;
@@ -210,29 +205,20 @@ class SparseRuntime {
   // cells) once, serially in layout order / in parallel on the thread pool.
   // A struct-for of the native runtime reuses the element lists (the active containers) of the
   // previous one over the same leaf while no activation or deactivation changed an SNode they
-  // depend on, on any path (list_generations() counts the lists it made).
+  // depend on, on any path (runtime/internal/struct_for.h).
   absl::Status StructFor(const sparse_runtime::SNode& snode, Visitor visit);
   absl::Status ParallelStructFor(const sparse_runtime::SNode& snode, ParallelVisitor visit);
   // ParallelStructFor by runs: where the leaf is dense (every cell of an active container is
   // active, at a fixed stride) a task's whole range of a container is one call, so the visitor's
   // loop can run at memory speed; other leaves (and kernel backends) give runs of one cell.
   absl::Status ParallelStructForRuns(const sparse_runtime::SNode& snode, RunVisitor visit);
-  int64_t list_generations() const { return list_generations_.load(std::memory_order_relaxed); }
-  // Whether native struct-fors reuse their lists: SparseRuntimeOptions::reuse_struct_for_lists,
-  // without a kernel backend, where the process can run the heavy fence that the list cache's
-  // protocol needs (sparse_runtime/asymmetric_fence.h; otherwise every struct-for makes its list).
-  bool reuses_struct_for_lists();
-  // Wall time the native struct-fors spent obtaining their lists (generating or reusing them).
-  double list_generation_seconds() const {
-    return 1e-9 * static_cast<double>(list_generation_ns_.load(std::memory_order_relaxed));
-  }
 
   // Garbage collection (//gc:gc_collector) of every allocator SNode that has recycled cells:
   // recycled cells are zeroed (in address order) and become free again, reused FIFO.
   absl::Status CollectGarbage();
   // Collections that actually ran (one per SNode allocator that had recycled cells).
   int64_t num_gc_collections();
-  // Passes of the collector that collected anything (one per CollectGarbage with one_pass_gc).
+  // Passes of the collector that collected anything (one per CollectGarbage).
   int64_t num_gc_passes();
 
   SNodeMemoryStats Stats(const sparse_runtime::SNode& snode);
@@ -253,6 +239,9 @@ class SparseRuntime {
   }
 
  private:
+  // Benchmarks and tests create runtimes that emulate upstream through it
+  // (runtime/sparse_runtime_test_peer.h), and read the engine's counters.
+  friend class SparseRuntimeTestPeer;
   union MetaStorage {
     sparse_runtime::StructMeta base;
     sparse_runtime::RootMeta root;
@@ -261,66 +250,36 @@ class SparseRuntime {
     sparse_runtime::PointerMeta pointer;
     sparse_runtime::DynamicMeta dynamic;
   };
-  struct ListElement {
-    sparse_runtime::Ptr container;
-    int32_t num_cells;
-    std::array<int32_t, sparse_runtime::kMaxAxes> base;  // coordinates of the parent cell, per axis
-  };
   class SharedLock;
   class OpErrors;
 
+  // With one_pass_gc false, one collection per allocator (as upstream runs its GC kernels per
+  // SNode, #6594); `struct_for`: the engine's switches.
+  static absl::StatusOr<std::unique_ptr<SparseRuntime>> Create(
+      const sparse_runtime::SNodeTree& tree, const SparseRuntimeOptions& options, bool one_pass_gc,
+      const internal::StructForOptions& struct_for);
   SparseRuntime(const sparse_runtime::SNodeTree& tree, const SparseRuntimeOptions& options);
-  absl::Status Init();
+  absl::Status Init(const internal::StructForOptions& struct_for);
   // The error in the context's shared slot as a status (Internal if none), cleared. Only while
   // no operation runs (creation, or with gc_mu_ held exclusively).
   absl::Status TakeSharedError(absl::string_view what);
   absl::Status CheckIndex(const sparse_runtime::SNode& snode,
                           absl::Span<const int32_t> index) const;
-  // Per path position p >= 1 of `snode`, the cell index inside path[p]'s container.
-  void CellIndices(const sparse_runtime::SNode& snode, absl::Span<const int32_t> index,
-                   int32_t* out) const;
   // The cell of path[upto] (activating sparse levels if `activate`); null when a level is
   // inactive (read) or on error (*status set from the operation's `errors`).
   sparse_runtime::Ptr WalkTo(const sparse_runtime::SNode& snode, const int32_t* cell_index,
                              int upto, bool activate, OpErrors& errors, absl::Status* status);
+  // (De)activates cell i (pointer cells through the worker's cache inside a parallel struct-for).
   void ActivateOne(const sparse_runtime::SNode& s, sparse_runtime::Ptr container, int32_t i);
-  bool IsActiveOne(const sparse_runtime::SNode& s, sparse_runtime::Ptr container, int32_t i);
-  sparse_runtime::Ptr LookupOne(const sparse_runtime::SNode& s, sparse_runtime::Ptr container,
-                                int32_t i);
-  // Cell i of a pointer or dynamic container if it is active, else null. Pointer slots through
-  // Pointer_cell (one slot load; a slot being activated counts as inactive: its lookup would
-  // return a zero lead cell that is not the ambient element, see snode_pointer.h).
-  sparse_runtime::Ptr ActiveCellOne(const sparse_runtime::SNode& s, sparse_runtime::Ptr container,
-                                    int32_t i);
-  int32_t NumElements(const sparse_runtime::SNode& s, sparse_runtime::Ptr container);
-  void DeactivateSubtree(const sparse_runtime::SNode& s, sparse_runtime::Ptr cell);
   void DeactivateOne(const sparse_runtime::SNode& s, sparse_runtime::Ptr container, int32_t i);
-  // The active containers of `leaf`: the list of the last call for this leaf while no SNode it
-  // depends on (its ancestors, and itself if dynamic) changed structure since, else a new one
-  // (list_generations() counts those).
-  std::shared_ptr<const std::vector<ListElement>> ListGen(const sparse_runtime::SNode& leaf);
-  void ListGenRec(const sparse_runtime::SNode& leaf, int depth, sparse_runtime::Ptr cell,
-                  const std::array<int32_t, sparse_runtime::kMaxAxes>& base,
-                  std::vector<ListElement>* out);
-  // Calls fn(index, cell) for the active cells [lo, hi) of one list element (a template so that
-  // the visitor is called directly, without a second indirection).
-  template <typename Fn>
-  void VisitRange(const sparse_runtime::SNode& leaf, uint64_t value_offset, const ListElement& e,
-                  int32_t lo, int32_t hi, const Fn& fn);
+  void DeactivateSubtree(const sparse_runtime::SNode& s, sparse_runtime::Ptr cell);
   ThreadPool* pool();
   absl::Status DeactivateUnlocked(const sparse_runtime::SNode& snode,
                                   absl::Span<const int32_t> index);
   absl::Status StructForUnlocked(const sparse_runtime::SNode& snode, Visitor visit);
-  absl::Status ParallelStructForUnlocked(const sparse_runtime::SNode& snode, ParallelVisitor visit);
-  // The parallel struct-for's list, tasks, locks and caches, calling visit_range for each task
-  // (cells [lo, hi) of one list element, at most max_task_cells), and on a kernel backend
-  // `per_cell`, or `runs` when given (the backend's struct-for by runs). Runs take bigger tasks,
-  // handed out in groups (fewer claims of the shared counter).
-  using RangeVisitor =
-      absl::FunctionRef<void(const sparse_runtime::SNode& leaf, uint64_t offset,
-                             const ListElement& e, int32_t lo, int32_t hi, int worker)>;
-  absl::Status ParallelStructForTasks(const sparse_runtime::SNode& snode, RangeVisitor visit_range,
-                                      ParallelVisitor per_cell, const RunVisitor* runs);
+  // The engine's parallel struct-for (by runs when `runs` is given), or the kernel backend's.
+  absl::Status ParallelStructForUnlocked(const sparse_runtime::SNode& snode,
+                                         ParallelVisitor per_cell, const RunVisitor* runs);
   // Collects every allocator with recycled cells; the caller holds gc_mu_ exclusively.
   absl::Status CollectLocked();
   // With options_.auto_collect: collects if a deactivation happened since the last collection
@@ -334,44 +293,18 @@ class SparseRuntime {
 
   const sparse_runtime::SNodeTree& tree_;
   const SparseRuntimeOptions options_;
+  bool one_pass_gc_ = true;
   sparse_runtime::HostMemoryPool pool_;
   sparse_runtime::RuntimeContext context_;
   std::vector<MetaStorage> metas_;
   ShardedRwLock gc_mu_;
+  // Lists, task regimes and worker caches of the struct-fors (created by Init).
+  std::unique_ptr<internal::StructForEngine> engine_;
   std::mutex thread_pool_mu_;
-  std::unique_ptr<ThreadPool> thread_pool_;
+  std::unique_ptr<ThreadPool> thread_pool_;     // created on first use (guarded by thread_pool_mu_)
   std::unique_ptr<gc::GcCollector> collector_;  // guarded by gc_mu_ (exclusive)
   std::atomic<bool> deactivated_since_gc_{false};
   std::unique_ptr<KernelBackend> backend_;
-  // Pointer-cell allocation inside ParallelStructFor goes through one NodeCache per (pool worker,
-  // pointer SNode): caches_[worker * num_snodes + id] (ThreadPool serializes ParallelFor calls,
-  // so a worker index names one thread at a time). Flushed by the calling thread when the
-  // struct-for ends (cached free cells go to the recycled list, zero, until the next GC).
-  std::vector<sparse_runtime::NodeCache>
-      caches_;            // sized once the pool exists (guarded by thread_pool_mu_)
-  std::mutex caches_mu_;  // held by the top-level native ParallelStructFor
-  // Element lists of the native struct-fors, per leaf SNode id, reused while the generations of
-  // the SNodes they depend on are unchanged. A generation counts the times the SNode's
-  // StructMeta::structure_changed flag was found set (and cleared) here, so one flag serves every
-  // leaf below it.
-  struct ListCache {
-    std::vector<uint64_t> generations;  // of the leaf's dependencies, when `list` was made
-    std::shared_ptr<const std::vector<ListElement>> list;
-  };
-  std::mutex list_cache_mu_;
-  // Whether lists are reused: the option, on the native runtime, where the heavy fence works
-  // (guarded by list_cache_mu_).
-  bool reuse_lists_ = false;
-  std::vector<uint64_t> structure_generations_;  // per SNode id (guarded by list_cache_mu_)
-  std::vector<ListCache> list_caches_;           // per SNode id (guarded by list_cache_mu_)
-  std::atomic<int64_t> list_generations_{0};
-  std::atomic<int64_t> list_generation_ns_{0};
-  // Returns the worker's cache for `s` when this thread is a worker of this runtime's struct-for.
-  sparse_runtime::NodeCache* WorkerCache(const sparse_runtime::SNode& s);
-  // Sizes caches_ for `workers` pool threads (once).
-  void InitWorkerCaches(int workers);
-  // Flushes every worker cache; true if anything reached the recycled list.
-  bool FlushWorkerCaches();
 };
 
 // A runtime error code (sparse_runtime/device/runtime_context.h) as a status, for every execution

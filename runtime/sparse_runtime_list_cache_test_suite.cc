@@ -1,8 +1,9 @@
 // Struct-fors against a model while the tree changes between and inside them: the native runtime
 // reuses a leaf's element lists until an SNode they depend on changes structure (see
-// SparseRuntime::ListGen), so every interleaving of activations, deactivations, collections,
-// writes from visitors and struct-fors must still visit exactly the model's active cells, with
-// their values. Run for every backend of SparseRuntimeTest (native, CPU JIT).
+// the struct-for engine, runtime/internal/struct_for.h), so every interleaving of activations,
+// deactivations, collections, writes from visitors and struct-fors must still visit exactly the
+// model's active cells, with their values. Run for every backend of SparseRuntimeTest (native, CPU
+// JIT).
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
@@ -161,10 +162,11 @@ TEST_P(SparseRuntimeTest, StructForListsFollowEveryStructureChange) {
             const Visit first = static_cast<Visit>(rng() % 3);
             const Visit second = static_cast<Visit>(rng() % 3);
             ExpectVisitsMatch(*rt, x, model, first, where);
-            const int64_t lists = rt->list_generations();
+            const int64_t lists = SparseRuntimeTestPeer::list_generations(*rt);
             ExpectVisitsMatch(*rt, x, model, second, where + " (again)");
-            if (rt->reuses_struct_for_lists()) {
-              EXPECT_EQ(rt->list_generations(), lists) << where << ": nothing changed, same lists";
+            if (SparseRuntimeTestPeer::reuses_struct_for_lists(*rt)) {
+              EXPECT_EQ(SparseRuntimeTestPeer::list_generations(*rt), lists)
+                  << where << ": nothing changed, same lists";
             }
             break;
           }
@@ -192,13 +194,13 @@ TEST_P(SparseRuntimeTest, StructForListsFollowDynamicLengths) {
     expected_sum += round;
     for (int repeat = 0; repeat < 2; ++repeat) {
       int64_t sum = 0;
-      const int64_t lists = rt->list_generations();
+      const int64_t lists = SparseRuntimeTestPeer::list_generations(*rt);
       ASSERT_TRUE(rt->StructFor(d, [&](absl::Span<const int32_t>, void* v) {
                       sum += *static_cast<int32_t*>(v);
                     }).ok());
       EXPECT_EQ(sum, expected_sum) << "round " << round;
-      if (rt->reuses_struct_for_lists() && repeat == 1) {
-        EXPECT_EQ(rt->list_generations(), lists);
+      if (SparseRuntimeTestPeer::reuses_struct_for_lists(*rt) && repeat == 1) {
+        EXPECT_EQ(SparseRuntimeTestPeer::list_generations(*rt), lists);
       }
     }
   }
@@ -370,14 +372,16 @@ TEST_P(SparseRuntimeTest, StructForListsFollowEveryMarkingPrimitive) {
     c.setup(*rt, tree);
     ASSERT_FALSE(HasFatalFailure());
     EXPECT_EQ(VisitSerial(*rt, x), c.before);
-    int64_t lists = rt->list_generations();
+    int64_t lists = SparseRuntimeTestPeer::list_generations(*rt);
     EXPECT_EQ(VisitParallel(*rt, x), c.before);
-    if (rt->reuses_struct_for_lists()) EXPECT_EQ(rt->list_generations(), lists);
+    if (SparseRuntimeTestPeer::reuses_struct_for_lists(*rt))
+      EXPECT_EQ(SparseRuntimeTestPeer::list_generations(*rt), lists);
     c.change(*rt, tree);
     ASSERT_FALSE(HasFatalFailure());
-    lists = rt->list_generations();
+    lists = SparseRuntimeTestPeer::list_generations(*rt);
     EXPECT_EQ(VisitSerial(*rt, x), c.after);
-    if (rt->reuses_struct_for_lists()) EXPECT_EQ(rt->list_generations(), lists + 1);
+    if (SparseRuntimeTestPeer::reuses_struct_for_lists(*rt))
+      EXPECT_EQ(SparseRuntimeTestPeer::list_generations(*rt), lists + 1);
     EXPECT_EQ(VisitParallel(*rt, x), c.after);
     EXPECT_TRUE(rt->CheckInvariants().ok());
   }
@@ -398,9 +402,9 @@ TEST_P(SparseRuntimeTest, StructForListsSurviveRacingActivations) {
   build(tree);
   build(reference_tree);
   auto rt = Make(tree);
-  SparseRuntimeOptions no_reuse;
+  UpstreamEmulation no_reuse;
   no_reuse.reuse_struct_for_lists = false;
-  auto reference = Make(reference_tree, no_reuse);
+  auto reference = Make(reference_tree, {}, no_reuse);
   const SNode& x = X(tree);
   const SNode& bitmasked = *x.parent()->parent();
   int next_block = 0;

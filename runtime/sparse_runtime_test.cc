@@ -98,9 +98,9 @@ TEST(NativeSparseRuntimeTest, ParallelDeactivationThroughWorkerCaches) {
   EXPECT_TRUE(r.CheckInvariants().ok()) << r.CheckInvariants();
 }
 
-// Garbage of many allocator SNodes is collected in one pass (one_pass_gc, the default) or one
-// collection per allocator (off): the same cells end free and zeroed either way, and SNodes
-// without garbage are not collected.
+// Garbage of many allocator SNodes is collected in one pass (the runtime's way) or one
+// collection per allocator (UpstreamEmulation::one_pass_gc off): the same cells end free and zeroed
+// either way, and SNodes without garbage are not collected.
 TEST(NativeSparseRuntimeTest, OnePassCollectsEverySNodeWithGarbage) {
   SNodeTree tree;
   std::vector<SNode*> pointers;
@@ -115,8 +115,9 @@ TEST(NativeSparseRuntimeTest, OnePassCollectsEverySNodeWithGarbage) {
     SparseRuntimeOptions options;
     options.auto_collect = false;
     options.gc_workers = 2;
-    options.one_pass_gc = one_pass;
-    auto rt = SparseRuntime::Create(tree, options);
+    UpstreamEmulation upstream;
+    upstream.one_pass_gc = one_pass;
+    auto rt = SparseRuntimeTestPeer::Create(tree, options, upstream);
     ASSERT_TRUE(rt.ok()) << rt.status();
     SparseRuntime& r = **rt;
     for (int round = 1; round <= 3; ++round) {

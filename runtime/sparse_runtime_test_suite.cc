@@ -27,11 +27,12 @@ using sparse_runtime::SNode;
 using sparse_runtime::SNodeTree;
 
 std::unique_ptr<SparseRuntime> SparseRuntimeTest::Make(SNodeTree& tree,
-                                                       SparseRuntimeOptions options) {
+                                                       SparseRuntimeOptions options,
+                                                       const UpstreamEmulation& upstream) {
   absl::Status status = tree.Finalize();
   EXPECT_TRUE(status.ok()) << status;
   options.kernel_backend = GetParam().factory;
-  auto rt = SparseRuntime::Create(tree, options);
+  auto rt = SparseRuntimeTestPeer::Create(tree, options, upstream);
   EXPECT_TRUE(rt.ok()) << rt.status();
   return std::move(rt).value();
 }

@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/sparse_runtime.h"
+#include "runtime/sparse_runtime_test_peer.h"
 
 namespace accelmem {
 namespace runtime {
@@ -26,9 +27,11 @@ struct RuntimeBackendParam {
 
 class SparseRuntimeTest : public ::testing::TestWithParam<RuntimeBackendParam> {
  protected:
-  // Finalizes `tree` and creates a runtime on the parameter's backend.
+  // Finalizes `tree` and creates a runtime on the parameter's backend (emulating upstream where
+  // `upstream` says so).
   std::unique_ptr<SparseRuntime> Make(sparse_runtime::SNodeTree& tree,
-                                      SparseRuntimeOptions options = {});
+                                      SparseRuntimeOptions options = {},
+                                      const UpstreamEmulation& upstream = {});
 };
 
 std::string RuntimeBackendName(const ::testing::TestParamInfo<RuntimeBackendParam>& info);

@@ -10,12 +10,15 @@
 //   Cursor(meta, node, lo)                      a struct-for's walk over cells lo, lo+1, ... of one
 //     container: Next(i) is cell i when active, else null; ended() when a dynamic list turned
 //     out shorter than it was when the walk started.
+// Below them, the one-cell helpers of the host runtime's walks (point operations, list
+// generation, checks) and the index arithmetic from an index to the cell of every path level.
 // Everything is static and inline, so a dispatch costs what a switch with direct calls did.
 #ifndef ACCELMEM_RUNTIME_INTERNAL_SNODE_KINDS_H_
 #define ACCELMEM_RUNTIME_INTERNAL_SNODE_KINDS_H_
 
 #include "sparse_runtime/device/arch.h"
 #include "sparse_runtime/device/node_cache.h"
+#include "sparse_runtime/device/runtime_context.h"
 #include "sparse_runtime/device/snode_bitmasked.h"
 #include "sparse_runtime/device/snode_dense.h"
 #include "sparse_runtime/device/snode_dynamic.h"
@@ -174,6 +177,58 @@ ACCELMEM_RT_INLINE auto WithKind(SNodeType type, Fn&& fn) -> decltype(fn(RootKin
       break;
   }
   return fn(PlaceKind{});
+}
+
+// One cell of a container of `s` (meta: s's StructMeta), by kind.
+inline bool IsActiveCell(const SNode& s, Ptr meta, Ptr container, i32 i) {
+  return WithKind(s.type(),
+                  [&](auto kind) { return decltype(kind)::IsActive(meta, container, i); });
+}
+inline Ptr LookupCell(const SNode& s, Ptr meta, Ptr container, i32 i) {
+  return WithKind(s.type(), [&](auto kind) { return decltype(kind)::Lookup(meta, container, i); });
+}
+// Cell i of a pointer or dynamic container if it is active, else null. Pointer slots through
+// Pointer_cell (one slot load; a slot being activated counts as inactive: its lookup would
+// return a zero lead cell that is not the ambient element, see snode_pointer.h).
+inline Ptr ActiveCell(const RuntimeContext* context, const SNode& s, Ptr meta, Ptr container,
+                      i32 i) {
+  if (s.type() == SNodeType::kPointer) return Pointer_cell(meta, container, i);
+  if (!IsActiveCell(s, meta, container, i)) return nullptr;
+  const Ptr cell = LookupCell(s, meta, container, i);
+  return cell == runtime_ambient_element(context, s.id()) ? nullptr : cell;
+}
+// The cells of one container of `s` (a dynamic's: its current length).
+inline i32 NumCells(const SNode& s, Ptr meta, Ptr container) {
+  if (s.type() == SNodeType::kDynamic) return Dynamic_get_num_elements(meta, container);
+  return static_cast<i32>(s.num_cells_per_container());
+}
+
+// Per path position p >= 1 of `snode`, the cell index inside path[p]'s container of the cell
+// holding `index` (num_indices coordinates, ascending axis order; out has path().size() slots).
+inline void CellIndices(const SNode& snode, const int32_t* index, size_t num_indices,
+                        int32_t* out) {
+  int64_t coord[kMaxAxes];
+  int64_t remaining[kMaxAxes];
+  for (int a = 0; a < kMaxAxes; ++a) {
+    coord[a] = 0;
+    remaining[a] = 1;
+  }
+  for (size_t k = 0; k < num_indices; ++k) {
+    const int axis = snode.index_axes()[k];
+    coord[axis] = index[k];
+    remaining[axis] = snode.extent(axis);
+  }
+  const auto& path = snode.path();
+  for (size_t p = 1; p < path.size(); ++p) {
+    const SNode& level = *path[p];
+    int64_t l = 0;
+    for (int axis : level.axes()) {
+      const int64_t shape = level.shape(axis);
+      remaining[axis] /= shape;
+      l = l * shape + (coord[axis] / remaining[axis]) % shape;
+    }
+    out[p] = static_cast<int32_t>(l);
+  }
 }
 
 }  // namespace internal
