@@ -66,18 +66,12 @@
 #include "absl/time/time.h"
 #include "backends/backend.h"
 #include "ir/memory_space.h"
+#include "passes/internal/space_planner.h"  // PlacementStrategy
 #include "passes/pass.h"
 #include "policy/dsa_problem.h"
 
 namespace accelmem {
 namespace passes {
-
-enum class PlacementStrategy { kSequential, kGreedy, kSearch, kConstrained, kReplay };
-
-// "sequential", "greedy", "search", "constrained", "replay".
-const char* PlacementStrategyName(PlacementStrategy s);
-// Parses a name above; false for anything else.
-bool ParsePlacementStrategy(absl::string_view name, PlacementStrategy* out);
 
 // What allocate-memory-addr did in one planned space of one function (AllocateMemoryAddrOptions::
 // on_stats). Reuse cost counts the problem's cross-pipe penalties (passes/memory_problem.h) that

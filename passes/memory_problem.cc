@@ -7,7 +7,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "ir/visitor.h"
-#include "policy/dsa_validator.h"
 
 namespace accelmem {
 namespace passes {
@@ -272,128 +271,6 @@ std::string DescribePoolPeak(const MemoryProblem& problem, uint32_t pool) {
                     " bytes");
   }
   if (peak.live.empty()) absl::StrAppend(&out, " none");
-  return out;
-}
-
-// Offsets by buffer id of `problem` from root addresses (0 for a root without one).
-std::vector<uint64_t> OffsetsById(const MemoryProblem& problem,
-                                  const absl::flat_hash_map<const ir::MemRef*, int64_t>& addr) {
-  std::vector<uint64_t> out(problem.buffers.size(), 0);
-  for (size_t i = 0; i < out.size(); ++i) {
-    auto it = addr.find(problem.buffers[i].root);
-    if (it != addr.end() && it->second >= 0) out[i] = static_cast<uint64_t>(it->second);
-  }
-  return out;
-}
-
-// The reuse cost `offsets` pays in `pool` (penalty edges join lifetime-disjoint buffers only).
-uint64_t PoolReuseCost(const MemoryProblem& problem, uint32_t pool,
-                       const std::vector<uint64_t>& offsets) {
-  const policy::DsaProblem& p = problem.document.problem;
-  if (!p.cost_model) return 0;
-  uint64_t cost = 0;
-  for (const policy::DsaReusePenalty& e : p.cost_model->reuse_penalties) {
-    if (p.buffers[e.first].allowed_pools[0] != pool) continue;
-    const uint64_t a = offsets[e.first], b = offsets[e.second];
-    if (a < b + p.buffers[e.second].size && b < a + p.buffers[e.first].size) cost += e.cost;
-  }
-  return cost;
-}
-
-// max(offset + size, reserved range ends) over `pool`, as policy::PoolResult::peak.
-uint64_t PoolPeakBytes(const MemoryProblem& problem, uint32_t pool,
-                       const std::vector<uint64_t>& offsets) {
-  const policy::DsaProblem& p = problem.document.problem;
-  uint64_t peak = 0;
-  for (const policy::DsaPool& pl : p.pools) {
-    if (pl.id != pool) continue;
-    for (const policy::DsaAddressRange& r : pl.reserved_ranges) peak = std::max(peak, r.end);
-  }
-  for (const policy::DsaBuffer& b : p.buffers) {
-    if (b.allowed_pools[0] == pool) peak = std::max(peak, offsets[b.id] + b.size);
-  }
-  return peak;
-}
-
-// `p` restricted to the buffers of `pool` (ids renumbered in order; `ids` gets the old ids),
-// without its capacity.
-policy::DsaProblem RestrictToPool(const policy::DsaProblem& p, uint32_t pool,
-                                  std::vector<uint32_t>* ids) {
-  policy::DsaProblem out;
-  out.objective = p.objective;
-  for (const policy::DsaPool& pl : p.pools) {
-    if (pl.id == pool) out.pools.push_back(pl);
-  }
-  // Capacity is the candidates' first criterion, not a validity rule.
-  for (policy::DsaPool& pl : out.pools) pl.capacity.reset();
-  std::vector<int64_t> renumber(p.buffers.size(), -1);
-  for (const policy::DsaBuffer& b : p.buffers) {
-    if (b.allowed_pools[0] != pool) continue;
-    renumber[b.id] = static_cast<int64_t>(out.buffers.size());
-    ids->push_back(b.id);
-    out.buffers.push_back(b);
-    out.buffers.back().id = static_cast<uint32_t>(renumber[b.id]);
-  }
-  auto in = [&](uint32_t a, uint32_t b) { return renumber[a] >= 0 && renumber[b] >= 0; };
-  auto id = [&](uint32_t a) { return static_cast<uint32_t>(renumber[a]); };
-  for (const policy::DsaSeparation& sep : p.constraints.separations) {
-    if (in(sep.first, sep.second)) {
-      out.constraints.separations.push_back({id(sep.first), id(sep.second), sep.reasons});
-    }
-  }
-  if (p.cost_model) {
-    out.cost_model.emplace();
-    for (const policy::DsaReusePenalty& e : p.cost_model->reuse_penalties) {
-      if (in(e.first, e.second)) {
-        out.cost_model->reuse_penalties.push_back({id(e.first), id(e.second), e.cost, e.reason});
-      }
-    }
-  }
-  return out;
-}
-
-// Whether `offsets` is a valid plan of `pool` under the true rules: every constraint of the
-// relaxed problem (policy/dsa_validator, which shares no code with the planners) and the
-// in-place rule.
-bool ValidInPool(const MemoryProblem& problem, const policy::DsaProblem& relaxed, uint32_t pool,
-                 const std::vector<uint64_t>& offsets) {
-  std::vector<uint32_t> ids;
-  const policy::DsaProblem sub = RestrictToPool(relaxed, pool, &ids);
-  std::vector<policy::DsaPlacement> placements;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    placements.push_back({static_cast<uint32_t>(i), pool, offsets[ids[i]]});
-  }
-  if (!policy::CheckDsaSolution(sub, placements).ok()) return false;
-  for (const policy::DsaPair& pair : ShiftedInPlace(problem, offsets)) {
-    if (problem.document.problem.buffers[pair.first].allowed_pools[0] == pool) return false;
-  }
-  return true;
-}
-
-ConstrainedPlans SolveFunctionProblem(const MemoryProblem& problem, absl::Duration budget) {
-  ConstrainedPlans out;
-  policy::ConstrainedOptions co;
-  co.budget = budget;
-  co.relax_pipeline_when_infeasible = false;  // no pipeline groups here
-  out.relaxed = policy::SolveConstrained(WithoutInPlaceSeparations(problem), co);
-  auto offsets = [&](const policy::ConstrainedResult& r) {
-    std::vector<uint64_t> o;
-    if (r.placements.size() != problem.buffers.size()) return o;
-    o.resize(problem.buffers.size());
-    for (const policy::DsaPlacement& pl : r.placements) o[pl.buffer] = pl.offset;
-    return o;
-  };
-  if (!out.relaxed.ok()) return out;
-  out.relaxed_offsets = offsets(*out.relaxed);
-  if (!problem.in_place.empty() &&
-      (out.relaxed_offsets.empty() || !ShiftedInPlace(problem, out.relaxed_offsets).empty())) {
-    absl::StatusOr<policy::ConstrainedResult> strict =
-        policy::SolveConstrained(problem.document.problem, co);
-    if (strict.ok()) {
-      out.strict_offsets = offsets(*strict);
-      out.strict = *std::move(strict);
-    }
-  }
   return out;
 }
 

@@ -28,15 +28,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "backends/backend.h"
 #include "ir/function.h"
 #include "ir/memory_space.h"
 #include "ir/memref.h"
 #include "ir/op_registry.h"
 #include "passes/liveness.h"
-#include "policy/constrained_planner.h"
 #include "policy/dsa_problem.h"
 #include "policy/memory_allocator_policy.h"
 
@@ -103,35 +100,6 @@ std::string DescribeProgramPoint(const MemoryProblem& problem, int64_t time);
 // 200704 bytes (4096 of them reserved) against a capacity of 188416; largest live buffers: 'a'
 // 98304 bytes, 'b' 98304 bytes, ...". At most five buffers.
 std::string DescribePoolPeak(const MemoryProblem& problem, uint32_t pool);
-
-// Plans of a problem's pools, as the planner strategies of allocate-memory-addr compare them.
-// Offsets are by buffer id (0 for a buffer `addr` has no address for).
-std::vector<uint64_t> OffsetsById(const MemoryProblem& problem,
-                                  const absl::flat_hash_map<const ir::MemRef*, int64_t>& addr);
-// The reuse cost `offsets` pays in `pool`.
-uint64_t PoolReuseCost(const MemoryProblem& problem, uint32_t pool,
-                       const std::vector<uint64_t>& offsets);
-// max(offset + size, reserved range ends) over `pool`, as policy::PoolResult::peak.
-uint64_t PoolPeakBytes(const MemoryProblem& problem, uint32_t pool,
-                       const std::vector<uint64_t>& offsets);
-// `p` restricted to the buffers of `pool` (ids renumbered in order; `ids` gets the old ids),
-// without its capacity.
-policy::DsaProblem RestrictToPool(const policy::DsaProblem& p, uint32_t pool,
-                                  std::vector<uint32_t>* ids);
-// Whether `offsets` is a valid plan of `pool` under the true rules, capacity aside: every
-// constraint of `relaxed` (WithoutInPlaceSeparations) by policy/dsa_validator, which shares no
-// code with the planners, and the in-place rule.
-bool ValidInPool(const MemoryProblem& problem, const policy::DsaProblem& relaxed, uint32_t pool,
-                 const std::vector<uint64_t>& offsets);
-
-// The constrained planner's plans of a function: the relaxed problem's solve (its bounds hold for
-// the function) and, where its plan breaks the in-place rule, the exported problem's.
-struct ConstrainedPlans {
-  absl::StatusOr<policy::ConstrainedResult> relaxed = absl::UnknownError("not solved");
-  std::optional<policy::ConstrainedResult> strict;
-  std::vector<uint64_t> relaxed_offsets, strict_offsets;  // by buffer id; empty: no plan
-};
-ConstrainedPlans SolveFunctionProblem(const MemoryProblem& problem, absl::Duration budget);
 
 }  // namespace passes
 }  // namespace accelmem

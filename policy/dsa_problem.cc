@@ -129,67 +129,57 @@ DsaPair ReadPair(const Json& value, const std::string& path) {
                  ReadU32(value.at("second"), path + ".second")};
 }
 
-DsaProblem ReadProblem(const Json& value, const std::string& path) {
-  CheckObject(value, path, {"pools", "buffers", "constraints", "objective"},
-              {"cost_model", "pypto_structure"});
-  DsaProblem problem;
-  const Json& pools = ArrayAt(value, "pools", path);
-  for (size_t i = 0; i < pools.size(); ++i) {
-    const std::string p = At(path + ".pools", i);
-    const Json& item = pools[i];
-    CheckObject(item, p, {"id", "name", "capacity", "reserved_ranges"}, {"bank_geometry"});
-    DsaPool pool;
-    pool.id = ReadU32(item.at("id"), p + ".id");
-    pool.name = ReadString(item.at("name"), p + ".name");
-    if (!item.at("capacity").is_null())
-      pool.capacity = ReadU64(item.at("capacity"), p + ".capacity");
-    const Json& ranges = ArrayAt(item, "reserved_ranges", p);
-    for (size_t r = 0; r < ranges.size(); ++r) {
-      const std::string rp = At(p + ".reserved_ranges", r);
-      CheckObject(ranges[r], rp, {"begin", "end"}, {});
-      pool.reserved_ranges.push_back({ReadU64(ranges[r].at("begin"), rp + ".begin"),
-                                      ReadU64(ranges[r].at("end"), rp + ".end")});
-    }
-    if (item.contains("bank_geometry")) {
-      const Json& bank = item.at("bank_geometry");
-      const std::string bp = p + ".bank_geometry";
-      CheckObject(bank, bp, {"bank_size", "num_banks"}, {});
-      pool.bank_geometry = DsaBankGeometry{ReadU64(bank.at("bank_size"), bp + ".bank_size"),
-                                           ReadU32(bank.at("num_banks"), bp + ".num_banks")};
-    }
-    problem.pools.push_back(std::move(pool));
+DsaPool ReadPool(const Json& item, const std::string& p) {
+  CheckObject(item, p, {"id", "name", "capacity", "reserved_ranges"}, {"bank_geometry"});
+  DsaPool pool;
+  pool.id = ReadU32(item.at("id"), p + ".id");
+  pool.name = ReadString(item.at("name"), p + ".name");
+  if (!item.at("capacity").is_null()) pool.capacity = ReadU64(item.at("capacity"), p + ".capacity");
+  const Json& ranges = ArrayAt(item, "reserved_ranges", p);
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    const std::string rp = At(p + ".reserved_ranges", r);
+    CheckObject(ranges[r], rp, {"begin", "end"}, {});
+    pool.reserved_ranges.push_back(
+        {ReadU64(ranges[r].at("begin"), rp + ".begin"), ReadU64(ranges[r].at("end"), rp + ".end")});
   }
-  const Json& buffers = ArrayAt(value, "buffers", path);
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const std::string p = At(path + ".buffers", i);
-    const Json& item = buffers[i];
-    CheckObject(item, p, {"id", "name", "size", "alignment", "live_intervals", "allowed_pools"},
-                {});
-    DsaBuffer buffer;
-    buffer.id = ReadU32(item.at("id"), p + ".id");
-    buffer.name = ReadString(item.at("name"), p + ".name");
-    buffer.size = ReadU64(item.at("size"), p + ".size");
-    buffer.alignment = ReadU64(item.at("alignment"), p + ".alignment");
-    const Json& intervals = ArrayAt(item, "live_intervals", p);
-    for (size_t k = 0; k < intervals.size(); ++k) {
-      const std::string ip = At(p + ".live_intervals", k);
-      CheckObject(intervals[k], ip, {"lower", "upper"}, {});
-      buffer.live_intervals.push_back({ReadI64(intervals[k].at("lower"), ip + ".lower"),
-                                       ReadI64(intervals[k].at("upper"), ip + ".upper")});
-    }
-    const Json& allowed = ArrayAt(item, "allowed_pools", p);
-    for (size_t k = 0; k < allowed.size(); ++k) {
-      buffer.allowed_pools.push_back(ReadU32(allowed[k], At(p + ".allowed_pools", k)));
-    }
-    problem.buffers.push_back(std::move(buffer));
+  if (item.contains("bank_geometry")) {
+    const Json& bank = item.at("bank_geometry");
+    const std::string bp = p + ".bank_geometry";
+    CheckObject(bank, bp, {"bank_size", "num_banks"}, {});
+    pool.bank_geometry = DsaBankGeometry{ReadU64(bank.at("bank_size"), bp + ".bank_size"),
+                                         ReadU32(bank.at("num_banks"), bp + ".num_banks")};
   }
-  const std::string cp = path + ".constraints";
-  const Json& constraints = value.at("constraints");
+  return pool;
+}
+
+DsaBuffer ReadBuffer(const Json& item, const std::string& p) {
+  CheckObject(item, p, {"id", "name", "size", "alignment", "live_intervals", "allowed_pools"}, {});
+  DsaBuffer buffer;
+  buffer.id = ReadU32(item.at("id"), p + ".id");
+  buffer.name = ReadString(item.at("name"), p + ".name");
+  buffer.size = ReadU64(item.at("size"), p + ".size");
+  buffer.alignment = ReadU64(item.at("alignment"), p + ".alignment");
+  const Json& intervals = ArrayAt(item, "live_intervals", p);
+  for (size_t k = 0; k < intervals.size(); ++k) {
+    const std::string ip = At(p + ".live_intervals", k);
+    CheckObject(intervals[k], ip, {"lower", "upper"}, {});
+    buffer.live_intervals.push_back({ReadI64(intervals[k].at("lower"), ip + ".lower"),
+                                     ReadI64(intervals[k].at("upper"), ip + ".upper")});
+  }
+  const Json& allowed = ArrayAt(item, "allowed_pools", p);
+  for (size_t k = 0; k < allowed.size(); ++k) {
+    buffer.allowed_pools.push_back(ReadU32(allowed[k], At(p + ".allowed_pools", k)));
+  }
+  return buffer;
+}
+
+DsaConstraints ReadConstraints(const Json& constraints, const std::string& cp) {
+  DsaConstraints out;
   CheckObject(constraints, cp,
               {"colocations", "separations", "temporal_exclusions", "pinned_allocations"}, {});
   const Json& colocations = ArrayAt(constraints, "colocations", cp);
   for (size_t i = 0; i < colocations.size(); ++i) {
-    problem.constraints.colocations.push_back(ReadPair(colocations[i], At(cp + ".colocations", i)));
+    out.colocations.push_back(ReadPair(colocations[i], At(cp + ".colocations", i)));
   }
   const Json& separations = ArrayAt(constraints, "separations", cp);
   for (size_t i = 0; i < separations.size(); ++i) {
@@ -206,12 +196,11 @@ DsaProblem ReadProblem(const Json& value, const std::string& path) {
             ReadEnum<DsaSeparationReason>(reasons[k], At(p + ".reasons", k), kSeparationReasons));
       }
     }
-    problem.constraints.separations.push_back(std::move(separation));
+    out.separations.push_back(std::move(separation));
   }
   const Json& exclusions = ArrayAt(constraints, "temporal_exclusions", cp);
   for (size_t i = 0; i < exclusions.size(); ++i) {
-    problem.constraints.temporal_exclusions.push_back(
-        ReadPair(exclusions[i], At(cp + ".temporal_exclusions", i)));
+    out.temporal_exclusions.push_back(ReadPair(exclusions[i], At(cp + ".temporal_exclusions", i)));
   }
   const Json& pins = ArrayAt(constraints, "pinned_allocations", cp);
   for (size_t i = 0; i < pins.size(); ++i) {
@@ -220,79 +209,104 @@ DsaProblem ReadProblem(const Json& value, const std::string& path) {
     if (!pins[i].at("exclusive_for_all_time").is_boolean()) {
       Fail(p + ".exclusive_for_all_time", "expected true or false");
     }
-    problem.constraints.pinned_allocations.push_back(
-        {ReadU32(pins[i].at("buffer"), p + ".buffer"), ReadU32(pins[i].at("pool"), p + ".pool"),
-         ReadU64(pins[i].at("offset"), p + ".offset"),
-         pins[i].at("exclusive_for_all_time").get<bool>()});
+    out.pinned_allocations.push_back({ReadU32(pins[i].at("buffer"), p + ".buffer"),
+                                      ReadU32(pins[i].at("pool"), p + ".pool"),
+                                      ReadU64(pins[i].at("offset"), p + ".offset"),
+                                      pins[i].at("exclusive_for_all_time").get<bool>()});
   }
-  if (value.contains("cost_model")) {
-    const std::string mp = path + ".cost_model";
-    const Json& model = value.at("cost_model");
-    CheckObject(model, mp, {"reuse_penalties"}, {});
-    DsaCostModel cost_model;
-    const Json& penalties = ArrayAt(model, "reuse_penalties", mp);
-    for (size_t i = 0; i < penalties.size(); ++i) {
-      const std::string p = At(mp + ".reuse_penalties", i);
-      CheckObject(penalties[i], p, {"first", "second", "cost", "reason"}, {});
-      cost_model.reuse_penalties.push_back(
-          {ReadU32(penalties[i].at("first"), p + ".first"),
-           ReadU32(penalties[i].at("second"), p + ".second"),
-           ReadU64(penalties[i].at("cost"), p + ".cost"),
-           ReadEnum<DsaPenaltyReason>(penalties[i].at("reason"), p + ".reason", kPenaltyReasons)});
-    }
-    problem.cost_model = std::move(cost_model);
+  return out;
+}
+
+DsaCostModel ReadCostModel(const Json& model, const std::string& mp) {
+  CheckObject(model, mp, {"reuse_penalties"}, {});
+  DsaCostModel cost_model;
+  const Json& penalties = ArrayAt(model, "reuse_penalties", mp);
+  for (size_t i = 0; i < penalties.size(); ++i) {
+    const std::string p = At(mp + ".reuse_penalties", i);
+    CheckObject(penalties[i], p, {"first", "second", "cost", "reason"}, {});
+    cost_model.reuse_penalties.push_back(
+        {ReadU32(penalties[i].at("first"), p + ".first"),
+         ReadU32(penalties[i].at("second"), p + ".second"),
+         ReadU64(penalties[i].at("cost"), p + ".cost"),
+         ReadEnum<DsaPenaltyReason>(penalties[i].at("reason"), p + ".reason", kPenaltyReasons)});
   }
-  if (value.contains("pypto_structure")) {
-    const std::string sp = path + ".pypto_structure";
-    const Json& structure = value.at("pypto_structure");
-    CheckObject(structure, sp, {"alias_classes", "pipeline_groups"}, {});
-    DsaPyptoStructure result;
-    const Json& aliases = ArrayAt(structure, "alias_classes", sp);
-    for (size_t i = 0; i < aliases.size(); ++i) {
-      const std::string p = At(sp + ".alias_classes", i);
-      CheckObject(aliases[i], p, {"buffer", "members"}, {});
-      DsaAliasClass alias;
-      alias.buffer = ReadU32(aliases[i].at("buffer"), p + ".buffer");
-      const Json& members = ArrayAt(aliases[i], "members", p);
-      for (size_t k = 0; k < members.size(); ++k) {
-        alias.members.push_back(ReadString(members[k], At(p + ".members", k)));
-      }
-      result.alias_classes.push_back(std::move(alias));
+  return cost_model;
+}
+
+DsaPyptoStructure ReadPyptoStructure(const Json& structure, const std::string& sp) {
+  CheckObject(structure, sp, {"alias_classes", "pipeline_groups"}, {});
+  DsaPyptoStructure result;
+  const Json& aliases = ArrayAt(structure, "alias_classes", sp);
+  for (size_t i = 0; i < aliases.size(); ++i) {
+    const std::string p = At(sp + ".alias_classes", i);
+    CheckObject(aliases[i], p, {"buffer", "members"}, {});
+    DsaAliasClass alias;
+    alias.buffer = ReadU32(aliases[i].at("buffer"), p + ".buffer");
+    const Json& members = ArrayAt(aliases[i], "members", p);
+    for (size_t k = 0; k < members.size(); ++k) {
+      alias.members.push_back(ReadString(members[k], At(p + ".members", k)));
     }
-    const Json& groups = ArrayAt(structure, "pipeline_groups", sp);
-    for (size_t i = 0; i < groups.size(); ++i) {
-      const std::string p = At(sp + ".pipeline_groups", i);
-      CheckObject(groups[i], p,
-                  {"group", "pool", "slot_size", "depth", "effective_depth", "members"}, {});
-      DsaPipelineGroup group;
-      group.group = ReadU32(groups[i].at("group"), p + ".group");
-      group.pool = ReadU32(groups[i].at("pool"), p + ".pool");
-      group.slot_size = ReadU64(groups[i].at("slot_size"), p + ".slot_size");
-      group.depth = ReadU32(groups[i].at("depth"), p + ".depth");
-      group.effective_depth = ReadU32(groups[i].at("effective_depth"), p + ".effective_depth");
-      const Json& members = ArrayAt(groups[i], "members", p);
-      for (size_t k = 0; k < members.size(); ++k) {
-        const std::string mp = At(p + ".members", k);
-        CheckObject(members[k], mp, {"buffer", "stage", "residue"}, {});
-        group.members.push_back({ReadU32(members[k].at("buffer"), mp + ".buffer"),
-                                 ReadU32(members[k].at("stage"), mp + ".stage"),
-                                 ReadU32(members[k].at("residue"), mp + ".residue")});
-      }
-      result.pipeline_groups.push_back(std::move(group));
-    }
-    problem.pypto_structure = std::move(result);
+    result.alias_classes.push_back(std::move(alias));
   }
-  const std::string op = path + ".objective";
-  const Json& objective = value.at("objective");
+  const Json& groups = ArrayAt(structure, "pipeline_groups", sp);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const std::string p = At(sp + ".pipeline_groups", i);
+    CheckObject(groups[i], p, {"group", "pool", "slot_size", "depth", "effective_depth", "members"},
+                {});
+    DsaPipelineGroup group;
+    group.group = ReadU32(groups[i].at("group"), p + ".group");
+    group.pool = ReadU32(groups[i].at("pool"), p + ".pool");
+    group.slot_size = ReadU64(groups[i].at("slot_size"), p + ".slot_size");
+    group.depth = ReadU32(groups[i].at("depth"), p + ".depth");
+    group.effective_depth = ReadU32(groups[i].at("effective_depth"), p + ".effective_depth");
+    const Json& members = ArrayAt(groups[i], "members", p);
+    for (size_t k = 0; k < members.size(); ++k) {
+      const std::string mp = At(p + ".members", k);
+      CheckObject(members[k], mp, {"buffer", "stage", "residue"}, {});
+      group.members.push_back({ReadU32(members[k].at("buffer"), mp + ".buffer"),
+                               ReadU32(members[k].at("stage"), mp + ".stage"),
+                               ReadU32(members[k].at("residue"), mp + ".residue")});
+    }
+    result.pipeline_groups.push_back(std::move(group));
+  }
+  return result;
+}
+
+DsaObjective ReadObjective(const Json& objective, const std::string& op) {
+  DsaObjective out;
   CheckObject(objective, op, {"aggregation", "terms"}, {});
   if (ReadString(objective.at("aggregation"), op + ".aggregation") != "lexicographic") {
     Fail(op + ".aggregation", "only \"lexicographic\" is defined");
   }
   const Json& terms = ArrayAt(objective, "terms", op);
   for (size_t i = 0; i < terms.size(); ++i) {
-    problem.objective.terms.push_back(
+    out.terms.push_back(
         ReadEnum<DsaObjectiveTerm>(terms[i], At(op + ".terms", i), kObjectiveTerms));
   }
+  return out;
+}
+
+DsaProblem ReadProblem(const Json& value, const std::string& path) {
+  CheckObject(value, path, {"pools", "buffers", "constraints", "objective"},
+              {"cost_model", "pypto_structure"});
+  DsaProblem problem;
+  const Json& pools = ArrayAt(value, "pools", path);
+  for (size_t i = 0; i < pools.size(); ++i) {
+    problem.pools.push_back(ReadPool(pools[i], At(path + ".pools", i)));
+  }
+  const Json& buffers = ArrayAt(value, "buffers", path);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    problem.buffers.push_back(ReadBuffer(buffers[i], At(path + ".buffers", i)));
+  }
+  problem.constraints = ReadConstraints(value.at("constraints"), path + ".constraints");
+  if (value.contains("cost_model")) {
+    problem.cost_model = ReadCostModel(value.at("cost_model"), path + ".cost_model");
+  }
+  if (value.contains("pypto_structure")) {
+    problem.pypto_structure =
+        ReadPyptoStructure(value.at("pypto_structure"), path + ".pypto_structure");
+  }
+  problem.objective = ReadObjective(value.at("objective"), path + ".objective");
   return problem;
 }
 
@@ -580,179 +594,341 @@ int FindDsaPool(const DsaProblem& problem, uint32_t id) {
   return -1;
 }
 
-std::vector<std::string> ValidateDsaProblem(const DsaProblem& problem) {
-  std::vector<std::string> errors;
-  std::map<uint32_t, size_t> pool_index;
-  if (problem.pools.empty()) errors.push_back("problem.pools: no pools");
-  for (size_t i = 0; i < problem.pools.size(); ++i) {
-    const DsaPool& pool = problem.pools[i];
-    const std::string name = absl::StrCat("problem.pools[", i, "] (id ", pool.id, ")");
-    if (!pool_index.emplace(pool.id, i).second) errors.push_back(name + ": duplicate pool id");
-    for (const DsaAddressRange& range : pool.reserved_ranges) {
-      if (range.begin >= range.end) {
-        errors.push_back(absl::StrCat(name, ": reserved range [", range.begin, ", ", range.end,
-                                      ") is empty or inverted"));
-      } else if (pool.capacity && range.end > *pool.capacity) {
-        errors.push_back(absl::StrCat(name, ": reserved range [", range.begin, ", ", range.end,
-                                      ") exceeds capacity ", *pool.capacity));
-      }
-    }
-    if (pool.bank_geometry &&
-        (pool.bank_geometry->bank_size == 0 || pool.bank_geometry->num_banks == 0)) {
-      errors.push_back(name + ": bank geometry with a zero field");
+namespace {
+
+bool InPool(const DsaBuffer& b, uint32_t pool) {
+  return !b.allowed_pools.empty() && b.allowed_pools[0] == pool;
+}
+
+// Buffer id -> index in problem.buffers.
+std::map<uint32_t, size_t> BufferIndex(const DsaProblem& problem) {
+  std::map<uint32_t, size_t> out;
+  for (size_t i = 0; i < problem.buffers.size(); ++i) out.emplace(problem.buffers[i].id, i);
+  return out;
+}
+
+}  // namespace
+
+DsaProblem RestrictDsaProblemToPool(const DsaProblem& problem, uint32_t pool,
+                                    std::vector<uint32_t>* ids) {
+  DsaProblem out;
+  out.objective = problem.objective;
+  for (const DsaPool& pl : problem.pools) {
+    if (pl.id == pool) out.pools.push_back(pl);
+  }
+  std::map<uint32_t, uint32_t> renumber;  // old id -> new id
+  for (const DsaBuffer& b : problem.buffers) {
+    if (!InPool(b, pool)) continue;
+    const uint32_t id = static_cast<uint32_t>(out.buffers.size());
+    renumber.emplace(b.id, id);
+    ids->push_back(b.id);
+    out.buffers.push_back(b);
+    out.buffers.back().id = id;
+    out.buffers.back().allowed_pools = {pool};
+  }
+  auto kept = [&](uint32_t a) { return renumber.count(a) != 0; };
+  auto pair = [&](const DsaPair& p) { return DsaPair{renumber[p.first], renumber[p.second]}; };
+  const DsaConstraints& c = problem.constraints;
+  for (const DsaPair& p : c.colocations) {
+    if (kept(p.first) && kept(p.second)) out.constraints.colocations.push_back(pair(p));
+  }
+  for (const DsaPair& p : c.temporal_exclusions) {
+    if (kept(p.first) && kept(p.second)) out.constraints.temporal_exclusions.push_back(pair(p));
+  }
+  for (const DsaSeparation& sep : c.separations) {
+    if (kept(sep.first) && kept(sep.second)) {
+      out.constraints.separations.push_back(
+          {renumber[sep.first], renumber[sep.second], sep.reasons});
     }
   }
-  if (problem.buffers.empty()) errors.push_back("problem.buffers: no buffers");
-  std::map<uint32_t, size_t> buffer_index;
-  for (size_t i = 0; i < problem.buffers.size(); ++i) {
-    const DsaBuffer& buffer = problem.buffers[i];
-    const std::string name = absl::StrCat("problem.buffers[", i, "] (id ", buffer.id, ")");
-    if (!buffer_index.emplace(buffer.id, i).second)
-      errors.push_back(name + ": duplicate buffer id");
-    if (buffer.size == 0) errors.push_back(name + ": size 0");
-    if (buffer.size > (uint64_t{1} << 60)) errors.push_back(name + ": size above 2^60");
-    if (buffer.alignment == 0 || (buffer.alignment & (buffer.alignment - 1)) != 0) {
-      errors.push_back(
-          absl::StrCat(name, ": alignment ", buffer.alignment, " is not a power of two"));
-    }
-    if (buffer.live_intervals.empty()) errors.push_back(name + ": no live interval");
-    for (const DsaInterval& interval : buffer.live_intervals) {
-      if (interval.lower >= interval.upper) {
-        errors.push_back(absl::StrCat(name, ": live interval [", interval.lower, ", ",
-                                      interval.upper, ") is empty or inverted"));
-      }
-    }
-    if (buffer.allowed_pools.empty()) errors.push_back(name + ": no allowed pool");
-    std::set<uint32_t> seen;
-    for (uint32_t pool : buffer.allowed_pools) {
-      if (!seen.insert(pool).second)
-        errors.push_back(absl::StrCat(name, ": pool ", pool, " twice"));
-      if (!pool_index.count(pool)) {
-        errors.push_back(absl::StrCat(name, ": allowed pool ", pool, " does not exist"));
-      }
-    }
-  }
-  auto known = [&](uint32_t id) { return buffer_index.count(id) != 0; };
-  auto check_pair = [&](const std::string& what, size_t i, uint32_t a, uint32_t b) {
-    if (!known(a) || !known(b)) {
-      errors.push_back(absl::StrCat("problem.constraints.", what, "[", i, "]: unknown buffer ",
-                                    known(a) ? b : a));
-      return false;
-    }
-    if (a == b) {
-      errors.push_back(absl::StrCat("problem.constraints.", what, "[", i, "]: buffer ", a,
-                                    " paired with itself"));
-      return false;
-    }
-    return true;
-  };
-  std::set<std::pair<uint32_t, uint32_t>> colocated;
-  for (size_t i = 0; i < problem.constraints.colocations.size(); ++i) {
-    const DsaPair& pair = problem.constraints.colocations[i];
-    if (check_pair("colocations", i, pair.first, pair.second)) {
-      colocated.insert(std::minmax(pair.first, pair.second));
-    }
-  }
-  for (size_t i = 0; i < problem.constraints.separations.size(); ++i) {
-    const DsaSeparation& separation = problem.constraints.separations[i];
-    if (!check_pair("separations", i, separation.first, separation.second)) continue;
-    if (colocated.count(std::minmax(separation.first, separation.second))) {
-      errors.push_back(absl::StrCat("problem.constraints.separations[", i, "]: buffers ",
-                                    separation.first, " and ", separation.second,
-                                    " are also colocated"));
-    }
-    std::set<DsaSeparationReason> reasons(separation.reasons.begin(), separation.reasons.end());
-    if (reasons.size() != separation.reasons.size()) {
-      errors.push_back(absl::StrCat("problem.constraints.separations[", i, "]: repeated reason"));
-    }
-  }
-  for (size_t i = 0; i < problem.constraints.temporal_exclusions.size(); ++i) {
-    const DsaPair& pair = problem.constraints.temporal_exclusions[i];
-    check_pair("temporal_exclusions", i, pair.first, pair.second);
-  }
-  std::set<uint32_t> pinned;
-  for (size_t i = 0; i < problem.constraints.pinned_allocations.size(); ++i) {
-    const DsaPinnedAllocation& pin = problem.constraints.pinned_allocations[i];
-    const std::string name = absl::StrCat("problem.constraints.pinned_allocations[", i, "]");
-    if (!known(pin.buffer)) {
-      errors.push_back(absl::StrCat(name, ": unknown buffer ", pin.buffer));
-      continue;
-    }
-    if (!pinned.insert(pin.buffer).second) {
-      errors.push_back(absl::StrCat(name, ": buffer ", pin.buffer, " pinned twice"));
-    }
-    const DsaBuffer& buffer = problem.buffers[buffer_index[pin.buffer]];
-    auto pool_it = pool_index.find(pin.pool);
-    if (pool_it == pool_index.end() ||
-        std::find(buffer.allowed_pools.begin(), buffer.allowed_pools.end(), pin.pool) ==
-            buffer.allowed_pools.end()) {
-      errors.push_back(
-          absl::StrCat(name, ": pool ", pin.pool, " is not allowed for buffer ", pin.buffer));
-      continue;
-    }
-    if (buffer.alignment != 0 && pin.offset % buffer.alignment != 0) {
-      errors.push_back(
-          absl::StrCat(name, ": offset ", pin.offset, " is not aligned to ", buffer.alignment));
-    }
-    if (pin.offset > (uint64_t{1} << 62)) {
-      errors.push_back(absl::StrCat(name, ": offset ", pin.offset, " above 2^62"));
-      continue;
-    }
-    const DsaPool& pool = problem.pools[pool_it->second];
-    const uint64_t end = pin.offset + buffer.size;
-    if (pool.capacity && end > *pool.capacity) {
-      errors.push_back(
-          absl::StrCat(name, ": [", pin.offset, ", ", end, ") exceeds capacity ", *pool.capacity));
-    }
-    for (const DsaAddressRange& range : pool.reserved_ranges) {
-      if (pin.offset < range.end && range.begin < end) {
-        errors.push_back(absl::StrCat(name, ": [", pin.offset, ", ", end,
-                                      ") overlaps reserved range [", range.begin, ", ", range.end,
-                                      ")"));
-      }
-    }
+  for (const DsaPinnedAllocation& pin : c.pinned_allocations) {
+    if (!kept(pin.buffer) || pin.pool != pool) continue;
+    out.constraints.pinned_allocations.push_back(pin);
+    out.constraints.pinned_allocations.back().buffer = renumber[pin.buffer];
   }
   if (problem.cost_model) {
-    for (size_t i = 0; i < problem.cost_model->reuse_penalties.size(); ++i) {
-      const DsaReusePenalty& penalty = problem.cost_model->reuse_penalties[i];
-      if (!known(penalty.first) || !known(penalty.second) || penalty.first == penalty.second) {
-        errors.push_back(absl::StrCat("problem.cost_model.reuse_penalties[", i,
-                                      "]: unknown or repeated buffer"));
-      }
+    out.cost_model.emplace();
+    for (const DsaReusePenalty& e : problem.cost_model->reuse_penalties) {
+      if (!kept(e.first) || !kept(e.second)) continue;
+      out.cost_model->reuse_penalties.push_back(e);
+      out.cost_model->reuse_penalties.back().first = renumber[e.first];
+      out.cost_model->reuse_penalties.back().second = renumber[e.second];
     }
   }
   if (problem.pypto_structure) {
-    for (size_t i = 0; i < problem.pypto_structure->alias_classes.size(); ++i) {
-      const DsaAliasClass& alias = problem.pypto_structure->alias_classes[i];
-      if (!known(alias.buffer) || alias.members.empty()) {
-        errors.push_back(absl::StrCat("problem.pypto_structure.alias_classes[", i,
-                                      "]: unknown buffer or no members"));
+    out.pypto_structure.emplace();
+    for (const DsaAliasClass& a : problem.pypto_structure->alias_classes) {
+      if (kept(a.buffer))
+        out.pypto_structure->alias_classes.push_back({renumber[a.buffer], a.members});
+    }
+    for (const DsaPipelineGroup& g : problem.pypto_structure->pipeline_groups) {
+      if (g.pool != pool) continue;
+      DsaPipelineGroup group = g;
+      group.members.clear();
+      for (const DsaPipelineMember& m : g.members) {
+        if (kept(m.buffer)) group.members.push_back({renumber[m.buffer], m.stage, m.residue});
+      }
+      if (!group.members.empty()) out.pypto_structure->pipeline_groups.push_back(std::move(group));
+    }
+  }
+  return out;
+}
+
+uint64_t DsaPoolReuseCost(const DsaProblem& problem, uint32_t pool,
+                          const std::vector<uint64_t>& offsets) {
+  if (!problem.cost_model) return 0;
+  const std::map<uint32_t, size_t> index = BufferIndex(problem);
+  uint64_t cost = 0;
+  for (const DsaReusePenalty& e : problem.cost_model->reuse_penalties) {
+    auto a = index.find(e.first), b = index.find(e.second);
+    if (a == index.end() || b == index.end()) continue;
+    const DsaBuffer& x = problem.buffers[a->second];
+    const DsaBuffer& y = problem.buffers[b->second];
+    if (!InPool(x, pool) || !InPool(y, pool)) continue;
+    const uint64_t ox = offsets[a->second], oy = offsets[b->second];
+    if (ox < oy + y.size && oy < ox + x.size) {
+      cost = cost > std::numeric_limits<uint64_t>::max() - e.cost
+                 ? std::numeric_limits<uint64_t>::max()
+                 : cost + e.cost;
+    }
+  }
+  return cost;
+}
+
+uint64_t DsaPoolPeak(const DsaProblem& problem, uint32_t pool,
+                     const std::vector<uint64_t>& offsets) {
+  uint64_t peak = 0;
+  for (const DsaPool& pl : problem.pools) {
+    if (pl.id != pool) continue;
+    for (const DsaAddressRange& r : pl.reserved_ranges) peak = std::max(peak, r.end);
+  }
+  for (size_t i = 0; i < problem.buffers.size(); ++i) {
+    if (InPool(problem.buffers[i], pool)) {
+      peak = std::max(peak, offsets[i] + problem.buffers[i].size);
+    }
+  }
+  return peak;
+}
+
+namespace {
+
+// ValidateDsaProblem's checks, one part of the problem each, collecting every message.
+class ProblemChecker {
+ public:
+  explicit ProblemChecker(const DsaProblem& problem) : problem_(problem) {}
+
+  std::vector<std::string> Run() {
+    CheckPools();
+    CheckBuffers();
+    CheckPairs();
+    CheckPins();
+    CheckCostsAndStructure();
+    CheckObjective();
+    return std::move(errors_);
+  }
+
+ private:
+  bool Known(uint32_t id) const { return buffer_index_.count(id) != 0; }
+
+  // A pair constraint's buffers exist and differ.
+  bool CheckPair(const std::string& what, size_t i, uint32_t a, uint32_t b) {
+    if (!Known(a) || !Known(b)) {
+      errors_.push_back(absl::StrCat("problem.constraints.", what, "[", i, "]: unknown buffer ",
+                                     Known(a) ? b : a));
+      return false;
+    }
+    if (a == b) {
+      errors_.push_back(absl::StrCat("problem.constraints.", what, "[", i, "]: buffer ", a,
+                                     " paired with itself"));
+      return false;
+    }
+    return true;
+  }
+
+  void CheckPools() {
+    if (problem_.pools.empty()) errors_.push_back("problem.pools: no pools");
+    for (size_t i = 0; i < problem_.pools.size(); ++i) {
+      const DsaPool& pool = problem_.pools[i];
+      const std::string name = absl::StrCat("problem.pools[", i, "] (id ", pool.id, ")");
+      if (!pool_index_.emplace(pool.id, i).second) errors_.push_back(name + ": duplicate pool id");
+      for (const DsaAddressRange& range : pool.reserved_ranges) {
+        if (range.begin >= range.end) {
+          errors_.push_back(absl::StrCat(name, ": reserved range [", range.begin, ", ", range.end,
+                                         ") is empty or inverted"));
+        } else if (pool.capacity && range.end > *pool.capacity) {
+          errors_.push_back(absl::StrCat(name, ": reserved range [", range.begin, ", ", range.end,
+                                         ") exceeds capacity ", *pool.capacity));
+        }
+      }
+      if (pool.bank_geometry &&
+          (pool.bank_geometry->bank_size == 0 || pool.bank_geometry->num_banks == 0)) {
+        errors_.push_back(name + ": bank geometry with a zero field");
       }
     }
-    for (size_t i = 0; i < problem.pypto_structure->pipeline_groups.size(); ++i) {
-      const DsaPipelineGroup& group = problem.pypto_structure->pipeline_groups[i];
-      const std::string name = absl::StrCat("problem.pypto_structure.pipeline_groups[", i, "]");
-      if (!pool_index.count(group.pool)) errors.push_back(name + ": unknown pool");
-      if (group.slot_size == 0 || group.depth == 0 || group.effective_depth == 0 ||
-          group.effective_depth > group.depth) {
-        errors.push_back(name + ": slot size, depth or effective depth out of range");
+  }
+
+  void CheckBuffers() {
+    if (problem_.buffers.empty()) errors_.push_back("problem.buffers: no buffers");
+    for (size_t i = 0; i < problem_.buffers.size(); ++i) {
+      const DsaBuffer& buffer = problem_.buffers[i];
+      const std::string name = absl::StrCat("problem.buffers[", i, "] (id ", buffer.id, ")");
+      if (!buffer_index_.emplace(buffer.id, i).second)
+        errors_.push_back(name + ": duplicate buffer id");
+      if (buffer.size == 0) errors_.push_back(name + ": size 0");
+      if (buffer.size > (uint64_t{1} << 60)) errors_.push_back(name + ": size above 2^60");
+      if (buffer.alignment == 0 || (buffer.alignment & (buffer.alignment - 1)) != 0) {
+        errors_.push_back(
+            absl::StrCat(name, ": alignment ", buffer.alignment, " is not a power of two"));
       }
-      for (const DsaPipelineMember& member : group.members) {
-        if (!known(member.buffer)) {
-          errors.push_back(absl::StrCat(name, ": unknown buffer ", member.buffer));
-        } else if (member.residue >= group.effective_depth) {
-          errors.push_back(absl::StrCat(name, ": buffer ", member.buffer, " residue ",
-                                        member.residue, " >= effective depth"));
+      if (buffer.live_intervals.empty()) errors_.push_back(name + ": no live interval");
+      for (const DsaInterval& interval : buffer.live_intervals) {
+        if (interval.lower >= interval.upper) {
+          errors_.push_back(absl::StrCat(name, ": live interval [", interval.lower, ", ",
+                                         interval.upper, ") is empty or inverted"));
+        }
+      }
+      if (buffer.allowed_pools.empty()) errors_.push_back(name + ": no allowed pool");
+      std::set<uint32_t> seen;
+      for (uint32_t pool : buffer.allowed_pools) {
+        if (!seen.insert(pool).second)
+          errors_.push_back(absl::StrCat(name, ": pool ", pool, " twice"));
+        if (!pool_index_.count(pool)) {
+          errors_.push_back(absl::StrCat(name, ": allowed pool ", pool, " does not exist"));
         }
       }
     }
   }
-  if (problem.objective.terms.empty()) errors.push_back("problem.objective.terms: empty");
-  std::set<DsaObjectiveTerm> terms(problem.objective.terms.begin(), problem.objective.terms.end());
-  if (terms.size() != problem.objective.terms.size()) {
-    errors.push_back("problem.objective.terms: repeated term");
+
+  void CheckPairs() {
+    std::set<std::pair<uint32_t, uint32_t>> colocated;
+    for (size_t i = 0; i < problem_.constraints.colocations.size(); ++i) {
+      const DsaPair& pair = problem_.constraints.colocations[i];
+      if (CheckPair("colocations", i, pair.first, pair.second)) {
+        colocated.insert(std::minmax(pair.first, pair.second));
+      }
+    }
+    for (size_t i = 0; i < problem_.constraints.separations.size(); ++i) {
+      const DsaSeparation& separation = problem_.constraints.separations[i];
+      if (!CheckPair("separations", i, separation.first, separation.second)) continue;
+      if (colocated.count(std::minmax(separation.first, separation.second))) {
+        errors_.push_back(absl::StrCat("problem.constraints.separations[", i, "]: buffers ",
+                                       separation.first, " and ", separation.second,
+                                       " are also colocated"));
+      }
+      std::set<DsaSeparationReason> reasons(separation.reasons.begin(), separation.reasons.end());
+      if (reasons.size() != separation.reasons.size()) {
+        errors_.push_back(
+            absl::StrCat("problem.constraints.separations[", i, "]: repeated reason"));
+      }
+    }
+    for (size_t i = 0; i < problem_.constraints.temporal_exclusions.size(); ++i) {
+      const DsaPair& pair = problem_.constraints.temporal_exclusions[i];
+      CheckPair("temporal_exclusions", i, pair.first, pair.second);
+    }
   }
-  return errors;
+
+  void CheckPins() {
+    std::set<uint32_t> pinned;
+    for (size_t i = 0; i < problem_.constraints.pinned_allocations.size(); ++i) {
+      const DsaPinnedAllocation& pin = problem_.constraints.pinned_allocations[i];
+      const std::string name = absl::StrCat("problem.constraints.pinned_allocations[", i, "]");
+      if (!Known(pin.buffer)) {
+        errors_.push_back(absl::StrCat(name, ": unknown buffer ", pin.buffer));
+        continue;
+      }
+      if (!pinned.insert(pin.buffer).second) {
+        errors_.push_back(absl::StrCat(name, ": buffer ", pin.buffer, " pinned twice"));
+      }
+      const DsaBuffer& buffer = problem_.buffers[buffer_index_[pin.buffer]];
+      auto pool_it = pool_index_.find(pin.pool);
+      if (pool_it == pool_index_.end() ||
+          std::find(buffer.allowed_pools.begin(), buffer.allowed_pools.end(), pin.pool) ==
+              buffer.allowed_pools.end()) {
+        errors_.push_back(
+            absl::StrCat(name, ": pool ", pin.pool, " is not allowed for buffer ", pin.buffer));
+        continue;
+      }
+      if (buffer.alignment != 0 && pin.offset % buffer.alignment != 0) {
+        errors_.push_back(
+            absl::StrCat(name, ": offset ", pin.offset, " is not aligned to ", buffer.alignment));
+      }
+      if (pin.offset > (uint64_t{1} << 62)) {
+        errors_.push_back(absl::StrCat(name, ": offset ", pin.offset, " above 2^62"));
+        continue;
+      }
+      const DsaPool& pool = problem_.pools[pool_it->second];
+      const uint64_t end = pin.offset + buffer.size;
+      if (pool.capacity && end > *pool.capacity) {
+        errors_.push_back(absl::StrCat(name, ": [", pin.offset, ", ", end, ") exceeds capacity ",
+                                       *pool.capacity));
+      }
+      for (const DsaAddressRange& range : pool.reserved_ranges) {
+        if (pin.offset < range.end && range.begin < end) {
+          errors_.push_back(absl::StrCat(name, ": [", pin.offset, ", ", end,
+                                         ") overlaps reserved range [", range.begin, ", ",
+                                         range.end, ")"));
+        }
+      }
+    }
+  }
+
+  void CheckCostsAndStructure() {
+    if (problem_.cost_model) {
+      for (size_t i = 0; i < problem_.cost_model->reuse_penalties.size(); ++i) {
+        const DsaReusePenalty& penalty = problem_.cost_model->reuse_penalties[i];
+        if (!Known(penalty.first) || !Known(penalty.second) || penalty.first == penalty.second) {
+          errors_.push_back(absl::StrCat("problem.cost_model.reuse_penalties[", i,
+                                         "]: unknown or repeated buffer"));
+        }
+      }
+    }
+    if (problem_.pypto_structure) {
+      for (size_t i = 0; i < problem_.pypto_structure->alias_classes.size(); ++i) {
+        const DsaAliasClass& alias = problem_.pypto_structure->alias_classes[i];
+        if (!Known(alias.buffer) || alias.members.empty()) {
+          errors_.push_back(absl::StrCat("problem.pypto_structure.alias_classes[", i,
+                                         "]: unknown buffer or no members"));
+        }
+      }
+      for (size_t i = 0; i < problem_.pypto_structure->pipeline_groups.size(); ++i) {
+        const DsaPipelineGroup& group = problem_.pypto_structure->pipeline_groups[i];
+        const std::string name = absl::StrCat("problem.pypto_structure.pipeline_groups[", i, "]");
+        if (!pool_index_.count(group.pool)) errors_.push_back(name + ": unknown pool");
+        if (group.slot_size == 0 || group.depth == 0 || group.effective_depth == 0 ||
+            group.effective_depth > group.depth) {
+          errors_.push_back(name + ": slot size, depth or effective depth out of range");
+        }
+        for (const DsaPipelineMember& member : group.members) {
+          if (!Known(member.buffer)) {
+            errors_.push_back(absl::StrCat(name, ": unknown buffer ", member.buffer));
+          } else if (member.residue >= group.effective_depth) {
+            errors_.push_back(absl::StrCat(name, ": buffer ", member.buffer, " residue ",
+                                           member.residue, " >= effective depth"));
+          }
+        }
+      }
+    }
+  }
+
+  void CheckObjective() {
+    if (problem_.objective.terms.empty()) errors_.push_back("problem.objective.terms: empty");
+    std::set<DsaObjectiveTerm> terms(problem_.objective.terms.begin(),
+                                     problem_.objective.terms.end());
+    if (terms.size() != problem_.objective.terms.size()) {
+      errors_.push_back("problem.objective.terms: repeated term");
+    }
+  }
+
+  const DsaProblem& problem_;
+  std::vector<std::string> errors_;
+  std::map<uint32_t, size_t> pool_index_;
+  std::map<uint32_t, size_t> buffer_index_;
+};
+
+}  // namespace
+
+std::vector<std::string> ValidateDsaProblem(const DsaProblem& problem) {
+  return ProblemChecker(problem).Run();
 }
 
 }  // namespace policy

@@ -215,6 +215,24 @@ std::vector<std::string> ValidateDsaProblem(const DsaProblem& problem);
 int FindDsaBuffer(const DsaProblem& problem, uint32_t id);
 int FindDsaPool(const DsaProblem& problem, uint32_t id);
 
+// Pool views of a problem, for planners that place one pool at a time. A buffer belongs to the
+// pool its first allowed pool names (the problems the compile side exports allow one pool a
+// buffer). `offsets[i]` is the offset of problem.buffers[i].
+//
+// The sub-problem of `pool`: that pool (capacity included), its buffers in order with `pool` as
+// their only allowed pool and ids renumbered 0, 1, ... (`ids` gets the old ids), and every
+// constraint, pin, penalty, alias class and pipeline member among them. The objective is kept.
+DsaProblem RestrictDsaProblemToPool(const DsaProblem& problem, uint32_t pool,
+                                    std::vector<uint32_t>* ids);
+// The reuse cost `offsets` pays in `pool`: the penalties between two of its buffers whose byte
+// ranges overlap (saturating).
+uint64_t DsaPoolReuseCost(const DsaProblem& problem, uint32_t pool,
+                          const std::vector<uint64_t>& offsets);
+// The peak of `pool` under `offsets`: the largest offset + size of its buffers and end of its
+// reserved ranges.
+uint64_t DsaPoolPeak(const DsaProblem& problem, uint32_t pool,
+                     const std::vector<uint64_t>& offsets);
+
 }  // namespace policy
 }  // namespace accelmem
 

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,57 @@ TEST(DsaProblemTest, SemanticErrorsNameTheEntry) {
   EXPECT_TRUE(has("problem.buffers[1] (id 0): duplicate buffer id"));
   EXPECT_TRUE(has("colocations[0]: unknown buffer 9"));
   EXPECT_TRUE(has("objective.terms: empty"));
+}
+
+// Two pools: buffers 10 and 12 in pool 1 (12 also allowed in 2), 11 in pool 2; a constraint of
+// every kind between 10 and 12, and one across the pools that the pool view must drop.
+DsaProblem TwoPools() {
+  DsaProblem p;
+  p.pools = {{1, "Vec", 4096, {{0, 64}}, std::nullopt}, {2, "Mat", std::nullopt, {}, std::nullopt}};
+  p.buffers = {{10, "a", 128, 32, {{0, 4}}, {1}},
+               {11, "b", 256, 32, {{0, 4}}, {2}},
+               {12, "c", 64, 32, {{4, 8}}, {1, 2}}};
+  p.constraints.separations = {{10, 12, {}}, {10, 11, {}}};
+  p.constraints.temporal_exclusions = {{10, 12}};
+  p.constraints.pinned_allocations = {{12, 1, 512, false}, {11, 2, 0, false}};
+  p.cost_model.emplace();
+  p.cost_model->reuse_penalties = {{10, 12, 3, DsaPenaltyReason::kCrossPipe},
+                                   {11, 12, 5, DsaPenaltyReason::kCrossPipe}};
+  p.objective.terms = {DsaObjectiveTerm::kReuseCost};
+  return p;
+}
+
+TEST(DsaProblemTest, PoolViewKeepsThePoolsBuffersAndTheirConstraints) {
+  std::vector<uint32_t> ids;
+  const DsaProblem sub = RestrictDsaProblemToPool(TwoPools(), 1, &ids);
+  EXPECT_EQ(ids, (std::vector<uint32_t>{10, 12}));
+  ASSERT_EQ(sub.pools.size(), 1u);
+  EXPECT_EQ(sub.pools[0].capacity, std::optional<uint64_t>(4096));
+  ASSERT_EQ(sub.buffers.size(), 2u);
+  EXPECT_EQ(sub.buffers[1].id, 1u);
+  EXPECT_EQ(sub.buffers[1].allowed_pools, (std::vector<uint32_t>{1}));
+  ASSERT_EQ(sub.constraints.separations.size(), 1u);
+  EXPECT_EQ(sub.constraints.separations[0].first, 0u);
+  EXPECT_EQ(sub.constraints.separations[0].second, 1u);
+  EXPECT_EQ(sub.constraints.temporal_exclusions.size(), 1u);
+  ASSERT_EQ(sub.constraints.pinned_allocations.size(), 1u);
+  EXPECT_EQ(sub.constraints.pinned_allocations[0].buffer, 1u);
+  ASSERT_TRUE(sub.cost_model.has_value());
+  ASSERT_EQ(sub.cost_model->reuse_penalties.size(), 1u);
+  EXPECT_EQ(sub.cost_model->reuse_penalties[0].cost, 3u);
+  EXPECT_TRUE(ValidateDsaProblem(sub).empty());
+}
+
+// Costs and peaks count only the pool's buffers; a penalty is paid only where bytes overlap.
+TEST(DsaProblemTest, PoolCostAndPeakCountOnlyThePool) {
+  const DsaProblem p = TwoPools();
+  // a at 64, b at 0 (pool 2), c at 128: a [64, 192) overlaps c [128, 192).
+  EXPECT_EQ(DsaPoolReuseCost(p, 1, {64, 0, 128}), 3u);
+  EXPECT_EQ(DsaPoolReuseCost(p, 1, {64, 0, 192}), 0u);  // adjacent, not overlapping
+  EXPECT_EQ(DsaPoolReuseCost(p, 2, {0, 0, 0}), 0u);     // c is in pool 1
+  EXPECT_EQ(DsaPoolPeak(p, 1, {64, 0, 192}), 256u);
+  EXPECT_EQ(DsaPoolPeak(p, 1, {0, 0, 0}), 128u);  // above the reserved [0, 64)
+  EXPECT_EQ(DsaPoolPeak(p, 2, {0, 1000, 0}), 1256u);
 }
 
 }  // namespace

@@ -85,205 +85,259 @@ class ColocationClasses {
   std::vector<size_t> parent_;
 };
 
+// CheckDsaSolution's checks over one problem and its placements, in order: each buffer's own
+// placement, then colocations, overlaps, separations and pins, then the metrics.
+class SolutionChecker {
+ public:
+  SolutionChecker(const DsaProblem& problem, const std::vector<DsaPlacement>& placements)
+      : problem_(problem),
+        placements_(placements),
+        n_(problem.buffers.size()),
+        placed_(n_, nullptr),
+        in_pool_(n_, false),
+        classes_(n_),
+        extent_(n_, 0),
+        exclusive_pin_(n_, false) {}
+
+  DsaSolutionCheck Run() {
+    check_.errors = ValidateDsaProblem(problem_);
+    if (!check_.errors.empty()) return std::move(check_);
+    IndexPlacements();
+    CheckEachBuffer();
+    BuildClasses();
+    CheckColocations();
+    CheckOverlaps();
+    CheckSeparations();
+    CheckPins();
+    Measure();
+    return std::move(check_);
+  }
+
+ private:
+  std::string ExtentText(size_t i) const {
+    return absl::StrCat(BufferText(problem_.buffers[i]), " ",
+                        RangeText(placed_[i]->offset, extent_[i]));
+  }
+
+  void IndexPlacements() {
+    // The (first) placement of every buffer.
+    for (const DsaPlacement& placement : placements_) {
+      const int b = FindDsaBuffer(problem_, placement.buffer);
+      if (b < 0) {
+        errors_.push_back(absl::StrCat("placement of unknown buffer ", placement.buffer, " in ",
+                                       PoolText(problem_, placement.pool), " at offset ",
+                                       placement.offset));
+        continue;
+      }
+      if (placed_[b] != nullptr) {
+        errors_.push_back(absl::StrCat(
+            BufferText(problem_.buffers[b]), " is placed more than once: in ",
+            PoolText(problem_, placed_[b]->pool), " at offset ", placed_[b]->offset, " and in ",
+            PoolText(problem_, placement.pool), " at offset ", placement.offset));
+        continue;
+      }
+      placed_[b] = &placement;
+    }
+  }
+
+  void CheckEachBuffer() {
+    // Per buffer: placement, pool, alignment, overflow, capacity, reserved ranges. `in_pool_[i]`:
+    // buffer i is placed in a known pool, and takes part in the pairwise checks.
+    for (size_t i = 0; i < n_; ++i) {
+      const DsaBuffer& buffer = problem_.buffers[i];
+      const DsaPlacement* placement = placed_[i];
+      if (placement == nullptr) {
+        errors_.push_back(absl::StrCat(BufferText(buffer), " has no placement"));
+        continue;
+      }
+      const int pool_index = FindDsaPool(problem_, placement->pool);
+      if (pool_index < 0) {
+        errors_.push_back(
+            absl::StrCat(BufferText(buffer), " is placed in unknown pool ", placement->pool));
+        continue;
+      }
+      in_pool_[i] = true;
+      const DsaPool& pool = problem_.pools[pool_index];
+      if (std::find(buffer.allowed_pools.begin(), buffer.allowed_pools.end(), pool.id) ==
+          buffer.allowed_pools.end()) {
+        errors_.push_back(absl::StrCat(BufferText(buffer), " is placed in ",
+                                       PoolText(problem_, pool.id),
+                                       ", which is not among its allowed pools [",
+                                       absl::StrJoin(buffer.allowed_pools, ", "), "]"));
+      }
+      if (buffer.alignment != 0 && placement->offset % buffer.alignment != 0) {
+        errors_.push_back(absl::StrCat(BufferText(buffer), " at offset ", placement->offset,
+                                       " is not aligned to ", buffer.alignment));
+      }
+      if (EndOverflows(placement->offset, buffer.size)) {
+        errors_.push_back(absl::StrCat(BufferText(buffer), " at offset ", placement->offset,
+                                       " with size ", buffer.size, " ends past 2^64 - 1"));
+      } else if (pool.capacity.has_value() && placement->offset + buffer.size > *pool.capacity) {
+        errors_.push_back(absl::StrCat(
+            BufferText(buffer), " ", RangeText(placement->offset, buffer.size),
+            " exceeds capacity ", *pool.capacity, " of ", PoolText(problem_, pool.id)));
+      }
+      for (const DsaAddressRange& reserved : pool.reserved_ranges) {
+        const uint64_t reserved_size =
+            reserved.end > reserved.begin ? reserved.end - reserved.begin : 0;
+        if (RangesOverlap(placement->offset, buffer.size, reserved.begin, reserved_size)) {
+          errors_.push_back(absl::StrCat(BufferText(buffer), " ",
+                                         RangeText(placement->offset, buffer.size),
+                                         " overlaps reserved range [", reserved.begin, ", ",
+                                         reserved.end, ") of ", PoolText(problem_, pool.id)));
+        }
+      }
+    }
+  }
+
+  void BuildClasses() {
+    // Colocation classes and the extent (largest size) of each buffer's class.
+    // ValidateDsaProblem has checked that every constraint names known buffers; the `< 0` tests
+    // below only keep an index of -1 from ever being used.
+    for (const DsaPair& pair : problem_.constraints.colocations) {
+      const int a = FindDsaBuffer(problem_, pair.first);
+      const int b = FindDsaBuffer(problem_, pair.second);
+      if (a >= 0 && b >= 0) classes_.Union(a, b);
+    }
+    // A buffer's extent: the largest size in its colocation class (the class's root's maximum).
+    std::vector<uint64_t> largest(n_, 0);
+    for (size_t i = 0; i < n_; ++i) {
+      uint64_t& root = largest[classes_.Find(i)];
+      root = std::max(root, problem_.buffers[i].size);
+    }
+    for (size_t i = 0; i < n_; ++i) extent_[i] = largest[classes_.Find(i)];
+    for (const DsaPinnedAllocation& pin : problem_.constraints.pinned_allocations) {
+      const int b = FindDsaBuffer(problem_, pin.buffer);
+      if (b >= 0 && pin.exclusive_for_all_time) exclusive_pin_[b] = true;
+    }
+  }
+
+  void CheckColocations() {
+    for (const DsaPair& pair : problem_.constraints.colocations) {
+      const int a = FindDsaBuffer(problem_, pair.first);
+      const int b = FindDsaBuffer(problem_, pair.second);
+      if (a < 0 || b < 0 || placed_[a] == nullptr || placed_[b] == nullptr) continue;
+      if (placed_[a]->pool != placed_[b]->pool || placed_[a]->offset != placed_[b]->offset) {
+        errors_.push_back(absl::StrCat("colocation ", pair.first, "-", pair.second,
+                                       " violated: ", BufferText(problem_.buffers[a]), " is in ",
+                                       PoolText(problem_, placed_[a]->pool), " at offset ",
+                                       placed_[a]->offset, ", ", BufferText(problem_.buffers[b]),
+                                       " in ", PoolText(problem_, placed_[b]->pool), " at offset ",
+                                       placed_[b]->offset));
+      }
+    }
+  }
+
+  void CheckOverlaps() {
+    // Buffers live together, or next to an exclusive pin, must not share bytes.
+    for (size_t i = 0; i < n_; ++i) {
+      for (size_t j = i + 1; j < n_; ++j) {
+        if (!in_pool_[i] || !in_pool_[j] || placed_[i]->pool != placed_[j]->pool) continue;
+        if (classes_.Find(i) == classes_.Find(j)) continue;
+        if (!RangesOverlap(placed_[i]->offset, extent_[i], placed_[j]->offset, extent_[j]))
+          continue;
+        const std::optional<int64_t> time =
+            TemporalConflict(problem_, problem_.buffers[i], problem_.buffers[j]);
+        if (!time.has_value() && !exclusive_pin_[i] && !exclusive_pin_[j]) continue;  // May share.
+        const std::string overlap = absl::StrCat(ExtentText(i), " overlaps ", ExtentText(j), " in ",
+                                                 PoolText(problem_, placed_[i]->pool));
+        if (time.has_value()) {
+          errors_.push_back(absl::StrCat(overlap, " while both are live at time ", *time));
+        } else if (exclusive_pin_[i] || exclusive_pin_[j]) {
+          errors_.push_back(absl::StrCat(overlap, ", and ",
+                                         BufferText(problem_.buffers[exclusive_pin_[i] ? i : j]),
+                                         " is pinned exclusive_for_all_time"));
+        }
+      }
+    }
+  }
+
+  void CheckSeparations() {
+    for (const DsaSeparation& separation : problem_.constraints.separations) {
+      const int a = FindDsaBuffer(problem_, separation.first);
+      const int b = FindDsaBuffer(problem_, separation.second);
+      if (a < 0 || b < 0 || !in_pool_[a] || !in_pool_[b] || placed_[a]->pool != placed_[b]->pool)
+        continue;
+      if (!RangesOverlap(placed_[a]->offset, extent_[a], placed_[b]->offset, extent_[b])) continue;
+      std::vector<std::string> reasons;
+      for (DsaSeparationReason reason : separation.reasons) {
+        reasons.push_back(DsaSeparationReasonName(reason));
+      }
+      errors_.push_back(
+          absl::StrCat("separation ", separation.first, "-", separation.second,
+                       reasons.empty() ? "" : absl::StrCat(" (", absl::StrJoin(reasons, ", "), ")"),
+                       " violated: ", ExtentText(a), " overlaps ", ExtentText(b), " in ",
+                       PoolText(problem_, placed_[a]->pool)));
+    }
+  }
+
+  void CheckPins() {
+    for (const DsaPinnedAllocation& pin : problem_.constraints.pinned_allocations) {
+      const int b = FindDsaBuffer(problem_, pin.buffer);
+      if (b < 0 || placed_[b] == nullptr) continue;
+      const DsaPlacement* placement = placed_[b];
+      if (placement->pool != pin.pool || placement->offset != pin.offset) {
+        errors_.push_back(absl::StrCat(BufferText(problem_.buffers[b]), " is pinned to ",
+                                       PoolText(problem_, pin.pool), " at offset ", pin.offset,
+                                       " but placed in ", PoolText(problem_, placement->pool),
+                                       " at offset ", placement->offset));
+      }
+    }
+  }
+
+  void Measure() {
+    // Metrics.
+    for (const DsaPool& pool : problem_.pools) {
+      uint64_t peak = 0;
+      for (const DsaAddressRange& reserved : pool.reserved_ranges)
+        peak = std::max(peak, reserved.end);
+      for (size_t i = 0; i < n_; ++i) {
+        if (!in_pool_[i] || placed_[i]->pool != pool.id) continue;
+        if (EndOverflows(placed_[i]->offset, problem_.buffers[i].size)) continue;
+        peak = std::max(peak, placed_[i]->offset + problem_.buffers[i].size);
+      }
+      check_.peak_by_pool[pool.id] = peak;
+      check_.total_peak = SaturatingAdd(check_.total_peak, peak);
+      check_.max_peak = std::max(check_.max_peak, peak);
+      if (pool.capacity.has_value() && peak > *pool.capacity) {
+        check_.capacity_overflow = SaturatingAdd(check_.capacity_overflow, peak - *pool.capacity);
+      }
+    }
+    if (problem_.cost_model.has_value()) {
+      for (const DsaReusePenalty& penalty : problem_.cost_model->reuse_penalties) {
+        const int a = FindDsaBuffer(problem_, penalty.first);
+        const int b = FindDsaBuffer(problem_, penalty.second);
+        if (a < 0 || b < 0 || !in_pool_[a] || !in_pool_[b] || placed_[a]->pool != placed_[b]->pool)
+          continue;
+        if (classes_.Find(a) == classes_.Find(b)) continue;
+        if (TemporalConflict(problem_, problem_.buffers[a], problem_.buffers[b]).has_value())
+          continue;
+        if (!RangesOverlap(placed_[a]->offset, extent_[a], placed_[b]->offset, extent_[b]))
+          continue;
+        check_.reuse_cost = SaturatingAdd(check_.reuse_cost, penalty.cost);
+      }
+    }
+  }
+
+  const DsaProblem& problem_;
+  const std::vector<DsaPlacement>& placements_;
+  const size_t n_;
+  DsaSolutionCheck check_;
+  std::vector<std::string>& errors_ = check_.errors;
+  // The (first) placement of every buffer.
+  std::vector<const DsaPlacement*> placed_;
+  // Buffer i is placed in a known pool, and takes part in the pairwise checks.
+  std::vector<bool> in_pool_;
+  ColocationClasses classes_;
+  std::vector<uint64_t> extent_;  // the largest size in the buffer's colocation class
+  std::vector<bool> exclusive_pin_;
+};
+
 }  // namespace
 
-DsaSolutionCheck CheckDsaSolution(const DsaProblem& problem,
-                                  const std::vector<DsaPlacement>& placements) {
-  DsaSolutionCheck check;
-  check.errors = ValidateDsaProblem(problem);
-  if (!check.errors.empty()) return check;
-  std::vector<std::string>& errors = check.errors;
-  const size_t n = problem.buffers.size();
-
-  // The (first) placement of every buffer.
-  std::vector<const DsaPlacement*> placed(n, nullptr);
-  for (const DsaPlacement& placement : placements) {
-    const int b = FindDsaBuffer(problem, placement.buffer);
-    if (b < 0) {
-      errors.push_back(absl::StrCat("placement of unknown buffer ", placement.buffer, " in ",
-                                    PoolText(problem, placement.pool), " at offset ",
-                                    placement.offset));
-      continue;
-    }
-    if (placed[b] != nullptr) {
-      errors.push_back(absl::StrCat(
-          BufferText(problem.buffers[b]), " is placed more than once: in ",
-          PoolText(problem, placed[b]->pool), " at offset ", placed[b]->offset, " and in ",
-          PoolText(problem, placement.pool), " at offset ", placement.offset));
-      continue;
-    }
-    placed[b] = &placement;
-  }
-
-  // Per buffer: placement, pool, alignment, overflow, capacity, reserved ranges. `in_pool[i]`:
-  // buffer i is placed in a known pool, and takes part in the pairwise checks.
-  std::vector<bool> in_pool(n, false);
-  for (size_t i = 0; i < n; ++i) {
-    const DsaBuffer& buffer = problem.buffers[i];
-    const DsaPlacement* placement = placed[i];
-    if (placement == nullptr) {
-      errors.push_back(absl::StrCat(BufferText(buffer), " has no placement"));
-      continue;
-    }
-    const int pool_index = FindDsaPool(problem, placement->pool);
-    if (pool_index < 0) {
-      errors.push_back(
-          absl::StrCat(BufferText(buffer), " is placed in unknown pool ", placement->pool));
-      continue;
-    }
-    in_pool[i] = true;
-    const DsaPool& pool = problem.pools[pool_index];
-    if (std::find(buffer.allowed_pools.begin(), buffer.allowed_pools.end(), pool.id) ==
-        buffer.allowed_pools.end()) {
-      errors.push_back(absl::StrCat(BufferText(buffer), " is placed in ",
-                                    PoolText(problem, pool.id),
-                                    ", which is not among its allowed pools [",
-                                    absl::StrJoin(buffer.allowed_pools, ", "), "]"));
-    }
-    if (buffer.alignment != 0 && placement->offset % buffer.alignment != 0) {
-      errors.push_back(absl::StrCat(BufferText(buffer), " at offset ", placement->offset,
-                                    " is not aligned to ", buffer.alignment));
-    }
-    if (EndOverflows(placement->offset, buffer.size)) {
-      errors.push_back(absl::StrCat(BufferText(buffer), " at offset ", placement->offset,
-                                    " with size ", buffer.size, " ends past 2^64 - 1"));
-    } else if (pool.capacity.has_value() && placement->offset + buffer.size > *pool.capacity) {
-      errors.push_back(absl::StrCat(BufferText(buffer), " ",
-                                    RangeText(placement->offset, buffer.size), " exceeds capacity ",
-                                    *pool.capacity, " of ", PoolText(problem, pool.id)));
-    }
-    for (const DsaAddressRange& reserved : pool.reserved_ranges) {
-      const uint64_t reserved_size =
-          reserved.end > reserved.begin ? reserved.end - reserved.begin : 0;
-      if (RangesOverlap(placement->offset, buffer.size, reserved.begin, reserved_size)) {
-        errors.push_back(absl::StrCat(BufferText(buffer), " ",
-                                      RangeText(placement->offset, buffer.size),
-                                      " overlaps reserved range [", reserved.begin, ", ",
-                                      reserved.end, ") of ", PoolText(problem, pool.id)));
-      }
-    }
-  }
-
-  // Colocation classes and the extent (largest size) of each buffer's class.
-  ColocationClasses classes(n);
-  // ValidateDsaProblem has checked that every constraint names known buffers; the `< 0` tests
-  // below only keep an index of -1 from ever being used.
-  for (const DsaPair& pair : problem.constraints.colocations) {
-    const int a = FindDsaBuffer(problem, pair.first);
-    const int b = FindDsaBuffer(problem, pair.second);
-    if (a >= 0 && b >= 0) classes.Union(a, b);
-  }
-  // A buffer's extent: the largest size in its colocation class (the class's root's maximum).
-  std::vector<uint64_t> largest(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t& root = largest[classes.Find(i)];
-    root = std::max(root, problem.buffers[i].size);
-  }
-  std::vector<uint64_t> extent(n, 0);
-  for (size_t i = 0; i < n; ++i) extent[i] = largest[classes.Find(i)];
-  std::vector<bool> exclusive_pin(n, false);
-  for (const DsaPinnedAllocation& pin : problem.constraints.pinned_allocations) {
-    const int b = FindDsaBuffer(problem, pin.buffer);
-    if (b >= 0 && pin.exclusive_for_all_time) exclusive_pin[b] = true;
-  }
-  auto extent_text = [&](size_t i) {
-    return absl::StrCat(BufferText(problem.buffers[i]), " ",
-                        RangeText(placed[i]->offset, extent[i]));
-  };
-
-  for (const DsaPair& pair : problem.constraints.colocations) {
-    const int a = FindDsaBuffer(problem, pair.first);
-    const int b = FindDsaBuffer(problem, pair.second);
-    if (a < 0 || b < 0 || placed[a] == nullptr || placed[b] == nullptr) continue;
-    if (placed[a]->pool != placed[b]->pool || placed[a]->offset != placed[b]->offset) {
-      errors.push_back(absl::StrCat("colocation ", pair.first, "-", pair.second,
-                                    " violated: ", BufferText(problem.buffers[a]), " is in ",
-                                    PoolText(problem, placed[a]->pool), " at offset ",
-                                    placed[a]->offset, ", ", BufferText(problem.buffers[b]), " in ",
-                                    PoolText(problem, placed[b]->pool), " at offset ",
-                                    placed[b]->offset));
-    }
-  }
-
-  // Buffers live together, or next to an exclusive pin, must not share bytes.
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t j = i + 1; j < n; ++j) {
-      if (!in_pool[i] || !in_pool[j] || placed[i]->pool != placed[j]->pool) continue;
-      if (classes.Find(i) == classes.Find(j)) continue;
-      if (!RangesOverlap(placed[i]->offset, extent[i], placed[j]->offset, extent[j])) continue;
-      const std::optional<int64_t> time =
-          TemporalConflict(problem, problem.buffers[i], problem.buffers[j]);
-      if (!time.has_value() && !exclusive_pin[i] && !exclusive_pin[j]) continue;  // May share.
-      const std::string overlap = absl::StrCat(extent_text(i), " overlaps ", extent_text(j), " in ",
-                                               PoolText(problem, placed[i]->pool));
-      if (time.has_value()) {
-        errors.push_back(absl::StrCat(overlap, " while both are live at time ", *time));
-      } else if (exclusive_pin[i] || exclusive_pin[j]) {
-        errors.push_back(absl::StrCat(overlap, ", and ",
-                                      BufferText(problem.buffers[exclusive_pin[i] ? i : j]),
-                                      " is pinned exclusive_for_all_time"));
-      }
-    }
-  }
-
-  for (const DsaSeparation& separation : problem.constraints.separations) {
-    const int a = FindDsaBuffer(problem, separation.first);
-    const int b = FindDsaBuffer(problem, separation.second);
-    if (a < 0 || b < 0 || !in_pool[a] || !in_pool[b] || placed[a]->pool != placed[b]->pool)
-      continue;
-    if (!RangesOverlap(placed[a]->offset, extent[a], placed[b]->offset, extent[b])) continue;
-    std::vector<std::string> reasons;
-    for (DsaSeparationReason reason : separation.reasons) {
-      reasons.push_back(DsaSeparationReasonName(reason));
-    }
-    errors.push_back(absl::StrCat(
-        "separation ", separation.first, "-", separation.second,
-        reasons.empty() ? "" : absl::StrCat(" (", absl::StrJoin(reasons, ", "), ")"), " violated: ",
-        extent_text(a), " overlaps ", extent_text(b), " in ", PoolText(problem, placed[a]->pool)));
-  }
-
-  for (const DsaPinnedAllocation& pin : problem.constraints.pinned_allocations) {
-    const int b = FindDsaBuffer(problem, pin.buffer);
-    if (b < 0 || placed[b] == nullptr) continue;
-    const DsaPlacement* placement = placed[b];
-    if (placement->pool != pin.pool || placement->offset != pin.offset) {
-      errors.push_back(absl::StrCat(BufferText(problem.buffers[b]), " is pinned to ",
-                                    PoolText(problem, pin.pool), " at offset ", pin.offset,
-                                    " but placed in ", PoolText(problem, placement->pool),
-                                    " at offset ", placement->offset));
-    }
-  }
-
-  // Metrics.
-  for (const DsaPool& pool : problem.pools) {
-    uint64_t peak = 0;
-    for (const DsaAddressRange& reserved : pool.reserved_ranges)
-      peak = std::max(peak, reserved.end);
-    for (size_t i = 0; i < n; ++i) {
-      if (!in_pool[i] || placed[i]->pool != pool.id) continue;
-      if (EndOverflows(placed[i]->offset, problem.buffers[i].size)) continue;
-      peak = std::max(peak, placed[i]->offset + problem.buffers[i].size);
-    }
-    check.peak_by_pool[pool.id] = peak;
-    check.total_peak = SaturatingAdd(check.total_peak, peak);
-    check.max_peak = std::max(check.max_peak, peak);
-    if (pool.capacity.has_value() && peak > *pool.capacity) {
-      check.capacity_overflow = SaturatingAdd(check.capacity_overflow, peak - *pool.capacity);
-    }
-  }
-  if (problem.cost_model.has_value()) {
-    for (const DsaReusePenalty& penalty : problem.cost_model->reuse_penalties) {
-      const int a = FindDsaBuffer(problem, penalty.first);
-      const int b = FindDsaBuffer(problem, penalty.second);
-      if (a < 0 || b < 0 || !in_pool[a] || !in_pool[b] || placed[a]->pool != placed[b]->pool)
-        continue;
-      if (classes.Find(a) == classes.Find(b)) continue;
-      if (TemporalConflict(problem, problem.buffers[a], problem.buffers[b]).has_value()) continue;
-      if (!RangesOverlap(placed[a]->offset, extent[a], placed[b]->offset, extent[b])) continue;
-      check.reuse_cost = SaturatingAdd(check.reuse_cost, penalty.cost);
-    }
-  }
-  return check;
+DsaSolutionCheck CheckDsaSolution(const DsaProblem& problem_,
+                                  const std::vector<DsaPlacement>& placements_) {
+  return SolutionChecker(problem_, placements_).Run();
 }
 
 absl::Status CheckDsaSolutionDocument(const DsaProblemDocument& problem_doc,
