@@ -335,10 +335,73 @@ def check_namespace(frame, expected, table):
             (spelled, want, " / ".join(table.nested)))
 
 
+def component(path):
+    """A file's component: name.h and name.cc of one folder are one library."""
+    return os.path.splitext(path)[0]
+
+
+def is_test_source(path):
+    """Tests and test helpers (name_test.cc, name_testing.h/.cc) sit beside the libraries they
+    check; nothing of the library includes them, so they take no part in its layering."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return stem.endswith("_test") or stem.endswith("_testing") or "_test_" in stem
+
+
+def internal_errors(includes, packages):
+    """Arrows back up between a folder X and its X/internal package, from `includes` (file ->
+    [(line, included path)] of every C++ file); `packages` holds the folders with a BUILD file. (An
+    internal/ folder without a BUILD file holds private sources of X's own targets, one library
+    with them, as codegen/internal is.) An internal library may use a library of X only if that
+    one does not use X/internal itself, directly or through other libraries of the two folders:
+    X/internal sits below X, so a library of X that uses it is above it, and an internal library
+    that uses it back closes a loop the folder table cannot see (both are one folder there)."""
+    errors = []
+    internal_dirs = sorted({os.path.dirname(f) for f in includes
+                            if os.path.basename(os.path.dirname(f)) == "internal"
+                            and os.path.dirname(f) in packages})
+    for inner in internal_dirs:
+        outer = os.path.dirname(inner)
+        def member(path):
+            return os.path.dirname(path) in (outer, inner) and not is_test_source(path)
+        edges = {}
+        for f, uses in includes.items():
+            if not member(f):
+                continue
+            for _, used in uses:
+                if member(used) and component(used) != component(f):
+                    edges.setdefault(component(f), set()).add(component(used))
+        def reaches_inner(start):
+            seen, stack = set(), [(start, [start])]
+            while stack:
+                node, path = stack.pop()
+                for nxt in sorted(edges.get(node, ())):
+                    if os.path.dirname(nxt) == inner:
+                        return path + [nxt]
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        stack.append((nxt, path + [nxt]))
+            return None
+        for f in sorted(includes):
+            if os.path.dirname(f) != inner or is_test_source(f):
+                continue
+            for number, used in includes[f]:
+                if os.path.dirname(used) != outer or not used.endswith(".h"):
+                    continue
+                chain = reaches_inner(component(used))
+                if chain:
+                    errors.append(
+                        "%s:%d: %s includes %s, which uses %s back (%s): an arrow back up; move "
+                        "what both need below %s" % (f, number, inner, used, inner,
+                                                     " -> ".join(chain), inner))
+    return errors
+
+
 def check(root, table):
     """The forbidden uses under `root`, and how many files were read."""
     errors = []
     scanned = 0
+    includes = {}  # C++ file -> [(line, included repository path)]
+    packages = set()  # folders with a BUILD file
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root)
         rel_dir = "" if rel_dir == "." else rel_dir
@@ -347,6 +410,8 @@ def check(root, table):
             if d not in SKIP_DIRS and not d.startswith("bazel-") and not d.startswith(".")
             # A nested workspace (examples/consumer) is checked as part of its folder.
         )
+        if any(name in ("BUILD", "BUILD.bazel") for name in filenames):
+            packages.add(rel_dir)
         for name in sorted(filenames):
             if not (name.endswith(CPP_EXTENSIONS) or name in BUILD_NAMES or name.endswith(".bzl")):
                 continue
@@ -362,6 +427,9 @@ def check(root, table):
             if rel.endswith(CPP_EXTENSIONS) and table.sides.get(user):
                 errors.extend(namespace_errors(rel, text, table))
             device_source = is_device_source(rel, table)
+            if rel.endswith(CPP_EXTENSIONS):
+                includes[rel] = [(number, used_path) for number, used_path, kind, _ in
+                                 uses_of(rel, text) if kind == "include"]
             for number, used_path, kind, spelled in uses_of(rel, text):
                 used = folder_of(used_path.rstrip("/"), table) if used_path != "/" else "/"
                 if used is None:
@@ -380,6 +448,7 @@ def check(root, table):
                     errors.append(
                         "%s:%d: device code may include only device headers (%s): %s" %
                         (rel, number, ", ".join(table.device), used_path))
+    errors.extend(internal_errors(includes, packages))
     return errors, scanned
 
 

@@ -159,6 +159,42 @@ class CheckLayersTest(unittest.TestCase):
         self.assertEqual(status, 2, out)
         self.assertIn("cycle", out)
 
+    def test_internal_package_may_use_a_lower_library_of_its_folder(self):
+        # passes/internal may include passes/liveness.h: liveness does not use passes/internal.
+        status, out = run({
+            "passes/internal/BUILD.bazel": "",
+            "passes/internal/steps.h": '#include "passes/liveness.h"\n',
+            "passes/liveness.h": '#include "ir/b.h"\n',
+            "passes/pass.cc": '#include "passes/internal/steps.h"\n',
+        })
+        self.assertEqual(status, 0, out)
+
+    def test_internal_package_using_its_user_back_fails_with_the_chain(self):
+        # planner.cc uses internal/search.h, whose header includes planner.h back: a loop between
+        # a folder and its internal package, which the folder table cannot see.
+        status, out = run({
+            "passes/internal/BUILD.bazel": "",
+            "passes/internal/search.h": '#include "passes/planner.h"\n',
+            "passes/planner.h": "",
+            "passes/planner.cc": '#include "passes/planner.h"\n#include "passes/internal/search.h"\n',
+        })
+        self.assertEqual(status, 1, out)
+        self.assertIn("passes/internal/search.h:1: passes/internal includes passes/planner.h", out)
+        self.assertIn("passes/planner -> passes/internal/search", out)
+
+    def test_tests_and_private_sources_take_no_part_in_the_internal_rule(self):
+        # A test of the folder may include both; an internal/ folder without a BUILD file holds
+        # private sources of the folder's own target (one library with it).
+        status, out = run({
+            "passes/internal/BUILD.bazel": "",
+            "passes/internal/search.h": '#include "passes/planner.h"\n',
+            "passes/planner.h": "",
+            "passes/planner_test.cc": '#include "passes/internal/search.h"\n',
+            "ir/internal/impl.h": '#include "ir/builder.h"\n',
+            "ir/builder.cc": '#include "ir/internal/impl.h"\n',
+        })
+        self.assertEqual(status, 0, out)
+
 
 if __name__ == "__main__":
     unittest.main()
