@@ -63,6 +63,35 @@ using Ptr = u8*;
 static_assert(sizeof(void*) == 8, "the sparse runtime assumes 64-bit pointers");
 
 // ---------------------------------------------------------------------------------------------
+// The counting build (ACCELMEM_ARCH_COUNTING, host only; gc/device:gpu_cost_test): every primitive
+// below charges what its CUDA lowering issues to arch_cost_hook (when set), so that a CPU test can
+// count the fences, atomics and ordered accesses a path would cost on the GPU. Keep each charge
+// next to its x64 definition in step with the ARCH_cuda definition of the same primitive.
+#if defined(ACCELMEM_ARCH_COUNTING)
+#if defined(ARCH_cuda)
+#error "the counting build is a host build"
+#endif
+enum ArchCost : i32 {
+  kCostFence,          // membar.gl / membar.cta / fence.*
+  kCostAtomic,         // atom.* (any ordering)
+  kCostVolatileLoad,   // ld.volatile (a relaxed atomic load)
+  kCostVolatileStore,  // st.volatile (a relaxed atomic store)
+  kCostAcquireLoad,    // ld.acquire.gpu
+  kCostReleaseStore,   // st.release.gpu
+  kCostBarrier,        // bar.sync
+  kNumArchCosts,
+};
+// Called with each instruction's kind and address (null for fences and barriers).
+inline void (*arch_cost_hook)(ArchCost cost, const void* address) = nullptr;
+#define ACCELMEM_ARCH_CHARGE(cost, address)                        \
+  (::accelmem::sparse_runtime::arch_cost_hook != nullptr           \
+       ? ::accelmem::sparse_runtime::arch_cost_hook(cost, address) \
+       : void())
+#else
+#define ACCELMEM_ARCH_CHARGE(cost, address) ((void)(address))
+#endif
+
+// ---------------------------------------------------------------------------------------------
 // Atomics. Defined for 4- and 8-byte T (i32, u32, i64, u64, pointers).
 //
 // CPU: the compiler's __atomic builtins. CUDA: clang's NVPTX target reports no lock-free atomic
@@ -194,52 +223,73 @@ ACCELMEM_RT_INLINE T atomic_and(T* p, T v) {
   return old;
 }
 #else   // ARCH_x64
+// The CUDA lowering of each (for the counting build): see the ARCH_cuda definitions above.
+namespace arch_internal {
+ACCELMEM_RT_INLINE void charge_fenced_atomic(const void* p) {  // membar.gl; atom; membar.gl
+  ACCELMEM_ARCH_CHARGE(kCostFence, nullptr);
+  ACCELMEM_ARCH_CHARGE(kCostAtomic, p);
+  ACCELMEM_ARCH_CHARGE(kCostFence, nullptr);
+}
+}  // namespace arch_internal
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_load_relaxed(const T* p) {
+  ACCELMEM_ARCH_CHARGE(kCostVolatileLoad, p);
   return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_load_acquire(const T* p) {
+  ACCELMEM_ARCH_CHARGE(kCostVolatileLoad, p);
+  ACCELMEM_ARCH_CHARGE(kCostFence, nullptr);
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 template <typename T>
 ACCELMEM_RT_INLINE void atomic_store_relaxed(T* p, T v) {
+  ACCELMEM_ARCH_CHARGE(kCostVolatileStore, p);
   __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 template <typename T>
 ACCELMEM_RT_INLINE void atomic_store_release(T* p, T v) {
+  ACCELMEM_ARCH_CHARGE(kCostFence, nullptr);
+  ACCELMEM_ARCH_CHARGE(kCostVolatileStore, p);
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 // Returns the previous value.
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_exchange(T* p, T v) {
+  arch_internal::charge_fenced_atomic(p);
   return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
 }
 // Strong compare-and-swap; on failure *expected receives the current value.
 template <typename T>
 ACCELMEM_RT_INLINE bool atomic_cas(T* p, T* expected, T desired) {
+  arch_internal::charge_fenced_atomic(p);
   return __atomic_compare_exchange_n(p, expected, desired, /*weak=*/false, __ATOMIC_SEQ_CST,
                                      __ATOMIC_SEQ_CST);
 }
 // Fetch-and-op: all return the previous value.
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_add(T* p, T v) {
+  arch_internal::charge_fenced_atomic(p);
   return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_add_relaxed(T* p, T v) {
+  ACCELMEM_ARCH_CHARGE(kCostAtomic, p);
   return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_or(T* p, T v) {
+  arch_internal::charge_fenced_atomic(p);
   return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
 }
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_or_relaxed(T* p, T v) {
+  ACCELMEM_ARCH_CHARGE(kCostAtomic, p);
   return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
 }
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_and(T* p, T v) {
+  arch_internal::charge_fenced_atomic(p);
   return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
 }
 #endif  // ARCH_cuda
@@ -302,14 +352,20 @@ ACCELMEM_RT_INLINE bool is_representative(u32 mask, const void* key) {
   return lane_id() == __builtin_ctz(peers);
 }
 #else  // ARCH_x64
-ACCELMEM_RT_INLINE void grid_memfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-ACCELMEM_RT_INLINE void block_memfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+ACCELMEM_RT_INLINE void grid_memfence() {
+  ACCELMEM_ARCH_CHARGE(kCostFence, nullptr);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+ACCELMEM_RT_INLINE void block_memfence() {
+  ACCELMEM_ARCH_CHARGE(kCostFence, nullptr);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 ACCELMEM_RT_INLINE i32 thread_idx() { return 0; }
 ACCELMEM_RT_INLINE i32 block_idx() { return 0; }
 ACCELMEM_RT_INLINE i32 block_dim() { return 1; }
 ACCELMEM_RT_INLINE i32 grid_dim() { return 1; }
 ACCELMEM_RT_INLINE i32 lane_id() { return 0; }
-ACCELMEM_RT_INLINE void block_barrier() {}
+ACCELMEM_RT_INLINE void block_barrier() { ACCELMEM_ARCH_CHARGE(kCostBarrier, nullptr); }
 ACCELMEM_RT_INLINE void spin_pause() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -349,11 +405,11 @@ ACCELMEM_RT_INLINE void locked_task(i32* lock, const Func& func, const Test& tes
     if (atomic_load_relaxed(lock) == 0 && mutex_try_lock_i32(lock)) break;
     spin_pause();
   }
-#if defined(ARCH_cuda)
+#if defined(ARCH_cuda) || defined(ACCELMEM_ARCH_COUNTING)
   grid_memfence();
 #endif
   if (test()) func();
-#if defined(ARCH_cuda)
+#if defined(ARCH_cuda) || defined(ACCELMEM_ARCH_COUNTING)
   grid_memfence();
 #endif
   mutex_unlock_i32(lock);

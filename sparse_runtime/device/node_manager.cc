@@ -56,7 +56,7 @@ bool NodeManager::take_indices(i32 old, i32 advanced, i32* out, i32 n) {
     // A batch caller (a NodeCache refill) most likely takes the next n entries next: fetched now,
     // they arrive while this batch is handed out instead of stalling the next refill (the list
     // is read front to back once after each GC, mostly from L3 or memory).
-#if defined(ARCH_x64)  // CUDA: no prefetch, and get_element_ptr's acquire loads would fence
+#if defined(ARCH_x64) && !defined(ACCELMEM_ARCH_COUNTING)  // CUDA: no prefetch (see below)
     constexpr i32 kPrefetchNextBatch = 64;  // smaller batches: callers one cell at a time
     if (n >= kPrefetchNextBatch) {
       const i64 next_end =
