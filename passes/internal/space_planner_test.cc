@@ -9,8 +9,6 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "backends/ascend/ascend.h"
-#include "backends/backend.h"
 #include "gtest/gtest.h"
 #include "passes/liveness.h"
 #include "passes/memory_problem.h"
@@ -41,7 +39,8 @@ def chain(x: Tensor[[16, 16], FP32]) -> Tensor[[16, 16], FP32]:
     return r
 )";
 
-// One function with everything PlanSpace needs: roots, lifetimes and (on request) its problem.
+// One function with everything PlanSpace needs: roots, lifetimes and (on request) its problem,
+// without a backend (no capacity).
 class Fixture {
  public:
   explicit Fixture(const char* text, bool with_problem = false)
@@ -56,7 +55,6 @@ class Fixture {
     if (with_problem) {
       MemoryProblemOptions o;
       o.policy = &policy_;
-      o.backend = backend_.get();
       problem_ = BuildMemoryProblem(*program_->functions[0], liveness_, o);
       planning_.problem = &*problem_;
     }
@@ -66,7 +64,6 @@ class Fixture {
     SpacePlanOptions o;
     o.strategy = strategy;
     o.policy = &policy_;
-    o.capacity = backends::MemSize(backend_.get(), ir::MemorySpace::kVec);
     return PlanSpace(ir::MemorySpace::kVec, roots_.roots(), start, planning_, o);
   }
 
@@ -101,7 +98,6 @@ class Fixture {
   RootSlots roots_;
   absl::flat_hash_map<const ir::MemRef*, std::pair<int64_t, int64_t>> life_;
   policy::DefaultMemoryAllocatorPolicy policy_;
-  backends::BackendPtr backend_ = backends::MakeAscendBackend(backends::Ascend910b());
   std::optional<MemoryProblem> problem_;
   FunctionPlanning planning_;
 };
