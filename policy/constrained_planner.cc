@@ -19,7 +19,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "policy/dsa_validator.h"
-#include "policy/internal/constrained_pool_search.h"
+#include "policy/internal/constrained_model.h"
+#include "policy/internal/constrained_search.h"
 #include "policy/lifetime_planner.h"
 #include "policy/placement_checker.h"
 
@@ -27,139 +28,13 @@ namespace accelmem {
 namespace policy {
 namespace {
 
-using internal::AlignUp;
+using internal::FindRoot;
 using internal::IntervalsOverlap;
 using internal::Item;
 using internal::kInfinity;
 using internal::kNoCapacity;
 using internal::PoolModel;
 using internal::PoolSearch;
-
-int Find(std::vector<int>& parent, int x) {
-  while (parent[x] != x) x = parent[x] = parent[parent[x]];
-  return x;
-}
-
-// Builds the model of pool `pool_index` holding `buffers` (indices into problem.buffers; every
-// colocation class lies wholly inside one pool, which StructuralInfeasibility has checked).
-absl::StatusOr<PoolModel> BuildPool(const DsaProblem& problem, int pool_index,
-                                    const std::vector<int>& buffers) {
-  PoolModel m;
-  m.pool_index = pool_index;
-  const DsaPool& pool = problem.pools[pool_index];
-  if (pool.capacity) {
-    m.capacity = *pool.capacity;
-    m.has_capacity = true;
-  }
-  m.reserved = pool.reserved_ranges;
-  std::sort(m.reserved.begin(), m.reserved.end(),
-            [](const DsaAddressRange& a, const DsaAddressRange& b) { return a.begin < b.begin; });
-  std::vector<DsaAddressRange> merged;
-  for (const DsaAddressRange& r : m.reserved) {
-    if (!merged.empty() && r.begin <= merged.back().end) {
-      merged.back().end = std::max(merged.back().end, r.end);
-    } else {
-      merged.push_back(r);
-    }
-  }
-  m.reserved = merged;
-  for (const DsaAddressRange& r : m.reserved) {
-    m.reserved_total += r.end - r.begin;
-    m.reserved_end = std::max(m.reserved_end, r.end);
-  }
-  std::map<uint32_t, int> local;  // Buffer id -> position in `buffers`.
-  for (size_t i = 0; i < buffers.size(); ++i) local[problem.buffers[buffers[i]].id] = i;
-  std::vector<int> parent(buffers.size());
-  std::iota(parent.begin(), parent.end(), 0);
-  for (const DsaPair& pair : problem.constraints.colocations) {
-    auto a = local.find(pair.first), b = local.find(pair.second);
-    if (a == local.end() || b == local.end()) continue;
-    parent[Find(parent, a->second)] = Find(parent, b->second);
-  }
-  std::map<int, int> item_of_root;
-  std::vector<int> item_of(buffers.size());
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const int root = Find(parent, i);
-    auto [it, inserted] = item_of_root.emplace(root, static_cast<int>(m.items.size()));
-    if (inserted) m.items.emplace_back();
-    item_of[i] = it->second;
-    Item& item = m.items[it->second];
-    const DsaBuffer& buffer = problem.buffers[buffers[i]];
-    item.buffers.push_back(buffers[i]);
-    item.extent = std::max(item.extent, buffer.size);
-    item.alignment = std::max(item.alignment, buffer.alignment);
-    item.intervals.insert(item.intervals.end(), buffer.live_intervals.begin(),
-                          buffer.live_intervals.end());
-  }
-  for (Item& item : m.items) {
-    std::sort(item.intervals.begin(), item.intervals.end(),
-              [](const DsaInterval& a, const DsaInterval& b) { return a.lower < b.lower; });
-  }
-  for (const DsaPinnedAllocation& pin : problem.constraints.pinned_allocations) {
-    auto a = local.find(pin.buffer);
-    if (a == local.end()) continue;
-    Item& item = m.items[item_of[a->second]];
-    if (item.pinned && item.pin_offset != pin.offset) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "conflicting pins: colocated buffers pinned at ", item.pin_offset, " and ", pin.offset));
-    }
-    item.pinned = true;
-    item.pin_offset = pin.offset;
-    item.exclusive = item.exclusive || pin.exclusive_for_all_time;
-  }
-  const size_t n = m.items.size();
-  m.conflict.assign(n, std::vector<uint8_t>(n, 0));
-  m.weight.assign(n, std::vector<uint64_t>(n, 0));
-  std::set<std::pair<uint32_t, uint32_t>> excluded;
-  for (const DsaPair& pair : problem.constraints.temporal_exclusions) {
-    excluded.insert(std::minmax(pair.first, pair.second));
-  }
-  auto temporal = [&](int a, int b) {  // Positions in `buffers`.
-    const DsaBuffer& x = problem.buffers[buffers[a]];
-    const DsaBuffer& y = problem.buffers[buffers[b]];
-    return !excluded.count(std::minmax(x.id, y.id)) &&
-           IntervalsOverlap(x.live_intervals, y.live_intervals);
-  };
-  for (size_t a = 0; a < buffers.size(); ++a) {
-    for (size_t b = a + 1; b < buffers.size(); ++b) {
-      const int i = item_of[a], j = item_of[b];
-      if (i != j && temporal(a, b)) m.conflict[i][j] = m.conflict[j][i] = 1;
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (!m.items[i].exclusive) continue;
-    for (size_t j = 0; j < n; ++j) {
-      if (i != j) m.conflict[i][j] = m.conflict[j][i] = 1;
-    }
-  }
-  for (const DsaSeparation& separation : problem.constraints.separations) {
-    auto a = local.find(separation.first), b = local.find(separation.second);
-    if (a == local.end() || b == local.end()) continue;
-    const int i = item_of[a->second], j = item_of[b->second];
-    if (i == j) {
-      // Colocated (perhaps through other buffers) yet separated: no placement exists.
-      return absl::FailedPreconditionError(
-          absl::StrCat("buffers ", separation.first, " and ", separation.second,
-                       " are separated but colocated (they share one offset)"));
-    }
-    const bool pipeline_only = separation.reasons.size() == 1 &&
-                               separation.reasons[0] == DsaSeparationReason::kPipelineStage;
-    if (pipeline_only && !m.conflict[i][j]) m.pipeline_only.insert(std::minmax(i, j));
-    m.conflict[i][j] = m.conflict[j][i] = 1;
-  }
-  if (problem.cost_model) {
-    for (const DsaReusePenalty& penalty : problem.cost_model->reuse_penalties) {
-      auto a = local.find(penalty.first), b = local.find(penalty.second);
-      if (a == local.end() || b == local.end()) continue;
-      const int i = item_of[a->second], j = item_of[b->second];
-      if (i == j || temporal(a->second, b->second)) continue;  // Never activated.
-      m.weight[i][j] += penalty.cost;
-      m.weight[j][i] += penalty.cost;
-    }
-  }
-  IndexPairs(&m);
-  return m;
-}
 
 bool HasTerm(const DsaProblem& problem, DsaObjectiveTerm term) {
   return std::find(problem.objective.terms.begin(), problem.objective.terms.end(), term) !=
@@ -272,7 +147,7 @@ PoolGoal GoalOf(const DsaProblem& problem) {
 void SolvePool(const DsaProblem& problem, int pool_index, const std::vector<int>& buffers,
                const PoolGoal& goal, const ConstrainedOptions& options, absl::Time deadline,
                PoolResult* out, std::vector<uint64_t>* item_offsets, PoolModel* model_out) {
-  absl::StatusOr<PoolModel> model = BuildPool(problem, pool_index, buffers);
+  absl::StatusOr<PoolModel> model = internal::BuildPoolModel(problem, pool_index, buffers);
   if (!model.ok()) {
     out->status = ConstrainedStatus::kInfeasible;
     out->reason = std::string(model.status().message());
@@ -322,14 +197,14 @@ Classes ColocationClasses(const DsaProblem& problem) {
   std::vector<int> parent(n);
   std::iota(parent.begin(), parent.end(), 0);
   for (const DsaPair& pair : problem.constraints.colocations) {
-    parent[Find(parent, FindDsaBuffer(problem, pair.first))] =
-        Find(parent, FindDsaBuffer(problem, pair.second));
+    parent[FindRoot(parent, FindDsaBuffer(problem, pair.first))] =
+        FindRoot(parent, FindDsaBuffer(problem, pair.second));
   }
   Classes c;
   c.class_of.assign(n, -1);
   std::map<int, int> class_of_root;
   for (size_t b = 0; b < n; ++b) {
-    auto [it, inserted] = class_of_root.emplace(Find(parent, b), c.members.size());
+    auto [it, inserted] = class_of_root.emplace(FindRoot(parent, b), c.members.size());
     if (inserted) c.members.emplace_back();
     c.class_of[b] = it->second;
     c.members[it->second].push_back(b);

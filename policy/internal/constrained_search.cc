@@ -1,41 +1,37 @@
+#include "policy/internal/constrained_search.h"
+
 #include <algorithm>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <numeric>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "policy/internal/constrained_pool_search.h"
+#include "policy/memory_allocator_policy.h"
 
 namespace accelmem {
 namespace policy {
 namespace internal {
 
-// Runs everything; fills `out` with the best placement found and what is proven.
 void PoolSearch::Run(PoolResult* out, std::vector<uint64_t>* offsets) {
-  ComputeBounds();
-  out->load = load_;
-  out->load_time = load_time_;
-  out->reuse_lower_bound = reuse_lb_;
-  out->peak_lower_bound = peak_lb_;
-  if (!infeasible_reason_.empty()) {
+  bounds_ = ComputeBounds(m_);
+  out->load = bounds_.load;
+  out->load_time = bounds_.load_time;
+  out->reuse_lower_bound = bounds_.reuse;
+  out->peak_lower_bound = bounds_.peak;
+  if (!bounds_.infeasible_reason.empty()) {
     out->status = ConstrainedStatus::kInfeasible;
-    out->reason = infeasible_reason_;
+    out->reason = bounds_.infeasible_reason;
     return;
   }
   Greedy();
-  if (!best_offsets_.empty() && !Proven() && n_ <= kCoverItems && !cover_cliques_.empty()) {
-    CoverBound(cover_cliques_, cover_usable_);
+  if (!best_offsets_.empty() && !Proven() && n_ <= kCoverItems && !bounds_.cover_cliques.empty()) {
+    RaiseCoverBound();
   }
   if (!search_) {
-    if (SubsetBoundApplies()) SubsetBound();
+    if (SubsetBoundApplies()) RaiseSubsetBound();
   } else if (!best_offsets_.empty() && !Proven() && n_ > kExactItems) {
     // Large pools: improve the incumbent by re-inserting neighbourhoods for half the time,
     // then let the branch and bound use the rest (it rarely ends at this size).
@@ -48,7 +44,7 @@ void PoolSearch::Run(PoolResult* out, std::vector<uint64_t>* offsets) {
       const absl::Time now = absl::Now();
       RunSearch(now + std::min(kFirstSearch, (deadline_ - now) / 4));
       if (!exhausted_ && !Proven()) {
-        SubsetBound();
+        RaiseSubsetBound();
         if (!Proven()) RunSearch(deadline_);
       }
     } else {
@@ -75,19 +71,47 @@ void PoolSearch::Run(PoolResult* out, std::vector<uint64_t>* offsets) {
     // that could beat it.
     out->status = ConstrainedStatus::kOptimal;
     out->reuse_lower_bound = best_reuse_;
-    out->peak_lower_bound = peak_matters_ ? best_peak_ : peak_lb_;
+    out->peak_lower_bound = peak_matters_ ? best_peak_ : bounds_.peak;
   } else {
     out->status = ConstrainedStatus::kFeasible;
-    out->reuse_lower_bound = reuse_lb_;  // Raised by CoverBound after the first report.
-    out->peak_lower_bound = peak_lb_;
+    out->reuse_lower_bound = bounds_.reuse;  // Raised by CoverBound after the first report.
+    out->peak_lower_bound = bounds_.peak;
     out->reason = "the budget ran out before the lower bounds met the placement";
   }
 }
 
 bool PoolSearch::Proven() const {
   if (best_offsets_.empty()) return false;
-  return (!reuse_matters_ || best_reuse_ == reuse_lb_) &&
-         (!peak_matters_ || best_peak_ == peak_lb_);
+  return (!reuse_matters_ || best_reuse_ == bounds_.reuse) &&
+         (!peak_matters_ || best_peak_ == bounds_.peak);
+}
+
+void PoolSearch::RaiseCoverBound() {
+  const CoverSystem covers = BuildCovers(m_, bounds_.cover_cliques, bounds_.usable);
+  if (covers.covers.empty()) return;
+  const absl::Time now = absl::Now();
+  const absl::Time until = now + (deadline_ - now) / (SubsetBoundApplies() ? 4 : 2);
+  bounds_.reuse = std::max(bounds_.reuse, CoverBound(covers, bounds_.reuse, until));
+}
+
+bool PoolSearch::SubsetBoundApplies() const {
+  return subset_bound_ && reuse_matters_ && m_.has_capacity && m_.any_penalty &&
+         n_ <= kCoverItems && !best_offsets_.empty() && !Proven();
+}
+
+void PoolSearch::RaiseSubsetBound() {
+  auto part_bound = [](const PoolModel& part, absl::Time deadline) -> uint64_t {
+    PoolSearch nested(part, /*reuse_first=*/true, /*reuse_matters=*/true,
+                      /*peak_matters=*/false, deadline);
+    nested.set_subset_bound(false);
+    PoolResult result;
+    std::vector<uint64_t> offsets;
+    nested.Run(&result, &offsets);
+    // Infeasible cannot happen (the incumbent restricted to the part fits); it claims nothing.
+    return result.status == ConstrainedStatus::kInfeasible ? 0 : result.reuse_lower_bound;
+  };
+  const uint64_t bound = SubsetBound(m_, best_offsets_, best_reuse_, deadline_, part_bound);
+  bounds_.reuse = std::max(bounds_.reuse, bound);
 }
 
 // Terms the objective does not name count as 0, so the search does not chase them.
@@ -253,98 +277,107 @@ uint64_t PoolSearch::CurrentReuse() const {
   return cost;
 }
 
-// Large-neighbourhood search: take items out (a paid edge's ends and some of their
-// neighbours, or a random handful), put them back one by one at the feasible position of
-// least (cost, top), keep the result when it is no worse. Positions are the bottom, reserved
-// ends, tops of placed items and, below each placed item, the highest aligned offset under it.
-void PoolSearch::Improve(absl::Time until) {
-  uint64_t state = 0x9e3779b97f4a7c15ULL;  // Fixed seed: deterministic for a given budget.
-  auto next = [&]() {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
+namespace {
+
+// xorshift64: the neighbourhoods of Improve, deterministic for a given budget.
+uint64_t NextRandom(uint64_t* state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return *state;
+}
+
+}  // namespace
+
+void PoolSearch::TakeNeighbourhood(uint64_t* random, std::vector<uint8_t>* chosen,
+                                   std::vector<int>* removed) const {
+  auto next = [&]() { return NextRandom(random); };
+  removed->clear();
+  std::fill(chosen->begin(), chosen->end(), 0);
+  auto take = [&](int i) {
+    if (!(*chosen)[i] && !m_.items[i].pinned) {
+      (*chosen)[i] = 1;
+      removed->push_back(i);
+    }
   };
-  std::vector<int> removed;
+  std::vector<std::pair<int, int>> paid;
+  for (size_t i = 0; i < n_; ++i) {
+    for (const auto& [k, w] : m_.penalties_of[i]) {
+      if (static_cast<size_t>(k) > i &&
+          Overlap(offsets_[i], m_.items[i].extent, offsets_[k], m_.items[k].extent)) {
+        paid.push_back({static_cast<int>(i), k});
+      }
+    }
+  }
+  const size_t want = 4 + next() % 12;
+  // Bounded tries: paid edges may share their ends, and pinned items are never taken, so
+  // `want` items may not exist.
+  const size_t tries = 8 * want;
+  if (!paid.empty() && next() % 4 != 0) {
+    for (size_t t = 0; removed->size() < want && t < tries; ++t) {
+      const auto& edge = paid[next() % paid.size()];
+      take(edge.first);
+      take(edge.second);
+      const int around = next() % 2 ? edge.first : edge.second;
+      if (!m_.conflicts_of[around].empty()) {
+        take(m_.conflicts_of[around][next() % m_.conflicts_of[around].size()]);
+      }
+      if (paid.size() * 2 < want && removed->size() >= paid.size() * 2) break;
+    }
+  } else {
+    for (size_t t = 0; removed->size() < want && t < tries; ++t) take(next() % n_);
+  }
+}
+
+bool PoolSearch::Reinsert(const std::vector<int>& removed) {
   std::vector<uint64_t> positions;
+  for (int item : removed) {
+    const uint64_t extent = m_.items[item].extent;
+    const uint64_t align = m_.items[item].alignment;
+    positions.clear();
+    positions.push_back(0);
+    for (const DsaAddressRange& r : m_.reserved) positions.push_back(AlignUp(r.end, align));
+    for (size_t k = 0; k < n_; ++k) {
+      if (!placed_[k]) continue;
+      positions.push_back(AlignUp(offsets_[k] + m_.items[k].extent, align));
+      if (offsets_[k] >= extent) positions.push_back((offsets_[k] - extent) / align * align);
+    }
+    uint64_t best_o = 0, best_c = kInfinity, best_top = kInfinity;
+    for (uint64_t o : positions) {
+      if (!Fits(item, o)) continue;
+      const uint64_t c = CostAt(item, o);
+      if (c < best_c || (c == best_c && o + extent < best_top)) {
+        best_o = o;
+        best_c = c;
+        best_top = o + extent;
+      }
+    }
+    if (best_c == kInfinity) return false;
+    offsets_[item] = best_o;
+    placed_[item] = 1;
+  }
+  return true;
+}
+
+void PoolSearch::Improve(absl::Time until) {
+  uint64_t random = 0x9e3779b97f4a7c15ULL;  // Fixed seed: deterministic for a given budget.
+  std::vector<int> removed;
   std::vector<uint8_t> chosen(n_, 0);
   for (int64_t round = 0;; ++round) {
     if ((round & 15) == 0 && absl::Now() > until) break;
     offsets_ = best_offsets_;
     placed_.assign(n_, 1);
-    // Pick the neighbourhood.
-    removed.clear();
-    std::fill(chosen.begin(), chosen.end(), 0);
-    auto take = [&](int i) {
-      if (!chosen[i] && !m_.items[i].pinned) {
-        chosen[i] = 1;
-        removed.push_back(i);
-      }
-    };
-    std::vector<std::pair<int, int>> paid;
-    for (size_t i = 0; i < n_; ++i) {
-      for (const auto& [k, w] : m_.penalties_of[i]) {
-        if (static_cast<size_t>(k) > i &&
-            Overlap(offsets_[i], m_.items[i].extent, offsets_[k], m_.items[k].extent)) {
-          paid.push_back({static_cast<int>(i), k});
-        }
-      }
-    }
-    const size_t want = 4 + next() % 12;
-    // Bounded tries: paid edges may share their ends, and pinned items are never taken, so
-    // `want` items may not exist.
-    const size_t tries = 8 * want;
-    if (!paid.empty() && next() % 4 != 0) {
-      for (size_t t = 0; removed.size() < want && t < tries; ++t) {
-        const auto& edge = paid[next() % paid.size()];
-        take(edge.first);
-        take(edge.second);
-        const int around = next() % 2 ? edge.first : edge.second;
-        if (!m_.conflicts_of[around].empty()) {
-          take(m_.conflicts_of[around][next() % m_.conflicts_of[around].size()]);
-        }
-        if (paid.size() * 2 < want && removed.size() >= paid.size() * 2) break;
-      }
-    } else {
-      for (size_t t = 0; removed.size() < want && t < tries; ++t) take(next() % n_);
-    }
+    TakeNeighbourhood(&random, &chosen, &removed);
     for (int i : removed) placed_[i] = 0;
     // Re-insert in a random order, biggest first half of the time.
-    for (size_t i = removed.size(); i > 1; --i) std::swap(removed[i - 1], removed[next() % i]);
-    if (next() % 2) {
+    for (size_t i = removed.size(); i > 1; --i) {
+      std::swap(removed[i - 1], removed[NextRandom(&random) % i]);
+    }
+    if (NextRandom(&random) % 2) {
       std::stable_sort(removed.begin(), removed.end(),
                        [&](int a, int b) { return m_.items[a].extent > m_.items[b].extent; });
     }
-    bool ok = true;
-    for (int item : removed) {
-      const uint64_t extent = m_.items[item].extent;
-      const uint64_t align = m_.items[item].alignment;
-      positions.clear();
-      positions.push_back(0);
-      for (const DsaAddressRange& r : m_.reserved) positions.push_back(AlignUp(r.end, align));
-      for (size_t k = 0; k < n_; ++k) {
-        if (!placed_[k]) continue;
-        positions.push_back(AlignUp(offsets_[k] + m_.items[k].extent, align));
-        if (offsets_[k] >= extent) positions.push_back((offsets_[k] - extent) / align * align);
-      }
-      uint64_t best_o = 0, best_c = kInfinity, best_top = kInfinity;
-      for (uint64_t o : positions) {
-        if (!Fits(item, o)) continue;
-        const uint64_t c = CostAt(item, o);
-        if (c < best_c || (c == best_c && o + extent < best_top)) {
-          best_o = o;
-          best_c = c;
-          best_top = o + extent;
-        }
-      }
-      if (best_c == kInfinity) {
-        ok = false;
-        break;
-      }
-      offsets_[item] = best_o;
-      placed_[item] = 1;
-    }
-    if (!ok) continue;
+    if (!Reinsert(removed)) continue;
     const uint64_t reuse = CurrentReuse();
     const uint64_t peak = PeakOfPlaced();
     if (!(best_score_ < MakeScore(reuse, peak))) {
@@ -480,9 +513,9 @@ void PoolSearch::GridDfs(size_t depth, int used, uint64_t reuse) {
     if (least == kInfinity) return;
     extra += least;
   }
-  if (!packed_cores_.empty()) {
+  if (!bounds_.cores.edges.empty()) {
     uint64_t open = 0, undecided = 0;
-    CoreBounds(&open, &undecided);
+    CoreBoundsAt(bounds_.cores, placed_, &open, &undecided);
     extra = std::max(extra + open, undecided);
   }
   if (!(MakeScore(reuse + extra, PeakOfPlaced()) < best_score_)) return;
@@ -560,26 +593,11 @@ bool PoolSearch::SpaceAboveFloor(uint64_t floor) {
 void PoolSearch::Search() {
   Reset();
   // The items live at each start time, largest first (for SpaceAboveFloor).
-  std::vector<int64_t> times;
-  for (const Item& item : m_.items) {
-    for (const DsaInterval& interval : item.intervals) times.push_back(interval.lower);
-  }
-  std::sort(times.begin(), times.end());
-  times.erase(std::unique(times.begin(), times.end()), times.end());
   live_at_.clear();
-  for (int64_t t : times) {
-    std::vector<int> live;
-    for (size_t i = 0; i < n_; ++i) {
-      for (const DsaInterval& interval : m_.items[i].intervals) {
-        if (interval.lower <= t && t < interval.upper) {
-          live.push_back(static_cast<int>(i));
-          break;
-        }
-      }
-    }
-    std::stable_sort(live.begin(), live.end(),
+  for (LiveSet& live : LiveSets(m_)) {
+    std::stable_sort(live.items.begin(), live.items.end(),
                      [&](int a, int b) { return m_.items[a].extent > m_.items[b].extent; });
-    if (live.size() > 1) live_at_.push_back(std::move(live));
+    if (live.items.size() > 1) live_at_.push_back(std::move(live.items));
   }
   // Pinned items are placed first and do not take part in the offset order.
   uint64_t reuse = 0;
@@ -612,7 +630,7 @@ void PoolSearch::Dfs(uint64_t floor, int last_at_floor, uint64_t reuse) {
   // Bound: every unplaced item needs a position at or above the floor; its least extra cost
   // against the placed items, and its least top, bound what is left.
   uint64_t extra = 0;
-  uint64_t peak_bound = std::max(peak, peak_lb_);
+  uint64_t peak_bound = std::max(peak, bounds_.peak);
   struct Move {
     uint64_t cost;
     uint64_t top;
@@ -644,9 +662,9 @@ void PoolSearch::Dfs(uint64_t floor, int last_at_floor, uint64_t reuse) {
     peak_bound = std::max(peak_bound, least_top);
   }
   if (m_.has_capacity && !SpaceAboveFloor(floor)) return;
-  if (!packed_cores_.empty()) {
+  if (!bounds_.cores.edges.empty()) {
     uint64_t open = 0, undecided = 0;
-    CoreBounds(&open, &undecided);
+    CoreBoundsAt(bounds_.cores, placed_, &open, &undecided);
     extra = std::max(extra + open, undecided);
   }
   if (!(MakeScore(reuse + extra, peak_bound) < best_score_)) return;
