@@ -537,6 +537,51 @@ std::vector<uint64_t> TermValues(const DsaProblem& problem, const ConstrainedRes
 // Choices of pools tried one by one, at most this many; beyond it one greedy choice.
 constexpr uint64_t kMaxPoolChoices = 64;
 
+// More than kMaxPoolChoices choices: one greedy choice (largest classes with a choice first,
+// each to the allowed pool with the most capacity left), solved; at best feasible, with bounds of
+// 0 (valid, and all that is proven). `pool_of` holds the classes without a choice.
+Assigned SolveOneChoice(const DsaProblem& problem, const Classes& classes, std::vector<size_t> open,
+                        std::vector<int>* pool_of, const ConstrainedOptions& options,
+                        absl::Time deadline) {
+  std::vector<uint64_t> room(problem.pools.size(), std::numeric_limits<uint64_t>::max());
+  auto extent = [&](size_t k) {
+    uint64_t e = 0;
+    for (int b : classes.members[k]) e = std::max(e, problem.buffers[b].size);
+    return e;
+  };
+  for (size_t p = 0; p < problem.pools.size(); ++p) {
+    if (problem.pools[p].capacity) room[p] = *problem.pools[p].capacity;
+  }
+  for (size_t k = 0; k < classes.pools.size(); ++k) {
+    if (classes.pools[k].size() == 1) {
+      const int p = classes.pools[k][0];
+      room[p] -= std::min(room[p], extent(k));
+    }
+  }
+  std::stable_sort(open.begin(), open.end(),
+                   [&](size_t a, size_t b) { return extent(a) > extent(b); });
+  for (size_t k : open) {
+    int best = classes.pools[k][0];
+    for (int p : classes.pools[k]) {
+      if (room[p] > room[best]) best = p;
+    }
+    for (int b : classes.members[k]) (*pool_of)[b] = best;
+    room[best] -= std::min(room[best], extent(k));
+  }
+  Assigned one = SolveAssigned(problem, *pool_of, options, deadline);
+  ConstrainedResult& r = one.result;
+  if (r.status == ConstrainedStatus::kOptimal) r.status = ConstrainedStatus::kFeasible;
+  if (r.status == ConstrainedStatus::kInfeasible) {
+    r.status = ConstrainedStatus::kNoFitWithinBudget;  // Other choices were not tried.
+  }
+  r.reason =
+      absl::StrCat("one of more than ", kMaxPoolChoices, " choices of pools tried; ", r.reason);
+  r.reuse_lower_bound = 0;
+  one.total_peak_lower_bound = one.max_peak_lower_bound = 0;
+  for (PoolResult& pool : r.pools) pool.reuse_lower_bound = pool.peak_lower_bound = 0;
+  return one;
+}
+
 // Solves the problem with the pool of every buffer allowed in several a part of the answer.
 // Every choice is solved when there are at most kMaxPoolChoices: the best placed one is the
 // answer, optimal when every choice is proven (optimal or infeasible); the bounds are the least
@@ -559,44 +604,7 @@ Assigned SolveChoices(const DsaProblem& problem, const Classes& classes,
   for (size_t k = 0; k < classes.pools.size(); ++k) assign(k, classes.pools[k][0]);
   if (open.empty()) return SolveAssigned(problem, pool_of, options, deadline);
   if (choices > kMaxPoolChoices) {
-    // Greedy: largest classes first, each to the allowed pool with the most capacity left.
-    std::vector<uint64_t> room(problem.pools.size(), std::numeric_limits<uint64_t>::max());
-    auto extent = [&](size_t k) {
-      uint64_t e = 0;
-      for (int b : classes.members[k]) e = std::max(e, problem.buffers[b].size);
-      return e;
-    };
-    for (size_t p = 0; p < problem.pools.size(); ++p) {
-      if (problem.pools[p].capacity) room[p] = *problem.pools[p].capacity;
-    }
-    for (size_t k = 0; k < classes.pools.size(); ++k) {
-      if (classes.pools[k].size() == 1) {
-        const int p = classes.pools[k][0];
-        room[p] -= std::min(room[p], extent(k));
-      }
-    }
-    std::stable_sort(open.begin(), open.end(),
-                     [&](size_t a, size_t b) { return extent(a) > extent(b); });
-    for (size_t k : open) {
-      int best = classes.pools[k][0];
-      for (int p : classes.pools[k]) {
-        if (room[p] > room[best]) best = p;
-      }
-      assign(k, best);
-      room[best] -= std::min(room[best], extent(k));
-    }
-    Assigned one = SolveAssigned(problem, pool_of, options, deadline);
-    ConstrainedResult& r = one.result;
-    if (r.status == ConstrainedStatus::kOptimal) r.status = ConstrainedStatus::kFeasible;
-    if (r.status == ConstrainedStatus::kInfeasible) {
-      r.status = ConstrainedStatus::kNoFitWithinBudget;  // Other choices were not tried.
-    }
-    r.reason =
-        absl::StrCat("one of more than ", kMaxPoolChoices, " choices of pools tried; ", r.reason);
-    r.reuse_lower_bound = 0;
-    one.total_peak_lower_bound = one.max_peak_lower_bound = 0;
-    for (PoolResult& pool : r.pools) pool.reuse_lower_bound = pool.peak_lower_bound = 0;
-    return one;
+    return SolveOneChoice(problem, classes, std::move(open), &pool_of, options, deadline);
   }
   std::vector<size_t> digit(open.size(), 0);
   std::optional<Assigned> best;
