@@ -14,7 +14,7 @@
 //   * fixed-width integer aliases (compatible with <cstdint> on LP64 targets);
 //   * atomics (load/store/exchange/cas/add/or/and/max) on i32/u32/i64/u64/pointers: the compiler's
 //     __atomic builtins on the CPU (seq_cst unless the name says otherwise), __nvvm_atom_* builtins
-//     plus membar.gl fences on CUDA;
+//     plus membar.gl fences (read-modify-writes), ld.acquire / st.release (loads, stores) on CUDA;
 //   * fences: grid_memfence / block_memfence (CUDA membar.gl / membar.cta; a seq_cst fence on CPU),
 //     and asymmetric_fence_light (compiler-only; the light half of an asymmetric pair);
 //   * thread/warp ids: thread_idx, block_idx, block_dim, grid_dim, lane_id (0/1 on the CPU);
@@ -96,7 +96,8 @@ inline void (*arch_cost_hook)(ArchCost cost, const void* address) = nullptr;
 //
 // CPU: the compiler's __atomic builtins. CUDA: clang's NVPTX target reports no lock-free atomic
 // width for __atomic_* outside CUDA mode (they would become libatomic calls), so RMW operations use
-// the __nvvm_atom_*_gen_* builtins and ordering comes from explicit membar.gl fences.
+// the __nvvm_atom_*_gen_* builtins and their ordering comes from explicit membar.gl fences; acquire
+// loads and release stores are single instructions (below).
 #if defined(ARCH_cuda)
 namespace arch_internal {
 template <typename T>
@@ -132,11 +133,29 @@ template <typename T>
 ACCELMEM_RT_INLINE T atomic_load_relaxed(const T* p) {
   return *reinterpret_cast<const volatile T*>(p);
 }
+// Acquire and release are the PTX memory model's own (sm_70+, PTX ISA 6.0): ld.acquire.gpu and
+// st.release.gpu order this thread's later (earlier) accesses after (before) the access without a
+// fence. Why not a volatile access and membar.gl, as before: the fence waits for every earlier
+// access of the thread to complete (a full round trip to L2), which every pointer lookup and list
+// size read paid (issue 49). Inline PTX: LLVM 14's NVPTX back end lowers atomic loads and stores
+// of any ordering to ld.volatile / st.volatile.
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_load_acquire(const T* p) {
-  T v = *reinterpret_cast<const volatile T*>(p);
-  __nvvm_membar_gl();
-  return v;
+  using namespace arch_internal;
+  if constexpr (sizeof(T) == 1) {  // byte flags (bitmasked): a 32-bit register, as PTX allows
+    u32 b;
+    asm volatile("ld.acquire.gpu.u8 %0, [%1];" : "=r"(b) : "l"(p) : "memory");
+    return from_bits<T>(static_cast<u8>(b));
+  } else if constexpr (sizeof(T) == 4) {
+    i32 b;
+    asm volatile("ld.acquire.gpu.b32 %0, [%1];" : "=r"(b) : "l"(p) : "memory");
+    return from_bits<T>(b);
+  } else {
+    static_assert(sizeof(T) == 8, "acquire loads are 1, 4 or 8 bytes");
+    i64 b;
+    asm volatile("ld.acquire.gpu.b64 %0, [%1];" : "=l"(b) : "l"(p) : "memory");
+    return from_bits<T>(b);
+  }
 }
 template <typename T>
 ACCELMEM_RT_INLINE void atomic_store_relaxed(T* p, T v) {
@@ -144,8 +163,17 @@ ACCELMEM_RT_INLINE void atomic_store_relaxed(T* p, T v) {
 }
 template <typename T>
 ACCELMEM_RT_INLINE void atomic_store_release(T* p, T v) {
-  __nvvm_membar_gl();
-  *reinterpret_cast<volatile T*>(p) = v;
+  using namespace arch_internal;
+  if constexpr (sizeof(T) == 1) {
+    u8 b;
+    __builtin_memcpy(&b, &v, 1);
+    asm volatile("st.release.gpu.u8 [%0], %1;" ::"l"(p), "r"(static_cast<u32>(b)) : "memory");
+  } else if constexpr (sizeof(T) == 4) {
+    asm volatile("st.release.gpu.b32 [%0], %1;" ::"l"(p), "r"(to_bits(v)) : "memory");
+  } else {
+    static_assert(sizeof(T) == 8, "release stores are 1, 4 or 8 bytes");
+    asm volatile("st.release.gpu.b64 [%0], %1;" ::"l"(p), "l"(to_bits(v)) : "memory");
+  }
 }
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_exchange(T* p, T v) {
@@ -238,8 +266,7 @@ ACCELMEM_RT_INLINE T atomic_load_relaxed(const T* p) {
 }
 template <typename T>
 ACCELMEM_RT_INLINE T atomic_load_acquire(const T* p) {
-  ACCELMEM_ARCH_CHARGE(kCostVolatileLoad, p);
-  ACCELMEM_ARCH_CHARGE(kCostFence, nullptr);
+  ACCELMEM_ARCH_CHARGE(kCostAcquireLoad, p);
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 template <typename T>
@@ -249,8 +276,7 @@ ACCELMEM_RT_INLINE void atomic_store_relaxed(T* p, T v) {
 }
 template <typename T>
 ACCELMEM_RT_INLINE void atomic_store_release(T* p, T v) {
-  ACCELMEM_ARCH_CHARGE(kCostFence, nullptr);
-  ACCELMEM_ARCH_CHARGE(kCostVolatileStore, p);
+  ACCELMEM_ARCH_CHARGE(kCostReleaseStore, p);
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 // Returns the previous value.

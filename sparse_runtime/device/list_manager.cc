@@ -178,7 +178,7 @@ i32 ListManager::reserve_new_elements(i32 n) {
     report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", max_num_chunks);
     return -1;
   }
-  i32 first = atomic_add(&num_elements, n);
+  i32 first = atomic_add_relaxed(&num_elements, n);  // see reserve_new_element
   i64 last = static_cast<i64>(first) + n - 1;
   if (first < 0 || last > kMaxIndex) {
     report_error(memory, kErrorOutOfChunks, "List manager out of chunks.", max_num_chunks);

@@ -100,10 +100,17 @@ struct alignas(64) NodeManager {
   // there, so the atomic could only fall through too): fresh cells cost one atomic.
   ACCELMEM_RT_INLINE i32 allocate_index() {
     // The free list's size changes only in a GC, which runs alone: one load serves both tests.
+    // Relaxed cursor and entry: the cursor only hands out slot numbers (it publishes nothing),
+    // and the entries, the free list's chunks and the zeroed cells they name were written by the
+    // last GC, which every allocation is ordered after by other means (a kernel boundary on a
+    // GPU; on the CPU the GC's exclusive access). On CUDA a fenced add waited for the lane's
+    // earlier accesses twice per cell.
     const i32 free_size = free_list.size();
     if (atomic_load_relaxed(&free_list_used) < free_size) {
-      const i32 old = atomic_add(&free_list_used, 1);
-      if (old < free_size) return free_list.get<list_data_type>(old);
+      const i32 old = atomic_add_relaxed(&free_list_used, 1);
+      if (old < free_size) {
+        return *reinterpret_cast<const list_data_type*>(free_list.get_element_ptr_relaxed(old));
+      }
     }
     return allocate_fresh_index();
   }
