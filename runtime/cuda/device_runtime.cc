@@ -106,6 +106,59 @@ absl::StatusOr<std::string> DeviceRuntimePtx(const std::string& sm) {
                              runtime::RuntimeBitcode(runtime::RuntimeArch::kCuda), options);
 }
 
+// The offsets of everything in the runtime's one device allocation: context | kernel context |
+// metas[] | ambients[] | meta structs | scratches | GC table | specs | init output | io | pool.
+struct CudaSparseRuntime::Layout {
+  Layout(int32_t n, size_t num_specs, uint64_t pool_bytes) {
+    uint64_t at = 0;
+    auto take = [&](uint64_t bytes) {
+      const uint64_t offset = at;
+      at = RoundUp(at + std::max<uint64_t>(bytes, 1), kAlign);
+      return offset;
+    };
+    num_snodes = n;
+    context = take(sizeof(RuntimeContext));
+    kernel_context = take(sizeof(kernel_abi::KernelContext));
+    metas = take(n * sizeof(uint64_t));
+    ambients = take(n * sizeof(uint64_t));
+    meta_slot = internal::DeviceMetaSlotBytes();
+    structs = take(n * meta_slot);
+    scratch_slot = RoundUp(sizeof(gc::GcScratch), 64);
+    scratches = take(num_specs * scratch_slot);
+    gc_table = take(num_specs * sizeof(gc::GcBatchEntry));
+    specs = take(num_specs * sizeof(DeviceAllocatorSpec));
+    init_out = take((2 + 2 * static_cast<uint64_t>(n)) * sizeof(uint64_t));
+    io = take(64 + kDeviceErrorMessageBytes);
+    pool = take(0);
+    total = pool + pool_bytes;
+  }
+  int32_t num_snodes;
+  uint64_t context, kernel_context, metas, ambients, meta_slot, structs, scratch_slot, scratches,
+      gc_table, specs, init_out, io, pool, total;
+};
+
+namespace {
+
+// One spec per SNode with an allocator, as the host runtime of the same tree made them.
+std::vector<DeviceAllocatorSpec> AllocatorSpecs(SparseRuntime& host, int32_t n,
+                                                const CudaSparseRuntimeOptions& options) {
+  std::vector<DeviceAllocatorSpec> specs;
+  for (int id = 0; id < n; ++id) {
+    const sparse_runtime::NodeManager* nm = host.context()->node_managers[id];
+    if (nm == nullptr) continue;
+    DeviceAllocatorSpec spec{};
+    spec.snode_id = id;
+    spec.chunk_num_elements = options.chunk_num_elements;
+    spec.max_num_chunks = options.max_num_chunks;
+    spec.node_size = nm->node_size;
+    spec.alignment = nm->alignment;
+    specs.push_back(spec);
+  }
+  return specs;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
     CudaGc* gc, const SNodeTree& tree, uint64_t pool_bytes,
     const CudaSparseRuntimeOptions& options) {
@@ -139,137 +192,117 @@ absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
   rt->runtime_module_ = *module;
 
   const int32_t n = tree.num_snodes();
-  std::vector<DeviceAllocatorSpec> specs;
-  for (int id = 0; id < n; ++id) {
-    const sparse_runtime::NodeManager* nm = (*host)->context()->node_managers[id];
-    if (nm == nullptr) continue;
-    DeviceAllocatorSpec spec{};
-    spec.snode_id = id;
-    spec.chunk_num_elements = options.chunk_num_elements;
-    spec.max_num_chunks = options.max_num_chunks;
-    spec.node_size = nm->node_size;
-    spec.alignment = nm->alignment;
-    specs.push_back(spec);
-  }
-
-  // One allocation: context | kernel context | metas[] | ambients[] | meta structs | scratches |
-  // GC table | specs | init output | io | pool.
-  uint64_t at = 0;
-  auto take = [&](uint64_t bytes) {
-    const uint64_t offset = at;
-    at = RoundUp(at + std::max<uint64_t>(bytes, 1), kAlign);
-    return offset;
-  };
-  const uint64_t context_off = take(sizeof(RuntimeContext));
-  const uint64_t kernel_context_off = take(sizeof(kernel_abi::KernelContext));
-  const uint64_t metas_off = take(n * sizeof(uint64_t));
-  const uint64_t ambients_off = take(n * sizeof(uint64_t));
-  const uint64_t meta_slot = internal::DeviceMetaSlotBytes();
-  const uint64_t structs_off = take(n * meta_slot);
-  const uint64_t scratch_slot = RoundUp(sizeof(gc::GcScratch), 64);
-  const uint64_t scratches_off = take(specs.size() * scratch_slot);
-  const uint64_t gc_table_off = take(specs.size() * sizeof(gc::GcBatchEntry));
-  const uint64_t specs_off = take(specs.size() * sizeof(DeviceAllocatorSpec));
-  const uint64_t init_out_off = take((2 + 2 * static_cast<uint64_t>(n)) * sizeof(uint64_t));
-  const uint64_t io_off = take(64 + kDeviceErrorMessageBytes);
-  const uint64_t pool_off = take(0);
-  const uint64_t total = pool_off + pool_bytes;
-  auto base = driver->Allocate(total);
+  const std::vector<DeviceAllocatorSpec> specs = AllocatorSpecs(**host, n, options);
+  const Layout layout(n, specs.size(), pool_bytes);
+  auto base = driver->Allocate(layout.total);
   if (!base.ok()) return base.status();
   rt->base_ = *base;
-  if (auto s = driver->Memset(rt->base_, 0, total); !s.ok()) return s;
-  rt->context_ = rt->base_ + context_off;
-  rt->kernel_context_ = rt->base_ + kernel_context_off;
-  rt->io_ = rt->base_ + io_off;
+  if (auto s = driver->Memset(rt->base_, 0, layout.total); !s.ok()) return s;
+  rt->context_ = rt->base_ + layout.context;
+  rt->kernel_context_ = rt->base_ + layout.kernel_context;
+  rt->io_ = rt->base_ + layout.io;
 
-  // Host and device must agree on RuntimeContext's layout.
-  {
-    auto layout = driver->GetFunction(rt->runtime_module_, "accelmem_cuda_runtime_layout");
-    if (!layout.ok()) return layout.status();
-    DevicePtr out = rt->io_;
-    void* params[] = {&out};
-    if (auto s = driver->Launch(*layout, {1, 1, 1}, {1, 1, 1}, params); !s.ok()) return s;
-    if (auto s = driver->Synchronize(); !s.ok()) return s;
-    int64_t size = 0;
-    if (auto s = driver->CopyToHost(&size, out, sizeof(size)); !s.ok()) return s;
-    if (size != static_cast<int64_t>(sizeof(RuntimeContext))) {
-      return absl::InternalError(absl::StrCat(
-          "host and device disagree on sizeof(RuntimeContext): ", sizeof(RuntimeContext), " vs ",
-          size));
-    }
+  if (auto s = rt->CheckContextLayout(); !s.ok()) return s;
+  auto init_out = rt->InitOnDevice(layout, specs, pool_bytes);
+  if (!init_out.ok()) return init_out.status();
+  if (auto s = rt->UploadMetas(**host, layout, *init_out); !s.ok()) return s;
+  if (auto s = rt->UploadGcTable(layout, specs, *init_out); !s.ok()) return s;
+  return rt;
+}
+
+absl::Status CudaSparseRuntime::CheckContextLayout() {
+  auto layout = driver_->GetFunction(runtime_module_, "accelmem_cuda_runtime_layout");
+  if (!layout.ok()) return layout.status();
+  DevicePtr out = io_;
+  void* params[] = {&out};
+  if (auto s = driver_->Launch(*layout, {1, 1, 1}, {1, 1, 1}, params); !s.ok()) return s;
+  if (auto s = driver_->Synchronize(); !s.ok()) return s;
+  int64_t size = 0;
+  if (auto s = driver_->CopyToHost(&size, out, sizeof(size)); !s.ok()) return s;
+  if (size != static_cast<int64_t>(sizeof(RuntimeContext))) {
+    return absl::InternalError(absl::StrCat("host and device disagree on sizeof(RuntimeContext): ",
+                                            sizeof(RuntimeContext), " vs ", size));
   }
+  return absl::OkStatus();
+}
 
-  // Build the runtime on the device with the runtime's own code.
+absl::StatusOr<std::vector<uint64_t>> CudaSparseRuntime::InitOnDevice(
+    const Layout& layout, const std::vector<DeviceAllocatorSpec>& specs, uint64_t pool_bytes) {
+  const int32_t n = layout.num_snodes;
   if (!specs.empty()) {
-    if (auto s = driver->CopyToDevice(rt->base_ + specs_off, specs.data(),
-                                      specs.size() * sizeof(DeviceAllocatorSpec));
+    if (auto s = driver_->CopyToDevice(base_ + layout.specs, specs.data(),
+                                       specs.size() * sizeof(DeviceAllocatorSpec));
         !s.ok()) {
       return s;
     }
   }
-  {
-    auto init = driver->GetFunction(rt->runtime_module_, "accelmem_cuda_runtime_init");
-    if (!init.ok()) return init.status();
-    DevicePtr context = rt->context_;
-    DevicePtr pool = rt->base_ + pool_off;
-    uint64_t pool_size = pool_bytes;
-    int32_t num_snodes = n;
-    uint64_t root_size = tree.root_size();
-    DevicePtr specs_ptr = rt->base_ + specs_off;
-    int32_t num_specs = static_cast<int32_t>(specs.size());
-    DevicePtr out = rt->base_ + init_out_off;
-    void* params[] = {&context,   &pool,      &pool_size, &num_snodes,
-                      &root_size, &specs_ptr, &num_specs, &out};
-    if (auto s = driver->Launch(*init, {1, 1, 1}, {1, 1, 1}, params); !s.ok()) return s;
-    if (auto s = driver->Synchronize(); !s.ok()) return s;
-  }
+  auto init = driver_->GetFunction(runtime_module_, "accelmem_cuda_runtime_init");
+  if (!init.ok()) return init.status();
+  DevicePtr context = context_;
+  DevicePtr pool = base_ + layout.pool;
+  uint64_t pool_size = pool_bytes;
+  int32_t num_snodes = n;
+  uint64_t root_size = tree_->root_size();
+  DevicePtr specs_ptr = base_ + layout.specs;
+  int32_t num_specs = static_cast<int32_t>(specs.size());
+  DevicePtr out = base_ + layout.init_out;
+  void* params[] = {&context,   &pool,      &pool_size, &num_snodes,
+                    &root_size, &specs_ptr, &num_specs, &out};
+  if (auto s = driver_->Launch(*init, {1, 1, 1}, {1, 1, 1}, params); !s.ok()) return s;
+  if (auto s = driver_->Synchronize(); !s.ok()) return s;
   std::vector<uint64_t> init_out(2 + 2 * static_cast<size_t>(n));
-  if (auto s = driver->CopyToHost(init_out.data(), rt->base_ + init_out_off,
-                                  init_out.size() * sizeof(uint64_t));
+  if (auto s = driver_->CopyToHost(init_out.data(), out, init_out.size() * sizeof(uint64_t));
       !s.ok()) {
     return s;
   }
-  if (init_out[0] != 1) return rt->TakeError("materializing the tree on the device");
+  if (init_out[0] != 1) return TakeError("materializing the tree on the device");
+  return init_out;
+}
 
-  const std::vector<unsigned char> structs =
-      internal::DeviceMetaStructs(**host, tree, rt->context_);
+absl::Status CudaSparseRuntime::UploadMetas(SparseRuntime& host, const Layout& layout,
+                                            const std::vector<uint64_t>& init_out) {
+  const int32_t n = layout.num_snodes;
+  const std::vector<unsigned char> structs = internal::DeviceMetaStructs(host, *tree_, context_);
   std::vector<uint64_t> metas(n), ambients(n);
   for (int id = 0; id < n; ++id) {
-    metas[id] = rt->base_ + structs_off + id * meta_slot;
+    metas[id] = base_ + layout.structs + id * layout.meta_slot;
     ambients[id] = init_out[2 + id];
   }
-  if (auto s = driver->CopyToDevice(rt->base_ + structs_off, structs.data(), structs.size());
+  if (auto s = driver_->CopyToDevice(base_ + layout.structs, structs.data(), structs.size());
       !s.ok()) {
     return s;
   }
-  if (auto s = driver->CopyToDevice(rt->base_ + metas_off, metas.data(), n * sizeof(uint64_t));
+  if (auto s = driver_->CopyToDevice(base_ + layout.metas, metas.data(), n * sizeof(uint64_t));
       !s.ok()) {
     return s;
   }
   if (auto s =
-          driver->CopyToDevice(rt->base_ + ambients_off, ambients.data(), n * sizeof(uint64_t));
+          driver_->CopyToDevice(base_ + layout.ambients, ambients.data(), n * sizeof(uint64_t));
       !s.ok()) {
     return s;
   }
-  const uint64_t kernel_context[4] = {init_out[1], rt->context_, rt->base_ + metas_off,
-                                      rt->base_ + ambients_off};
+  const uint64_t kernel_context[4] = {init_out[1], context_, base_ + layout.metas,
+                                      base_ + layout.ambients};
   static_assert(sizeof(kernel_context) == sizeof(kernel_abi::KernelContext),
                 "KernelContext is four pointers");
-  if (auto s = driver->CopyToDevice(rt->kernel_context_, kernel_context, sizeof(kernel_context));
-      !s.ok()) {
-    return s;
-  }
-  rt->node_managers_.assign(n, 0);
-  rt->scratches_.assign(n, 0);
+  return driver_->CopyToDevice(kernel_context_, kernel_context, sizeof(kernel_context));
+}
+
+absl::Status CudaSparseRuntime::UploadGcTable(const Layout& layout,
+                                              const std::vector<DeviceAllocatorSpec>& specs,
+                                              const std::vector<uint64_t>& init_out) {
+  const int32_t n = layout.num_snodes;
+  node_managers_.assign(n, 0);
+  scratches_.assign(n, 0);
   // The GC table: every allocator with its scratch, by cell size (CollectGarbage's one pass).
   std::vector<std::pair<uint64_t, gc::GcBatchEntry>> sized;  // (cell size, entry)
   for (size_t k = 0; k < specs.size(); ++k) {
     const int id = specs[k].snode_id;
-    rt->node_managers_[id] = init_out[2 + n + id];
-    rt->scratches_[id] = rt->base_ + scratches_off + k * scratch_slot;
+    node_managers_[id] = init_out[2 + n + id];
+    scratches_[id] = base_ + layout.scratches + k * layout.scratch_slot;
     gc::GcBatchEntry entry{};
-    entry.nm = reinterpret_cast<sparse_runtime::NodeManager*>(rt->node_managers_[id]);
-    entry.scratch = reinterpret_cast<gc::GcScratch*>(rt->scratches_[id]);
+    entry.nm = reinterpret_cast<sparse_runtime::NodeManager*>(node_managers_[id]);
+    entry.scratch = reinterpret_cast<gc::GcScratch*>(scratches_[id]);
     sized.emplace_back(specs[k].node_size, entry);
   }
   std::stable_sort(sized.begin(), sized.end(),
@@ -277,15 +310,15 @@ absl::StatusOr<std::unique_ptr<CudaSparseRuntime>> CudaSparseRuntime::Create(
   std::vector<gc::GcBatchEntry> table;
   for (const auto& [size, entry] : sized) table.push_back(entry);
   if (!table.empty()) {
-    if (auto s = driver->CopyToDevice(rt->base_ + gc_table_off, table.data(),
-                                      table.size() * sizeof(gc::GcBatchEntry));
+    if (auto s = driver_->CopyToDevice(base_ + layout.gc_table, table.data(),
+                                       table.size() * sizeof(gc::GcBatchEntry));
         !s.ok()) {
       return s;
     }
   }
-  rt->gc_table_ = rt->base_ + gc_table_off;
-  rt->gc_table_size_ = static_cast<int32_t>(table.size());
-  return rt;
+  gc_table_ = base_ + layout.gc_table;
+  gc_table_size_ = static_cast<int32_t>(table.size());
+  return absl::OkStatus();
 }
 
 CudaSparseRuntime::~CudaSparseRuntime() {

@@ -39,6 +39,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "codegen/kernel_builder.h"
+#include "runtime/cuda/device/device_runtime_abi.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/cuda/gc_cuda.h"
 #include "runtime/sparse_runtime.h"
@@ -106,6 +107,24 @@ class CudaSparseRuntime {
                                       int64_t end);
   // The status of a launch of `entry`: its error (taken from the slot) if it recorded one.
   absl::Status LaunchStatus(const LaunchResult& result, const std::string& entry);
+
+  // Create's steps, in order (device_runtime.cc). Layout: the offsets of everything in the one
+  // device allocation.
+  struct Layout;
+  // Host and device agree on sizeof(RuntimeContext).
+  absl::Status CheckContextLayout();
+  // Builds the runtime on the device with the runtime's own code (accelmem_cuda_runtime_init);
+  // returns its output: ok, the kernel context's first word, the ambient elements and the
+  // NodeManagers per SNode.
+  absl::StatusOr<std::vector<uint64_t>> InitOnDevice(const Layout& layout,
+                                                     const std::vector<DeviceAllocatorSpec>& specs,
+                                                     uint64_t pool_bytes);
+  // Copies the meta structs, their table, the ambient elements and the kernel context.
+  absl::Status UploadMetas(SparseRuntime& host, const Layout& layout,
+                           const std::vector<uint64_t>& init_out);
+  // Records each allocator's NodeManager and scratch, and copies the GC table (by cell size).
+  absl::Status UploadGcTable(const Layout& layout, const std::vector<DeviceAllocatorSpec>& specs,
+                             const std::vector<uint64_t>& init_out);
 
   CudaGc* gc_ = nullptr;
   CudaDriver* driver_ = nullptr;
