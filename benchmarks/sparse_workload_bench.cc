@@ -6,14 +6,15 @@
 // cell): 2^24 cells in blocks of 4,096; half of the blocks (a fixed random choice) are active.
 // Rows (arguments: threads, and jit = 1 for the CPU JIT execution backend, whose kernels walk the
 // tree themselves (no element lists) and visit a dense container per run, 0 for the native one):
-//   BM_Copy    y[I] = x[I] over the active cells by runs (ParallelStructForRuns: one call per
-//              dense container range), each struct-for after a structure change (one block
-//              activated and deactivated, untimed), so it generates its lists. Interleaved
-//              with memcpy of the same active bytes (x's 32 MiB into a buffer) and with
-//              upstream's struct-for (UpstreamCopyGrid). Counters: vs_memcpy = memcpy time / the
-//              loop's time (the struct-for less its list generation: bandwidth for the same
-//              bytes), listgen_share = list generation / the whole struct-for (native only: the
-//              JIT makes no lists), vs_upstream = upstream's struct-for / ours, both whole.
+//   BM_Copy    y[I] = x[I] over the active cells by the runtime's bulk copy (runtime::Copy of
+//              runtime/bulk_ops.h, by runs: one call per dense container range), each struct-for
+//              after a structure change (one block activated and deactivated, untimed), so it
+//              generates its lists. Interleaved with memcpy of the same active bytes (x's 32 MiB
+//              into a buffer) and with upstream's struct-for (UpstreamCopyGrid). Counters:
+//              vs_memcpy = memcpy time / the loop's time (the struct-for less its list generation:
+//              bandwidth for the same bytes), listgen_share = list generation / the whole
+//              struct-for (native only: the JIT makes no lists), vs_upstream = upstream's
+//              struct-for / ours, both whole.
 //   BM_CopyPerCell  the copy through the per-cell visitor (lists reused), interleaved with the
 //              copy by runs: runs_vs_per_cell.
 //   BM_Repeat  the same struct-for again with no change in between (lists reused), interleaved
@@ -24,9 +25,9 @@
 //   BM_Particles  a particle-to-grid frame (see there) against a dense array (vs_dense = our
 //              frame / the dense one's), upstream's frame (vs_upstream) and this runtime with
 //              a per-cell host visitor and lists regenerated (vs_per_cell_visitor).
-//   BM_FillClear  activate every block and write x[I] = I by runs, as the Python row's
-//              fill_index does (fill), then deactivate every block and collect (clear + GC).
-//              Counter: clear_gc_over_fill.
+//   BM_FillClear  activate every block and write x[I] = I by the runtime's bulk fill
+//              (runtime::FillIndex, the Python row's fill_index) (fill), then deactivate every
+//              block and collect (clear + GC). Counter: clear_gc_over_fill.
 //   BM_ManySNodesGc  garbage in 64 SNodes collected in one pass against one collection per
 //              SNode (see there): per_snode_over_pass.
 // "Upstream" is Taichi's CPU struct-for re-implemented in //benchmarks/baselines
@@ -57,6 +58,7 @@
 #include "benchmarks/baselines/upstream_struct_for.h"
 #include "benchmarks/baselines/upstream_thread_pool.h"
 #include "benchmarks/baselines/upstream_tree.h"
+#include "runtime/bulk_ops.h"
 #include "runtime/cpu/jit_backend.h"
 #include "runtime/sparse_runtime.h"
 #include "runtime/sparse_runtime_test_peer.h"
@@ -126,6 +128,7 @@ struct Grid {
   SNodeTree tree;
   std::unique_ptr<SparseRuntime> rt;
   const SNode* x = nullptr;
+  const SNode* y = nullptr;
   const SNode* blocks = nullptr;
   int64_t y_minus_x = 0;  // floats from x to y in a cell
 
@@ -135,6 +138,7 @@ struct Grid {
     pointer.dense(i, kBlockCells).place<float>("x").place<float>("y");
     Check(tree.Finalize());
     x = tree.FindPlace("x");
+    y = tree.FindPlace("y");
     blocks = &pointer;
     y_minus_x = (static_cast<int64_t>(tree.FindPlace("y")->offset_in_parent_cell()) -
                  static_cast<int64_t>(x->offset_in_parent_cell())) /
@@ -164,16 +168,9 @@ struct Grid {
       }));
     }
   }
-  // y[I] = x[I] by runs of cells (ParallelStructForRuns): one call per dense container range.
-  void CopyXToY() {
-    const int64_t dy = y_minus_x;
-    Check(rt->ParallelStructForRuns(
-        *x, [dy](absl::Span<const int32_t>, void* first, int32_t count, uint64_t stride, int) {
-          float* v = static_cast<float*>(first);
-          const int64_t s = static_cast<int64_t>(stride / sizeof(float));
-          for (int32_t k = 0; k < count; ++k) v[k * s + dy] = v[k * s];
-        }));
-  }
+  // y[I] = x[I] by the runtime's bulk copy (runtime/bulk_ops.h: by runs of cells, one call per
+  // dense container range), as accelmem.sparse's Runtime.copy runs it.
+  void CopyXToY() { Check(accelmem::runtime::Copy(*rt, *x, *y)); }
   // The same through the per-cell visitor.
   void CopyXToYPerCell(int threads) {
     Copy(threads, [](float* v, int64_t, int64_t dy) { v[dy] = v[0]; });
@@ -417,7 +414,8 @@ BENCHMARK(BM_Repeat)
     ->Unit(benchmark::kMillisecond);
 
 // m = m / (1 + m) over n contiguous cells: whole groups of 8 cells (vectorized at -O2, like the
-// dense baseline's loop), then the rest. The same loop for every side that has contiguous cells.
+// dense baseline's loop), then the rest: the dense and upstream sides' loop, the same as
+// runtime::Transform's over contiguous values.
 inline void NormaliseContiguous(float* f, int32_t n) {
   int32_t k = 0;
   for (; k + 8 <= n; k += 8) {
@@ -443,12 +441,12 @@ void VerifyParticles(const std::vector<int32_t>& px, const std::vector<int32_t>&
 // A particle-to-grid frame on a 4096^2 domain: pointer(64 x 64 blocks) -> dense(64 x 64) of f32
 // m. Each frame: activate the blocks the 2^20 particles (fixed random positions) fall in,
 // scatter-add 1 per particle into its cell (through the cells' addresses, as a kernel would: a
-// run visit gives each block's first cell), normalise every active cell (m / (1 + m)) by a
-// struct-for, deactivate every block and collect. Interleaved in the same row: the dense
-// baseline (a 4096^2 array: clear, scatter-add, normalise every cell), upstream's frame
-// (UpstreamParticleGrid) and this runtime visiting cell by cell with lists regenerated before
-// every struct-for (per_cell_visitor). With two threads, each side scatters (and the dense array
-// also clears and normalises) on two threads, each its half of the rows.
+// run visit gives each block's first cell), normalise every active cell (m / (1 + m)) by the
+// runtime's bulk transform (runtime::Transform), deactivate every block and collect. Interleaved in
+// the same row: the dense baseline (a 4096^2 array: clear, scatter-add, normalise every cell),
+// upstream's frame (UpstreamParticleGrid) and this runtime visiting cell by cell with lists
+// regenerated before every struct-for (per_cell_visitor). With two threads, each side scatters (and
+// the dense array also clears and normalises) on two threads, each its half of the rows.
 struct ParticleGrid {
   static constexpr int kSide = 4096;
   static constexpr int kBlock = 64;
@@ -515,17 +513,9 @@ struct ParticleGrid {
         *f = *f / (1.0f + *f);
       }));
     } else {
-      Check(rt->ParallelStructForRuns(
-          *m, [](absl::Span<const int32_t>, void* v, int32_t n, uint64_t stride, int) {
-            float* f = static_cast<float*>(v);
-            if (stride == sizeof(float)) {
-              // Contiguous, as a kernel compiled for this layout knows.
-              NormaliseContiguous(f, n);
-              return;
-            }
-            const int64_t s = static_cast<int64_t>(stride / sizeof(float));
-            for (int32_t k = 0; k < n; ++k) f[k * s] = f[k * s] / (1.0f + f[k * s]);
-          }));
+      // m / (1 + m) = (1 m + 0) / (1 m + 1): the runtime's bulk transform (by runs; contiguous
+      // values in blocks of 8, as NormaliseContiguous).
+      Check(accelmem::runtime::Transform(*rt, *m, 1.0, 0.0, 1.0, 1.0));
     }
     if (expect != nullptr) {
       VerifyParticles(px, py, *expect, [&](uint32_t x, uint32_t y) {
@@ -662,23 +652,6 @@ BENCHMARK(BM_Particles)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
-// x[I] = I[0] * scale + offset over a 1-D place alone in its dense cell, by runs: the loop of
-// accelmem.sparse's Runtime.fill_index (FillIndex / FillRun in python/ext/sparse_struct_for_ops.cc,
-// built only into the Python extension, so repeated here) where the index steps every cell:
-// each value computed in double and converted, written through the run's stride.
-void FillIndexByRuns(SparseRuntime* rt, const SNode& place, double scale, double offset) {
-  Check(rt->ParallelStructForRuns(
-      place, [scale, offset](absl::Span<const int32_t> first_index, void* first, int32_t count,
-                             uint64_t stride, int) {
-        char* cell = static_cast<char*>(first);
-        const int64_t c0 = first_index[0];
-        for (int32_t k = 0; k < count; ++k, cell += stride) {
-          const float v = static_cast<float>(static_cast<double>(c0 + k) * scale + offset);
-          std::memcpy(cell, &v, sizeof(float));
-        }
-      }));
-}
-
 void BM_FillClear(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   SNodeTree tree;
@@ -698,7 +671,8 @@ void BM_FillClear(benchmark::State& state) {
   const double scale = scale_in, offset = offset_in;
   auto fill = [&] {
     for (int b = 0; b < kBlocks / 4; ++b) Check(rt->Activate(pointer, {b}));
-    FillIndexByRuns(rt.get(), x, scale, offset);
+    // x[I] = I[0] * scale + offset: the runtime's bulk fill (Runtime.fill_index from Python).
+    Check(accelmem::runtime::FillIndex(*rt, x, 0, scale, offset));
   };
   auto clear = [&] {
     for (int blk = 0; blk < kBlocks / 4; ++blk) Check(rt->Deactivate(pointer, {blk}));

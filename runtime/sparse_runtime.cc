@@ -155,7 +155,7 @@ absl::Status SparseRuntime::Init(const internal::StructForOptions& struct_for) {
   metas_.resize(tree_.num_snodes());
   for (int id = 0; id < tree_.num_snodes(); ++id) {
     const SNode& s = tree_.snode(id);
-    MetaStorage& m = metas_[id];
+    internal::MetaStorage& m = metas_[id];
     std::memset(&m, 0, sizeof(m));
     StructMeta& base = m.base;
     base.snode_id = id;

@@ -85,6 +85,15 @@ class SparseRuntimeTestPeer;
 namespace internal {
 class StructForEngine;
 struct StructForOptions;
+// The StructMeta of one SNode, of any kind (runtime/internal/snode_kinds.h).
+union MetaStorage {
+  sparse_runtime::StructMeta base;
+  sparse_runtime::RootMeta root;
+  sparse_runtime::DenseMeta dense;
+  sparse_runtime::BitmaskedMeta bitmasked;
+  sparse_runtime::PointerMeta pointer;
+  sparse_runtime::DynamicMeta dynamic;
+};
 }  // namespace internal
 
 // PointOp (the cell operations of an execution backend) is in sparse_runtime/point_op.h.
@@ -229,6 +238,10 @@ class SparseRuntime {
   // (reachable from the tree), free, or recycled; free cells and ambient elements are all zero.
   absl::Status CheckInvariants();
 
+  // The runtime's worker pool (the threads of ParallelStructFor, created on first use), for
+  // host loops over its cells such as runtime/bulk_ops.h.
+  ThreadPool& thread_pool() { return *pool(); }
+
   // The kernel backend, or null for the native runtime.
   KernelBackend* kernel_backend() { return backend_.get(); }
 
@@ -242,14 +255,6 @@ class SparseRuntime {
   // Benchmarks and tests create runtimes that emulate upstream through it
   // (runtime/sparse_runtime_test_peer.h), and read the engine's counters.
   friend class SparseRuntimeTestPeer;
-  union MetaStorage {
-    sparse_runtime::StructMeta base;
-    sparse_runtime::RootMeta root;
-    sparse_runtime::DenseMeta dense;
-    sparse_runtime::BitmaskedMeta bitmasked;
-    sparse_runtime::PointerMeta pointer;
-    sparse_runtime::DynamicMeta dynamic;
-  };
   class SharedLock;
   class OpErrors;
 
@@ -296,7 +301,7 @@ class SparseRuntime {
   bool one_pass_gc_ = true;
   sparse_runtime::HostMemoryPool pool_;
   sparse_runtime::RuntimeContext context_;
-  std::vector<MetaStorage> metas_;
+  std::vector<internal::MetaStorage> metas_;
   ShardedRwLock gc_mu_;
   // Lists, task regimes and worker caches of the struct-fors (created by Init).
   std::unique_ptr<internal::StructForEngine> engine_;

@@ -28,7 +28,5 @@ bool SparseRuntimeTestPeer::reuses_struct_for_lists(SparseRuntime& rt) {
 
 internal::StructForEngine& SparseRuntimeTestPeer::engine(SparseRuntime& rt) { return *rt.engine_; }
 
-ThreadPool& SparseRuntimeTestPeer::thread_pool(SparseRuntime& rt) { return *rt.pool(); }
-
 }  // namespace runtime
 }  // namespace accelmem

@@ -48,8 +48,6 @@ class SparseRuntimeTestPeer {
   static bool reuses_struct_for_lists(SparseRuntime& rt);
   // The runtime's struct-for engine, for tests of the engine itself.
   static internal::StructForEngine& engine(SparseRuntime& rt);
-  // The runtime's thread pool (created on first use, with the engine's worker caches).
-  static ThreadPool& thread_pool(SparseRuntime& rt);
 };
 
 }  // namespace runtime

@@ -33,7 +33,8 @@
 #include "policy/lifetime_planner.h"
 #include "policy/placement_checker.h"
 
-// Runtime side: the SparseRuntime host API and the JIT execution backend.
+// Runtime side: the SparseRuntime host API, its bulk operations and the JIT execution backend.
+#include "runtime/bulk_ops.h"
 #include "runtime/cpu/jit_backend.h"
 #include "runtime/sparse_runtime.h"
 #include "sparse_runtime/snode_tree.h"

@@ -7,10 +7,11 @@
 // indices; shape [N] is accepted when ndim is 1), read in place when int32 and C-contiguous.
 // Every coordinate is range-checked before anything runs, so an IndexError leaves the runtime
 // untouched. The GIL is released while a batch runs; with num_threads > 1 the rows are split
-// into that many contiguous ranges run on their own threads (SparseRuntime is thread-safe).
+// into that many contiguous ranges run on the runtime's thread pool (runtime::RunRows of
+// runtime/bulk_ops.h; SparseRuntime is thread-safe).
 // Allocator exhaustion (MemoryError) can stop a batch part way: earlier rows stay applied.
-// The struct-for operations (copy, fill_index, transform, scatter_add) are in
-// sparse_struct_for_ops.cc.
+// The struct-for operations (copy, fill_index, transform, scatter_add) are bound in
+// sparse_struct_for_ops.cc (the loops are runtime/bulk_ops.h).
 #include "python/ext/sparse_module.h"
 
 #include <pybind11/numpy.h>
@@ -483,7 +484,7 @@ void BindSparse(py::module_& m) {
           [](PyRuntime& r, const py::object& snode, const py::object& coords, int threads) {
             const SNode& s = r.Resolve(snode);
             Coords c = ReadCoords(coords, s, false);
-            RunRows(c.n, threads, [&](int64_t b, int64_t e) {
+            RunRows(r, c.n, threads, [&](int64_t b, int64_t e) {
               for (int64_t i = b; i < e; ++i) {
                 absl::Status st = r.rt->Activate(s, {c.data + i * c.ndim, size_t(c.ndim)});
                 if (!st.ok()) return st;
@@ -498,7 +499,7 @@ void BindSparse(py::module_& m) {
           [](PyRuntime& r, const py::object& snode, const py::object& coords, int threads) {
             const SNode& s = r.Resolve(snode);
             Coords c = ReadCoords(coords, s, s.type() == SNodeType::kDynamic);
-            RunRows(c.n, threads, [&](int64_t b, int64_t e) {
+            RunRows(r, c.n, threads, [&](int64_t b, int64_t e) {
               for (int64_t i = b; i < e; ++i) {
                 absl::Status st = r.rt->Deactivate(s, {c.data + i * c.ndim, size_t(c.ndim)});
                 if (!st.ok()) return st;
@@ -515,7 +516,7 @@ void BindSparse(py::module_& m) {
             Coords c = ReadCoords(coords, s, false);
             py::array_t<bool> out(static_cast<py::ssize_t>(c.n));
             bool* o = out.mutable_data();
-            RunRows(c.n, threads, [&](int64_t b, int64_t e) {
+            RunRows(r, c.n, threads, [&](int64_t b, int64_t e) {
               for (int64_t i = b; i < e; ++i) {
                 absl::StatusOr<bool> v = r.rt->IsActive(s, {c.data + i * c.ndim, size_t(c.ndim)});
                 if (!v.ok()) return v.status();
@@ -536,7 +537,7 @@ void BindSparse(py::module_& m) {
             py::array out = NewArray(s.dtype(), c.n);
             char* o = static_cast<char*>(out.mutable_data());
             const int size = sr::DataTypeSize(s.dtype());
-            RunRows(c.n, threads, [&](int64_t b, int64_t e) {
+            RunRows(r, c.n, threads, [&](int64_t b, int64_t e) {
               for (int64_t i = b; i < e; ++i) {
                 absl::Status st = r.rt->ReadRaw(s, s.dtype(), {c.data + i * c.ndim, size_t(c.ndim)},
                                                 o + i * size);
@@ -558,7 +559,7 @@ void BindSparse(py::module_& m) {
             py::array v = ValuesFor(s, values, c.n);
             const char* in = static_cast<const char*>(v.data());
             const int size = sr::DataTypeSize(s.dtype());
-            RunRows(c.n, threads, [&](int64_t b, int64_t e) {
+            RunRows(r, c.n, threads, [&](int64_t b, int64_t e) {
               for (int64_t i = b; i < e; ++i) {
                 absl::Status st = r.rt->WriteRaw(
                     s, s.dtype(), {c.data + i * c.ndim, size_t(c.ndim)}, in + i * size);
@@ -582,7 +583,7 @@ void BindSparse(py::module_& m) {
             const int size = sr::DataTypeSize(s.dtype());
             py::array_t<int32_t> out(static_cast<py::ssize_t>(c.n));
             int32_t* o = out.mutable_data();
-            RunRows(c.n, threads, [&](int64_t b, int64_t e) {
+            RunRows(r, c.n, threads, [&](int64_t b, int64_t e) {
               for (int64_t i = b; i < e; ++i) {
                 absl::StatusOr<int32_t> p = r.rt->AppendRaw(
                     s, s.dtype(), {c.data + i * c.ndim, size_t(c.ndim)}, in + i * size);
@@ -602,7 +603,7 @@ void BindSparse(py::module_& m) {
             Coords c = ReadCoords(coords, s, true);
             py::array_t<int32_t> out(static_cast<py::ssize_t>(c.n));
             int32_t* o = out.mutable_data();
-            RunRows(c.n, threads, [&](int64_t b, int64_t e) {
+            RunRows(r, c.n, threads, [&](int64_t b, int64_t e) {
               for (int64_t i = b; i < e; ++i) {
                 absl::StatusOr<int32_t> p = r.rt->Length(s, {c.data + i * c.ndim, size_t(c.ndim)});
                 if (!p.ok()) return p.status();
