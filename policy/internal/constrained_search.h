@@ -7,7 +7,6 @@
 #define ACCELMEM_POLICY_INTERNAL_CONSTRAINED_SEARCH_H_
 
 #include <cstdint>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -29,6 +28,10 @@ struct Score {
   }
 };
 
+// One pool's search: ComputeBounds first (a proof of infeasibility ends it), then greedy
+// incumbents, the cover and subset bounds where the pool is small and still open, and the
+// branch and bound (after a neighbourhood search above kExactItems items) until the bounds meet
+// the incumbent, the search is exhausted or the deadline passes. One use per object.
 class PoolSearch {
  public:
   PoolSearch(const PoolModel& model, bool reuse_first, bool reuse_matters, bool peak_matters,
