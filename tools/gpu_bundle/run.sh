@@ -6,6 +6,11 @@
 #   sh run.sh --cpu-only OUT_DIR   anywhere: the tests that need no GPU, and checks that a GPU
 #                                  test fails (not skips) when no GPU opens
 #
+# Both modes then time the CPU GC, allocation and struct-for at 1, 2, 4, 8 and 16 threads
+# (cpu_timings.txt) and write every row of a visit to summary.txt, one a line against its target
+# with the value predicted.tsv predicts (predictions.tsv; GPU rows read "not measured (no GPU)" in
+# --cpu-only mode). The whole run stays within 6 minutes (ACCELMEM_TOTAL_BUDGET).
+#
 # Needs: the NVIDIA driver (libcuda.so.1) and ptxas (PTXAS, else $CUDA_PATH/bin/ptxas,
 # /usr/local/cuda/bin/ptxas or ptxas on PATH). Everything else is in this folder. Writes only to
 # OUT_DIR: summary.txt ("N passed, N failed, N skipped"), results.tsv, logs/, gc_bench_cuda.json,
@@ -31,8 +36,10 @@ TEST_TIMEOUT=${ACCELMEM_TEST_TIMEOUT:-90}    # seconds per test
 BENCH_TIMEOUT=${ACCELMEM_BENCH_TIMEOUT:-150}  # seconds for the whole benchmark
 # The whole run stays under this many seconds even if every test hangs: a test starts only with
 # BENCH_RESERVE seconds left for the benchmark, and its timeout is cut to what is left.
-TOTAL_BUDGET=${ACCELMEM_TOTAL_BUDGET:-450}
-BENCH_RESERVE=60
+TOTAL_BUDGET=${ACCELMEM_TOTAL_BUDGET:-360}
+BENCH_RESERVE=90  # the benchmark and the CPU timings (at most CPU_TIMEOUT of it)
+CPU_TIMEOUT=${ACCELMEM_CPU_TIMEOUT:-45}
+CPU_CELLS=${ACCELMEM_CPU_CELLS:-1000000}  # cells per CPU timing row
 run_start=$(date +%s)
 left() { echo $((TOTAL_BUDGET - ($(date +%s) - run_start))); }
 bin=$here/bin/accelmem_gpu
@@ -224,6 +231,24 @@ if [ "$mode" = cpu ]; then
   fi
 fi
 
+# The CPU rows: GC, allocation and struct-for at each thread count (the GPU machine has 16 cores).
+limit=$(($(left) - 10))
+[ "$limit" -le "$CPU_TIMEOUT" ] || limit=$CPU_TIMEOUT
+[ "$limit" -gt 5 ] || limit=5
+start=$(date +%s)
+run_timeout "$limit" "$bin" cpu-timings "$CPU_CELLS" 1 2 4 8 16 >"$out/cpu_timings.txt" \
+  2>"$out/logs/cpu_timings.log"
+rc=$?
+seconds=$(($(date +%s) - start))
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+  record cpu_timings "failed: timed out after ${limit}s (rows so far in cpu_timings.txt)" "$seconds"
+elif [ $rc -ne 0 ]; then
+  record cpu_timings "failed: exit $rc, see cpu_timings.txt and logs/cpu_timings.log" "$seconds"
+else
+  record cpu_timings passed "$seconds"
+fi
+cat "$out/cpu_timings.txt"
+
 bench="not run (--cpu-only)"
 if [ "$mode" = full ]; then
   limit=$(left)
@@ -263,6 +288,40 @@ for b in json.load(open(sys.argv[1])).get("benchmarks", []):
               b.get("time_unit", ""), b.get("bytes_per_second", 0) / 1e9, b.get("vs_memset", 0)))
 ' "$out/gc_bench_cuda.json" 2>&1
   fi
+  # Every row of the visit against its target: the GPU rows (predicted; measured where a
+  # benchmark row measures them), the CPU rows, and the build checks (PTX budgets, ptxas).
+  if [ "$mode" = full ] && [ -s "$out/gc_bench_cuda.json" ] && command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json, sys
+rows = {b["name"]: b for b in json.load(open(sys.argv[1])).get("benchmarks", [])}
+for line in open(sys.argv[2]):
+    if line.startswith("#") or not line.strip():
+        continue
+    row, target, predicted, key = line.rstrip("\n").split("\t")
+    measured = "not measured (no benchmark row yet)"
+    if key != "-":
+        name, counter, unit = key.split("|")
+        b = rows.get(name)
+        if b is None or b.get("error_occurred"):
+            measured = "not measured (benchmark row missing or failed)"
+        else:
+            value = b.get(counter, b.get("counters", {}).get(counter))
+            if value is not None:
+                measured = "%s %.4g %s" % (counter, value, unit)
+                if "vs_memset" in b and counter != "vs_memset":
+                    measured += ", vs_memset %.3f" % b["vs_memset"]
+    print("gpu %s: target %s | predicted %s | measured %s" % (row, target, predicted, measured))
+' "$out/gc_bench_cuda.json" "$here/predictions.tsv" 2>&1
+  else
+    why="not measured (no GPU)"
+    [ "$mode" = full ] && why="not measured (no benchmark output)"
+    awk -F '\t' -v why="$why" '!/^#/ && NF == 4 {
+      printf "gpu %s: target %s | predicted %s | measured %s\n", $1, $2, $3, why }' \
+      "$here/predictions.tsv"
+  fi
+  sed -n 's/^\(cpu_[a-z_]*\) \(.*\)/cpu \1 \2 | target: none (scaling of the CPU paths, 1 to 16 threads)/p' \
+    "$out/cpu_timings.txt"
+  awk -F '\t' '$1 ~ /Ptx|ptxas|KernelPtx/ { printf "build %s: %s | target passed\n", $1, $2 }' \
+    "$out/results.tsv"
 } >"$out/summary.txt"
 echo
 cat "$out/summary.txt"

@@ -9,7 +9,9 @@
 #      paths, and GPU tests that fail when no GPU opens and ACCELMEM_REQUIRE_GPU=1;
 #   3. the same with the bundle's own glibc (what run.sh does on a machine with an older glibc),
 #      for the quick tests;
-#   4. run.sh wrote nothing into HOME or the bundle folder.
+#   4. run.sh wrote nothing into HOME or the bundle folder;
+#   5. summary.txt has every row of a visit: the GPU rows predicted and "not measured (no GPU)",
+#      the CPU timing rows at 1 to 16 threads, the PTX budget checks.
 # Usage: selfcontained_test.sh BUNDLE.tar.xz PTXAS
 set -eu
 bundle=$1
@@ -48,8 +50,9 @@ done
 [ $status -eq 0 ] && echo "ok: every shared library resolves inside the bundle (or is the C library)"
 
 find "$root" -newer "$root/run.sh" >"$tmp/before.txt"
-if env -i PATH=/usr/bin:/bin HOME="$tmp/home" PTXAS="$ptxas" sh "$root/run.sh" --cpu-only \
-  "$tmp/out"; then
+# ACCELMEM_CPU_CELLS: small CPU timing rows, so that the check stays quick on a loaded machine.
+if env -i PATH=/usr/bin:/bin HOME="$tmp/home" PTXAS="$ptxas" ACCELMEM_CPU_CELLS=20000 \
+  sh "$root/run.sh" --cpu-only "$tmp/out"; then
   echo "ok: run.sh --cpu-only passed"
 else
   echo "FAIL: run.sh --cpu-only failed; its summary:"
@@ -64,6 +67,30 @@ else
 fi
 if ! grep -q '^[1-9][0-9]* passed, 0 failed, 0 skipped' "$tmp/out/summary.txt"; then
   echo "FAIL: summary.txt does not say 'N passed, 0 failed, 0 skipped'"
+  status=1
+fi
+# Every row of a visit is in the summary: each GPU row of predictions.tsv with its prediction and
+# "not measured (no GPU)", the CPU rows at 1 to 16 threads, and the PTX budget checks.
+gpu_rows=$(grep -v '^#' "$root/predictions.tsv" | grep -c .)
+if [ "$(grep -c '^gpu .*| measured not measured (no GPU)$' "$tmp/out/summary.txt")" -eq "$gpu_rows" ] &&
+  [ "$gpu_rows" -gt 0 ]; then
+  echo "ok: summary.txt has all $gpu_rows GPU rows, predicted and marked not measured"
+else
+  echo "FAIL: summary.txt lacks GPU rows of predictions.tsv"
+  status=1
+fi
+for what in gc allocate recycle struct_for; do
+  for threads in 1 2 4 8 16; do
+    if ! grep -q "^cpu cpu_$what threads=$threads .* us " "$tmp/out/summary.txt"; then
+      echo "FAIL: summary.txt has no cpu_$what row at $threads threads"
+      status=1
+    fi
+  done
+done
+if grep -q '^build GcCudaTest.PtxBudgetsPerEntry: passed' "$tmp/out/summary.txt"; then
+  echo "ok: the PTX budget check is a summary row"
+else
+  echo "FAIL: summary.txt has no passed PTX budget row"
   status=1
 fi
 if grep -q "^nogpu_required_fails	passed" "$tmp/out/results.tsv"; then
