@@ -1,6 +1,9 @@
 // Renders a memory plan (passes/verify_memory_plan.h's report) as an SVG picture: one panel per
-// memory space, x = statement index, y = address, one labelled rectangle per buffer over its
-// lifetime, and the space's capacity drawn as a dashed line when it is known. Used by
+// memory space, x = statement index (labelled), y = address scaled to the space's high-water mark
+// (quarter ticks in bytes), one labelled rectangle per buffer over its lifetime with a hover title,
+// the peak as a labelled line with its five largest buffers in orange, a legend, and the capacity
+// as a dashed line when it is close above the high-water mark or a break mark and a note when it
+// is off that scale (a kernel using 256 bytes of 188,416 still shows its tiles). Used by
 // `tile_opt --emit=memory-map`.
 #ifndef ACCELMEM_TOOLS_MEMORY_MAP_SVG_H_
 #define ACCELMEM_TOOLS_MEMORY_MAP_SVG_H_

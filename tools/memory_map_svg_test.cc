@@ -46,7 +46,7 @@ TEST(MemoryMapSvgTest, PanelsBuffersCapacity) {
   EXPECT_EQ(Count(svg, "class=\"buffer"), 3);
   EXPECT_EQ(Count(svg, "class=\"capacity\""), 1);     // Acc has no known capacity
   EXPECT_TRUE(absl::StrContains(svg, "f&lt;1&gt;"));  // names are escaped
-  EXPECT_TRUE(absl::StrContains(svg, ">b [2048, 4096) statements 1..3<"));
+  EXPECT_TRUE(absl::StrContains(svg, ">b [2048, 4096) 2048 bytes, statements 1..3<"));
   // x runs over statements: [4/3, 10/3) of 10 statements in a 640-pixel panel from x = 80.
   EXPECT_TRUE(absl::StrContains(svg, "x=\"165.3\" y=")) << svg;
 }
@@ -87,6 +87,63 @@ TEST(MemoryMapSvgTest, MarksThePeakAndItsLargestBuffers) {
     const size_t rect = svg.rfind("<rect class=", at);
     ASSERT_NE(rect, std::string::npos) << marked;
     EXPECT_EQ(svg.compare(rect, 35, "<rect class=\"buffer peak-buffer\" x="), 0) << marked;
+  }
+}
+
+double Attr(const std::string& svg, size_t at, const std::string& name) {
+  const size_t p = svg.find(" " + name + "=\"", at);
+  return p == std::string::npos ? -1 : std::stod(svg.substr(p + name.size() + 3));
+}
+
+// A kernel using 256 bytes of a 188,416-byte space: the address axis is scaled to the high-water
+// mark, so the tile is drawn at a readable height, and the capacity is written off the scale.
+// Both axes are labelled, the legend explains the colours, the peak carries its bytes.
+TEST(MemoryMapSvgTest, SmallKernelIsScaledToItsHighWaterMark) {
+  passes::MemoryPlanReport r;
+  r.function = "small";
+  r.num_statements = 4;
+  r.spaces = {{ir::MemorySpace::kVec, 256, 256, 188416}};
+  passes::PlannedBuffer t;
+  t.name = "t";
+  t.space = ir::MemorySpace::kVec;
+  t.first_stmt = 0;
+  t.last_stmt = 2;
+  t.start = 1;
+  t.end = 7;
+  t.addr = 0;
+  t.size = 256;
+  r.buffers = {t};
+  const std::string svg = RenderMemoryMapSvg(r);
+  const size_t rect = svg.find("<rect class=\"buffer");
+  ASSERT_NE(rect, std::string::npos) << svg;
+  EXPECT_GE(Attr(svg, rect, "height"), 200.0) << svg;  // 256 of 300 bytes: 205 of 240 px
+  EXPECT_TRUE(absl::StrContains(svg, "capacity off this scale: 0.1 % used")) << svg;
+  EXPECT_EQ(Count(svg, "class=\"legend\""), 1);
+  EXPECT_TRUE(absl::StrContains(svg, ">statement</text>")) << svg;
+  EXPECT_EQ(Count(svg, "class=\"stmt-tick\""), 5);  // statements 0..4
+  EXPECT_TRUE(absl::StrContains(svg, ">peak 256 bytes at statement 0</text>")) << svg;
+}
+
+// Where the capacity is close above the high-water mark it joins the scale as a dashed line, and
+// the address ticks are quarters of a round top.
+TEST(MemoryMapSvgTest, NearCapacityIsOnTheScale) {
+  passes::MemoryPlanReport r;
+  r.function = "f";
+  r.num_statements = 2;
+  r.spaces = {{ir::MemorySpace::kVec, 7000, 7000, 7900}};
+  passes::PlannedBuffer b;
+  b.name = "b";
+  b.space = ir::MemorySpace::kVec;
+  b.start = 0;
+  b.end = 6;
+  b.size = 7000;
+  r.buffers = {b};
+  const std::string svg = RenderMemoryMapSvg(r);
+  EXPECT_TRUE(absl::StrContains(svg, "<line class=\"capacity\"")) << svg;
+  EXPECT_FALSE(absl::StrContains(svg, "off this scale"));  // and no break mark
+  for (const char* tick :
+       {">0</text>", ">2000</text>", ">4000</text>", ">6000</text>", ">8000</text>"}) {
+    EXPECT_TRUE(absl::StrContains(svg, tick)) << tick << "\n" << svg;
   }
 }
 
