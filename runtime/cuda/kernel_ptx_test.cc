@@ -119,6 +119,14 @@ TEST(KernelPtxTest, EveryKernelKindAssemblesForSm90) {
   // added to a lookup, a point op or a struct-for fails here (ptxas -v also assembles the PTX).
   bool ptxas_checked = false;
   EXPECT_EQ(CheckKernelBudgets(*ptx, entries, "kernels", &ptxas_checked), "");
+  // The promise, beyond the table's fingerprint: lookups, reads and struct-fors pay no
+  // fence anywhere (acquire loads are ld.acquire, not a volatile load and membar.gl).
+  const auto counts = CountPtxOrdering(*ptx);
+  for (const char* entry : {"entry_p_read", "entry_p_is_active", "entry_p_length", "entry_sum",
+                            "entry_struct_for_x", "entry_struct_for_d"}) {
+    ASSERT_EQ(counts.count(entry), 1u) << entry;
+    EXPECT_EQ(counts.at(entry).fence, 0) << entry;
+  }
   if (!ptxas_checked) GTEST_SKIP() << "no CUDA toolkit configured: ptxas not given";
 }
 
