@@ -1,7 +1,9 @@
-// One pool's bounds and search on hand-made pools whose answers are known by hand: each proof
-// of infeasibility, the LOAD and core bounds (including where they must not rise), and the
-// search's optimum. (The planner around it is tested in //policy:constrained_planner_test and
-// against exact optima in //policy:constrained_planner_golden_test.)
+// One pool's search on hand-made pools whose answers are known by hand: the status each proof
+// gives, what the cover and subset bounds add to the greedy placement, the optimum for either
+// objective order, and a valid placement of a pool too large to finish. (Each bound alone is
+// tested in constrained_bounds_test.cc; the planner around the search in
+// //policy:constrained_planner_test and against exact optima in
+// //policy:constrained_planner_golden_test.)
 #include "policy/internal/constrained_search.h"
 
 #include <algorithm>
@@ -71,7 +73,7 @@ PoolResult Solve(const PoolModel& model, bool reuse_first = true, bool search = 
   return out;
 }
 
-TEST(ConstrainedPoolSearchTest, LoadOverCapacityIsAProof) {
+TEST(ConstrainedSearchTest, LoadOverCapacityIsAProof) {
   PoolBuilder b(96);
   b.Add(64, 0, 10);
   b.Add(64, 5, 20);
@@ -80,7 +82,7 @@ TEST(ConstrainedPoolSearchTest, LoadOverCapacityIsAProof) {
   EXPECT_THAT(r.reason, HasSubstr("LOAD 128 bytes at time 5"));
 }
 
-TEST(ConstrainedPoolSearchTest, PinnedClassMustFitWhole) {
+TEST(ConstrainedSearchTest, PinnedClassMustFitWhole) {
   // An item of extent 128 (a class whose pinned member is smaller) pinned at 64 of 160.
   PoolBuilder b(160);
   const int i = b.Add(128, 0, 1);
@@ -105,7 +107,7 @@ TEST(ConstrainedPoolSearchTest, PinnedClassMustFitWhole) {
   EXPECT_EQ(offsets[k], 32u);
 }
 
-TEST(ConstrainedPoolSearchTest, CollidingPinsAreAProof) {
+TEST(ConstrainedSearchTest, CollidingPinsAreAProof) {
   PoolBuilder b(256);
   const int i = b.Add(64, 0, 10), j = b.Add(64, 0, 10);
   b.m.items[i].pinned = b.m.items[j].pinned = true;
@@ -116,7 +118,7 @@ TEST(ConstrainedPoolSearchTest, CollidingPinsAreAProof) {
   EXPECT_THAT(r.reason, HasSubstr("conflicting pins"));
 }
 
-TEST(ConstrainedPoolSearchTest, CoreBoundIsTheCheapestForcedPenalty) {
+TEST(ConstrainedSearchTest, CoreBoundIsTheCheapestForcedPenalty) {
   // 0 and 1 live together fill the pool; 2, live later, must overlap one of them. The bounds
   // alone (no search) already prove the cheaper penalty, 1, and the greedy placement meets it.
   PoolBuilder b(64);
@@ -131,7 +133,7 @@ TEST(ConstrainedPoolSearchTest, CoreBoundIsTheCheapestForcedPenalty) {
   EXPECT_EQ(bounds.status, ConstrainedStatus::kOptimal);
 }
 
-TEST(ConstrainedPoolSearchTest, BoundDoesNotRiseWhereRoomIsLeft) {
+TEST(ConstrainedSearchTest, BoundDoesNotRiseWhereRoomIsLeft) {
   // The same with room for all three side by side: nothing is forced, the bound stays 0.
   PoolBuilder b(96);
   b.Add(32, 0, 10);
@@ -152,7 +154,7 @@ TEST(ConstrainedPoolSearchTest, BoundDoesNotRiseWhereRoomIsLeft) {
   EXPECT_EQ(r.peak_lower_bound, 96u);
 }
 
-TEST(ConstrainedPoolSearchTest, PeakFirstOrReuseFirst) {
+TEST(ConstrainedSearchTest, PeakFirstOrReuseFirst) {
   // 0 (64 B) lives alone at first, 1 and 2 (32 B each) later, 1 penalised against 0. Reuse
   // first keeps 1 clear of 0 (peak 96, cost 0); peak first stacks within 64 and pays 1.
   PoolBuilder b(128);
@@ -172,7 +174,7 @@ TEST(ConstrainedPoolSearchTest, PeakFirstOrReuseFirst) {
   EXPECT_EQ(r.peak_lower_bound, 64u);
 }
 
-TEST(ConstrainedPoolSearchTest, ExhaustedSearchIsAProof) {
+TEST(ConstrainedSearchTest, ExhaustedSearchIsAProof) {
   // LOAD fits (2 x 48 <= 128 at every time), but with 32-byte alignment and a reserved range in
   // the middle no two 48-byte items fit side by side.
   PoolBuilder b(128);
@@ -184,7 +186,7 @@ TEST(ConstrainedPoolSearchTest, ExhaustedSearchIsAProof) {
   EXPECT_EQ(r.status, ConstrainedStatus::kInfeasible);
 }
 
-TEST(ConstrainedPoolSearchTest, CoverBoundProvesWhatTheCoresCannot) {
+TEST(ConstrainedSearchTest, CoverBoundProvesWhatTheCoresCannot) {
   // Three 40-byte items in turn in 80 bytes, every pair penalised 1: any two fit side by side
   // (no core), all three cannot, so one pair pays. With no search, the greedy placement pays
   // 1 and the cover bound proves 1; the search then proves the peak too.
@@ -204,7 +206,33 @@ TEST(ConstrainedPoolSearchTest, CoverBoundProvesWhatTheCoresCannot) {
   EXPECT_EQ(r.peak, 80u);
 }
 
-TEST(ConstrainedPoolSearchTest, LargePoolPlacementIsValid) {
+TEST(ConstrainedSearchTest, SubsetBoundProvesWhatByteCountsUndercount) {
+  // Four 32-byte items in turn, aligned to 64, in 96 bytes: each sits at 0 or 64, so two slots
+  // for four items, and at least two pairs overlap (2 + 2). Byte counts see less: three items
+  // fit the 96 bytes, four exceed them by 32, one pair's worth (cover bound 1). Every three of
+  // them, solved exactly, pay 1, and only two pairs meet all four such constraints: the subset
+  // bound proves 2. (Search off: the greedy placement and the bounds alone.)
+  PoolBuilder b(96);
+  for (int k = 0; k < 4; ++k) b.Add(32, 10 * k, 10 * k + 10, /*alignment=*/64);
+  for (int i = 0; i < 4; ++i) {
+    for (int j = i + 1; j < 4; ++j) b.Penalty(i, j, 1);
+  }
+  const PoolModel m = b.Build();
+  for (bool subset : {false, true}) {
+    PoolSearch pool(m, /*reuse_first=*/true, /*reuse_matters=*/true, /*peak_matters=*/false,
+                    absl::Now() + absl::Seconds(5));
+    pool.set_search(false);
+    pool.set_subset_bound(subset);
+    PoolResult r;
+    std::vector<uint64_t> offsets;
+    pool.Run(&r, &offsets);
+    EXPECT_EQ(r.reuse_cost, 2u) << subset;
+    EXPECT_EQ(r.reuse_lower_bound, subset ? 2u : 1u);
+    EXPECT_EQ(r.status, subset ? ConstrainedStatus::kOptimal : ConstrainedStatus::kFeasible);
+  }
+}
+
+TEST(ConstrainedSearchTest, LargePoolPlacementIsValid) {
   // 60 items (more than the branch and bound's exact size, so the neighbourhood search runs
   // first) of pseudo-random sizes, lifetimes and penalties in a pool as large as LOAD, where the
   // budget runs out (feasible, cost 1, bound 0 on the Zen 5 VM): whatever the budget allows, the
