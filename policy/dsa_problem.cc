@@ -286,9 +286,31 @@ DsaObjective ReadObjective(const Json& objective, const std::string& op) {
   return out;
 }
 
-DsaProblem ReadProblem(const Json& value, const std::string& path) {
+// problem.extensions: the keys this reader knows are parsed and checked like any field; any
+// other key is kept as canonical JSON text and reported in `warnings`.
+DsaExtensions ReadExtensions(const Json& value, const std::string& path,
+                             std::vector<std::string>* warnings) {
+  if (!value.is_object()) Fail(path, "expected an object");
+  DsaExtensions extensions;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    const std::string p = absl::StrCat(path, ".", it.key());
+    if (it.key() == "exact_or_disjoint") {
+      if (!it.value().is_array()) Fail(p, "expected an array");
+      for (size_t i = 0; i < it.value().size(); ++i) {
+        extensions.exact_or_disjoint.push_back(ReadPair(it.value()[i], At(p, i)));
+      }
+    } else {
+      extensions.unknown[it.key()] = it.value().dump();
+      warnings->push_back(absl::StrCat(p, ": unknown extension, ignored (kept when written)"));
+    }
+  }
+  return extensions;
+}
+
+DsaProblem ReadProblem(const Json& value, const std::string& path,
+                       std::vector<std::string>* warnings) {
   CheckObject(value, path, {"pools", "buffers", "constraints", "objective"},
-              {"cost_model", "pypto_structure"});
+              {"cost_model", "pypto_structure", "extensions"});
   DsaProblem problem;
   const Json& pools = ArrayAt(value, "pools", path);
   for (size_t i = 0; i < pools.size(); ++i) {
@@ -307,6 +329,9 @@ DsaProblem ReadProblem(const Json& value, const std::string& path) {
         ReadPyptoStructure(value.at("pypto_structure"), path + ".pypto_structure");
   }
   problem.objective = ReadObjective(value.at("objective"), path + ".objective");
+  if (value.contains("extensions")) {
+    problem.extensions = ReadExtensions(value.at("extensions"), path + ".extensions", warnings);
+  }
   return problem;
 }
 
@@ -359,7 +384,7 @@ DsaProblemDocument ParseProblemRoot(const Json& root) {
     }
   }
   if (root.contains("metadata")) document.metadata = ReadMetadata(root.at("metadata"), "metadata");
-  document.problem = ReadProblem(root.at("problem"), "problem");
+  document.problem = ReadProblem(root.at("problem"), "problem", &document.warnings);
   return document;
 }
 
@@ -390,6 +415,23 @@ DsaSolutionDocument ParseSolutionRoot(const Json& root) {
 
 Json PairJson(uint32_t first, uint32_t second) {
   return Json{{"first", first}, {"second", second}};
+}
+
+// Written only when non-empty (DsaExtensions says why); unknown extensions as they were read.
+Json ExtensionsJson(const DsaExtensions& extensions) {
+  Json result = Json::object();
+  for (const auto& [key, text] : extensions.unknown) {
+    Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    result[key] = value.is_discarded() ? Json(text) : std::move(value);  // Set by hand, not read.
+  }
+  if (!extensions.exact_or_disjoint.empty()) {
+    Json pairs = Json::array();
+    for (const DsaPair& pair : extensions.exact_or_disjoint) {
+      pairs.push_back(PairJson(pair.first, pair.second));
+    }
+    result["exact_or_disjoint"] = std::move(pairs);
+  }
+  return result;
 }
 
 Json ProblemJson(const DsaProblem& problem) {
@@ -489,6 +531,7 @@ Json ProblemJson(const DsaProblem& problem) {
   Json terms = Json::array();
   for (DsaObjectiveTerm term : problem.objective.terms) terms.push_back(DsaObjectiveTermName(term));
   result["objective"] = {{"aggregation", "lexicographic"}, {"terms", std::move(terms)}};
+  if (!problem.extensions.empty()) result["extensions"] = ExtensionsJson(problem.extensions);
   return result;
 }
 
@@ -655,6 +698,9 @@ DsaProblem RestrictDsaProblemToPool(const DsaProblem& problem, uint32_t pool,
       out.cost_model->reuse_penalties.back().second = renumber[e.second];
     }
   }
+  for (const DsaPair& p : problem.extensions.exact_or_disjoint) {
+    if (kept(p.first) && kept(p.second)) out.extensions.exact_or_disjoint.push_back(pair(p));
+  }
   if (problem.pypto_structure) {
     out.pypto_structure.emplace();
     for (const DsaAliasClass& a : problem.pypto_structure->alias_classes) {
@@ -723,6 +769,7 @@ class ProblemChecker {
     CheckPairs();
     CheckPins();
     CheckCostsAndStructure();
+    CheckExtensions();
     CheckObjective();
     return std::move(errors_);
   }
@@ -906,6 +953,38 @@ class ProblemChecker {
                                            member.residue, " >= effective depth"));
           }
         }
+      }
+    }
+  }
+
+  // An exact_or_disjoint pair names two known, different buffers that may share a pool (else
+  // it says nothing: a mistake of the producer), once.
+  void CheckExtensions() {
+    std::set<std::pair<uint32_t, uint32_t>> seen;
+    const std::vector<DsaPair>& pairs = problem_.extensions.exact_or_disjoint;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const std::string name = absl::StrCat("problem.extensions.exact_or_disjoint[", i, "]");
+      const uint32_t a = pairs[i].first, b = pairs[i].second;
+      if (!Known(a) || !Known(b)) {
+        errors_.push_back(absl::StrCat(name, ": unknown buffer ", Known(a) ? b : a));
+        continue;
+      }
+      if (a == b) {
+        errors_.push_back(absl::StrCat(name, ": buffer ", a, " paired with itself"));
+        continue;
+      }
+      if (!seen.insert(std::minmax(a, b)).second) {
+        errors_.push_back(absl::StrCat(name, ": buffers ", a, " and ", b, " paired twice"));
+      }
+      const std::vector<uint32_t>& pools_a = problem_.buffers[buffer_index_[a]].allowed_pools;
+      const std::vector<uint32_t>& pools_b = problem_.buffers[buffer_index_[b]].allowed_pools;
+      bool common = false;
+      for (uint32_t pool : pools_a) {
+        common = common || std::find(pools_b.begin(), pools_b.end(), pool) != pools_b.end();
+      }
+      if (!common) {
+        errors_.push_back(
+            absl::StrCat(name, ": buffers ", a, " and ", b, " have no allowed pool in common"));
       }
     }
   }

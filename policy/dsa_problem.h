@@ -2,7 +2,8 @@
 // schemas/dsa-problem-v1.schema.json and dsa-solution-v1.schema.json): pools with capacities and
 // reserved ranges; buffers with size, alignment, one or more half-open live intervals and the
 // pools they may go to; colocations, separations, temporal exclusions and pins; weighted
-// reuse-penalty edges; PyPTO alias and pipeline provenance; a lexicographic objective.
+// reuse-penalty edges; PyPTO alias and pipeline provenance; a lexicographic objective; and
+// accelmem's extensions of the problem (problem.extensions, below), which schema v1 cannot say.
 //
 // Plain data plus its JSON form. Reading checks the document's shape (every required field, no
 // unknown field, integers in range) and reports the JSON path of the first problem; the
@@ -141,6 +142,28 @@ struct DsaObjective {
   std::vector<DsaObjectiveTerm> terms;  // Lexicographic, most important first.
 };
 
+// The optional object problem.extensions: constraints schema v1 cannot say, each under its own
+// key. Why an object of named entries: a reader that does not know a key can skip it with a
+// warning (ParseDsaProblemJson keeps it, so writing and the fingerprint do not depend on which
+// reader read the document), while a reader that knows it parses and validates it fully.
+// Canonical form: the object is written only when it holds something, each known key only when
+// non-empty, so a problem without extensions is written exactly as schema v1 has it.
+struct DsaExtensions {
+  // "exact_or_disjoint": optional in-place execution (upstream PyPTO #2689, NoPartialOverlap).
+  // Two buffers of a pair placed in the same pool either start at the same offset (same base:
+  // the smaller lies at the start of the larger) or share no byte; a partial overlap is
+  // forbidden, whatever their lifetimes. The byte ranges are those of the buffers' colocation
+  // classes (their extents, as for separations). Unlike a separation, the same base is allowed,
+  // so an in-place pair may share its storage. Pairs whose buffers are live together cannot
+  // share anyway: there the pair changes nothing.
+  std::vector<DsaPair> exact_or_disjoint;
+  // Extensions this reader does not know: key -> its value as canonical JSON text. Kept for
+  // writing; planners and checkers ignore them (the reader warns).
+  std::map<std::string, std::string> unknown;
+
+  bool empty() const { return exact_or_disjoint.empty() && unknown.empty(); }
+};
+
 struct DsaProblem {
   std::vector<DsaPool> pools;
   std::vector<DsaBuffer> buffers;
@@ -148,6 +171,7 @@ struct DsaProblem {
   std::optional<DsaCostModel> cost_model;
   std::optional<DsaPyptoStructure> pypto_structure;
   DsaObjective objective;
+  DsaExtensions extensions;
 };
 
 // The problem document (envelope plus problem).
@@ -159,6 +183,9 @@ struct DsaProblemDocument {
   std::vector<std::string> relaxed_features;
   std::map<std::string, std::string> metadata;
   DsaProblem problem;
+  // What the reader skipped, one line each ("problem.extensions.foo: unknown extension,
+  // ignored"): never written, not part of the fingerprint.
+  std::vector<std::string> warnings;
 };
 
 struct DsaPlacement {
@@ -208,7 +235,9 @@ std::string DsaProblemFingerprint(const DsaProblemDocument& document);
 // groups, member pools, slot sizes and one residue per stage are not checked). What is valid here
 // may still be infeasible: a separation through a chain of colocations, a colocation whose
 // buffers allow no common pool, a pin whose colocation class does not fit there (the planner
-// proves each). Each message names the entry ("problem.buffers[3] (id 7): size 0"). Empty: valid.
+// proves each). Extensions: every exact_or_disjoint pair names two known, different buffers with
+// an allowed pool in common, and no pair is given twice. Each message names the entry
+// ("problem.buffers[3] (id 7): size 0"). Empty: valid.
 std::vector<std::string> ValidateDsaProblem(const DsaProblem& problem);
 
 // Index of the buffer or pool with `id` in the problem's vectors, or -1.
@@ -221,7 +250,8 @@ int FindDsaPool(const DsaProblem& problem, uint32_t id);
 //
 // The sub-problem of `pool`: that pool (capacity included), its buffers in order with `pool` as
 // their only allowed pool and ids renumbered 0, 1, ... (`ids` gets the old ids), and every
-// constraint, pin, penalty, alias class and pipeline member among them. The objective is kept.
+// constraint, pin, penalty, alias class, pipeline member and exact_or_disjoint pair among them
+// (unknown extensions are not: nobody reads them). The objective is kept.
 DsaProblem RestrictDsaProblemToPool(const DsaProblem& problem, uint32_t pool,
                                     std::vector<uint32_t>* ids);
 // The reuse cost `offsets` pays in `pool`: the penalties between two of its buffers whose byte

@@ -114,6 +114,71 @@ TEST(DsaProblemTest, ShapeErrorsNameTheJsonPath) {
               HasSubstr("/nonexistent/p.json: cannot open"));
 }
 
+// problem.extensions: the known key is parsed and written back canonically; an unknown key is
+// skipped with a warning but kept, so the text and the fingerprint do not depend on the reader.
+TEST(DsaProblemTest, ExtensionsRoundTripAndUnknownOnesWarn) {
+  const std::string text =
+      R"({"schema_version":1,"profile":"dsa_rp_v1","instance":"k","problem":{"pools":[{"id":0,)"
+      R"("name":"p","capacity":64,"reserved_ranges":[]}],"buffers":[{"id":0,"name":"a",)"
+      R"("size":32,"alignment":1,"live_intervals":[{"lower":0,"upper":1}],"allowed_pools":[0]},)"
+      R"({"id":1,"name":"b","size":16,"alignment":1,"live_intervals":[{"lower":1,"upper":2}],)"
+      R"("allowed_pools":[0]}],"constraints":{"colocations":[],"separations":[],)"
+      R"("temporal_exclusions":[],"pinned_allocations":[]},"objective":{)"
+      R"("aggregation":"lexicographic","terms":["reuse_cost"]},"extensions":{)"
+      R"("exact_or_disjoint":[{"first":1,"second":0}],"z_future":{"b":[1,2],"a":null}}}})";
+  absl::StatusOr<DsaProblemDocument> document = ParseDsaProblemJson(text, "k.json");
+  ASSERT_TRUE(document.ok()) << document.status();
+  ASSERT_EQ(document->problem.extensions.exact_or_disjoint.size(), 1u);
+  EXPECT_EQ(document->problem.extensions.exact_or_disjoint[0].first, 1u);
+  EXPECT_EQ(document->problem.extensions.exact_or_disjoint[0].second, 0u);
+  ASSERT_EQ(document->warnings.size(), 1u);
+  EXPECT_THAT(document->warnings[0], HasSubstr("problem.extensions.z_future: unknown extension"));
+  EXPECT_TRUE(ValidateDsaProblem(document->problem).empty());
+  const std::string canonical = WriteDsaProblemJson(*document);
+  EXPECT_THAT(canonical, HasSubstr("\"exact_or_disjoint\": [\n"));
+  EXPECT_THAT(canonical, HasSubstr("\"z_future\": {\n"));
+  absl::StatusOr<DsaProblemDocument> again = ParseDsaProblemJson(canonical, "k2.json");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(WriteDsaProblemJson(*again), canonical);
+  EXPECT_EQ(DsaProblemFingerprint(*again), DsaProblemFingerprint(*document));
+  // The pairs are part of the problem: dropping them changes the fingerprint; an empty
+  // extensions object is written as none at all (the schema-v1 form).
+  DsaProblemDocument without = *document;
+  without.problem.extensions.exact_or_disjoint.clear();
+  EXPECT_NE(DsaProblemFingerprint(without), DsaProblemFingerprint(*document));
+  without.problem.extensions.unknown.clear();
+  EXPECT_EQ(WriteDsaProblemJson(without).find("extensions"), std::string::npos);
+  // Shape errors of the known key name its path.
+  std::string bad = text;
+  bad.replace(bad.find(R"("second":0)"), 10, R"("second":-4)");
+  EXPECT_THAT(ParseDsaProblemJson(bad, "k.json").status().message(),
+              HasSubstr("problem.extensions.exact_or_disjoint[0].second"));
+  bad = text;
+  bad.replace(bad.find(R"([{"first":1,"second":0}])"), 24, "7");
+  EXPECT_THAT(ParseDsaProblemJson(bad, "k.json").status().message(),
+              HasSubstr("problem.extensions.exact_or_disjoint: expected an array"));
+}
+
+TEST(DsaProblemTest, ExactOrDisjointPairsAreValidated) {
+  DsaProblem problem;
+  problem.pools = {{0, "Vec", 256, {}, std::nullopt}, {1, "Mat", 256, {}, std::nullopt}};
+  problem.buffers = {{0, "a", 32, 32, {{0, 1}}, {0}},
+                     {1, "b", 32, 32, {{1, 2}}, {0, 1}},
+                     {2, "c", 32, 32, {{1, 2}}, {1}}};
+  problem.objective.terms = {DsaObjectiveTerm::kReuseCost};
+  problem.extensions.exact_or_disjoint = {{0, 1}, {1, 2}};
+  EXPECT_TRUE(ValidateDsaProblem(problem).empty());
+  problem.extensions.exact_or_disjoint = {{0, 9}, {1, 1}, {0, 2}, {1, 0}, {0, 1}};
+  const std::vector<std::string> errors = ValidateDsaProblem(problem);
+  EXPECT_THAT(errors,
+              ::testing::ElementsAre(
+                  "problem.extensions.exact_or_disjoint[0]: unknown buffer 9",
+                  "problem.extensions.exact_or_disjoint[1]: buffer 1 paired with itself",
+                  "problem.extensions.exact_or_disjoint[2]: buffers 0 and 2 have no allowed pool "
+                  "in common",
+                  "problem.extensions.exact_or_disjoint[4]: buffers 0 and 1 paired twice"));
+}
+
 TEST(DsaProblemTest, SemanticErrorsNameTheEntry) {
   DsaProblem problem;
   problem.pools.push_back({0, "Vec", 256, {{200, 300}}, std::nullopt});
@@ -153,6 +218,7 @@ DsaProblem TwoPools() {
   p.cost_model->reuse_penalties = {{10, 12, 3, DsaPenaltyReason::kCrossPipe},
                                    {11, 12, 5, DsaPenaltyReason::kCrossPipe}};
   p.objective.terms = {DsaObjectiveTerm::kReuseCost};
+  p.extensions.exact_or_disjoint = {{12, 10}, {11, 12}};
   return p;
 }
 
@@ -174,6 +240,9 @@ TEST(DsaProblemTest, PoolViewKeepsThePoolsBuffersAndTheirConstraints) {
   ASSERT_TRUE(sub.cost_model.has_value());
   ASSERT_EQ(sub.cost_model->reuse_penalties.size(), 1u);
   EXPECT_EQ(sub.cost_model->reuse_penalties[0].cost, 3u);
+  ASSERT_EQ(sub.extensions.exact_or_disjoint.size(), 1u);  // 11 is in pool 2: 11-12 dropped.
+  EXPECT_EQ(sub.extensions.exact_or_disjoint[0].first, 1u);
+  EXPECT_EQ(sub.extensions.exact_or_disjoint[0].second, 0u);
   EXPECT_TRUE(ValidateDsaProblem(sub).empty());
 }
 
