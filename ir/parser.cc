@@ -327,8 +327,27 @@ class Parser {
       const Token* space_tok = nullptr;
       MemRefPtr memref;
       const Token* memref_tok = nullptr;
-      for (int part = 0; part < 2; ++part) {
-        if (part == 1 && !Accept(Tok::kComma)) break;
+      std::optional<TileLayout> layout;
+      // A space and/or a memref, then an optional `layout=`, which comes last.
+      for (int part = 0; part < 3; ++part) {
+        if (part > 0 && !Accept(Tok::kComma)) break;
+        if (IsWord(Peek(), "layout") && Peek(1).kind == Tok::kEq) {
+          if (part == 0) FailAt(Peek(), "a Tile states its memory space or memref before layout=");
+          Next();
+          Next();
+          const Token& lt = Peek();
+          if (lt.kind != Tok::kIdent) Expected("a layout (ND or NZ)");
+          layout = TileLayoutFromName(Text(lt));
+          if (!layout) {
+            FailAt(lt, absl::StrCat("unknown layout '", Text(lt), "' (known: ND, NZ)"));
+          }
+          Next();
+          if (Peek().kind == Tok::kComma) {
+            FailAt(Peek(), "layout= must be the last part of a Tile type");
+          }
+          break;
+        }
+        if (part == 2) break;  // Expect(']') below reports the extra part
         if (IsWord(Peek(), "memref") && Peek(1).kind == Tok::kEq) {
           if (memref_tok != nullptr) FailAt(Peek(), "memref given twice");
           Next();
@@ -352,7 +371,7 @@ class Parser {
         space = memref->space();
       }
       (void)memref_tok;
-      return MakeTile(std::move(shape), d, space, std::move(memref));
+      return MakeTile(std::move(shape), d, space, std::move(memref), layout);
     }
     FailAt(t, absl::StrCat("unknown type '", w, "'"));
   }

@@ -135,6 +135,27 @@ const Case kCases[] = {
      "2:5: error: in function 'f': structure: loop step must not be 0"},
     {"MatmulOperandSpace", kHead + kLoad + "    m: Tile[[4, 4], FP32, Acc] = tile.matmul(a, a)\n",
      "3:34: error: in function 'f': value 'm': type: tile.matmul: argument 0 must be in Left"},
+    {"UnknownLayout", kHead + "    a: Tile[[4], FP32, Vec, layout=ZN] = tile.load(x, [0], [4])\n",
+     "2:36: error: unknown layout 'ZN' (known: ND, NZ)"},
+    {"LayoutWithoutSpace", kHead + "    a: Tile[[4], FP32, layout=NZ] = tile.load(x, [0], [4])\n",
+     "2:24: error: a Tile states its memory space or memref before layout="},
+    {"LayoutNotLast",
+     kHead + "    a: Tile[[4], FP32, Vec, layout=NZ, layout=ND] = tile.load(x, [0], [4])\n",
+     "2:38: error: layout= must be the last part of a Tile type"},
+    {"LayoutNotAWord", kHead + "    a: Tile[[4], FP32, Vec, layout=3] = tile.load(x, [0], [4])\n",
+     "2:36: error: expected a layout (ND or NZ), found '3'"},
+    {"ViewChangesLayout",
+     kHead + "    a: Tile[[4], FP32, Vec, layout=NZ] = tile.load(x, [0], [4])\n" +
+         "    s: Tile[[2], FP32, Vec] = tile.slice(a, [2], [2])\n",
+     "3:31: error: in function 'f': value 's': layout: tile.slice is a view of 'a', which states "
+     "layout NZ; its result must state the same, not no layout"},
+    {"YieldChangesLayout",
+     kHead + "    a: Tile[[4], FP32, Vec, layout=NZ] = tile.load(x, [0], [4])\n" +
+         "    for i, (c,) in range(0, 4, 1, init=(a,)) -> (o: Tile[[4], FP32, Vec, "
+         "layout=NZ],):\n" +
+         "        d: Tile[[4], FP32, Vec, layout=ND] = tile.exp(c)\n        yield (d,)\n",
+     "5:9: error: in function 'f': value 'o': type: yields d of type Tile[[4], FP32, Vec, "
+     "layout=ND] for result of type Tile[[4], FP32, Vec, layout=NZ]"},
 };
 
 class ParserErrorsTest : public ::testing::TestWithParam<Case> {};

@@ -138,6 +138,34 @@ TEST(ParserTest, CollectsComments) {
   EXPECT_EQ(PrintProgram(**p), "def f(x: Index):\n    return\n");
 }
 
+// Layouts read and print back in both tile forms (space and memref), and text without layouts
+// stays as it was.
+TEST(ParserTest, LayoutsRoundTrip) {
+  const std::string text = R"(@function(type=AIV)
+def f(x: Tensor[[16, 16], FP16], p: Tile[[16, 16], FP16, Vec, layout=ND]):
+    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 512, 0)
+    a: Tile[[16, 16], FP16, memref=mem_vec_0, layout=NZ] = tile.load(x, [0, 0], [16, 16])
+    s: Tile[[1, 16], FP16, memref=mem_vec_0+32, layout=NZ] = tile.slice(a, [1, 16], [1, 0])
+    b: Tile[[16, 16], FP16, Vec] = tile.move(a, Vec)
+    return
+)";
+  auto p = ParseAndVerifyProgram(text, "l.tile");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(PrintProgram(**p), text);
+  const Function& f = *(*p)->functions[0];
+  EXPECT_EQ(AsTile(f.params[1]->type)->layout, TileLayout::kND);
+  EXPECT_EQ(AsTile(AsAssign(BodyStmts(f.body)[1].get())->var->type)->layout, TileLayout::kNZ);
+  EXPECT_EQ(AsTile(AsAssign(BodyStmts(f.body)[3].get())->var->type)->layout, std::nullopt);
+  // Space and memref in either order, layout last; the canonical print drops the space.
+  auto q = ParseProgram(
+      "def g(x: Tensor[[4], FP32]):\n    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 16, 0)\n"
+      "    a: Tile[[4], FP32, memref=mem_vec_0, Vec, layout=ND] = tile.load(x, [0], [4])\n"
+      "    return\n");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_NE(PrintProgram(**q).find("a: Tile[[4], FP32, memref=mem_vec_0, layout=ND]"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ir
 }  // namespace accelmem

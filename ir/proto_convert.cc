@@ -80,6 +80,7 @@ class Encoder {
         out->set_dtype(std::string(DTypeName(tile.dtype)));
         out->set_space(std::string(MemorySpaceName(tile.space)));
         if (tile.memref != nullptr) MemRefTo(*tile.memref, out->mutable_memref());
+        if (tile.layout) out->set_layout(TileLayoutName(*tile.layout));
         return;
       }
       case TypeKind::kTensor: {
@@ -241,6 +242,13 @@ class Decoder {
     if (!v.ok()) Bad(std::string(v.status().message()));
     return *v;
   }
+  // "" is no layout stated; anything but "ND" and "NZ" is an error.
+  static std::optional<TileLayout> Layout(const std::string& s) {
+    if (s.empty()) return std::nullopt;
+    std::optional<TileLayout> l = TileLayoutFromName(s);
+    if (!l) Bad(absl::StrCat("unknown tile layout '", s, "' (known: ND, NZ)"));
+    return l;
+  }
   static DType DT(const std::string& s) {
     auto v = DTypeFromName(s);
     if (!v.ok()) Bad(std::string(v.status().message()));
@@ -279,7 +287,8 @@ class Decoder {
     switch (t.kind()) {
       case pb::Type::TILE: {
         MemRefPtr m = t.has_memref() ? MemRefFrom(t.memref()) : nullptr;
-        return MakeTile(ShapeFrom(t.shape()), DT(t.dtype()), Space(t.space()), std::move(m));
+        return MakeTile(ShapeFrom(t.shape()), DT(t.dtype()), Space(t.space()), std::move(m),
+                        Layout(t.layout()));
       }
       case pb::Type::TENSOR:
         return MakeTensor(ShapeFrom(t.shape()), DT(t.dtype()));

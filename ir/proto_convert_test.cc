@@ -19,6 +19,8 @@ def f(p: Tile[[4, 4], FP32, memref=mem_vec_0], x: Tensor[[n, 4], FP32], n: Index
         yield (c,)
     system.reserve_buffer(name="r\n", size=32, base=-1)
     b: Tile[[4, 4], FP32, memref=mem_vec_1] = tile.muls(o, 0.25)
+    z: Tile[[4, 4], FP32, Vec, layout=NZ] = tile.move(b, Vec)
+    y: Tile[[4, 4], FP32, Vec, layout=ND] = tile.move(z, Vec)
     return
 )";
 
@@ -37,6 +39,7 @@ TEST(ProtoConvertTest, RoundTrip) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(StructuralEqual(**p, **back)) << FirstDifference(**p, **back);
   EXPECT_EQ(PrintProgram(**back), PrintProgram(**p));
+  EXPECT_EQ(PrintProgram(**back), kText);  // layouts included
   // Sharing survives: the param and the alloc hold the same root object.
   const Function& f = *(*back)->functions[0];
   EXPECT_EQ(AsTile(f.params[0]->type)->memref,
@@ -56,6 +59,10 @@ TEST(ProtoConvertTest, RejectsMalformed) {
   bad_space.mutable_functions(0)->mutable_memrefs(0)->set_space("UB");
   EXPECT_EQ(FromProto(bad_space).status().message(),
             "invalid IR proto in function 'f': unknown memory space 'UB'");
+  pb::Program bad_layout = proto;
+  bad_layout.mutable_functions(0)->mutable_vars(0)->mutable_type()->set_layout("ZN");
+  EXPECT_EQ(FromProto(bad_layout).status().message(),
+            "invalid IR proto in function 'f': unknown tile layout 'ZN' (known: ND, NZ)");
   pb::Program no_body = proto;
   no_body.mutable_functions(0)->clear_body();
   EXPECT_FALSE(FromProto(no_body).ok());

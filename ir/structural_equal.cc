@@ -338,7 +338,7 @@ class Comparer {
         const auto& x = static_cast<const TileType&>(a);
         const auto& y = static_cast<const TileType&>(b);
         if (!Shapes(x.shape, y.shape)) return false;
-        if (x.dtype != y.dtype || x.space != y.space) {
+        if (x.dtype != y.dtype || x.space != y.space || x.layout != y.layout) {
           return Fail(absl::StrCat(TypeToString(a), " vs ", TypeToString(b)));
         }
         if (!o_.compare_memrefs) return true;
@@ -557,6 +557,8 @@ class Hasher {
       ShapeH(tile->shape);
       Mix(static_cast<size_t>(tile->dtype));
       Mix(static_cast<size_t>(tile->space));
+      // No layout mixes nothing, so hashes of programs without layouts do not change.
+      if (tile->layout) Mix(static_cast<size_t>(*tile->layout) + 409);
       if (o_.compare_memrefs) MemRefH(tile->memref.get());
     } else if (const TensorType* tensor = AsTensor(&t)) {
       ShapeH(tensor->shape);

@@ -137,6 +137,24 @@ TEST(StructuralEqualTest, FunctionLevel) {
   EXPECT_EQ(FirstDifference(*a, *d), ": 1 functions vs 2");
 }
 
+// Layouts are compared (and hashed): a stated layout differs from another and from none.
+TEST(StructuralEqualTest, Layouts) {
+  auto with = [](const std::string& layout) {
+    return Parse("def f(x: Tensor[[4], FP32]):\n    a: Tile[[4], FP32, Vec" + layout +
+                 "] = tile.load(x, [0], [4])\n    return\n");
+  };
+  ProgramPtr none = with(""), nd = with(", layout=ND"), nz = with(", layout=NZ");
+  EXPECT_TRUE(StructuralEqual(*nz, *with(", layout=NZ")));
+  EXPECT_EQ(StructuralHash(*nz), StructuralHash(*with(", layout=NZ")));
+  EXPECT_FALSE(StructuralEqual(*nd, *nz));
+  EXPECT_FALSE(StructuralEqual(*none, *nd));
+  EXPECT_NE(StructuralHash(*nd), StructuralHash(*nz));
+  EXPECT_NE(StructuralHash(*none), StructuralHash(*nd));
+  EXPECT_EQ(FirstDifference(*nd, *nz),
+            "function 'f' > body > [0] AssignStmt 'a' > type: Tile[[4], FP32, Vec, layout=ND] vs "
+            "Tile[[4], FP32, Vec, layout=NZ]");
+}
+
 }  // namespace
 }  // namespace ir
 }  // namespace accelmem

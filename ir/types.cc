@@ -39,8 +39,25 @@ std::string ShapeToString(const Shape& shape) {
                       "]");
 }
 
-TypePtr MakeTile(Shape shape, DType dtype, MemorySpace space, MemRefPtr memref) {
-  return std::make_shared<TileType>(std::move(shape), dtype, space, std::move(memref));
+const char* TileLayoutName(TileLayout layout) {
+  switch (layout) {
+    case TileLayout::kND:
+      return "ND";
+    case TileLayout::kNZ:
+      return "NZ";
+  }
+  return "?";
+}
+
+std::optional<TileLayout> TileLayoutFromName(absl::string_view name) {
+  if (name == "ND") return TileLayout::kND;
+  if (name == "NZ") return TileLayout::kNZ;
+  return std::nullopt;
+}
+
+TypePtr MakeTile(Shape shape, DType dtype, MemorySpace space, MemRefPtr memref,
+                 std::optional<TileLayout> layout) {
+  return std::make_shared<TileType>(std::move(shape), dtype, space, std::move(memref), layout);
 }
 TypePtr MakeTensor(Shape shape, DType dtype) {
   return std::make_shared<TensorType>(std::move(shape), dtype);
@@ -76,12 +93,14 @@ std::string TypeToString(const Type& t) {
   switch (t.kind) {
     case TypeKind::kTile: {
       const auto& tile = static_cast<const TileType&>(t);
+      const std::string layout =
+          tile.layout ? absl::StrCat(", layout=", TileLayoutName(*tile.layout)) : "";
       if (tile.memref != nullptr) {
         return absl::StrCat("Tile[", ShapeToString(tile.shape), ", ", DTypeName(tile.dtype),
-                            ", memref=", MemRefToString(*tile.memref), "]");
+                            ", memref=", MemRefToString(*tile.memref), layout, "]");
       }
       return absl::StrCat("Tile[", ShapeToString(tile.shape), ", ", DTypeName(tile.dtype), ", ",
-                          MemorySpaceName(tile.space), "]");
+                          MemorySpaceName(tile.space), layout, "]");
     }
     case TypeKind::kTensor: {
       const auto& tensor = static_cast<const TensorType&>(t);
@@ -98,13 +117,14 @@ std::string TypeToString(const Type& t) {
   return "?";
 }
 
-bool SameType(const Type& a, const Type& b, bool with_memref) {
+bool SameType(const Type& a, const Type& b, bool with_memref, bool with_layout) {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case TypeKind::kTile: {
       const auto& x = static_cast<const TileType&>(a);
       const auto& y = static_cast<const TileType&>(b);
       if (x.shape != y.shape || x.dtype != y.dtype || x.space != y.space) return false;
+      if (with_layout && x.layout != y.layout) return false;
       return !with_memref || x.memref == y.memref;
     }
     case TypeKind::kTensor: {

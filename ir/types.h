@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "ir/dtype.h"
 #include "ir/memory_space.h"
 #include "ir/memref.h"
@@ -43,6 +44,19 @@ std::optional<std::vector<int64_t>> StaticDims(const Shape& shape);
 // "[64, 64]" / "[n, 64]".
 std::string ShapeToString(const Shape& shape);
 
+// How a tile's elements are laid out in its buffer (upstream PyPTO's storage layout): ND is
+// row-major, NZ the fractal layout of the cube unit (16x16 blocks in column-major order, each
+// row-major inside). A tile type may state one or none ("no layout stated"): the IR only carries
+// it; a backend may keep tiles of different layouts out of each other's bytes
+// (backends/backend.h, SeparatesLayouts), since the hardware reads the same bytes differently.
+enum class TileLayout : uint8_t { kND, kNZ };
+inline constexpr int kNumTileLayouts = 2;
+
+// "ND", "NZ".
+const char* TileLayoutName(TileLayout layout);
+// The layout named `name` ("ND", "NZ"); nullopt for any other word.
+std::optional<TileLayout> TileLayoutFromName(absl::string_view name);
+
 enum class TypeKind : uint8_t { kTile, kTensor, kScalar, kIndex, kMemRef };
 
 class Type {
@@ -55,15 +69,21 @@ using TypePtr = std::shared_ptr<const Type>;
 
 class TileType final : public Type {
  public:
-  TileType(Shape shape, DType dtype, MemorySpace space, MemRefPtr memref = nullptr)
+  TileType(Shape shape, DType dtype, MemorySpace space, MemRefPtr memref = nullptr,
+           std::optional<TileLayout> layout = std::nullopt)
       : Type(TypeKind::kTile),
         shape(std::move(shape)),
         dtype(dtype),
         space(space),
-        memref(std::move(memref)) {}
-  // The same tile type holding another MemRef (or none).
+        memref(std::move(memref)),
+        layout(layout) {}
+  // The same tile type holding another MemRef (or none); the layout stays.
   std::shared_ptr<const TileType> WithMemRef(MemRefPtr m) const {
-    return std::make_shared<TileType>(shape, dtype, space, std::move(m));
+    return std::make_shared<TileType>(shape, dtype, space, std::move(m), layout);
+  }
+  // The same tile type with another layout (or none).
+  std::shared_ptr<const TileType> WithLayout(std::optional<TileLayout> l) const {
+    return std::make_shared<TileType>(shape, dtype, space, memref, l);
   }
 
   const Shape shape;
@@ -71,6 +91,8 @@ class TileType final : public Type {
   // The declared space. When a MemRef is present the verifier requires memref->space() == space.
   const MemorySpace space;
   const MemRefPtr memref;  // null before InitMemRef
+  // The stated storage layout; nullopt when the text states none (`layout=` absent).
+  const std::optional<TileLayout> layout;
 };
 
 class TensorType final : public Type {
@@ -100,7 +122,8 @@ class MemRefType final : public Type {
 };
 
 // Convenience constructors.
-TypePtr MakeTile(Shape shape, DType dtype, MemorySpace space, MemRefPtr memref = nullptr);
+TypePtr MakeTile(Shape shape, DType dtype, MemorySpace space, MemRefPtr memref = nullptr,
+                 std::optional<TileLayout> layout = std::nullopt);
 TypePtr MakeTensor(Shape shape, DType dtype);
 TypePtr MakeScalar(DType dtype);
 TypePtr MakeIndex();  // a shared singleton
@@ -120,11 +143,14 @@ inline const MemRefType* AsMemRefType(const TypePtr& t) { return AsMemRefType(t.
 const MemRefPtr& MemRefOf(const Type& t);
 
 // The text form of the contract, e.g. "Tile[[64, 64], FP32, Vec]",
-// "Tile[[64, 64], FP32, memref=mem_vec_0+256]", "Tensor[[8], INT8]", "Scalar[INT32]".
+// "Tile[[64, 64], FP32, memref=mem_vec_0+256]", "Tile[[16, 16], FP16, Vec, layout=NZ]",
+// "Tensor[[8], INT8]", "Scalar[INT32]". A layout is written only when stated, last.
 std::string TypeToString(const Type& t);
 
-// Equal kind, shape, dtype and space. MemRefs are compared (by object) only if `with_memref`.
-bool SameType(const Type& a, const Type& b, bool with_memref);
+// Equal kind, shape, dtype, space and, for tiles, stated layout (unless `with_layout` is false:
+// an op's result rule gives no layout, so the declared type is compared without it). MemRefs are
+// compared (by object) only if `with_memref`.
+bool SameType(const Type& a, const Type& b, bool with_memref, bool with_layout = true);
 
 // ceil(prod(dims) * bits / 8); nullopt if a dimension is dynamic or negative, or when the
 // element count or the bit count overflows int64.

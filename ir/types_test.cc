@@ -64,6 +64,31 @@ TEST(TypesTest, SameType) {
   EXPECT_EQ(AsTile(b)->WithMemRef(nullptr)->memref, nullptr);
 }
 
+// A stated layout is part of the type: printed last, compared by SameType unless the caller
+// leaves it out, kept by WithMemRef.
+TEST(TypesTest, Layout) {
+  MemRefPtr m = MemRef::MakeRoot("mem_vec_0", MemorySpace::kVec, -1, 512, 0);
+  TypePtr plain = MakeTile(StaticShape({16, 16}), DType::kFP16, MemorySpace::kVec);
+  TypePtr nz =
+      MakeTile(StaticShape({16, 16}), DType::kFP16, MemorySpace::kVec, nullptr, TileLayout::kNZ);
+  TypePtr nd =
+      MakeTile(StaticShape({16, 16}), DType::kFP16, MemorySpace::kVec, nullptr, TileLayout::kND);
+  EXPECT_EQ(TypeToString(*nz), "Tile[[16, 16], FP16, Vec, layout=NZ]");
+  EXPECT_EQ(TypeToString(*AsTile(nz)->WithMemRef(m)),
+            "Tile[[16, 16], FP16, memref=mem_vec_0, layout=NZ]");
+  EXPECT_EQ(AsTile(nz)->WithMemRef(m)->layout, TileLayout::kNZ);
+  EXPECT_EQ(AsTile(nz)->WithMemRef(m)->WithMemRef(nullptr)->layout, TileLayout::kNZ);
+  EXPECT_EQ(AsTile(nz)->WithLayout(std::nullopt)->layout, std::nullopt);
+  EXPECT_FALSE(SameType(*nz, *nd, false));
+  EXPECT_FALSE(SameType(*nz, *plain, false));  // no layout is not ND
+  EXPECT_TRUE(SameType(*nz, *nd, false, /*with_layout=*/false));
+  EXPECT_TRUE(SameType(*nz, *AsTile(nz)->WithMemRef(m), false));
+  EXPECT_EQ(TileLayoutFromName("NZ"), TileLayout::kNZ);
+  EXPECT_EQ(TileLayoutFromName("ND"), TileLayout::kND);
+  EXPECT_EQ(TileLayoutFromName("nz"), std::nullopt);
+  EXPECT_STREQ(TileLayoutName(TileLayout::kND), "ND");
+}
+
 }  // namespace
 }  // namespace ir
 }  // namespace accelmem

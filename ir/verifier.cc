@@ -247,6 +247,30 @@ class FunctionVerifier {
     view_frames_[&v] = std::move(frame);
   }
 
+  // An op's rule gives no layout: a result may state any, except where it is another value's
+  // storage. A view (tile.slice, tile.reshape) is a window on its source's bytes and a write-into
+  // result is its argument's buffer, so each states exactly its source's layout (none if the
+  // source states none). Carried values, loop and `if` results state their sources' layouts
+  // through the type equality of inits and yields.
+  void CheckLayout(const Var& v, const Call& c, const OpDef& def) {
+    const TileType* out = AsTile(v.type);
+    if (out == nullptr) return;
+    int arg = -1;
+    if (def.memory == MemoryBehavior::kWritesInto) arg = def.writes_into_arg;
+    if (def.memory == MemoryBehavior::kView) arg = 0;
+    if (arg < 0 || arg >= static_cast<int>(c.args.size())) return;
+    const TileType* in = AsTile(TypeOfExpr(*c.args[arg]));
+    if (in == nullptr || in->layout == out->layout) return;
+    auto name = [](const std::optional<TileLayout>& l) {
+      return l ? absl::StrCat("layout ", TileLayoutName(*l)) : std::string("no layout");
+    };
+    FailValue(v, c.loc, "layout",
+              absl::StrCat(
+                  c.op, def.memory == MemoryBehavior::kView ? " is a view of '" : " writes into '",
+                  PrintExpr(*c.args[arg]), "', which states ", name(in->layout),
+                  "; its result must state the same, not ", name(out->layout)));
+  }
+
   void CheckMemoryBehavior(const Var& v, const Call& c, const OpDef& def) {
     const MemRef* out = MemRefOf(*v.type).get();
     if (out == nullptr || AsTile(v.type) == nullptr) return;
@@ -387,7 +411,8 @@ class FunctionVerifier {
           FailValue(*a.var, s.loc, "structure", "must be defined by an op call");
         }
         auto [def, inferred] = CheckCall(*c, a.var.get());
-        if (inferred != nullptr && !SameType(*a.var->type, *inferred, false)) {
+        if (inferred != nullptr &&
+            !SameType(*a.var->type, *inferred, /*with_memref=*/false, /*with_layout=*/false)) {
           FailValue(*a.var, a.var->loc, "type",
                     absl::StrCat("declared ", PlainType(*a.var->type), " but ", c->op, " gives ",
                                  PlainType(*inferred)));
@@ -397,6 +422,7 @@ class FunctionVerifier {
           FailValue(*a.var, a.var->loc, "memref", "only tile.alloc defines a MemRefType value");
         }
         CheckVarType(*a.var);
+        CheckLayout(*a.var, *c, *def);
         CheckMemoryBehavior(*a.var, *c, *def);
         Define(a.var);
         return;

@@ -197,6 +197,39 @@ TEST(VerifierTest, CarryInitType) {
             "another type");
 }
 
+// Layout rules: any layout on an ordinary op's result (tile.move converts), the source's on a
+// view and on a write-into result; carried values keep their init's.
+TEST(VerifierTest, Layouts) {
+  ProgramPtr ok = Parse(R"(def f(x: Tensor[[16, 16], FP16], y: Tensor[[16, 16], FP16]):
+    a: Tile[[16, 16], FP16, Vec, layout=ND] = tile.load(x, [0, 0], [16, 16])
+    b: Tile[[16, 16], FP16, Vec, layout=NZ] = tile.move(a, Vec)
+    r: Tile[[16, 16], FP16, Vec, layout=NZ] = tile.reshape(b, [16, 16])
+    l: Tile[[16, 16], FP16, Left] = tile.load(x, [0, 0], [16, 16], space=Left)
+    w: Tile[[16, 16], FP16, Right] = tile.load(y, [0, 0], [16, 16], space=Right)
+    m: Tile[[16, 16], FP32, Acc, layout=NZ] = tile.matmul(l, w)
+    m2: Tile[[16, 16], FP32, Acc, layout=NZ] = tile.matmul_acc(m, l, w)
+    return
+)");
+  EXPECT_TRUE(VerifyProgram(*ok).ok()) << VerifyProgram(*ok);
+  ProgramPtr acc = Parse(R"(def f(x: Tensor[[16, 16], FP16], y: Tensor[[16, 16], FP16]):
+    l: Tile[[16, 16], FP16, Left] = tile.load(x, [0, 0], [16, 16], space=Left)
+    w: Tile[[16, 16], FP16, Right] = tile.load(y, [0, 0], [16, 16], space=Right)
+    m: Tile[[16, 16], FP32, Acc, layout=NZ] = tile.matmul(l, w)
+    m2: Tile[[16, 16], FP32, Acc, layout=ND] = tile.matmul_acc(m, l, w)
+    return
+)");
+  EXPECT_EQ(VerifyProgram(*acc, {"v.tile"}).message(),
+            "v.tile:5:48: error: in function 'f': value 'm2': layout: tile.matmul_acc writes into "
+            "'m', which states layout NZ; its result must state the same, not layout ND");
+  ProgramPtr carry = Parse(R"(def f(x: Tensor[[4], FP32]):
+    a: Tile[[4], FP32, Vec, layout=NZ] = tile.load(x, [0], [4])
+    for i, (c,) in range(0, 4, 1, init=(a,)) -> (o: Tile[[4], FP32, Vec, layout=ND],):
+        yield (c,)
+    return
+)");
+  EXPECT_FALSE(VerifyProgram(*carry).ok());
+}
+
 }  // namespace
 }  // namespace ir
 }  // namespace accelmem

@@ -345,7 +345,7 @@ class StridedCarryCopies final : public ir::IRMutator {
     const ir::Var* v = ir::AsVar(value.get());
     const ir::TileType* t = ir::AsTile(v->type);
     ir::VarPtr mv = ir::MakeVar(ir::FreshName(absl::StrCat(v->name, "_mv"), &names_),
-                                ir::MakeTile(t->shape, t->dtype, t->space));
+                                ir::MakeTile(t->shape, t->dtype, t->space, nullptr, t->layout));
     out->push_back(std::make_shared<ir::AssignStmt>(
         mv, ir::MakeCall("tile.move", {MutateExpr(value), ir::MakeSpace(t->space)})));
     return mv;
