@@ -108,6 +108,7 @@ class SolutionChecker {
     CheckColocations();
     CheckOverlaps();
     CheckSeparations();
+    CheckExactOrDisjoint();
     CheckPins();
     Measure();
     return std::move(check_);
@@ -268,6 +269,30 @@ class SolutionChecker {
                        reasons.empty() ? "" : absl::StrCat(" (", absl::StrJoin(reasons, ", "), ")"),
                        " violated: ", ExtentText(a), " overlaps ", ExtentText(b), " in ",
                        PoolText(problem_, placed_[a]->pool)));
+    }
+  }
+
+  // "buffer 3 'x' at offset 0 with size 64" (the class's extent, said so when it is larger).
+  std::string PlacedText(size_t i) const {
+    return absl::StrCat(BufferText(problem_.buffers[i]), " at offset ", placed_[i]->offset,
+                        " with size ", extent_[i],
+                        extent_[i] != problem_.buffers[i].size ? " (its colocation class)" : "");
+  }
+
+  // Exact-or-disjoint pairs (problem.extensions) in the same pool: the same offset, or no byte
+  // in common. Buffers of one class always share their offset.
+  void CheckExactOrDisjoint() {
+    for (const DsaPair& pair : problem_.extensions.exact_or_disjoint) {
+      const int a = FindDsaBuffer(problem_, pair.first);
+      const int b = FindDsaBuffer(problem_, pair.second);
+      if (a < 0 || b < 0 || !in_pool_[a] || !in_pool_[b] || placed_[a]->pool != placed_[b]->pool)
+        continue;
+      if (placed_[a]->offset == placed_[b]->offset) continue;
+      if (!RangesOverlap(placed_[a]->offset, extent_[a], placed_[b]->offset, extent_[b])) continue;
+      errors_.push_back(absl::StrCat("exact_or_disjoint pair ", pair.first, "-", pair.second,
+                                     " violated: ", PlacedText(a), " partially overlaps ",
+                                     PlacedText(b), " in ", PoolText(problem_, placed_[a]->pool),
+                                     " (they must start at the same offset or share no byte)"));
     }
   }
 

@@ -1,8 +1,8 @@
 // An independent checker of solutions to schema-v1 constrained placement problems
 // (policy/dsa_problem.h): every hard constraint (one placement per buffer, allowed pools,
 // alignment, capacity, reserved ranges, colocations, address disjointness of buffers that are
-// live together or exclusively pinned, separations, pins) and the objective's metrics (peaks,
-// capacity overflow, reuse cost).
+// live together or exclusively pinned, separations, pins, exact-or-disjoint pairs) and the
+// objective's metrics (peaks, capacity overflow, reuse cost).
 //
 // Why a separate target: it is the proof that the constrained planner is right, so it shares no
 // placement code with it (both read problems through //policy:dsa_problem: the parser and
@@ -48,6 +48,9 @@ struct DsaSolutionCheck {
 //   (unless the pair is a temporal exclusion), or of which one is pinned exclusive_for_all_time,
 //   have disjoint [offset, offset + extent) ranges. Zero-size ranges overlap nothing.
 // - Separated buffers in the same pool have disjoint ranges, whatever their lifetimes.
+// - An exact_or_disjoint pair (problem.extensions) in the same pool has equal offsets or
+//   disjoint ranges, whatever their lifetimes: a partial overlap is an error naming both
+//   buffers, their offsets and sizes. (Unknown extensions are not checked.)
 // - A pinned buffer is placed at exactly its pin's pool and offset.
 // Peak of a pool: the largest reserved range end or offset + size of a buffer placed in it. Reuse
 // cost: the cost of every penalty edge whose buffers share a pool, are not colocated, have no

@@ -230,6 +230,51 @@ TEST(DsaValidatorTest, RejectsViolatedSeparation) {
                           "overlaps buffer 5 'f' [64, 128) in pool 1 'Vec'"));
 }
 
+// An in-place pair (problem.extensions.exact_or_disjoint): 'x' dies where 'y' is defined, so
+// they may share bytes, but only from the same base. 'z' is colocated with 'y' and larger.
+DsaProblem InPlaceProblem() {
+  DsaProblem problem;
+  problem.pools = {Pool(1, "Vec", 1024), Pool(2, "Mat", 1024)};
+  problem.buffers = {Buffer(0, "x", 64, {{0, 5}}, {1, 2}), Buffer(1, "y", 32, {{5, 10}}, {1, 2}),
+                     Buffer(2, "z", 96, {{5, 8}}, {1, 2})};
+  problem.constraints.colocations = {{1, 2}};
+  problem.extensions.exact_or_disjoint = {{0, 1}};
+  problem.objective.terms = {DsaObjectiveTerm::kTotalPeak};
+  return problem;
+}
+
+TEST(DsaValidatorTest, ExactOrDisjointAcceptsTheSameBaseAndDisjointRanges) {
+  const DsaProblem problem = InPlaceProblem();
+  ASSERT_THAT(ValidateDsaProblem(problem), IsEmpty());
+  // Same base: y and z at x's offset, sharing its bytes.
+  EXPECT_THAT(CheckDsaSolution(problem, {{0, 1, 64}, {1, 1, 64}, {2, 1, 64}}).errors, IsEmpty());
+  // Disjoint: the class [96, 192) above x [0, 64), and touching it.
+  EXPECT_THAT(CheckDsaSolution(problem, {{0, 1, 0}, {1, 1, 96}, {2, 1, 96}}).errors, IsEmpty());
+  EXPECT_THAT(CheckDsaSolution(problem, {{0, 1, 96}, {1, 1, 0}, {2, 1, 0}}).errors, IsEmpty());
+  // Different pools: the pair says nothing.
+  EXPECT_THAT(CheckDsaSolution(problem, {{0, 1, 32}, {1, 2, 0}, {2, 2, 0}}).errors, IsEmpty());
+}
+
+TEST(DsaValidatorTest, ExactOrDisjointRejectsAPartialOverlap) {
+  const DsaProblem problem = InPlaceProblem();
+  // The class [32, 128) starts inside x [0, 64), at another offset.
+  EXPECT_THAT(CheckDsaSolution(problem, {{0, 1, 0}, {1, 1, 32}, {2, 1, 32}}).errors,
+              ElementsAre("exact_or_disjoint pair 0-1 violated: buffer 0 'x' at offset 0 with "
+                          "size 64 partially overlaps buffer 1 'y' at offset 32 with size 96 (its "
+                          "colocation class) in pool 1 'Vec' (they must start at the same offset "
+                          "or share no byte)"));
+  // y [0, 32) alone would miss x [64, 128), but its class [0, 96) reaches it.
+  EXPECT_THAT(CheckDsaSolution(problem, {{0, 1, 64}, {1, 1, 0}, {2, 1, 0}}).errors,
+              ElementsAre(HasSubstr("buffer 0 'x' at offset 64 with size 64 partially overlaps "
+                                    "buffer 1 'y' at offset 0 with size 96")));
+  // The rule holds whatever the lifetimes: a separation is stricter, and the live-together
+  // rule reports a same-base overlap of buffers live together on its own.
+  DsaProblem live = problem;
+  live.buffers[1].live_intervals = {{0, 10}};
+  EXPECT_THAT(CheckDsaSolution(live, {{0, 1, 0}, {1, 1, 0}, {2, 1, 0}}).errors,
+              ElementsAre(HasSubstr("while both are live at time 0")));
+}
+
 TEST(DsaValidatorTest, RejectsViolatedPin) {
   std::vector<DsaPlacement> placements = HandPlacements();
   Move(placements, 7, 2, 128);  // h [128, 192): clear of everything, but pinned at 64.
