@@ -9,14 +9,21 @@
 // prints the measured table ready to paste. The collection is also compared with gc_serial on a
 // twin heap byte for byte, so the counted run is a correct one.
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -31,8 +38,8 @@
 #include "sparse_runtime/device/runtime_memory.h"
 #include "sparse_runtime/device/snode_pointer.h"
 
-#if !defined(ACCELMEM_ARCH_COUNTING)
-#error "gpu_cost_test needs the counting build of arch.h"
+#if !defined(ACCELMEM_ARCH_COUNTING) || !defined(ACCELMEM_ARCH_WARP_EMULATION)
+#error "gpu_cost_test needs the counting and warp-emulation builds of arch.h"
 #endif
 
 namespace accelmem {
@@ -67,6 +74,8 @@ class CostCounter {
     current_ = nullptr;
   }
   void SetLane(int64_t lane) { lane_ = lane; }
+  // Lanes run one after another (SetLane), or as threads of an emulated warp (thread_lane).
+  static thread_local int64_t thread_lane;
   PathCost Finish(int64_t cells) const {
     PathCost cost;
     cost.cells = cells;
@@ -85,17 +94,144 @@ class CostCounter {
   using Counts = std::vector<int64_t>;
   static void Hook(ArchCost cost, const void* address) {
     CostCounter* self = current_;
-    Counts& counts = self->lanes_[self->lane_];
+    std::lock_guard<std::mutex> lock(self->mu_);
+    Counts& counts = self->lanes_[thread_lane >= 0 ? thread_lane : self->lane_];
     if (counts.empty()) counts.assign(sparse_runtime::kNumArchCosts, 0);
     ++counts[cost];
     if (cost == sparse_runtime::kCostAtomic) ++self->atomics_at_[address];
   }
   static CostCounter* current_;
+  std::mutex mu_;
   int64_t lane_ = 0;
   std::map<int64_t, Counts> lanes_;
   std::unordered_map<const void*, int64_t> atomics_at_;
 };
 CostCounter* CostCounter::current_ = nullptr;
+thread_local int64_t CostCounter::thread_lane = -1;
+
+// 32 host threads as one warp, behind arch.h's warp collectives (ACCELMEM_ARCH_WARP_EMULATION).
+// warp_active_mask() gathers the lanes that reach a collective together: a lane waits until every
+// lane still running has joined its group, or until kGather has passed (the lanes that diverged
+// elsewhere then form groups of their own, as activemask may return any subset of the warp); the
+// group's lanes then exchange keys (warp_match_any) and values (warp_shfl) through it, each
+// exchange behind a barrier of the group. Every lane of a group must make the same collective calls
+// in the same order (warp_aggregated_add_relaxed does). Mutexes only: TSan sees every exchange.
+class WarpEmulator {
+ public:
+  static constexpr int kLanes = 32;
+  // Runs body(lane) on kLanes threads as one warp; one warp at a time.
+  static void Run(const std::function<void(int)>& body) {
+    WarpEmulator warp;
+    static const sparse_runtime::ArchWarpEmulator ops = {&Lane, &ActiveMask, &MatchAny, &Shfl};
+    current_ = &warp;
+    sparse_runtime::arch_warp_emulator = &ops;
+    warp.running_ = kLanes;
+    std::vector<std::thread> threads;
+    for (int lane = 0; lane < kLanes; ++lane) {
+      threads.emplace_back([&warp, &body, lane] {
+        lane_ = lane;
+        body(lane);
+        std::lock_guard<std::mutex> lock(warp.mu_);
+        --warp.running_;
+        warp.cv_.notify_all();
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    sparse_runtime::arch_warp_emulator = nullptr;
+    current_ = nullptr;
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kGather{20};
+  struct Group {
+    uint32_t mask = 0;
+    int members = 0;
+    bool closed = false;
+    std::mutex mu;
+    std::condition_variable cv;
+    int arrived = 0;
+    uint64_t generation = 0;
+    uint64_t keys[kLanes] = {};
+    uint64_t values[kLanes] = {};
+    void Barrier() {
+      std::unique_lock<std::mutex> lock(mu);
+      const uint64_t g = generation;
+      if (++arrived == members) {
+        arrived = 0;
+        ++generation;
+        cv.notify_all();
+      } else {
+        cv.wait(lock, [&] { return generation != g; });
+      }
+    }
+  };
+
+  static uint32_t Lane() { return static_cast<uint32_t>(lane_); }
+  static uint32_t ActiveMask() {
+    WarpEmulator* w = current_;
+    std::unique_lock<std::mutex> lock(w->mu_);
+    if (w->open_ == nullptr) {
+      w->open_ = std::make_shared<Group>();
+      w->deadline_ = std::chrono::steady_clock::now() + kGather;
+    }
+    std::shared_ptr<Group> g = w->open_;
+    g->mask |= uint32_t{1} << lane_;
+    ++g->members;
+    w->cv_.notify_all();
+    w->cv_.wait_until(lock, w->deadline_, [&] { return g->closed || g->members == w->running_; });
+    if (!g->closed) {
+      g->closed = true;
+      w->open_ = nullptr;
+      w->cv_.notify_all();
+    }
+    group_ = g;
+    return g->mask;
+  }
+  static uint32_t MatchAny(uint32_t mask, uint64_t key) {
+    Group& g = *group_;
+    {
+      std::lock_guard<std::mutex> lock(g.mu);
+      g.keys[lane_] = key;
+    }
+    g.Barrier();
+    uint32_t peers = 0;
+    {
+      std::lock_guard<std::mutex> lock(g.mu);
+      for (int l = 0; l < kLanes; ++l) {
+        if ((mask >> l & 1) != 0 && g.keys[l] == key) peers |= uint32_t{1} << l;
+      }
+    }
+    g.Barrier();  // the keys may be written again after this
+    return peers;
+  }
+  static uint64_t Shfl(uint32_t, uint64_t value, uint32_t src_lane) {
+    Group& g = *group_;
+    {
+      std::lock_guard<std::mutex> lock(g.mu);
+      g.values[lane_] = value;
+    }
+    g.Barrier();
+    uint64_t out;
+    {
+      std::lock_guard<std::mutex> lock(g.mu);
+      out = g.values[src_lane];
+    }
+    g.Barrier();
+    return out;
+  }
+
+  static WarpEmulator* current_;
+  static thread_local int lane_;
+  static thread_local std::shared_ptr<Group> group_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int running_ = 0;
+  std::shared_ptr<Group> open_;
+  std::chrono::steady_clock::time_point deadline_;
+};
+WarpEmulator* WarpEmulator::current_ = nullptr;
+thread_local int WarpEmulator::lane_ = 0;
+thread_local std::shared_ptr<WarpEmulator::Group> WarpEmulator::group_;
 
 // GPU geometry: CudaGc's defaults on a 132-SM card (8 blocks of 64 lanes per SM).
 constexpr int kWorkers0 = kMaxGcWorkers;
@@ -352,7 +488,8 @@ TEST(GpuCostTest, PathsCostWhatTheTableSays) {
 // no fence; recycling and fresh allocation pay fences only when a lane creates a list chunk (the
 // locked slow path, about one per 4096 cells); phase 0 is one OR per cell and no fence. Not met
 // yet, and printed instead: at most one atomic on a shared counter per 32 cells (allocation and
-// recycling take one each, warp aggregation would make it one per warp).
+// recycling take one each when lanes run one at a time; WarpsTakeOneSharedAtomicPer32Cells counts
+// them in whole warps).
 TEST(GpuCostTest, TargetsThatHold) {
   std::map<std::string, PathCost> costs;
   MeasureAll(&costs);
@@ -366,8 +503,80 @@ TEST(GpuCostTest, TargetsThatHold) {
   EXPECT_EQ(costs["gc_phase0"].atomic(), costs["gc_phase0"].cells);
   for (const char* path : {"allocate", "recycle"}) {
     const PathCost& c = costs[path];
-    std::printf("%s: %.2f shared-counter atomics per 32 cells (target <= 1: not met)\n", path,
+    std::printf("%s, one lane at a time: %.2f shared-counter atomics per 32 cells\n", path,
                 32.0 * c.hottest / c.cells);
+  }
+}
+
+// Allocation and recycling from 32 lanes of one emulated warp: the warp-aggregated counters hand
+// out every index exactly once (the free list's cells first, then fresh ones past its end, in one
+// run), every recycled index lands on the recycled list once, and the bookkeeping adds up. Runs
+// under TSan and ASan like every test here.
+TEST(GpuCostTest, WarpAggregatedCountersHandOutEachIndexOnce) {
+  constexpr int kPerLane = 96;
+  constexpr int kFree = 1000;  // fewer than the warp takes: lanes cross into fresh cells
+  DeviceHeap heap;
+  const std::vector<int32_t> cells = AllocateFilled(&heap, kFree);
+  for (int32_t index : cells) heap.nm->recycle_index(index);
+  heap.nm->gc_serial();
+  std::vector<std::vector<int32_t>> taken(WarpEmulator::kLanes);
+  WarpEmulator::Run([&](int lane) {
+    for (int k = 0; k < kPerLane; ++k) taken[lane].push_back(heap.nm->allocate_index());
+    for (int k = 0; k < kPerLane; k += 2) heap.nm->recycle_index(taken[lane][k]);
+  });
+  std::set<int32_t> all;
+  for (const auto& lane : taken) {
+    for (int32_t index : lane) {
+      ASSERT_GE(index, 0);
+      EXPECT_TRUE(all.insert(index).second) << "index " << index << " handed out twice";
+    }
+  }
+  const int total = WarpEmulator::kLanes * kPerLane;
+  EXPECT_EQ(static_cast<int>(all.size()), total);
+  EXPECT_EQ(*all.rbegin(), total - 1);  // the free list's 1000 cells and fresh ones, no gap
+  std::set<int32_t> recycled;
+  for (int k = 0; k < heap.nm->recycled_list.size(); ++k) {
+    EXPECT_TRUE(recycled.insert(heap.nm->recycled_list.get<int32_t>(k)).second);
+  }
+  EXPECT_EQ(static_cast<int>(recycled.size()), total / 2);
+  EXPECT_EQ(heap.nm->num_in_use(), total / 2);
+  EXPECT_EQ(sparse_runtime::runtime_error_code(&heap.rt.memory), 0);
+}
+
+// With whole warps, allocation from the free list and recycling by index take one atomic on their
+// shared counter per 32 cells (the target), counted as in PathsCostWhatTheTableSays but
+// with the lanes as threads of emulated warps. A group that splits (a lane delayed past the
+// emulator's gathering time) costs one more atomic; a few are tolerated.
+TEST(GpuCostTest, WarpsTakeOneSharedAtomicPer32Cells) {
+  constexpr int kPerLane = 64;
+  constexpr int kCellsHere = WarpEmulator::kLanes * kPerLane;
+  DeviceHeap heap;
+  const std::vector<int32_t> cells = AllocateFilled(&heap, 2 * kCellsHere);
+  for (int32_t index : cells) heap.nm->recycle_index(index);
+  heap.nm->gc_serial();
+  std::vector<std::vector<int32_t>> taken(WarpEmulator::kLanes);
+  PathCost allocate, recycle;
+  {
+    CostCounter counter;
+    WarpEmulator::Run([&](int lane) {
+      CostCounter::thread_lane = lane;
+      for (int k = 0; k < kPerLane; ++k) taken[lane].push_back(heap.nm->allocate_index());
+    });
+    allocate = counter.Finish(kCellsHere);
+  }
+  {
+    CostCounter counter;
+    WarpEmulator::Run([&](int lane) {
+      CostCounter::thread_lane = lane;
+      for (int32_t index : taken[lane]) heap.nm->recycle_index(index);
+    });
+    recycle = counter.Finish(kCellsHere);
+  }
+  for (const auto& [name, c] : {std::make_pair("allocate", allocate), {"recycle", recycle}}) {
+    std::printf("%s in warps: %.2f shared-counter atomics per 32 cells, %lld fences\n", name,
+                32.0 * c.hottest / c.cells, static_cast<long long>(c.fence()));
+    EXPECT_LE(c.hottest, kCellsHere / 32 + 4) << name;
+    EXPECT_EQ(c.fence(), 0) << name;
   }
 }
 

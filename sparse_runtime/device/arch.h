@@ -408,6 +408,101 @@ ACCELMEM_RT_INLINE bool is_representative(u32, const void*) { return true; }
 #endif
 
 // ---------------------------------------------------------------------------------------------
+// Warp collectives, for warp-aggregated counters: warp_lane() (this lane's index in its warp),
+// warp_active_mask(), warp_match_any(mask, key) (the lanes of mask with the same key),
+// warp_shfl / warp_shfl32(mask, value, src_lane) (every lane of mask gets src_lane's value) and
+// warp_lanemask_lt() (the lanes below this one). CUDA: activemask, match.any.sync, shfl.sync and
+// %lanemask_lt (sm_70+). The native build is a warp of one lane (the calls fold away). Tests
+// define ACCELMEM_ARCH_WARP_EMULATION and set arch_warp_emulator to run 32 host threads as one
+// warp (gc/device/gpu_cost_test.cc), so the multi-lane code runs under TSan; an emulator requires
+// every lane of a mask to make the same collective calls in the same order.
+#if defined(ACCELMEM_ARCH_WARP_EMULATION)
+#if defined(ARCH_cuda)
+#error "the warp emulator is a host build"
+#endif
+struct ArchWarpEmulator {
+  u32 (*lane)();
+  u32 (*active_mask)();
+  u32 (*match_any)(u32 mask, u64 key);
+  u64 (*shfl)(u32 mask, u64 value, u32 src_lane);
+};
+// Null: a warp of one lane.
+inline const ArchWarpEmulator* arch_warp_emulator = nullptr;
+#endif
+#if defined(ARCH_cuda)
+ACCELMEM_RT_INLINE u32 warp_lane() { return static_cast<u32>(lane_id()); }
+ACCELMEM_RT_INLINE u32 warp_active_mask() { return active_mask(); }
+ACCELMEM_RT_INLINE u32 warp_match_any(u32 mask, u64 key) { return match_any_sync_u64(mask, key); }
+ACCELMEM_RT_INLINE u64 warp_shfl(u32 mask, u64 value, u32 src_lane) {
+  const i32 lo = __nvvm_shfl_sync_idx_i32(mask, static_cast<i32>(value), src_lane, 0x1f);
+  const i32 hi = __nvvm_shfl_sync_idx_i32(mask, static_cast<i32>(value >> 32), src_lane, 0x1f);
+  return (static_cast<u64>(static_cast<u32>(hi)) << 32) | static_cast<u32>(lo);
+}
+ACCELMEM_RT_INLINE u32 warp_shfl32(u32 mask, u32 value, u32 src_lane) {
+  return static_cast<u32>(__nvvm_shfl_sync_idx_i32(mask, static_cast<i32>(value), src_lane, 0x1f));
+}
+ACCELMEM_RT_INLINE u32 warp_lanemask_lt() { return __nvvm_read_ptx_sreg_lanemask_lt(); }
+#else
+ACCELMEM_RT_INLINE u32 warp_lane() {
+#if defined(ACCELMEM_ARCH_WARP_EMULATION)
+  if (arch_warp_emulator != nullptr) return arch_warp_emulator->lane();
+#endif
+  return 0;
+}
+ACCELMEM_RT_INLINE u32 warp_active_mask() {
+#if defined(ACCELMEM_ARCH_WARP_EMULATION)
+  if (arch_warp_emulator != nullptr) return arch_warp_emulator->active_mask();
+#endif
+  return 1;
+}
+ACCELMEM_RT_INLINE u32 warp_match_any(u32 mask, u64 key) {
+#if defined(ACCELMEM_ARCH_WARP_EMULATION)
+  if (arch_warp_emulator != nullptr) return arch_warp_emulator->match_any(mask, key);
+#endif
+  (void)key;
+  return mask;
+}
+ACCELMEM_RT_INLINE u64 warp_shfl(u32 mask, u64 value, u32 src_lane) {
+#if defined(ACCELMEM_ARCH_WARP_EMULATION)
+  if (arch_warp_emulator != nullptr) return arch_warp_emulator->shfl(mask, value, src_lane);
+#endif
+  (void)mask;
+  (void)src_lane;
+  return value;
+}
+ACCELMEM_RT_INLINE u32 warp_shfl32(u32 mask, u32 value, u32 src_lane) {
+  return static_cast<u32>(warp_shfl(mask, value, src_lane));
+}
+ACCELMEM_RT_INLINE u32 warp_lanemask_lt() { return (u32{1} << warp_lane()) - 1; }
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Warp-aggregated relaxed fetch-and-add: the lanes of a warp that reach this call together with
+// the same `p` make ONE atomic add of `v` per lane, by their lowest lane, and each gets the value
+// a separate add of its own would have returned in lane order (base + v * rank). Why: allocation
+// and recycling take one index each from a counter every lane of the grid shares; one atomic per
+// warp instead of per lane divides the traffic on that one address (the L2 serializes it) by up
+// to 32 (issue 49). Relaxed, as atomic_add_relaxed: use it only where the counter publishes
+// nothing. On the CPU (a warp of one lane) it is atomic_add_relaxed.
+template <typename T>
+ACCELMEM_RT_INLINE T warp_aggregated_add_relaxed(T* p, T v) {
+  const u32 mask = warp_active_mask();
+  const u32 peers = warp_match_any(mask, static_cast<u64>(reinterpret_cast<uptr>(p)));
+  const u32 leader = static_cast<u32>(__builtin_ctz(peers));
+  const T rank = static_cast<T>(__builtin_popcount(peers & warp_lanemask_lt()));
+  T base = 0;
+  if (warp_lane() == leader) {
+    base = atomic_add_relaxed(p, static_cast<T>(v * static_cast<T>(__builtin_popcount(peers))));
+  }
+  if constexpr (sizeof(T) == 4) {  // one shfl for 4 bytes, two for 8
+    base = static_cast<T>(warp_shfl32(peers, static_cast<u32>(base), leader));
+  } else {
+    base = static_cast<T>(warp_shfl(peers, static_cast<u64>(base), leader));
+  }
+  return static_cast<T>(base + v * rank);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Spinlock on an i32 word (0 = free, 1 = held). Acquire/release ordering.
 ACCELMEM_RT_INLINE void mutex_lock_i32(i32* lock) {
   while (atomic_exchange(lock, 1) != 0) {

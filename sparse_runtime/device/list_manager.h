@@ -130,9 +130,10 @@ struct alignas(64) ListManager {
   static constexpr i32 kMaxIndex = 0x7ffffffe;
   // The counter's add is relaxed (here, in reserve_new_elements and in Appender::push_back): it
   // only hands out indices; an element's chunk is published by touch_chunk (release / acquire)
-  // and its contents by whatever the caller publishes it with, never by the counter.
+  // and its contents by whatever the caller publishes it with, never by the counter. One element
+  // at a time, a warp's lanes share one add (warp_aggregated_add_relaxed).
   ACCELMEM_RT_INLINE i32 reserve_new_element() {
-    i32 i = atomic_add_relaxed(&num_elements, 1);
+    i32 i = warp_aggregated_add_relaxed(&num_elements, 1);
     if (static_cast<u32>(i) <= static_cast<u32>(kMaxIndex) &&
         touch_chunk(i >> log2_chunk_num_elements)) {
       return i;
@@ -208,7 +209,7 @@ struct alignas(64) ListManager {
 
     template <typename T>
     ACCELMEM_RT_INLINE i32 push_back(const T& t) const {
-      const i32 i = atomic_add_relaxed(&list->num_elements, 1);  // see reserve_new_element
+      const i32 i = warp_aggregated_add_relaxed(&list->num_elements, 1);  // see reserve_new_element
       if (static_cast<u32>(i) > static_cast<u32>(kMaxIndex)) return list->reserve_failed(i);
       const i32 c = i >> log2_chunk_num_elements;
       const Ptr chunk = c < max_num_chunks ? atomic_load_acquire(&chunks[c]) : nullptr;

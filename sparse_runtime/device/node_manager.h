@@ -104,10 +104,10 @@ struct alignas(64) NodeManager {
     // and the entries, the free list's chunks and the zeroed cells they name were written by the
     // last GC, which every allocation is ordered after by other means (a kernel boundary on a
     // GPU; on the CPU the GC's exclusive access). On CUDA a fenced add waited for the lane's
-    // earlier accesses twice per cell.
+    // earlier accesses twice per cell; a warp's lanes take their slots with one add.
     const i32 free_size = free_list.size();
     if (atomic_load_relaxed(&free_list_used) < free_size) {
-      const i32 old = atomic_add_relaxed(&free_list_used, 1);
+      const i32 old = warp_aggregated_add_relaxed(&free_list_used, 1);  // one add per warp
       if (old < free_size) {
         return *reinterpret_cast<const list_data_type*>(free_list.get_element_ptr_relaxed(old));
       }
