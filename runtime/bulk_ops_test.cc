@@ -3,6 +3,7 @@
 // for the wrong cell shows up as a wrong value).
 #include "runtime/bulk_ops.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -101,24 +102,36 @@ TEST(BulkOpsTest, ArgumentsAreChecked) {
 }
 
 // ScatterAdd equals a serial model for every path: a dense parent with a small key space (a
-// table of container bases), with a big one (the batch's keys, activated first), and a sparse
-// parent (a read and a write per row); values per row and a scalar; one and two workers.
+// table of container bases; one and two axes, shapes that are not powers of two), with a big one
+// (the batch's keys, activated first), and a sparse parent (a read and a write per row); values
+// per row and a scalar; one and two workers. Values are read back through the host API, whose
+// cell arithmetic (CellIndices) is the runtime's own: an address the scatter computed for another
+// cell fails here.
 TEST(BulkOpsTest, ScatterAddMatchesAModel) {
   struct Layout {
     const char* name;
-    int32_t extent;
+    std::vector<int32_t> extents;  // per index position
     void (*build)(SNodeTree&);
   };
   const Layout layouts[] = {
-      {"small_keys", 60,
+      {"small_keys",
+       {60},
        [](SNodeTree& t) { t.root().pointer(i, 12).dense(i, 5).place<int32_t>("x"); }},
-      {"big_keys", 1 << 22,
+      {"two_axes",
+       {15, 12},
+       [](SNodeTree& t) {
+         t.root().pointer({i, j}, {3, 4}).dense({i, j}, {5, 3}).place<int32_t>("x");
+       }},
+      {"big_keys",
+       {1 << 22},
        [](SNodeTree& t) { t.root().pointer(i, 1 << 21).dense(i, 2).place<int32_t>("x"); }},
-      {"sparse_parent", 60,
+      {"sparse_parent",
+       {60},
        [](SNodeTree& t) { t.root().dense(i, 6).pointer(i, 10).place<int32_t>("x"); }},
   };
   std::mt19937 rng(11);
   for (const Layout& layout : layouts) {
+    const int ndim = static_cast<int>(layout.extents.size());
     for (int threads : {1, 2}) {
       for (bool scalar : {false, true}) {
         SCOPED_TRACE(::testing::Message()
@@ -127,21 +140,28 @@ TEST(BulkOpsTest, ScatterAddMatchesAModel) {
         layout.build(tree);
         auto rt = Make(tree);
         const SNode& x = *tree.FindPlace("x");
-        std::map<int32_t, int32_t> model;
+        std::map<std::vector<int32_t>, int32_t> model;
         ScatterScratch scratch;
         for (int round = 0; round < 3; ++round) {
           const int n = 400;
-          std::vector<int32_t> rows(n), values(n);
+          std::vector<int32_t> rows(n * ndim), values(n);
           for (int k = 0; k < n; ++k) {
-            rows[k] = static_cast<int32_t>(rng() % 50) * (layout.extent / 50);
+            for (int d = 0; d < ndim; ++d) {
+              // At most 50 distinct coordinates per axis, spread over the extent.
+              const int32_t e = layout.extents[d], spread = std::min(e, 50);
+              rows[k * ndim + d] = static_cast<int32_t>(rng() % spread) * (e / spread);
+            }
             values[k] = static_cast<int32_t>(rng() % 7) - 3;
           }
           const int32_t one = 5;
-          ASSERT_TRUE(ScatterAdd(*rt, x, {rows.data(), n, 1}, scalar ? &one : values.data(), scalar,
-                                 threads, &scratch)
+          ASSERT_TRUE(ScatterAdd(*rt, x, {rows.data(), n, ndim}, scalar ? &one : values.data(),
+                                 scalar, threads, &scratch)
                           .ok());
-          for (int k = 0; k < n; ++k) model[rows[k]] += scalar ? one : values[k];
-          for (const auto& [cell, sum] : model) ASSERT_EQ(Get<int32_t>(*rt, x, {cell}), sum);
+          for (int k = 0; k < n; ++k) {
+            model[std::vector<int32_t>(rows.begin() + k * ndim, rows.begin() + (k + 1) * ndim)] +=
+                scalar ? one : values[k];
+          }
+          for (const auto& [cell, sum] : model) ASSERT_EQ(Get<int32_t>(*rt, x, cell), sum);
         }
       }
     }
