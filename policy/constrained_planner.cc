@@ -64,12 +64,16 @@ int Severity(ConstrainedStatus status) {
 }
 
 // Plain placement (conflicts are exactly the lifetime overlaps of single intervals; nothing
-// reserved, pinned, colocated, excluded or penalised; one alignment) of more than this many
+// reserved, pinned, colocated, excluded, penalised or paired exact-or-disjoint; one alignment)
+// of more than this many
 // items goes to the lifetime planner's search, built for thousands of buffers.
 constexpr size_t kPlainItems = 40;
 
 bool IsPlainPlacement(const DsaProblem& problem, const PoolModel& model) {
-  if (model.any_penalty || !model.reserved.empty() || !model.pipeline_only.empty()) return false;
+  if (model.any_penalty || !model.reserved.empty() || !model.pipeline_only.empty() ||
+      !model.exact_pairs.empty()) {
+    return false;
+  }
   if (!problem.constraints.temporal_exclusions.empty() ||
       !problem.constraints.colocations.empty() || !problem.constraints.separations.empty()) {
     return false;

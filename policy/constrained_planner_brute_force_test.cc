@@ -120,6 +120,76 @@ TEST(ConstrainedPlannerBruteForceTest, TinyProblemsWithEveryConstraintKind) {
   EXPECT_GE(several_pools, 300);
 }
 
+// Exact-or-disjoint pairs (problem.extensions) on tiny generated problems, against the brute
+// force: no partial overlap, no false optimum, bound or proof. The same problems with the pairs
+// dropped, and with the pairs as separations, show that the pairs bind (some optimum without
+// them overlaps partially) and that the same base is used (some optimum is better than apart).
+TEST(ConstrainedPlannerBruteForceTest, TinyProblemsWithExactOrDisjointPairs) {
+  policy_testing::DsaGeneratorOptions options;
+  options.min_buffers = 3;
+  options.max_buffers = 5;
+  options.max_size_units = 3;
+  options.horizon = 6;
+  options.unbounded_probability = 0;
+  options.loose_probability = 0.1;
+  options.tight_probability = 0.75;
+  options.colocation_probability = 0.3;
+  options.multi_pool_probability = 0.2;
+  options.every_objective_order = true;
+  options.exact_or_disjoint_probability = 0.7;
+  int compared = 0, optimal = 0, infeasible = 0, binds = 0, shares = 0;
+  for (uint64_t seed = 0; compared < 600 && seed < 20000; ++seed) {
+    const DsaProblem problem = policy_testing::GenerateDsaProblem(seed, options);
+    bool small = !problem.extensions.exact_or_disjoint.empty();
+    for (const DsaPool& pool : problem.pools) small = small && *pool.capacity <= 256;
+    if (!small) continue;
+    ++compared;
+    const std::string where = "seed " + std::to_string(seed);
+    absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+    ASSERT_TRUE(result.ok()) << where << ": " << result.status();
+    const std::optional<std::vector<uint64_t>> truth = brute::BruteForce(problem, 32);
+    if (!result->placements.empty()) {
+      const std::vector<std::string> violations =
+          brute::HardViolations(problem, result->placements);
+      ASSERT_TRUE(violations.empty()) << where << ": " << violations.front();
+    }
+    if (result->status == ConstrainedStatus::kInfeasible) {
+      ++infeasible;
+      EXPECT_FALSE(truth.has_value()) << where << ": proven infeasible, but a placement exists";
+    } else if (result->status == ConstrainedStatus::kOptimal) {
+      ++optimal;
+      ASSERT_TRUE(truth.has_value()) << where;
+      EXPECT_EQ(Values(problem, *result), *truth) << where << ": 'optimal' is not the optimum";
+    } else if (truth) {
+      EXPECT_GE(Values(problem, *result), *truth) << where;
+    }
+    for (size_t t = 0; truth && t < problem.objective.terms.size(); ++t) {
+      if (problem.objective.terms[t] == DsaObjectiveTerm::kReuseCost) {
+        EXPECT_LE(result->reuse_lower_bound, (*truth)[t]) << where << ": reuse bound";
+      }
+    }
+    DsaProblem without = problem, apart = problem;
+    without.extensions.exact_or_disjoint.clear();
+    apart.extensions.exact_or_disjoint.clear();
+    for (const DsaPair& pair : problem.extensions.exact_or_disjoint) {
+      apart.constraints.separations.push_back({pair.first, pair.second, {}});
+    }
+    const std::optional<std::vector<uint64_t>> free_truth = brute::BruteForce(without, 32);
+    const std::optional<std::vector<uint64_t>> apart_truth =
+        ValidateDsaProblem(apart).empty() ? brute::BruteForce(apart, 32) : std::nullopt;
+    binds += free_truth != truth;
+    shares += truth && (!apart_truth || *truth < *apart_truth);
+  }
+  std::printf(
+      "%d problems with exact pairs: optimal %d, infeasible %d; the pairs bind in %d, "
+      "the same base beats apart in %d\n",
+      compared, optimal, infeasible, binds, shares);
+  EXPECT_EQ(compared, 600);
+  EXPECT_GE(optimal, 300);
+  EXPECT_GE(binds, 30);
+  EXPECT_GE(shares, 150);
+}
+
 }  // namespace
 }  // namespace policy
 }  // namespace accelmem

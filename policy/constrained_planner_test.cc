@@ -46,6 +46,69 @@ TEST(ConstrainedPlannerTest, LoadOverCapacityIsAProofNamingTheTime) {
   EXPECT_TRUE(result->placements.empty());
 }
 
+// An in-place pair (problem.extensions.exact_or_disjoint): x dies where y is defined, z lives
+// throughout. 96 bytes hold z and x, so y fits only in x's bytes: from x's base it may, as a
+// separation it may not.
+TEST(ConstrainedPlannerTest, AnExactPairSharesItsBaseWhereApartItCannotFit) {
+  DsaProblem problem = OnePool(96);
+  AddBuffer(&problem, 0, 32, 0, 10);  // z
+  AddBuffer(&problem, 1, 64, 0, 5);   // x
+  AddBuffer(&problem, 2, 32, 5, 10);  // y
+  problem.extensions.exact_or_disjoint = {{1, 2}};
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_EQ(result->placements[2].offset, result->placements[1].offset);
+  EXPECT_EQ(result->total_peak, 96u);
+  DsaProblem apart = problem;
+  apart.extensions.exact_or_disjoint.clear();
+  apart.constraints.separations = {{1, 2, {}}};
+  result = SolveConstrained(apart);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+}
+
+// Pins leave x only [32, 96) and y only [0, 64): y would overlap x partially, which a plain
+// problem allows and an exact pair does not. The search proves it.
+TEST(ConstrainedPlannerTest, AnExactPairNeverOverlapsPartially) {
+  DsaProblem problem = OnePool(96);
+  AddBuffer(&problem, 0, 32, 0, 5);   // a, pinned at 0
+  AddBuffer(&problem, 1, 64, 0, 5);   // x
+  AddBuffer(&problem, 2, 64, 5, 10);  // y
+  AddBuffer(&problem, 3, 32, 5, 10);  // b, pinned at 64
+  problem.constraints.pinned_allocations = {{0, 0, 0, false}, {3, 0, 64, false}};
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_EQ(result->placements[1].offset, 32u);
+  EXPECT_EQ(result->placements[2].offset, 0u);
+  problem.extensions.exact_or_disjoint = {{2, 1}};
+  result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+  EXPECT_THAT(result->reason, HasSubstr("exhaustive search"));
+}
+
+// w is pinned at [0, 40); y needs alignment 64, so it starts at 64 at best, and x (alignment 1)
+// may join it there. x's own resting points are 40 (partial against y at 64) and y's top 128:
+// only as one group, aligned to 64, do they reach the least peak 128. A search that offered x
+// its own resting points only would end exhausted at 160 and call it optimal.
+TEST(ConstrainedPlannerTest, AnExactGroupRestsAtItsLargestAlignment) {
+  DsaProblem problem = OnePool(1024);
+  problem.objective.terms = {DsaObjectiveTerm::kTotalPeak};
+  problem.buffers = {{0, "w", 40, 1, {{0, 10}}, {0}},
+                     {1, "x", 32, 1, {{0, 5}}, {0}},
+                     {2, "y", 64, 64, {{5, 10}}, {0}}};
+  problem.constraints.pinned_allocations = {{0, 0, 0, false}};
+  problem.extensions.exact_or_disjoint = {{1, 2}};
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_EQ(result->total_peak, 128u);
+  EXPECT_EQ(result->placements[1].offset, 64u);
+  EXPECT_EQ(result->placements[2].offset, 64u);
+}
+
 TEST(ConstrainedPlannerTest, ReservedRangesCountAgainstTheCapacity) {
   DsaProblem problem = OnePool(128);
   problem.pools[0].reserved_ranges = {{32, 64}};

@@ -174,6 +174,57 @@ void BuildWeights(const Members& members, const Temporal& temporal, PoolModel* m
   }
 }
 
+// Exact-or-disjoint pairs between two items of the pool (IndexPairs drops those that conflict).
+void BuildExactPairs(const Members& members, PoolModel* m) {
+  for (const DsaPair& pair : members.problem.extensions.exact_or_disjoint) {
+    const int a = members.Local(pair.first), b = members.Local(pair.second);
+    if (a < 0 || b < 0) continue;
+    const int i = members.item_of[a], j = members.item_of[b];
+    if (i != j) m->exact_pairs.insert(std::minmax(i, j));
+  }
+}
+
+// The exact_* fields of IndexPairs.
+void IndexExactPairs(PoolModel* m) {
+  const size_t n = m->items.size();
+  m->exact_of.assign(n, {});
+  m->exact_group.assign(n, -1);
+  m->exact_members.clear();
+  m->exact_alignments.clear();
+  for (auto it = m->exact_pairs.begin(); it != m->exact_pairs.end();) {
+    if (m->conflict[it->first][it->second]) {
+      it = m->exact_pairs.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (m->exact_pairs.empty()) return;
+  std::vector<int> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  for (const auto& [i, j] : m->exact_pairs) {
+    m->exact_of[i].push_back(j);
+    m->exact_of[j].push_back(i);
+    parent[FindRoot(parent, i)] = FindRoot(parent, j);
+  }
+  std::map<int, int> group_of_root;
+  for (size_t i = 0; i < n; ++i) {
+    if (m->exact_of[i].empty()) continue;
+    auto [it, inserted] =
+        group_of_root.emplace(FindRoot(parent, i), static_cast<int>(m->exact_members.size()));
+    if (inserted) {
+      m->exact_members.emplace_back();
+      m->exact_alignments.emplace_back();
+    }
+    m->exact_group[i] = it->second;
+    m->exact_members[it->second].push_back(static_cast<int>(i));
+    m->exact_alignments[it->second].push_back(m->items[i].alignment);
+  }
+  for (std::vector<uint64_t>& alignments : m->exact_alignments) {
+    std::sort(alignments.begin(), alignments.end());
+    alignments.erase(std::unique(alignments.begin(), alignments.end()), alignments.end());
+  }
+}
+
 }  // namespace
 
 bool IntervalsOverlap(const std::vector<DsaInterval>& a, const std::vector<DsaInterval>& b) {
@@ -202,6 +253,7 @@ void IndexPairs(PoolModel* m) {
       }
     }
   }
+  IndexExactPairs(m);
 }
 
 absl::StatusOr<PoolModel> BuildPoolModel(const DsaProblem& problem, int pool_index,
@@ -217,6 +269,7 @@ absl::StatusOr<PoolModel> BuildPoolModel(const DsaProblem& problem, int pool_ind
   status = BuildConflicts(members, temporal, &m);
   if (!status.ok()) return status;
   BuildWeights(members, temporal, &m);
+  BuildExactPairs(members, &m);
   IndexPairs(&m);
   return m;
 }
@@ -242,6 +295,9 @@ PoolModel RestrictModel(const PoolModel& m, const std::vector<int>& items) {
       s.conflict[a][b] = m.conflict[items[a]][items[b]];
       s.weight[a][b] = m.weight[items[a]][items[b]];
     }
+  }
+  for (const auto& [i, j] : m.exact_pairs) {
+    if (local[i] >= 0 && local[j] >= 0) s.exact_pairs.insert(std::minmax(local[i], local[j]));
   }
   IndexPairs(&s);
   for (const auto& [i, j] : m.pipeline_only) {

@@ -60,15 +60,28 @@ struct PoolModel {
   bool any_penalty = false;
   // Pairs of items (i < j) whose conflict comes only from pipeline_stage separations.
   std::set<std::pair<int, int>> pipeline_only;
+  // Exact-or-disjoint pairs (problem.extensions) of items (i < j) that do not conflict: they may
+  // overlap only from the same offset. (A conflicting pair never overlaps: it is left out.)
+  std::set<std::pair<int, int>> exact_pairs;
+  // Derived by IndexPairs from exact_pairs: each item's partners, and the items connected to it
+  // through pairs (its exact group: -1 when it has no partner) with the group's members and
+  // distinct alignments, ascending. Items at one base move as one, by the group's largest
+  // alignment: the search's candidate offsets need that alignment (constrained_search.h).
+  std::vector<std::vector<int>> exact_of;
+  std::vector<int> exact_group;
+  std::vector<std::vector<int>> exact_members;
+  std::vector<std::vector<uint64_t>> exact_alignments;
 };
 
 // Derives conflicts_of, penalties_of and any_penalty from the conflict and weight matrices; a
-// conflicting pair's weight becomes 0 (it can never be paid).
+// conflicting pair's weight becomes 0 (it can never be paid). Derives the exact_* fields from
+// exact_pairs, dropping the pairs that conflict.
 void IndexPairs(PoolModel* m);
 
 // The model of pool `pool_index` holding `buffers` (indices into problem.buffers; every
 // colocation class lies wholly inside one pool). A class pinned at two offsets or a separation
-// inside a class is an error: no placement exists.
+// inside a class is an error: no placement exists. An exact-or-disjoint pair inside a class
+// always holds (one offset) and is dropped.
 absl::StatusOr<PoolModel> BuildPoolModel(const DsaProblem& problem, int pool_index,
                                          const std::vector<int>& buffers);
 

@@ -190,6 +190,35 @@ TEST(ConstrainedModelTest, RestrictModelKeepsThePairsBetweenItsItems) {
   EXPECT_THAT(s.penalties_of[0], ElementsAre(std::make_pair(2, uint64_t{3})));
 }
 
+// Exact-or-disjoint pairs become item pairs, except where they cannot matter: inside one class
+// (one offset) or between items that conflict (never overlapping). Items connected through pairs
+// form a group that knows its alignments.
+TEST(ConstrainedModelTest, ExactPairsFormGroupsWithTheirAlignments) {
+  ProblemBuilder b(1024);
+  const uint32_t x = b.Add(64, {{0, 5}}, 8);
+  const uint32_t y = b.Add(32, {{5, 10}}, 64);
+  const uint32_t z = b.Add(16, {{10, 12}});
+  const uint32_t live = b.Add(16, {{0, 10}});  // Live with x and y.
+  const uint32_t c1 = b.Add(8, {{20, 30}});
+  const uint32_t c2 = b.Add(8, {{20, 30}});  // Colocated with c1.
+  b.p.constraints.colocations = {{c1, c2}};
+  b.p.extensions.exact_or_disjoint = {{y, x}, {z, y}, {live, x}, {c1, c2}};
+  const PoolModel m = b.Build();
+  ASSERT_EQ(m.items.size(), 5u);  // x, y, z, live, {c1, c2}
+  EXPECT_EQ(m.exact_pairs, (std::set<std::pair<int, int>>{{0, 1}, {1, 2}}));
+  EXPECT_THAT(m.exact_of[1], ::testing::UnorderedElementsAre(0, 2));
+  EXPECT_THAT(m.exact_of[3], ::testing::IsEmpty());
+  EXPECT_EQ(m.exact_group, (std::vector<int>{0, 0, 0, -1, -1}));
+  ASSERT_EQ(m.exact_members.size(), 1u);
+  EXPECT_THAT(m.exact_members[0], ElementsAre(0, 1, 2));
+  EXPECT_THAT(m.exact_alignments[0], ElementsAre(1, 8, 64));
+  // A part keeps the pairs among its items, renumbered.
+  const PoolModel part = RestrictModel(m, {1, 2, 3});
+  EXPECT_EQ(part.exact_pairs, (std::set<std::pair<int, int>>{{0, 1}}));
+  EXPECT_EQ(part.exact_group, (std::vector<int>{0, 0, -1}));
+  EXPECT_THAT(part.exact_alignments[0], ElementsAre(1, 64));
+}
+
 TEST(ConstrainedModelTest, LiveSetsAtEachBirth) {
   ProblemBuilder b(256);
   b.Add(8, {{0, 10}, {30, 40}});  // Two intervals: born twice.

@@ -134,6 +134,12 @@ bool PoolSearch::Fits(int item, uint64_t offset) const {
   for (int k : m_.conflicts_of[item]) {
     if (placed_[k] && Overlap(offset, it.extent, offsets_[k], m_.items[k].extent)) return false;
   }
+  for (int k : m_.exact_of[item]) {  // The same base, or no byte in common.
+    if (placed_[k] && offset != offsets_[k] &&
+        Overlap(offset, it.extent, offsets_[k], m_.items[k].extent)) {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -154,14 +160,30 @@ void PoolSearch::Candidates(int item, uint64_t floor, std::vector<uint64_t>* out
     if (it.pin_offset >= floor) out->push_back(it.pin_offset);
     return;
   }
+  // An item of an exact group may rest at its group's base, which the group's largest alignment
+  // rounds (the group moved down as one), or at a placed member's offset (a pinned one).
+  const int group = m_.exact_group[item];
   auto add = [&](uint64_t top) {
     const uint64_t o = AlignUp(top, it.alignment);
     if (o >= floor) out->push_back(o);
+    if (group < 0) return;
+    for (uint64_t alignment : m_.exact_alignments[group]) {
+      if (alignment <= it.alignment) continue;
+      const uint64_t g = AlignUp(top, alignment);
+      if (g >= floor) out->push_back(g);
+    }
   };
   add(0);
   for (const DsaAddressRange& r : m_.reserved) add(r.end);
   for (size_t k = 0; k < n_; ++k) {
     if (placed_[k]) add(offsets_[k] + m_.items[k].extent);
+  }
+  if (group >= 0) {
+    for (int k : m_.exact_members[group]) {
+      if (placed_[k] && offsets_[k] >= floor && offsets_[k] % it.alignment == 0) {
+        out->push_back(offsets_[k]);
+      }
+    }
   }
   std::sort(out->begin(), out->end());
   out->erase(std::unique(out->begin(), out->end()), out->end());
@@ -342,6 +364,9 @@ bool PoolSearch::Reinsert(const std::vector<int>& removed) {
       positions.push_back(AlignUp(offsets_[k] + m_.items[k].extent, align));
       if (offsets_[k] >= extent) positions.push_back((offsets_[k] - extent) / align * align);
     }
+    for (int k : m_.exact_of[item]) {  // In place: a partner's base.
+      if (placed_[k]) positions.push_back(offsets_[k]);
+    }
     uint64_t best_o = 0, best_c = kInfinity, best_top = kInfinity;
     for (uint64_t o : positions) {
       if (!Fits(item, o)) continue;
@@ -428,8 +453,9 @@ bool PoolSearch::OnGrid() {
 // Depth-first in order of birth (an item's penalty partners born before it are placed when it
 // is), every grid offset per item, bounded by each unplaced item's cheapest offset against
 // the placed items plus the packed cores among unplaced items. Symmetry: with equal extents,
-// slots are opened in order; otherwise the first item stays in the lower half (mirroring
-// the pool keeps every overlap).
+// slots are opened in order (an exact pair in one slot shares its base); otherwise the first
+// item stays in the lower half (mirroring the pool keeps every overlap), unless exact pairs
+// exist.
 void PoolSearch::GridSearch() {
   order_.resize(n_);
   std::iota(order_.begin(), order_.end(), 0);
@@ -469,7 +495,8 @@ int PoolSearch::GridOffsets(int j, size_t depth, int used, uint64_t* out) const 
   }
   if (extent > m_.capacity) return 0;
   uint64_t last = m_.capacity - extent;
-  if (depth == 0) last /= 2;
+  // Mirroring maps a shared base to a shared top: no symmetry once exact pairs exist.
+  if (depth == 0 && m_.exact_pairs.empty()) last /= 2;
   for (uint64_t o = 0; o <= last; o += unit_) out[count++] = o;
   return count;
 }

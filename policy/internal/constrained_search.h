@@ -71,13 +71,21 @@ class PoolSearch {
   // The branch and bound of the pool (GridSearch or Search), until `until`.
   void RunSearch(absl::Time until);
 
-  // Is [offset, offset + extent) free of the reserved ranges, within capacity and clear of every
-  // placed item that `item` conflicts with?
+  // Is [offset, offset + extent) free of the reserved ranges, within capacity, clear of every
+  // placed item that `item` conflicts with, and at the base of or clear of each placed exact
+  // partner?
   bool Fits(int item, uint64_t offset) const;
 
   uint64_t CostAt(int item, uint64_t offset) const;
 
-  // Offsets an item may rest on: the bottom, reserved ends and tops of placed items.
+  // Offsets an item may rest on: the bottom, reserved ends and tops of placed items, each
+  // aligned up. Why these are complete: push a placement down, item by item, and it ends with
+  // every item on one of them. With exact pairs (PoolModel::exact_pairs) an item cannot leave a
+  // partner's base alone, so items at one base connected by pairs are pushed down as one group:
+  // by the group's largest alignment, until one of them would meet a top, a reserved end or the
+  // bottom. So an item of an exact group also gets each of those points aligned up to each
+  // larger alignment of its group, and the offsets of placed members of its group (a group with
+  // a pin stays at the pin).
   void Candidates(int item, uint64_t floor, std::vector<uint64_t>* out) const;
 
   void Reset();

@@ -135,6 +135,12 @@ std::vector<std::string> HardViolations(const DsaProblem& p,
         }
       }
       if (separated) errors.push_back("separation broken");
+      // problem.extensions: an in-place pair shares bytes only from one base.
+      if (PairIn(p.extensions.exact_or_disjoint, a.id, b.id) &&
+          at[a.id].offset != at[b.id].offset) {
+        errors.push_back("exact_or_disjoint pair " + std::to_string(a.id) + "-" +
+                         std::to_string(b.id) + " overlaps partially");
+      }
       if (label.at(a.id) == label.at(b.id)) continue;
       if (TemporalConflict(p, a, b) || exclusive.count(a.id) || exclusive.count(b.id)) {
         errors.push_back("buffers " + std::to_string(a.id) + " and " + std::to_string(b.id) +

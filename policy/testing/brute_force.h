@@ -15,7 +15,8 @@
 
 namespace accelmem {
 namespace policy_testing {
-// Every hard constraint a placement breaks, in words (empty: valid).
+// Every hard constraint a placement breaks, in words (empty: valid), exact_or_disjoint pairs of
+// problem.extensions included.
 std::vector<std::string> HardViolations(const policy::DsaProblem& p,
                                         const std::vector<policy::DsaPlacement>& placements);
 
@@ -34,7 +35,8 @@ std::map<uint32_t, uint32_t> ColocationLabels(const policy::DsaProblem& p);
 // buffer's allowed pools) and offset on the `unit` grid, or nullopt when nothing fits. Exact for
 // problems whose sizes, capacities, reserved bounds and pins are multiples of `unit` and
 // alignments divide it (dsa_problem_generator.h), and only for tiny ones: the search is
-// exponential.
+// exponential. Exact-or-disjoint pairs keep it exact: rounding every offset down to the grid keeps
+// equal offsets equal, as it keeps disjoint ranges disjoint.
 std::optional<std::vector<uint64_t>> BruteForce(const policy::DsaProblem& p, uint64_t unit);
 
 }  // namespace policy_testing

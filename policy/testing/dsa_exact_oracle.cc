@@ -911,6 +911,10 @@ DsaOracleResult SolveDsaExactly(const DsaProblem& problem, double time_limit_s) 
       return finish(WithStatus(DsaOracleStatus::kUnsupported, "bank_cost is not supported"));
     }
   }
+  if (!problem.extensions.exact_or_disjoint.empty()) {  // brute_force.h checks those.
+    return finish(
+        WithStatus(DsaOracleStatus::kUnsupported, "exact_or_disjoint pairs are not supported"));
+  }
   // A buffer allowed in several pools: every choice of one pool per buffer is a problem of its
   // own; the optimum is the least of their optima (term by term, in the objective's order),
   // known only when every choice is decided. Buffer by buffer, not class by class, so that

@@ -34,7 +34,8 @@
 // and the bounds U shrink to what the fixed terms imply. The least peak of one pool is searched
 // upwards on the grid from a load bound, one feasibility program per value (with every big-M at
 // that value: much faster for CBC than closing the gap). capacity_overflow is 0: the capacity is
-// hard, so a problem whose capacity cannot be met is infeasible. bank_cost is not supported.
+// hard, so a problem whose capacity cannot be met is infeasible. bank_cost and the
+// exact_or_disjoint pairs of problem.extensions are not supported (refused, never ignored).
 // Pools are solved one by one (one program each) unless max_peak comes before reuse_cost without
 // total_peak in between, the one order that couples them.
 //
@@ -60,7 +61,9 @@ enum class DsaOracleStatus {
   kOptimal,     // Proven optimal for every objective term.
   kInfeasible,  // Proven: no placement meets the hard constraints.
   kUnknown,     // The time limit ran out first (placements: an incumbent, possibly none).
-  kUnsupported  // Invalid problem, more than 256 choices of pools, or bank_cost (`message`).
+  // Invalid problem, more than 256 choices of pools, bank_cost or exact_or_disjoint pairs
+  // (`message`).
+  kUnsupported
 };
 const char* DsaOracleStatusName(DsaOracleStatus status);
 

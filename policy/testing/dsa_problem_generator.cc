@@ -193,6 +193,28 @@ void AddEdgeCases(const DsaGeneratorOptions& options, const std::vector<int>& po
   }
 }
 
+// Exact-or-disjoint pairs (problem.extensions): per pair of buffers of one pool in different
+// colocation classes, never live together (an in-place pair: one dies where the other is
+// defined), with options.exact_or_disjoint_probability. Drawn last and only when that is above
+// 0, so every other problem stays as it was.
+void AddExactOrDisjoint(const DsaGeneratorOptions& options, const std::vector<int>& pool_of,
+                        Classes* classes, Random* rng, DsaProblem* problem) {
+  if (options.exact_or_disjoint_probability <= 0) return;
+  const std::vector<DsaBuffer>& buffers = problem->buffers;
+  const int n = static_cast<int>(buffers.size());
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      if (pool_of[i] != pool_of[j] || classes->Find(i) == classes->Find(j) ||
+          LiveTogether(buffers[i], buffers[j])) {
+        continue;
+      }
+      if (rng->Chance(options.exact_or_disjoint_probability)) {
+        problem->extensions.exact_or_disjoint.push_back({buffers[i].id, buffers[j].id});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 DsaProblem GenerateDsaProblem(uint64_t seed, const DsaGeneratorOptions& options) {
@@ -402,6 +424,7 @@ DsaProblem GenerateDsaProblem(uint64_t seed, const DsaGeneratorOptions& options)
     problem.cost_model->reuse_penalties = std::move(penalties);
   }
   AddEdgeCases(options, pool_of, &classes, &rng, &problem);
+  AddExactOrDisjoint(options, pool_of, &classes, &rng, &problem);
   return problem;
 }
 

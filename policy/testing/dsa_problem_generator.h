@@ -62,6 +62,9 @@ struct DsaGeneratorOptions {
   // Per pool: a depth-2 pipeline group over two buffers not live together, kept apart by a
   // pipeline_stage separation (relaxable when the pool is proven infeasible with it).
   double pipeline_probability = 0;
+  // Per pair of one pool's buffers never live together: an exact_or_disjoint pair
+  // (problem.extensions). Drawn after everything else, and only when above 0.
+  double exact_or_disjoint_probability = 0;
   // Objective terms in any order of any non-empty subset of capacity_overflow, reuse_cost,
   // total_peak and max_peak (max_peak before reuse_cost couples the pools).
   bool every_objective_order = false;

@@ -35,8 +35,10 @@ GridSearchResult LeastReuseOnGrid(const DsaProblem& problem, uint32_t pool_id) {
     return out;
   }
   if (!problem.constraints.colocations.empty() || !problem.constraints.pinned_allocations.empty() ||
-      !problem.constraints.temporal_exclusions.empty()) {
-    out.message = "colocations, pins and temporal exclusions are not handled";
+      !problem.constraints.temporal_exclusions.empty() ||
+      !problem.extensions.exact_or_disjoint.empty()) {
+    out.message =
+        "colocations, pins, temporal exclusions and exact_or_disjoint pairs are not handled";
     return out;
   }
   std::vector<const DsaBuffer*> buffers;

@@ -4,7 +4,8 @@
 // uses no bound but the cost paid so far.
 //
 // Exact for pools whose sizes, capacity and alignments are multiples of one grid unit g (with no
-// reserved ranges, pins, colocations or temporal exclusions, which it refuses): rounding every
+// reserved ranges, pins, colocations, temporal exclusions or exact_or_disjoint pairs, which it
+// refuses): rounding every
 // offset of a placement down to a multiple of g keeps every disjoint pair disjoint (a + s <= b
 // gives floor(a) + s = floor(a + s) <= floor(b) when s is a multiple of g), so it never adds an
 // overlap or a cost, and some optimal placement lies on the grid.
