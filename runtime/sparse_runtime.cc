@@ -118,6 +118,37 @@ class ExclusiveLock {
   ShardedRwLock* mu_;
 };
 
+// The error in the context's shared slot as a status (Internal if none), cleared. Only while no
+// operation runs (with the runtime held exclusively).
+absl::Status TakeSharedError(sparse_runtime::RuntimeContext* context, absl::string_view what) {
+  const i32 code = runtime_error_code(&context->memory);
+  absl::Status status = ErrorStatus(code, context->memory.error_message, what);
+  if (code != kRuntimeOk) runtime_reset_error(&context->memory);
+  return status;
+}
+
+// InvalidArgument unless `snode` is of `tree` and `index` has its number of coordinates;
+// OutOfRange for a coordinate outside the index space.
+absl::Status CheckIndex(const SNodeTree& tree, const SNode& snode,
+                        absl::Span<const int32_t> index) {
+  if (&snode != &tree.snode(snode.id())) {
+    return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
+  }
+  if (static_cast<int>(index.size()) != snode.num_indices()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        snode.DebugPath(), " takes ", snode.num_indices(), " indices, got ", index.size()));
+  }
+  for (size_t k = 0; k < index.size(); ++k) {
+    const int axis = snode.index_axes()[k];
+    if (index[k] < 0 || index[k] >= snode.extent(axis)) {
+      return absl::OutOfRangeError(absl::StrCat(snode.DebugPath(), ": index ", index[k],
+                                                " of axis ", axis, " is outside [0, ",
+                                                snode.extent(axis), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SparseRuntime>> SparseRuntime::Create(
@@ -206,32 +237,6 @@ absl::StatusOr<int64_t> SparseRuntime::RunBackend(OpErrors& errors, PointOp op, 
   }
 }
 
-absl::Status SparseRuntime::TakeSharedError(absl::string_view what) {
-  const i32 code = runtime_error_code(&context_.memory);
-  absl::Status status = ErrorStatus(code, context_.memory.error_message, what);
-  if (code != kRuntimeOk) runtime_reset_error(&context_.memory);
-  return status;
-}
-
-absl::Status SparseRuntime::CheckIndex(const SNode& snode, absl::Span<const int32_t> index) const {
-  if (&snode != &tree_.snode(snode.id())) {
-    return absl::InvalidArgumentError("SNode does not belong to this runtime's tree");
-  }
-  if (static_cast<int>(index.size()) != snode.num_indices()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        snode.DebugPath(), " takes ", snode.num_indices(), " indices, got ", index.size()));
-  }
-  for (size_t k = 0; k < index.size(); ++k) {
-    const int axis = snode.index_axes()[k];
-    if (index[k] < 0 || index[k] >= snode.extent(axis)) {
-      return absl::OutOfRangeError(absl::StrCat(snode.DebugPath(), ": index ", index[k],
-                                                " of axis ", axis, " is outside [0, ",
-                                                snode.extent(axis), ")"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 void SparseRuntime::ActivateOne(const SNode& s, Ptr container, int32_t i) {
   internal::WithKind(s.type(), [&](auto kind) {
     using Kind = decltype(kind);
@@ -280,7 +285,7 @@ absl::Status SparseRuntime::Activate(const SNode& snode, absl::Span<const int32_
   if (snode.type() == SNodeType::kPlace) {
     return absl::InvalidArgumentError("Activate: a place has no cells; activate its parent");
   }
-  absl::Status status = CheckIndex(snode, index);
+  absl::Status status = CheckIndex(tree_, snode, index);
   if (!status.ok()) return status;
   SharedLock lock(this);
   OpErrors errors(this);
@@ -362,14 +367,14 @@ absl::Status SparseRuntime::DeactivateUnlocked(const SNode& snode,
     // Container index (the parent's), or the full index (the dynamic coordinate is ignored).
     const SNode& parent = *snode.parent();
     if (static_cast<int>(index.size()) == parent.num_indices()) {
-      status = CheckIndex(parent, index);
+      status = CheckIndex(tree_, parent, index);
       if (status.ok()) internal::CellIndices(parent, index.data(), index.size(), idx.data());
     } else {
-      status = CheckIndex(snode, index);
+      status = CheckIndex(tree_, snode, index);
       if (status.ok()) internal::CellIndices(snode, index.data(), index.size(), idx.data());
     }
   } else {
-    status = CheckIndex(*target, index);
+    status = CheckIndex(tree_, *target, index);
     if (status.ok()) internal::CellIndices(*target, index.data(), index.size(), idx.data());
   }
   if (!status.ok()) return status;
@@ -419,7 +424,7 @@ absl::StatusOr<bool> SparseRuntime::IsActive(const SNode& snode, absl::Span<cons
   if (snode.type() == SNodeType::kPlace) {
     return absl::InvalidArgumentError("IsActive: ask the place's parent");
   }
-  absl::Status status = CheckIndex(snode, index);
+  absl::Status status = CheckIndex(tree_, snode, index);
   if (!status.ok()) return status;
   SharedLock lock(this);
   OpErrors errors(this);
@@ -451,7 +456,7 @@ absl::Status SparseRuntime::ReadRaw(const SNode& place, DataType dtype,
     return absl::InvalidArgumentError(
         absl::StrCat("Read: ", place.DebugPath(), " is not a place of type ", DataTypeName(dtype)));
   }
-  absl::Status status = CheckIndex(place, index);
+  absl::Status status = CheckIndex(tree_, place, index);
   if (!status.ok()) return status;
   SharedLock lock(this);
   OpErrors errors(this);
@@ -480,7 +485,7 @@ absl::Status SparseRuntime::WriteRaw(const SNode& place, DataType dtype,
     return absl::InvalidArgumentError(absl::StrCat(
         "Write: ", place.DebugPath(), " is not a place of type ", DataTypeName(dtype)));
   }
-  absl::Status status = CheckIndex(place, index);
+  absl::Status status = CheckIndex(tree_, place, index);
   if (!status.ok()) return status;
   SharedLock lock(this);
   OpErrors errors(this);
@@ -511,7 +516,7 @@ absl::StatusOr<int32_t> SparseRuntime::AppendRaw(const SNode& place, DataType dt
   }
   const SNode& dynamic = *place.parent();
   const SNode& holder = *dynamic.parent();
-  absl::Status status = CheckIndex(holder, container_index);
+  absl::Status status = CheckIndex(tree_, holder, container_index);
   if (!status.ok()) return status;
   SharedLock lock(this);
   OpErrors errors(this);
@@ -544,7 +549,7 @@ absl::StatusOr<int32_t> SparseRuntime::Length(const SNode& dynamic,
         absl::StrCat("Length: ", dynamic.DebugPath(), " is not a dynamic SNode"));
   }
   const SNode& holder = *dynamic.parent();
-  absl::Status status = CheckIndex(holder, container_index);
+  absl::Status status = CheckIndex(tree_, holder, container_index);
   if (!status.ok()) return status;
   SharedLock lock(this);
   OpErrors errors(this);
@@ -605,7 +610,7 @@ absl::Status SparseRuntime::CollectLocked() {
     }
   }
   if (runtime_error_code(&context_.memory) != kRuntimeOk) {
-    return TakeSharedError("garbage collection");
+    return TakeSharedError(&context_, "garbage collection");
   }
   return status;
 }

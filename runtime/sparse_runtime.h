@@ -265,11 +265,6 @@ class SparseRuntime {
       const internal::StructForOptions& struct_for);
   SparseRuntime(const sparse_runtime::SNodeTree& tree, const SparseRuntimeOptions& options);
   absl::Status Init(const internal::StructForOptions& struct_for);
-  // The error in the context's shared slot as a status (Internal if none), cleared. Only while
-  // no operation runs (creation, or with gc_mu_ held exclusively).
-  absl::Status TakeSharedError(absl::string_view what);
-  absl::Status CheckIndex(const sparse_runtime::SNode& snode,
-                          absl::Span<const int32_t> index) const;
   // The cell of path[upto] (activating sparse levels if `activate`); null when a level is
   // inactive (read) or on error (*status set from the operation's `errors`).
   sparse_runtime::Ptr WalkTo(const sparse_runtime::SNode& snode, const int32_t* cell_index,
