@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/internal/snode_kinds.h"
 #include "runtime/thread_pool.h"
 
 namespace accelmem {
@@ -231,11 +232,14 @@ struct ShapeSplit {
 
 // Where the rows of scatter_add go when the place's parent is dense: a row's container (the cell
 // of the leaf's parent holding it) as a key, row-major over the parent's index space, and the
-// row's cell in that container.
+// row's cell in that container: the sum over index positions of the coordinate's digit in the
+// leaf times the position's weight, which MakeLeafLayout takes from the runtime's own cell
+// arithmetic (internal::CellIndices), so the scatter finds the cell the host API finds.
 struct LeafLayout {
   int ndim = 0;
   std::vector<ShapeSplit> split;  // per index position: the leaf's shape (1 if it does not split)
   std::vector<int64_t> outer;     // per index position: the extent above the leaf
+  std::vector<int64_t> weight;    // per index position: the cells one digit step moves
   int64_t num_keys = 1;           // 0 when the key space overflows int64
 
   void Locate(const int32_t* coord, int64_t* key, int64_t* cell) const {
@@ -243,7 +247,7 @@ struct LeafLayout {
     for (int d = 0; d < ndim; ++d) {
       const uint32_t v = static_cast<uint32_t>(coord[d]);  // range-checked: non-negative
       k = k * outer[d] + split[d].Quot(v);
-      c = c * split[d].shape + split[d].Rem(v);
+      c += split[d].Rem(v) * weight[d];
     }
     *key = k;
     *cell = c;
@@ -260,6 +264,20 @@ LeafLayout MakeLeafLayout(const SNode& place) {
     if (l.num_keys > 0 && __builtin_mul_overflow(l.num_keys, l.outer.back(), &l.num_keys)) {
       l.num_keys = 0;
     }
+  }
+  // A position's weight: the leaf's cell index (the last level of the place's path above it) of
+  // the index whose only nonzero coordinate is a 1 there (the cell index is linear in the digits).
+  std::vector<int32_t> cells(place.path().size());
+  std::vector<int32_t> unit(static_cast<size_t>(l.ndim), 0);
+  for (int d = 0; d < l.ndim; ++d) {
+    if (l.split[d].shape == 1) {
+      l.weight.push_back(0);
+      continue;
+    }
+    unit[d] = 1;
+    internal::CellIndices(place, unit.data(), unit.size(), cells.data());
+    l.weight.push_back(cells[place.path().size() - 2]);
+    unit[d] = 0;
   }
   return l;
 }
