@@ -85,7 +85,7 @@ class SparseRuntimeTestPeer;
 namespace internal {
 class StructForEngine;
 struct StructForOptions;
-// The StructMeta of one SNode, of any kind (runtime/internal/snode_kinds.h).
+// Room for the meta struct of one SNode of any kind (SparseRuntime::meta() points into one).
 union MetaStorage {
   sparse_runtime::StructMeta base;
   sparse_runtime::RootMeta root;
