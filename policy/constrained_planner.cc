@@ -22,6 +22,7 @@
 #include "policy/internal/constrained_model.h"
 #include "policy/internal/constrained_search.h"
 #include "policy/lifetime_planner.h"
+#include "policy/memory_allocator_policy.h"
 #include "policy/placement_checker.h"
 
 namespace accelmem {
@@ -232,8 +233,74 @@ Classes ColocationClasses(const DsaProblem& problem) {
   return c;
 }
 
+// The free ranges of a bounded pool: below the capacity, clear of the reserved ranges.
+struct FreeSpace {
+  uint64_t total = 0;    // Usable bytes.
+  uint64_t largest = 0;  // The largest free range.
+  bool fits = false;     // Some free range holds the extent at its alignment.
+};
+
+FreeSpace FreeSpaceOf(const DsaPool& pool, uint64_t extent, uint64_t alignment) {
+  std::vector<DsaAddressRange> reserved = pool.reserved_ranges;
+  std::sort(reserved.begin(), reserved.end(),
+            [](const DsaAddressRange& a, const DsaAddressRange& b) { return a.begin < b.begin; });
+  reserved.push_back({*pool.capacity, *pool.capacity});  // Ends the last free range.
+  FreeSpace space;
+  uint64_t cursor = 0;
+  for (const DsaAddressRange& r : reserved) {
+    const uint64_t end = std::min(r.begin, *pool.capacity);
+    if (end > cursor) {
+      space.total += end - cursor;
+      space.largest = std::max(space.largest, end - cursor);
+      const uint64_t start = AlignUp(cursor, alignment);
+      space.fits = space.fits || (start <= end && end - start >= extent);
+    }
+    cursor = std::max(cursor, r.end);
+  }
+  return space;
+}
+
+// A colocation class larger than every pool it may go to: the proof names its largest buffer
+// and what each pool can hold (issue 51: a 256 KiB operand against a 64 KiB L0B is a proof, not
+// a search). "" when every class fits some pool.
+std::string OversizeClass(const DsaProblem& problem, const Classes& classes) {
+  for (size_t k = 0; k < classes.members.size(); ++k) {
+    int largest = classes.members[k][0];
+    uint64_t alignment = 1;
+    for (int b : classes.members[k]) {
+      if (problem.buffers[b].size > problem.buffers[largest].size) largest = b;
+      alignment = std::max(alignment, problem.buffers[b].alignment);
+    }
+    const DsaBuffer& buffer = problem.buffers[largest];
+    std::vector<std::string> pools;
+    bool fits = classes.pools[k].empty();  // Reported as such above.
+    for (int p : classes.pools[k]) {
+      const DsaPool& pool = problem.pools[p];
+      if (!pool.capacity) {
+        fits = true;
+        break;
+      }
+      const FreeSpace space = FreeSpaceOf(pool, buffer.size, alignment);
+      fits = fits || space.fits;
+      pools.push_back(absl::StrCat(
+          "pool ", pool.id, " '", pool.name, "' has ", space.total, " usable bytes (capacity ",
+          *pool.capacity,
+          pool.reserved_ranges.empty() ? "" : absl::StrCat(", largest free range ", space.largest),
+          ")"));
+    }
+    if (fits) continue;
+    return absl::StrCat(
+        "buffer ", buffer.id, " '", buffer.name, "' of ", buffer.size, " bytes",
+        classes.members[k].size() > 1 ? " (the largest of its colocation class)" : "",
+        alignment > 1 ? absl::StrCat(", aligned to ", alignment) : "",
+        ", fits in no pool it may go to: ", absl::StrJoin(pools, "; "));
+  }
+  return "";
+}
+
 // What no placement can meet whatever the pools chosen, found from the colocation classes alone:
-// a class whose members (and pins) allow no common pool, or a separation inside a class.
+// a class whose members (and pins) allow no common pool, a class larger than every pool it may
+// go to, or a separation inside a class.
 std::string StructuralInfeasibility(const DsaProblem& problem, const Classes& classes) {
   for (size_t k = 0; k < classes.members.size(); ++k) {
     if (!classes.pools[k].empty()) continue;
@@ -243,6 +310,7 @@ std::string StructuralInfeasibility(const DsaProblem& problem, const Classes& cl
                         " share one pool and offset, but their allowed pools (and pins) have no "
                         "pool in common");
   }
+  if (std::string reason = OversizeClass(problem, classes); !reason.empty()) return reason;
   for (const DsaSeparation& separation : problem.constraints.separations) {
     if (classes.class_of[FindDsaBuffer(problem, separation.first)] ==
         classes.class_of[FindDsaBuffer(problem, separation.second)]) {

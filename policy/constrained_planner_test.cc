@@ -109,6 +109,42 @@ TEST(ConstrainedPlannerTest, AnExactGroupRestsAtItsLargestAlignment) {
   EXPECT_EQ(result->placements[2].offset, 64u);
 }
 
+// Issue 51 (PyPTO #2872): a 256 KiB operand against a 64 KiB L0B is a proof naming the buffer,
+// found before any pool is searched.
+TEST(ConstrainedPlannerTest, ABufferLargerThanEveryPoolItMayGoToIsAProofNamingIt) {
+  DsaProblem problem;
+  problem.pools = {{0, "L0A", 65536, {}, std::nullopt}, {1, "L0B", 65536, {}, std::nullopt}};
+  problem.objective.terms = {DsaObjectiveTerm::kTotalPeak};
+  for (uint32_t i = 0; i < 30; ++i) {
+    problem.buffers.push_back({i, "t" + std::to_string(i), 2048, 32, {{i, i + 4}}, {0}});
+  }
+  problem.buffers.push_back({30, "rhs_l0b", 262144, 512, {{0, 8}}, {1, 0}});
+  absl::StatusOr<ConstrainedResult> result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+  EXPECT_EQ(result->reason,
+            "buffer 30 'rhs_l0b' of 262144 bytes, aligned to 512, fits in no pool it may go to: "
+            "pool 1 'L0B' has 65536 usable bytes (capacity 65536); pool 0 'L0A' has 65536 usable "
+            "bytes (capacity 65536)");
+  for (const PoolResult& pool : result->pools) EXPECT_EQ(pool.search_nodes, 0) << pool.name;
+  // Reserved ranges split the room: 96 usable bytes, but no free range of 96.
+  DsaProblem split = OnePool(128);
+  split.pools[0].reserved_ranges = {{32, 64}};
+  AddBuffer(&split, 0, 96, 0, 10);
+  result = SolveConstrained(split);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, ConstrainedStatus::kInfeasible);
+  EXPECT_THAT(result->reason, HasSubstr("buffer 0 'b0' of 96 bytes, aligned to 32, fits in no "
+                                        "pool it may go to: pool 0 'Vec' has 96 usable bytes "
+                                        "(capacity 128, largest free range 64)"));
+  // One pool that holds it is enough: no proof, and it goes there.
+  problem.pools[0].capacity = 262144 + 65536;
+  result = SolveConstrained(problem);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->status, ConstrainedStatus::kOptimal);
+  EXPECT_EQ(result->placements[30].pool, 0u);
+}
+
 TEST(ConstrainedPlannerTest, ReservedRangesCountAgainstTheCapacity) {
   DsaProblem problem = OnePool(128);
   problem.pools[0].reserved_ranges = {{32, 64}};
