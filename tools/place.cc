@@ -136,6 +136,13 @@ int InternalError(const std::string& path, const std::string& message) {
   return 2;
 }
 
+// What the reader skipped (an extension it does not know): said, never fatal.
+void Warn(const std::string& path, const policy::DsaProblemDocument& document) {
+  for (const std::string& warning : document.warnings) {
+    std::cerr << path << ": warning: " << warning << "\n";
+  }
+}
+
 // place [--budget-ms=N] [-o SOLUTION.json] PROBLEM.json
 int SolveJson(const Args& args) {
   absl::StatusOr<std::string> text = policy::ReadTextFile(args.instance);
@@ -143,6 +150,7 @@ int SolveJson(const Args& args) {
   absl::StatusOr<policy::DsaProblemDocument> document =
       policy::ParseDsaProblemJson(*text, args.instance);
   if (!document.ok()) return Fail(std::string(document.status().message()));
+  Warn(args.instance, *document);
 
   policy::ConstrainedOptions options;
   options.budget = absl::Milliseconds(args.budget_ms < 0 ? 100 : args.budget_ms);
@@ -217,6 +225,7 @@ int CheckJson(const Args& args) {
   absl::StatusOr<policy::DsaProblemDocument> document =
       policy::ParseDsaProblemJson(*text, args.instance);
   if (!document.ok()) return Fail(std::string(document.status().message()));
+  Warn(args.instance, *document);
   absl::StatusOr<std::string> solution_text = policy::ReadTextFile(args.check);
   if (!solution_text.ok()) return Fail(std::string(solution_text.status().message()));
   absl::StatusOr<policy::DsaSolutionDocument> solution =

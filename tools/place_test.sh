@@ -130,6 +130,32 @@ expect 0 "valid" -- "$PLACE" --check="$TMP/mp.json" "$EDGE/max_peak_before_reuse
 expect 0 "status optimal, reuse cost 0 \(lower bound 0\), total peak 192" -- \
   "$PLACE" -o "$TMP/multi.json" "$EDGE/multi_pool_buffers.json"
 expect 0 "valid" -- "$PLACE" --check="$TMP/multi.json" "$EDGE/multi_pool_buffers.json"
+# An in-place pair (problem.extensions.exact_or_disjoint) shares its base where apart it cannot
+# fit; the solution replays. An extension place does not know is a warning, and ignored.
+expect 0 "status optimal, reuse cost 0 \(lower bound 0\), total peak 96" -- \
+  "$PLACE" -o "$TMP/eod.json" "$EDGE/exact_or_disjoint_in_place.json"
+expect 0 "valid" -- "$PLACE" --check="$TMP/eod.json" "$EDGE/exact_or_disjoint_in_place.json"
+# offset_of BUFFER FILE: the offset a solution document gives a buffer.
+offset_of() {
+  awk -v b="\"buffer\": $1," '$0 ~ b {getline; gsub(/[^0-9]/, ""); print}' "$2"
+}
+x_at="$(offset_of 1 "$TMP/eod.json")"
+[[ -n "$x_at" && "$x_at" == "$(offset_of 2 "$TMP/eod.json")" ]] || fail "y is not at x's base"
+sed "/\"buffer\": 2,/{n;s/\"offset\": [0-9]*/\"offset\": $((x_at + 32))/}" "$TMP/eod.json" \
+  >"$TMP/partial.json"
+expect 1 "exact_or_disjoint pair 1-2 violated: buffer 1 'x' at offset $x_at with size 64 partially" -- \
+  "$PLACE" --check="$TMP/partial.json" "$EDGE/exact_or_disjoint_in_place.json"
+sed 's/"exact_or_disjoint": \[/"x_future": 7, "exact_or_disjoint": [/' \
+  "$EDGE/exact_or_disjoint_in_place.json" >"$TMP/future.json"
+expect 0 "future.json: warning: problem.extensions.x_future: unknown extension, ignored" -- \
+  "$PLACE" "$TMP/future.json"
+sed 's/"exact_or_disjoint"/"separations_too"/' "$EDGE/exact_or_disjoint_in_place.json" \
+  >"$TMP/unknown_pairs.json"
+expect 0 "status optimal" -- "$PLACE" "$TMP/unknown_pairs.json"
+# A buffer larger than its only pool is a proof naming it.
+sed 's/"size": 64/"size": 262144/' "$EDGE/exact_or_disjoint_in_place.json" >"$TMP/big.json"
+expect 1 "buffer 1 'x' of 262144 bytes, aligned to 32, fits in no pool it may go to: pool 0 'Vec' has 96 usable bytes" -- \
+  "$PLACE" "$TMP/big.json"
 
 # A problem that fits only with pipeline depth relaxed is infeasible as given: exit 3, and the
 # solution written is the relaxed problem's (its own fingerprint), so it fails the original.
