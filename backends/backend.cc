@@ -37,6 +37,8 @@ std::optional<int64_t> Backend::TileBytes(const ir::TileType& tile) const {
   return ir::StaticTileBytes(tile.shape, tile.dtype);
 }
 
+bool Backend::SeparatesLayouts(ir::MemorySpace) const { return false; }
+
 void BackendConfig::Set(BackendPtr backend) {
   std::lock_guard<std::mutex> lock(ConfigMutex());
   ConfiguredBackend() = std::move(backend);
@@ -141,6 +143,16 @@ std::vector<std::string> BackendRegistry::Names() const {
 BackendRegistrar::BackendRegistrar(const std::string& name, BackendRegistry::Factory factory) {
   absl::Status s = BackendRegistry::Global().Register(name, std::move(factory));
   (void)s;  // a second registration of the same name (linked twice) keeps the first
+}
+
+std::optional<ir::TileLayout> SeparatedLayout(const Backend* backend, const ir::TileType& tile) {
+  if (backend == nullptr || !backend->SeparatesLayouts(tile.space)) return std::nullopt;
+  return tile.layout.value_or(ir::TileLayout::kND);
+}
+
+bool ActiveSeparatesLayouts(ir::MemorySpace space) {
+  BackendPtr backend = BackendConfig::Get();
+  return backend != nullptr && backend->SeparatesLayouts(space);
 }
 
 }  // namespace backends

@@ -5,8 +5,10 @@
 // unless a backend overrides it with its own policy), (2) the capacity of each memory space
 // (GetMemSize(), 0 = unknown, so the capacity check is skipped) and (3) the byte size of a tile
 // (TileBytes(): ceil(prod(shape) * bits / 8) unless the backend pads, as backends/ascend pads
-// the row count of Acc tiles). Target-specific choices (address alignment tables, padding) live
-// in the target's own folder.
+// the row count of Acc tiles) and (4) the spaces where tiles of different storage layouts must
+// never share bytes (SeparatesLayouts(); none unless a backend says so: the Ascend 950 keeps ND
+// and NZ apart in Vec). Target-specific choices (address alignment tables, padding) live in the
+// target's own folder.
 //
 // BackendConfig is a process-global selection (like upstream's) for tools: the passes take their
 // backend as a constructor option (null: the default policy, default sizes, no capacity check)
@@ -49,6 +51,11 @@ class Backend {
   virtual int64_t GetMemSize(ir::MemorySpace space) const;
   // Bytes a tile occupies; nullopt for a non-static shape. The base uses ir::StaticTileBytes.
   virtual std::optional<int64_t> TileBytes(const ir::TileType& tile) const;
+  // Whether tiles of different storage layouts (ND, NZ) must never share an address in `space`,
+  // whatever their lifetimes: the hardware reads the same bytes in another order, so a buffer
+  // left by an ND tile is not a valid place for an NZ one (upstream PyPTO's StorageLayout
+  // separation, pypto #2100 / #2509 / #2517). The base separates nothing.
+  virtual bool SeparatesLayouts(ir::MemorySpace space) const;
 
   // TileBytes() as an ir::TileByteSizer (for code that takes a sizer).
   const ir::TileByteSizer& tile_byte_sizer() const { return sizer_; }
@@ -101,6 +108,12 @@ policy::MemoryAllocatorPolicyPtr CreatePolicy(const Backend* backend);
 std::optional<int64_t> TileBytes(const Backend* backend, const ir::TileType& tile);
 int64_t MemSize(const Backend* backend, ir::MemorySpace space);
 
+// The layout class `tile` counts in where `backend` separates layouts in the tile's space: its
+// stated layout, or ND when it states none (the vector unit's row-major order, upstream's
+// default TileView). nullopt where the space does not separate layouts (and without a backend):
+// there any tile may share with any other.
+std::optional<ir::TileLayout> SeparatedLayout(const Backend* backend, const ir::TileType& tile);
+
 // The same for the configured backend (BackendConfig), for tools and checkers that follow the
 // process-wide selection.
 policy::MemoryAllocatorPolicyPtr CreateActivePolicy();
@@ -108,6 +121,8 @@ policy::MemoryAllocatorPolicyPtr CreateActivePolicy();
 std::optional<int64_t> ActiveTileBytes(const ir::TileType& tile);
 // Capacity of `space` under the configured backend; 0 (unchecked) when none.
 int64_t ActiveMemSize(ir::MemorySpace space);
+// SeparatesLayouts of the configured backend; false when none.
+bool ActiveSeparatesLayouts(ir::MemorySpace space);
 
 // Backends by name. The Ascend targets register themselves when linked (alwayslink).
 class BackendRegistry {

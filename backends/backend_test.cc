@@ -92,6 +92,8 @@ TEST(BackendTest, BaseDefaults) {
   EXPECT_EQ(b.tile_byte_sizer().Bytes(t), 8);
   ir::TileType dyn({ir::Dim::Symbol("n"), ir::Dim::Static(4)}, DType::kFP32, MemorySpace::kVec);
   EXPECT_EQ(b.TileBytes(dyn), std::nullopt);
+  EXPECT_FALSE(b.SeparatesLayouts(MemorySpace::kVec));  // no layout rule by default
+  EXPECT_EQ(SeparatedLayout(&b, t), std::nullopt);
 }
 
 // Acc row padding rounds the penultimate dimension up and multiplies the batch dimensions.

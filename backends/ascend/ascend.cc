@@ -43,6 +43,10 @@ std::optional<int64_t> AscendBackend::TileBytes(const ir::TileType& tile) const 
   return Backend::TileBytes(tile);
 }
 
+bool AscendBackend::SeparatesLayouts(ir::MemorySpace space) const {
+  return soc_.SeparatesLayouts(space);
+}
+
 BackendPtr MakeAscendBackend(const AscendSoc& soc, AddressAlignment alignment) {
   return std::make_shared<AscendBackend>(soc, alignment);
 }

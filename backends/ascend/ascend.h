@@ -46,6 +46,8 @@ class AscendBackend final : public Backend {
   int64_t GetMemSize(ir::MemorySpace space) const override;
   // Acc tiles with their rows padded to soc().AccRowAlignment(dtype); the plain rule elsewhere.
   std::optional<int64_t> TileBytes(const ir::TileType& tile) const override;
+  // The row's separate_layouts: Vec on the 950, nothing on the 910B.
+  bool SeparatesLayouts(ir::MemorySpace space) const override;
 
   const AscendSoc& soc() const { return soc_; }
   AddressAlignment alignment() const { return alignment_; }

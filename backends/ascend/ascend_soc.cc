@@ -26,6 +26,10 @@ constexpr policy::AlignmentTable OnChipAlignment(uint64_t vec, uint64_t mat, uin
   return {0, vec, mat, left, right, acc, bias};
 }
 
+// Spaces where tiles of different layouts must not share bytes.
+constexpr std::array<bool, ir::kNumMemorySpaces> kNoLayoutSeparation = {};
+constexpr std::array<bool, ir::kNumMemorySpaces> kVecLayoutSeparation = {false, true};
+
 constexpr AscendSoc kSocs[] = {
     {
         /*name=*/"ascend910b",
@@ -38,6 +42,7 @@ constexpr AscendSoc kSocs[] = {
                         /*bias=*/64),
         /*acc_row_alignment_int32=*/32,
         /*acc_row_alignment=*/16,
+        /*separate_layouts=*/kNoLayoutSeparation,
     },
     {
         /*name=*/"ascend950",
@@ -50,6 +55,7 @@ constexpr AscendSoc kSocs[] = {
                         /*bias=*/64),
         /*acc_row_alignment_int32=*/16,
         /*acc_row_alignment=*/16,
+        /*separate_layouts=*/kVecLayoutSeparation,
     },
 };
 
@@ -62,6 +68,11 @@ int64_t AscendSoc::MemSize(ir::MemorySpace space) const {
 
 int64_t AscendSoc::AccRowAlignment(ir::DType dtype) const {
   return dtype == ir::DType::kINT32 ? acc_row_alignment_int32 : acc_row_alignment;
+}
+
+bool AscendSoc::SeparatesLayouts(ir::MemorySpace space) const {
+  const int i = static_cast<int>(space);
+  return i >= 0 && i < ir::kNumMemorySpaces && separate_layouts[i];
 }
 
 absl::Span<const AscendSoc> AscendSocs() { return kSocs; }

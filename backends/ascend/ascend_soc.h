@@ -20,6 +20,13 @@
 // other accumulators on the 910B (pypto backend_910b_handler.h, GetL0cMAlignment), to 16 for every
 // dtype on the 950 (backend_handler.h, GetL0FractalAlignment).
 //
+// Storage layouts: on the 950 (A5), Vec tiles in ND and NZ layout must never share an address,
+// even with disjoint lifetimes (pypto #2100 "Vec-only ND/NZ reuse gate", #2509 / #2517: the
+// vector unit converts ND to NZ before a V->C push, and a reused buffer interpreted in the other
+// layout gave silent numerical failures). Only Vec: the other spaces hold one layout each on
+// that path. The 910B (A2/A3) has no such rule (#942: its V->C path stays ND), so it separates
+// nothing.
+//
 // Both SoCs align addresses per space to 128 bytes in Vec (UB), Mat (L1) and Acc (L0C) and to 64
 // in Left (L0A), Right (L0B) and Bias. The upstream allocator does not apply that table and
 // aligns every space to 32 bytes; each SoC therefore registers two backends: `name` (32 bytes
@@ -54,11 +61,15 @@ struct AscendSoc {
   // Row padding of Acc tiles of INT32 accumulators, and of every other dtype.
   int64_t acc_row_alignment_int32;
   int64_t acc_row_alignment;
+  // Per space: whether tiles of different storage layouts (ND, NZ) must never share bytes.
+  std::array<bool, ir::kNumMemorySpaces> separate_layouts;
 
   // Capacity of `space` in bytes (0 when unknown).
   int64_t MemSize(ir::MemorySpace space) const;
   // Row alignment of Acc tiles of element type `dtype`.
   int64_t AccRowAlignment(ir::DType dtype) const;
+  // separate_layouts of `space` (false outside the table).
+  bool SeparatesLayouts(ir::MemorySpace space) const;
 };
 
 // Every row, 910B first.

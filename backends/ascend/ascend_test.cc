@@ -69,6 +69,28 @@ TEST_P(AscendBackendTest, Capacities) {
   EXPECT_EQ(b->GetMemSize(MemorySpace::kDDR), 0);
 }
 
+// Storage layouts are kept apart only in Vec on the 950 (pypto #2100 / #2517); an unstated
+// layout counts as ND there. The 910B separates nothing.
+TEST_P(AscendBackendTest, LayoutSeparation) {
+  BackendPtr b = Make();
+  const bool is_950 = std::string(GetParam().soc) == "ascend950";
+  for (MemorySpace s : kOnChip) {
+    EXPECT_EQ(b->SeparatesLayouts(s), is_950 && s == MemorySpace::kVec) << ir::MemorySpaceName(s);
+  }
+  EXPECT_FALSE(b->SeparatesLayouts(MemorySpace::kDDR));
+  ir::TileType none(ir::StaticShape({16, 16}), DType::kFP16, MemorySpace::kVec);
+  ir::TileType nz(ir::StaticShape({16, 16}), DType::kFP16, MemorySpace::kVec, nullptr,
+                  ir::TileLayout::kNZ);
+  ir::TileType mat_nz(ir::StaticShape({16, 16}), DType::kFP16, MemorySpace::kMat, nullptr,
+                      ir::TileLayout::kNZ);
+  EXPECT_EQ(SeparatedLayout(b.get(), none),
+            is_950 ? std::optional<ir::TileLayout>(ir::TileLayout::kND) : std::nullopt);
+  EXPECT_EQ(SeparatedLayout(b.get(), nz),
+            is_950 ? std::optional<ir::TileLayout>(ir::TileLayout::kNZ) : std::nullopt);
+  EXPECT_EQ(SeparatedLayout(b.get(), mat_nz), std::nullopt);
+  EXPECT_EQ(SeparatedLayout(nullptr, nz), std::nullopt);
+}
+
 // Acc tiles pad their rows as the SoC says (by dtype); other spaces use the plain rule.
 TEST_P(AscendBackendTest, AccRowPadding) {
   const BackendCase& c = GetParam();
