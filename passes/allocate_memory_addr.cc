@@ -119,8 +119,9 @@ int64_t IntKwarg(const ir::Call& c, absl::string_view key, int64_t dflt) {
 // strategy needs it only for a hook or a capacity error's diagnosis.
 class FixedFunction {
  public:
-  FixedFunction(ir::FunctionPtr input, const policy::MemoryAllocatorPolicy& policy)
-      : input_(std::move(input)), policy_(policy) {}
+  FixedFunction(ir::FunctionPtr input, const policy::MemoryAllocatorPolicy& policy,
+                const backends::Backend* backend)
+      : input_(std::move(input)), policy_(policy), backend_(backend) {}
   const ir::FunctionPtr& function() {
     Compute();
     return fixed_;
@@ -136,13 +137,14 @@ class FixedFunction {
     fixed_ = input_;
     liveness_.emplace(*input_);
     if (!liveness_->copies.empty() || !CheckRootsConflictFree(*input_, *liveness_, policy_).ok()) {
-      fixed_ = ApplyCarryFixups(input_).function;
+      fixed_ = ApplyCarryFixups(input_, backend_).function;
       if (fixed_ != input_) liveness_.emplace(*fixed_);
     }
   }
 
   const ir::FunctionPtr input_;
   const policy::MemoryAllocatorPolicy& policy_;
+  const backends::Backend* backend_;  // its layout rule for the carry merges
   ir::FunctionPtr fixed_;
   std::optional<Liveness> liveness_;
 };
@@ -263,7 +265,7 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   const bool by_problem =
       strategy == PlacementStrategy::kConstrained || strategy == PlacementStrategy::kReplay;
   policy::MemoryAllocatorPolicyPtr policy = backends::CreatePolicy(options_.backend.get());
-  FixedFunction fixed(input, *policy);
+  FixedFunction fixed(input, *policy, options_.backend.get());
   const ir::FunctionPtr function = planner ? fixed.function() : input;
   const std::string& fname = function->name;
 
@@ -335,6 +337,7 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
     so.budget = options_.budget;
     so.policy = policy.get();
     so.capacity = backends::MemSize(options_.backend.get(), space);
+    so.separate_layouts = options_.backend != nullptr && options_.backend->SeparatesLayouts(space);
     const int64_t start = space == reserve_space ? reserves->end : 0;
     absl::StatusOr<internal::SpacePlan> plan =
         internal::PlanSpace(space, std::move(refs), start, planning, so);

@@ -5,8 +5,8 @@
 namespace accelmem {
 namespace passes {
 
-FunctionResult ApplyCarryFixups(const ir::FunctionPtr& function) {
-  return internal::Reuse(function, /*share=*/false);
+FunctionResult ApplyCarryFixups(const ir::FunctionPtr& function, const backends::Backend* backend) {
+  return internal::Reuse(function, /*share=*/false, backend);
 }
 
 }  // namespace passes

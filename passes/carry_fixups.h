@@ -2,6 +2,7 @@
 #ifndef ACCELMEM_PASSES_CARRY_FIXUPS_H_
 #define ACCELMEM_PASSES_CARRY_FIXUPS_H_
 
+#include "backends/backend.h"
 #include "ir/function.h"
 #include "passes/pass.h"
 
@@ -14,7 +15,10 @@ namespace passes {
 // every root by the hull of its values' lifetimes is safe. allocate-memory-addr's planner
 // strategies run it on unplanned functions, which makes memory-reuse optional in their pipeline.
 // Same skips as the pass (Orchestration, planned, no MemRefs: unchanged).
-FunctionResult ApplyCarryFixups(const ir::FunctionPtr& function);
+// Where `backend` separates storage layouts, roots of two layout classes are never merged (the
+// yielded value is moved instead).
+FunctionResult ApplyCarryFixups(const ir::FunctionPtr& function,
+                                const backends::Backend* backend = nullptr);
 
 }  // namespace passes
 }  // namespace accelmem

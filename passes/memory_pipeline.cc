@@ -28,7 +28,11 @@ absl::StatusOr<PassPtr> CreateMemoryPass(absl::string_view name,
     o.backend = PipelineBackend(options);
     return CreateInitMemRefPass(o);
   }
-  if (name == MemoryReusePass::kName) return CreateMemoryReusePass();
+  if (name == MemoryReusePass::kName) {
+    MemoryReuseOptions o;
+    o.backend = PipelineBackend(options);
+    return CreateMemoryReusePass(o);
+  }
   if (name == AllocateMemoryAddrPass::kName) {
     AllocateMemoryAddrOptions o = options.allocate;
     o.backend = PipelineBackend(options);

@@ -136,6 +136,12 @@ MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& l
       info.first_value = first->var->name;
       info.first_loc = first->var->loc;
     }
+    for (const ValueLife* v : held[root]) {
+      if (const ir::TileType* t = ir::AsTile(v->var->type)) {
+        info.layout = backends::SeparatedLayout(options.backend, *t);
+        if (info.layout) break;
+      }
+    }
     if (auto it = access.first_write.find(root); it != access.first_write.end()) {
       info.first_write = it->second.pipe;
     }
@@ -168,6 +174,19 @@ MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& l
         p.cost_model->reuse_penalties.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b),
                                                  1, policy::DsaPenaltyReason::kCrossPipe});
       }
+    }
+  }
+  // Storage layouts: every ND/NZ pair of a separating pool, whatever the lifetimes.
+  for (size_t a = 0; a < p.buffers.size(); ++a) {
+    const ProblemBuffer& x = out.buffers[a];
+    if (!x.layout) continue;
+    for (size_t b = a + 1; b < p.buffers.size(); ++b) {
+      const ProblemBuffer& y = out.buffers[b];
+      if (x.space != y.space || !y.layout || *x.layout == *y.layout) continue;
+      out.layout_pairs.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b)});
+      p.constraints.separations.push_back({static_cast<uint32_t>(a),
+                                           static_cast<uint32_t>(b),
+                                           {policy::DsaSeparationReason::kTargetHazard}});
     }
   }
   for (const policy::DsaPair& pair : out.in_place) {

@@ -11,6 +11,13 @@
 //   an element-wise op may write its result over its operand only at the same address. Schema v1
 //   cannot say "same offset or disjoint", so the exported problem keeps such pairs apart
 //   (separation, reason target_hazard); that is safe for any planner.
+// - Storage layouts: where the backend keeps layouts apart in a space (backends::Backend::
+//   SeparatesLayouts; Vec on the Ascend 950), every pair of buffers of that pool whose layout
+//   classes differ (backends::SeparatedLayout: the tiles' layout, ND when unstated) is a
+//   separation, whatever their lifetimes. Reason target_hazard: the target reads the same bytes
+//   in another element order, a hazard of the target rather than of the program's dataflow
+//   (upstream's StorageLayout separation; schema v1 has no layout reason). They come before the
+//   in-place separations.
 // - Reuse penalties (weight 1, reason cross_pipe, as PyPTO's recognizer): two buffers of a pool
 //   whose lifetimes are disjoint, where the pipe of the earlier one's last access differs from
 //   the pipe of the later one's first write (op registry pipes). Sharing bytes between them
@@ -56,6 +63,8 @@ struct ProblemBuffer {
   ir::SourceLoc first_loc;  // where it is defined
   ir::Pipe first_write = ir::Pipe::kNone;
   ir::Pipe last_access = ir::Pipe::kNone;
+  // Its layout class where the backend separates layouts in its space (nullopt elsewhere).
+  std::optional<ir::TileLayout> layout;
 };
 
 struct MemoryProblem {
@@ -67,6 +76,9 @@ struct MemoryProblem {
   std::vector<const ir::MemRef*> lifeless;
   // The in-place pairs (a dies where b is born): the last `in_place.size()` separations.
   std::vector<policy::DsaPair> in_place;
+  // The storage-layout pairs (first < second, ND/NZ in a separating space): separations too,
+  // before the in-place ones.
+  std::vector<policy::DsaPair> layout_pairs;
 };
 
 // `function` must be conflict-free per root (CheckRootsConflictFree), as the planner strategies

@@ -156,6 +156,55 @@ TEST(MemoryProblemTest, PeakDiagnosis) {
   EXPECT_TRUE(absl::StrContains(text, "largest live buffers: 'mem_vec_")) << text;
 }
 
+// Storage layouts on the 950: every ND/NZ pair of Vec buffers is a separation (reason
+// target_hazard), whatever the lifetimes, before the in-place pairs; the relaxation keeps them.
+// 'c' states no layout (ND). On the 910B there are none.
+TEST(MemoryProblemTest, LayoutSeparations) {
+  constexpr char kText[] = R"(@function(type=AIV)
+def lay(x: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], FP16]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 512, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, -1, 512, 1)
+    mem_vec_2: MemRefType = tile.alloc(Vec, -1, 512, 2)
+    a: Tile[[16, 16], FP16, memref=mem_vec_0, layout=ND] = tile.load(x, [0, 0], [16, 16])
+    o: Tensor[[16, 16], FP16] = tile.store(a, [0, 0], x)
+    b: Tile[[16, 16], FP16, memref=mem_vec_1, layout=NZ] = tile.load(o, [0, 0], [16, 16])
+    c: Tile[[16, 16], FP16, memref=mem_vec_2] = tile.move(b, Vec)
+    r: Tensor[[16, 16], FP16] = tile.store(c, [0, 0], o)
+    return r
+)";
+  backends::BackendPtr b950 = backends::MakeAscendBackend(backends::Ascend950());
+  Built b = Build(kText, b950.get());
+  const policy::DsaProblem& p = b.problem.document.problem;
+  EXPECT_TRUE(policy::ValidateDsaProblem(p).empty());
+  EXPECT_EQ(b.problem.buffers[0].layout, ir::TileLayout::kND);
+  EXPECT_EQ(b.problem.buffers[1].layout, ir::TileLayout::kNZ);
+  EXPECT_EQ(b.problem.buffers[2].layout, ir::TileLayout::kND);
+  ASSERT_EQ(b.problem.layout_pairs.size(), 2u);
+  std::set<std::pair<std::string, std::string>> seps;
+  for (size_t i = 0; i < b.problem.layout_pairs.size(); ++i) {
+    const policy::DsaSeparation& s = p.constraints.separations[i];
+    seps.insert({b.problem.buffers[s.first].first_value, b.problem.buffers[s.second].first_value});
+    EXPECT_EQ(s.reasons,
+              std::vector<policy::DsaSeparationReason>{policy::DsaSeparationReason::kTargetHazard});
+  }
+  EXPECT_EQ(seps, (std::set<std::pair<std::string, std::string>>{{"a", "b"}, {"b", "c"}}));
+  EXPECT_EQ(p.constraints.separations.size(),
+            b.problem.layout_pairs.size() + b.problem.in_place.size());
+  EXPECT_EQ(WithoutInPlaceSeparations(b.problem).constraints.separations.size(), 2u);
+  // a and b have disjoint lifetimes, yet may not share bytes; a and c may.
+  std::vector<policy::DsaPlacement> shared = {{0, 1, 0}, {1, 1, 0}, {2, 1, 512}};
+  EXPECT_FALSE(policy::CheckDsaSolution(p, shared).ok());
+  std::vector<policy::DsaPlacement> apart = {{0, 1, 0}, {1, 1, 512}, {2, 1, 0}};
+  const policy::DsaSolutionCheck check = policy::CheckDsaSolution(p, apart);
+  EXPECT_TRUE(check.ok()) << (check.errors.empty() ? "" : check.errors[0]);
+  // The 910B keeps no layouts apart.
+  backends::BackendPtr b910 = backends::MakeAscendBackend(backends::Ascend910b());
+  Built n = Build(kText, b910.get());
+  EXPECT_TRUE(n.problem.layout_pairs.empty());
+  EXPECT_EQ(n.problem.buffers[1].layout, std::nullopt);
+  EXPECT_EQ(n.problem.document.problem.constraints.separations.size(), n.problem.in_place.size());
+}
+
 }  // namespace
 }  // namespace passes
 }  // namespace accelmem

@@ -27,24 +27,41 @@
 //    larger, O(n log^2 n) in all.
 // 3. Allocs are rebuilt at the top of the body in id order for the roots still in use, with the
 //    merged root as large as its largest member (removing allocs no longer used).
+//
+// Storage layouts: where the backend separates layouts in a space (backends::SeparatesLayouts;
+// Vec on the Ascend 950), a root's layout class is its tiles' layout (ND when unstated), and
+// neither step 1's merges nor step 2's packing ever put roots of two classes into one: a
+// yielded value of another class is moved into the carried buffer, and a group only joins a
+// shared buffer of its own class, even when the lifetimes are disjoint.
 #ifndef ACCELMEM_PASSES_MEMORY_REUSE_H_
 #define ACCELMEM_PASSES_MEMORY_REUSE_H_
 
 #include <string>
+#include <utility>
 
+#include "backends/backend.h"
 #include "passes/pass.h"
 
 namespace accelmem {
 namespace passes {
 
+struct MemoryReuseOptions {
+  // The target: which spaces keep storage layouts apart. Null: none (any tiles may share).
+  backends::BackendPtr backend;
+};
+
 class MemoryReusePass final : public Pass {
  public:
   static constexpr const char* kName = "memory-reuse";
+  explicit MemoryReusePass(MemoryReuseOptions options = {}) : options_(std::move(options)) {}
   std::string Name() const override { return kName; }
   absl::StatusOr<FunctionResult> RunOnFunction(const ir::FunctionPtr& function) const override;
+
+ private:
+  MemoryReuseOptions options_;
 };
 
-PassPtr CreateMemoryReusePass();
+PassPtr CreateMemoryReusePass(MemoryReuseOptions options = {});
 
 }  // namespace passes
 }  // namespace accelmem

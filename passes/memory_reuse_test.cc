@@ -3,7 +3,10 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "backends/ascend/ascend.h"
 #include "gtest/gtest.h"
+#include "passes/memory_pipeline.h"
 #include "passes/pass_testing.h"
 #include "passes/verify_memory_plan.h"
 
@@ -100,6 +103,37 @@ def p(x: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
 
 // The pass reports its kebab-case name.
 TEST(MemoryReuseTest, Name) { EXPECT_EQ(CreateMemoryReusePass()->Name(), "memory-reuse"); }
+
+// Storage layouts: 'a' (ND) dies before 'b' (NZ) is loaded. Where the backend keeps layouts
+// apart in Vec (the 950) they keep two roots; on the 910B and without a backend they share one.
+TEST(MemoryReuseTest, LayoutsKeptApartWhereBackendSays) {
+  constexpr char kText[] = R"(@function(type=AIV)
+def f(x: Tensor[[16, 16], FP16], y: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], FP16]:
+    a: Tile[[16, 16], FP16, Vec, layout=ND] = tile.load(x, [0, 0], [16, 16])
+    r: Tensor[[16, 16], FP16] = tile.store(a, [0, 0], y)
+    b: Tile[[16, 16], FP16, Vec, layout=NZ] = tile.load(x, [0, 0], [16, 16])
+    r2: Tensor[[16, 16], FP16] = tile.store(b, [0, 0], r)
+    return r2
+)";
+  auto roots = [&](backends::BackendPtr backend) {
+    MemoryPipelineOptions o;
+    o.backend = backend;
+    absl::StatusOr<ProgramResult> r = RunOnText(kText, "init-memref,memory-reuse", o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return std::string();
+    const ir::Function& f = *r->program->functions[0];
+    std::string out;
+    for (const ir::StmtPtr& s : ir::BodyStmts(f.body)) {
+      const ir::AssignStmt* a = ir::AsAssign(s.get());
+      if (a == nullptr || ir::AsTile(a->var->type) == nullptr) continue;
+      absl::StrAppend(&out, a->var->name, ":", ir::MemRefOf(*a->var->type)->name(), " ");
+    }
+    return out;
+  };
+  EXPECT_EQ(roots(backends::MakeAscendBackend(backends::Ascend950())), "a:mem_vec_0 b:mem_vec_1 ");
+  EXPECT_EQ(roots(backends::MakeAscendBackend(backends::Ascend910b())), "a:mem_vec_0 b:mem_vec_0 ");
+  EXPECT_EQ(roots(nullptr), "a:mem_vec_0 b:mem_vec_0 ");
+}
 
 }  // namespace
 }  // namespace passes

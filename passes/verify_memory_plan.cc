@@ -34,7 +34,13 @@ struct Copy {
   std::string name;
   MemRefPtr target;
   int64_t stmt;
+  int layouts;  // the target tile's layout bit
 };
+
+// Bit 1 << TileLayout of a tile's layout, ND when it states none.
+int LayoutBit(const ir::TileType& t) {
+  return 1 << static_cast<int>(t.layout.value_or(ir::TileLayout::kND));
+}
 
 // The checker's own walk (it shares no lifetime code with the passes: a planner bug repeated in
 // a shared model would prove itself right).
@@ -163,7 +169,8 @@ class Analyzer final : public ir::IRVisitor {
       const ir::MemRef* src = MemRefOfExpr(y->values[k]);
       const ir::MemRef& dst = *tt->memref;
       if (src != nullptr && src->root() == dst.root() && src->offset() == dst.offset()) continue;
-      copies_.push_back({absl::StrCat("copy into ", targets[k]->name), tt->memref, t});
+      copies_.push_back(
+          {absl::StrCat("copy into ", targets[k]->name), tt->memref, t, LayoutBit(*tt)});
     }
   }
 
@@ -217,6 +224,7 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
     std::string name;
     const ir::MemRef* root = nullptr;
     int64_t start = INT64_MAX, end = 0, lo = INT64_MAX, hi = 0;
+    int layouts = 0;
   };
   std::map<int, Class> classes;
   absl::flat_hash_map<const ir::MemRef*, int64_t> slot;  // root -> max(offset + size)
@@ -239,6 +247,7 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
     c.end = std::max(c.end, end);
     c.lo = std::min(c.lo, m.addr());
     c.hi = std::max(c.hi, ir::SaturatingAdd(m.addr(), m.size()));
+    c.layouts |= LayoutBit(*tile);
   }
 
   // Roots: planned, aligned.
@@ -260,6 +269,8 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
     b.end = c.end;
     b.addr = c.lo;
     b.size = c.hi - c.lo;
+    b.memref = c.root->name();
+    b.layouts = c.layouts;
     report.buffers.push_back(std::move(b));
   }
   for (const Copy& cp : an.copies_) {
@@ -271,6 +282,8 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
     b.end = 3 * cp.stmt + 2;
     b.addr = cp.target->addr();
     b.size = cp.target->size();
+    b.memref = ir::MemRefToString(*cp.target);
+    b.layouts = cp.layouts;
     report.buffers.push_back(std::move(b));
   }
   for (PlannedBuffer& b : report.buffers) {
@@ -302,6 +315,69 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
   }
   return report;
 }
+
+namespace {
+
+// Where `space` keeps storage layouts apart: no buffer of `buffers` (indices into the report)
+// holds two layout classes, and no two of different classes overlap in address, whatever their
+// lifetimes. One sweep by address: a buffer overlaps an earlier one of the other class iff the
+// furthest-reaching earlier one of that class ends past its start.
+absl::Status CheckLayoutSeparation(const std::string& function, ir::MemorySpace space,
+                                   const std::vector<PlannedBuffer>& all,
+                                   const std::vector<size_t>& buffers) {
+  auto names = [](int layouts) {
+    std::string out;
+    for (int l = 0; l < ir::kNumTileLayouts; ++l) {
+      if (layouts & (1 << l)) {
+        absl::StrAppend(&out, out.empty() ? "" : " and ",
+                        ir::TileLayoutName(static_cast<ir::TileLayout>(l)));
+      }
+    }
+    return out;
+  };
+  auto describe = [&](const PlannedBuffer& b) {
+    return absl::StrCat(names(b.layouts), " buffer '", b.name, "' (", b.memref, ", bytes [", b.addr,
+                        ", ", ir::SaturatingAdd(b.addr, b.size), "), statements ", b.first_stmt,
+                        "..", b.last_stmt, ")");
+  };
+  std::vector<size_t> order;
+  for (size_t i : buffers) {
+    const PlannedBuffer& b = all[i];
+    if ((b.layouts & (b.layouts - 1)) != 0) {
+      return FunctionError(
+          function, absl::StrCat(ir::MemorySpaceName(space), ": buffer '", b.name, "' (", b.memref,
+                                 ") holds tiles of layouts ", names(b.layouts),
+                                 "; the backend keeps storage layouts apart in ",
+                                 ir::MemorySpaceName(space)));
+    }
+    if (b.size > 0 && b.layouts != 0) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(),
+            [&](size_t x, size_t y) { return all[x].addr < all[y].addr; });
+  std::map<int, size_t> reach;  // layout bit -> earlier buffer of that class ending last
+  for (size_t i : order) {
+    const PlannedBuffer& b = all[i];
+    for (const auto& [layouts, j] : reach) {
+      const PlannedBuffer& o = all[j];
+      const int64_t o_end = ir::SaturatingAdd(o.addr, o.size);
+      if (layouts == b.layouts || o_end <= b.addr) continue;
+      return FunctionError(function,
+                           absl::StrCat(ir::MemorySpaceName(space), ": ", describe(o), " and ",
+                                        describe(b), " overlap in bytes [", b.addr, ", ",
+                                        std::min(o_end, ir::SaturatingAdd(b.addr, b.size)),
+                                        "); the backend keeps storage layouts apart in ",
+                                        ir::MemorySpaceName(space), ", whatever the lifetimes"));
+    }
+    auto [it, fresh] = reach.emplace(b.layouts, i);
+    if (!fresh && ir::SaturatingAdd(all[it->second].addr, all[it->second].size) <
+                      ir::SaturatingAdd(b.addr, b.size)) {
+      it->second = i;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status VerifyMemoryPlan(const ir::Function& function, const MemoryPlanOptions& options) {
   if (function.type == ir::FunctionType::kOrchestration) return absl::OkStatus();
@@ -362,6 +438,18 @@ absl::Status VerifyMemoryPlan(const ir::Function& function, const MemoryPlanOpti
       return FunctionError(
           function.name,
           absl::StrCat(ir::MemorySpaceName(report->buffers[subset[0]].space), ": ", s.message()));
+    }
+  }
+
+  // Storage layouts apart where the backend says so, whatever the lifetimes.
+  for (const auto& [space_index, subset] : by_space) {
+    const auto space = static_cast<ir::MemorySpace>(space_index);
+    const bool separate = opts.separate_layouts ? opts.separate_layouts(space)
+                                                : backends::ActiveSeparatesLayouts(space);
+    if (!separate) continue;
+    if (absl::Status s = CheckLayoutSeparation(function.name, space, report->buffers, subset);
+        !s.ok()) {
+      return s;
     }
   }
   return absl::OkStatus();

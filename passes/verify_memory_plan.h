@@ -7,6 +7,9 @@
 //   that the policy's AlignAddress leaves unchanged;
 // - no two buffers whose lifetimes intersect overlap in address;
 // - every space stays within the capacity (when one is given or a backend is configured).
+// - where the backend keeps storage layouts apart in a space (Vec on the Ascend 950), no buffer
+//   of one layout class (a tile's layout, ND when unstated) overlaps a buffer of another in
+//   address, whatever their lifetimes, and no buffer holds tiles of two classes.
 //
 // Model. Statements are numbered in program order (a loop and an `if` take a number for their
 // entry and one for their exit). A value lives from its definition to its last use; a value
@@ -42,6 +45,9 @@ struct MemoryPlanOptions {
   // Capacity of a space in bytes, 0 = unchecked. Null: the configured backend's capacities
   // (none without a backend).
   std::function<int64_t(ir::MemorySpace)> capacity;
+  // Whether a space keeps storage layouts apart (ND and NZ tiles never share bytes). Null: the
+  // configured backend's rule (none without a backend).
+  std::function<bool(ir::MemorySpace)> separate_layouts;
 };
 
 // One buffer of the plan: a value and its views, in one space, over [first_stmt, last_stmt].
@@ -52,6 +58,8 @@ struct PlannedBuffer {
   int64_t first_stmt = 0, last_stmt = 0;  // statement numbers (inclusive)
   int64_t addr = 0, size = 0;             // [addr, addr + size)
   std::string memref;                     // text of the MemRef, e.g. "mem_vec_0+256"
+  // Bit 1 << ir::TileLayout of each layout its tiles state, an unstated one counting as ND.
+  int layouts = 0;
 };
 
 struct SpaceUsage {

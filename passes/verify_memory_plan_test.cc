@@ -178,6 +178,59 @@ def f(x: Tensor[[64, 64], FP32], y: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], 
   EXPECT_EQ(r->buffers.size(), 2u);
 }
 
+// A deliberately broken plan: 'a' (ND) and 'b' (NZ) have disjoint lifetimes and share bytes
+// 256..511. Without a layout rule that is safe; where the space keeps layouts apart (the 950's
+// Vec) it is rejected, naming the function, the space, both buffers and the bytes. A root holding
+// tiles of both layouts is rejected too, and a tile without a layout counts as ND.
+constexpr char kLayoutOverlap[] = R"(@function(type=AIV)
+def lay(x: Tensor[[16, 16], FP16], y: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], FP16]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 512, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 256, 512, 1)
+    a: Tile[[16, 16], FP16, memref=mem_vec_0, layout=ND] = tile.load(x, [0, 0], [16, 16])
+    r: Tensor[[16, 16], FP16] = tile.store(a, [0, 0], y)
+    b: Tile[[16, 16], FP16, memref=mem_vec_1, layout=NZ] = tile.load(x, [0, 0], [16, 16])
+    r2: Tensor[[16, 16], FP16] = tile.store(b, [0, 0], r)
+    return r2
+)";
+
+TEST(VerifyMemoryPlanTest, RejectsOverlappingLayouts) {
+  MemoryPlanOptions apart;
+  apart.separate_layouts = [](ir::MemorySpace s) { return s == ir::MemorySpace::kVec; };
+  MemoryPlanOptions mixed;
+  mixed.separate_layouts = [](ir::MemorySpace) { return false; };
+  EXPECT_TRUE(Check(kLayoutOverlap, mixed).ok()) << Check(kLayoutOverlap, mixed);
+  EXPECT_TRUE(Check(kLayoutOverlap).ok());  // no backend configured: no rule
+  absl::Status s = Check(kLayoutOverlap, apart);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(std::string(s.message()),
+            "in function 'lay': Vec: ND buffer 'a' (mem_vec_0, bytes [0, 512), statements 3..4) "
+            "and NZ buffer 'b' (mem_vec_1, bytes [256, 768), statements 5..6) overlap in bytes "
+            "[256, 512); the backend keeps storage layouts apart in Vec, whatever the lifetimes");
+  // Apart (b at 512) the plan passes; a tile with no layout next to an NZ one is ND.
+  std::string moved = kLayoutOverlap;
+  moved.replace(moved.find("alloc(Vec, 256"), 14, "alloc(Vec, 512");
+  EXPECT_TRUE(Check(moved.c_str(), apart).ok()) << Check(moved.c_str(), apart);
+  std::string unstated = kLayoutOverlap;
+  unstated.replace(unstated.find(", layout=ND"), 11, "");
+  s = Check(unstated.c_str(), apart);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(absl::StrContains(s.message(), "ND buffer 'a'")) << s;
+  // One root holding both layouts.
+  s = Check(R"(@function(type=AIV)
+def one(x: Tensor[[16, 16], FP16], y: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], FP16]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 512, 0)
+    a: Tile[[16, 16], FP16, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 16])
+    r: Tensor[[16, 16], FP16] = tile.store(a, [0, 0], y)
+    b: Tile[[16, 16], FP16, memref=mem_vec_0, layout=NZ] = tile.load(x, [0, 0], [16, 16])
+    r2: Tensor[[16, 16], FP16] = tile.store(b, [0, 0], r)
+    return r2
+)",
+            apart);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(absl::StrContains(s.message(), "in function 'one': Vec: ND buffer 'a' (mem_vec_0"))
+      << s;
+}
+
 }  // namespace
 }  // namespace passes
 }  // namespace accelmem

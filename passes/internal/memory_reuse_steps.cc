@@ -109,13 +109,28 @@ ir::TypePtr RetypeTile(const ir::Var& v, MemRefMapper& mapper) {
   return m == t->memref ? v.type : t->WithMemRef(m);
 }
 
+// The layout class of a value (index of its backends::SeparatedLayout), or kAnyLayout where its
+// space does not separate layouts (or it is no tile).
+constexpr int kAnyLayout = -1;
+int LayoutClass(const ValueLife& v, const backends::Backend* backend) {
+  const ir::TileType* t = ir::AsTile(v.var->type);
+  if (t == nullptr) return kAnyLayout;
+  std::optional<ir::TileLayout> l = backends::SeparatedLayout(backend, *t);
+  return l ? static_cast<int>(*l) : kAnyLayout;
+}
+
+// Whether roots of layout classes `a` and `b` may share bytes.
+bool LayoutsMayShare(int a, int b) { return a == kAnyLayout || b == kAnyLayout || a == b; }
+
 ir::StmtPtr MoveStmt(const VarPtr& dst, const ir::ExprPtr& src, ir::MemorySpace space) {
   return std::make_shared<ir::AssignStmt>(dst,
                                           ir::MakeCall("tile.move", {src, ir::MakeSpace(space)}));
 }
 
 VarPtr MoveVar(const std::string& name, const ir::TileType& like, MemRefPtr memref) {
-  return ir::MakeVar(name, ir::MakeTile(like.shape, like.dtype, memref->space(), memref));
+  // The copy states `like`'s layout: it takes the place of a value of that type.
+  return ir::MakeVar(name,
+                     ir::MakeTile(like.shape, like.dtype, memref->space(), memref, like.layout));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,7 +315,7 @@ ir::FunctionPtr ApplySplits(const ir::FunctionPtr& fn, const Liveness& lt, const
 
 class RootSets {
  public:
-  explicit RootSets(const Liveness& lt) {
+  RootSets(const Liveness& lt, const backends::Backend* backend) {
     for (size_t i = 0; i < lt.values.size(); ++i) {
       const ValueLife& v = lt.values[i];
       if (v.memref == nullptr) continue;
@@ -308,8 +323,11 @@ class RootSets {
       if (!parent_.contains(r)) {
         parent_[r] = r;
         roots_[r] = v.memref->root_ptr();
+        layout_[r] = kAnyLayout;
       }
       intervals_[r].Add(v.start, v.end);
+      const int l = LayoutClass(v, backend);
+      if (l != kAnyLayout) layout_[r] = l;
     }
   }
 
@@ -332,11 +350,14 @@ class RootSets {
     from = Find(from);
     if (into == from) return true;
     if (into->space() != from->space() || into->space() == ir::MemorySpace::kDDR) return false;
+    // A yielded value of another layout class is moved (a layout-converting copy), not merged.
+    if (!LayoutsMayShare(layout_[into], layout_[from])) return false;
     IntervalUnion& a = intervals_[into];
     IntervalUnion& b = intervals_[from];
     if (a.Intersects(b)) return false;
     a.Absorb(&b);
     parent_[from] = into;
+    if (layout_[into] == kAnyLayout) layout_[into] = layout_[from];
     merged_ = true;
     return true;
   }
@@ -351,6 +372,7 @@ class RootSets {
   absl::flat_hash_map<const MemRef*, const MemRef*> parent_;
   absl::flat_hash_map<const MemRef*, MemRefPtr> roots_;
   absl::flat_hash_map<const MemRef*, IntervalUnion> intervals_;
+  absl::flat_hash_map<const MemRef*, int> layout_;  // by set representative
   bool merged_ = false;
 };
 
@@ -361,10 +383,11 @@ struct YieldMove {
 
 // Returns the rewritten function when moves were inserted (the caller re-analyses it). When the
 // carries only merged groups, nothing is rewritten: the merged sets go to Pack in `*merged`.
-ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Liveness& lt, bool* changed,
+ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Liveness& lt,
+                             const backends::Backend* backend, bool* changed,
                              absl::flat_hash_set<std::string>* names, int64_t* next_id,
                              std::unique_ptr<RootSets>* merged) {
-  RootSets sets(lt);
+  RootSets sets(lt, backend);
   absl::flat_hash_map<const ir::YieldStmt*, std::vector<YieldMove>> moves;
   auto handle = [&](const ir::YieldStmt* y, int64_t yield_at, size_t k, const MemRefPtr& target) {
     if (y == nullptr || k >= y->values.size() || target == nullptr) return;
@@ -499,6 +522,7 @@ ir::FunctionPtr ApplyCarries(const ir::FunctionPtr& fn, const Liveness& lt, bool
 struct Group {
   MemRefPtr root;
   int64_t start = INT64_MAX, end = 0, slot = 0;
+  int layout = kAnyLayout;  // its values' layout class where the space separates layouts
 };
 
 // Disjoint half-open intervals; Free() tells whether [s, e) touches none.
@@ -524,8 +548,10 @@ class IntervalSet {
 // `sets` (may be null): groups already merged by the carry step; a group is then a set of roots.
 // `share` false: every group keeps a buffer of its own (only the carry step's merges are
 // materialized; see ApplyCarryFixups).
+// `backend` (may be null): a group joins only a buffer of its own layout class where the backend
+// separates layouts (backends::SeparatedLayout).
 ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Liveness& lt, RootSets* sets, bool share,
-                     bool* changed) {
+                     const backends::Backend* backend, bool* changed) {
   auto key = [sets](const MemRef* r) { return sets != nullptr ? sets->Find(r) : r; };
   std::vector<Group> groups;
   absl::flat_hash_map<const MemRef*, size_t> index;
@@ -542,6 +568,7 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Liveness& lt, RootSets* se
     g.start = std::min(g.start, v.start);
     g.end = std::max(g.end, v.end);
     g.slot = std::max({g.slot, v.memref->end_offset(), v.memref->root()->size()});
+    if (const int l = LayoutClass(v, backend); l != kAnyLayout) g.layout = l;
   }
   std::vector<size_t> order(groups.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -557,6 +584,7 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Liveness& lt, RootSets* se
     size_t rep;
     int64_t size;
     IntervalSet busy;
+    int layout;  // the layout class of its groups
   };
   std::vector<Buffer> buffers;
   size_t space_begin = 0;
@@ -570,14 +598,15 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Liveness& lt, RootSets* se
     if (share && g.root->space() != ir::MemorySpace::kDDR) {
       const size_t scan_end = std::min(buffers.size(), space_begin + kMaxFirstFitScan);
       for (size_t b = space_begin; b < scan_end; ++b) {
-        if (buffers[b].busy.Free(g.start, g.end)) {
+        if (LayoutsMayShare(buffers[b].layout, g.layout) && buffers[b].busy.Free(g.start, g.end)) {
           chosen = b;
           break;
         }
       }
     }
-    if (chosen == buffers.size()) buffers.push_back({order[i], g.slot, IntervalSet()});
+    if (chosen == buffers.size()) buffers.push_back({order[i], g.slot, IntervalSet(), g.layout});
     buffers[chosen].busy.Add(g.start, g.end);
+    if (buffers[chosen].layout == kAnyLayout) buffers[chosen].layout = g.layout;
     buffers[chosen].size = std::max(buffers[chosen].size, g.slot);
     rep_of[g.root.get()] = chosen;
   }
@@ -651,7 +680,8 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Liveness& lt, RootSets* se
 }  // namespace
 
 // Steps 1 (and 2 when `share`) on an unplanned, non-Orchestration function.
-FunctionResult Reuse(const ir::FunctionPtr& function, bool share) {
+FunctionResult Reuse(const ir::FunctionPtr& function, bool share,
+                     const backends::Backend* backend) {
   if (function->type == ir::FunctionType::kOrchestration) return FunctionResult{function, false};
   bool any = false, planned = false;
   int64_t max_id = -1;
@@ -677,12 +707,12 @@ FunctionResult Reuse(const ir::FunctionPtr& function, bool share) {
     lt = std::make_unique<Liveness>(*fn);
   }
   std::unique_ptr<RootSets> merged;
-  ir::FunctionPtr carried = ApplyCarries(fn, *lt, &changed, &names, &next_id, &merged);
+  ir::FunctionPtr carried = ApplyCarries(fn, *lt, backend, &changed, &names, &next_id, &merged);
   if (carried != fn) {
     fn = carried;
     lt = std::make_unique<Liveness>(*fn);
   }
-  fn = Pack(fn, *lt, merged.get(), share, &changed);
+  fn = Pack(fn, *lt, merged.get(), share, backend, &changed);
   if (!changed) return FunctionResult{function, false};
   return FunctionResult{fn, true};
 }

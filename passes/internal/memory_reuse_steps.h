@@ -3,6 +3,7 @@
 #ifndef ACCELMEM_PASSES_INTERNAL_MEMORY_REUSE_STEPS_H_
 #define ACCELMEM_PASSES_INTERNAL_MEMORY_REUSE_STEPS_H_
 
+#include "backends/backend.h"
 #include "ir/function.h"
 #include "passes/pass.h"
 
@@ -11,8 +12,10 @@ namespace passes {
 namespace internal {
 
 // Steps 1 and 3, and step 2 (sharing) when `share`, on an unplanned, non-Orchestration function
-// with MemRefs; any other function comes back unchanged.
-FunctionResult Reuse(const ir::FunctionPtr& function, bool share);
+// with MemRefs; any other function comes back unchanged. Where `backend` (may be null) separates
+// storage layouts in a space, no merge or sharing puts roots of different layout classes
+// (backends::SeparatedLayout) into one.
+FunctionResult Reuse(const ir::FunctionPtr& function, bool share, const backends::Backend* backend);
 
 }  // namespace internal
 }  // namespace passes

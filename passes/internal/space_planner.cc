@@ -199,6 +199,32 @@ std::optional<Placed> PlanByLifetime(const Space& s, policy::PlannerMode mode) {
   return out;
 }
 
+// PlanByLifetime, where the space separates layouts once per layout class (in the order of
+// RootSlots::layouts: ND, NZ, then roots of several), each class in the address range above the
+// one before, with the search budget shared among them. Roots of two classes never overlap; the
+// price is that they never share bytes either, which is the rule.
+std::optional<Placed> PlanByLifetimeSeparated(const Space& s, policy::PlannerMode mode) {
+  if (!s.options.separate_layouts) return PlanByLifetime(s, mode);
+  std::map<int, std::vector<MemRefPtr>> classes;
+  for (const MemRefPtr& r : s.refs) classes[s.function.roots->layouts(r.get())].push_back(r);
+  if (classes.size() <= 1) return PlanByLifetime(s, mode);
+  SpacePlanOptions options = s.options;
+  options.budget = s.options.budget / static_cast<int64_t>(classes.size());
+  Placed out;
+  out.water = s.start;
+  int64_t start = s.start;
+  for (const auto& [layouts, refs] : classes) {
+    const Space sub{s.space, refs, start, s.function, options};
+    std::optional<Placed> part = PlanByLifetime(sub, mode);
+    if (!part) return std::nullopt;
+    for (const auto& [root, a] : part->plan.addr) out.plan.addr[root] = a;
+    out.water = std::max(out.water, part->water);
+    start = part->plan.end;
+  }
+  out.plan.end = start;
+  return out;
+}
+
 // kGreedy and kSearch: the lifetime planner's plan when it uses no more bytes than the
 // sequential one.
 absl::StatusOr<SpacePlan> PlanLifetime(const Space& s, Placed sequential) {
@@ -206,7 +232,7 @@ absl::StatusOr<SpacePlan> PlanLifetime(const Space& s, Placed sequential) {
   const policy::PlannerMode mode = s.options.strategy == PlacementStrategy::kSearch
                                        ? policy::PlannerMode::kSearch
                                        : policy::PlannerMode::kGreedy;
-  std::optional<Placed> planned = PlanByLifetime(s, mode);
+  std::optional<Placed> planned = PlanByLifetimeSeparated(s, mode);
   if (!planned || planned->water > sequential.water || planned->plan.end > sequential.plan.end) {
     return std::move(sequential.plan);
   }
@@ -317,7 +343,7 @@ absl::StatusOr<SpacePlan> PlanConstrained(const Space& s, Placed sequential) {
     const ConstrainedPlans& plans = s.function.constrained;
     candidates.AddOffsets("constrained", plans.relaxed_offsets);
     candidates.AddOffsets("constrained", plans.strict_offsets);
-    if (std::optional<Placed> greedy = PlanByLifetime(s, policy::PlannerMode::kGreedy)) {
+    if (std::optional<Placed> greedy = PlanByLifetimeSeparated(s, policy::PlannerMode::kGreedy)) {
       greedy->plan.method = "greedy";
       candidates.Add(std::move(greedy->plan));
     }
@@ -398,6 +424,10 @@ RootSlots::RootSlots(const ir::Function& function) {
     auto [it, added] = slots_.emplace(m->root(), m->root()->size());
     if (added) roots_.push_back(m->root_ptr());
     it->second = std::max(it->second, m->end_offset());
+    int& layouts = layouts_[m->root()];
+    if (const ir::TileType* t = ir::AsTile(v.type)) {
+      layouts |= 1 << static_cast<int>(t->layout.value_or(ir::TileLayout::kND));
+    }
   });
 }
 

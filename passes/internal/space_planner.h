@@ -7,6 +7,9 @@
 // the method kept, its status and proven bound, and why nothing fits when the plan is over
 // capacity. The pass then diagnoses a plan over capacity and writes the addresses.
 //
+// Where the backend keeps storage layouts apart in a space (SpacePlanOptions::separate_layouts),
+// no plan of any strategy overlaps roots of two layout classes.
+//
 // Every strategy starts from the sequential placement (upstream's: roots one after another in
 // the policy's order) and keeps another plan only when it is no worse: the lifetime planners
 // when their high-water mark is not higher, the constrained and replayed plans after
@@ -52,17 +55,22 @@ namespace internal {
 using RootAddresses = absl::flat_hash_map<const ir::MemRef*, int64_t>;
 
 // The root MemRefs of a function and their slots: the largest offset + size over a root and its
-// views, the bytes a root takes wherever it is placed.
+// views, the bytes a root takes wherever it is placed; and the layout classes of its tiles.
 class RootSlots {
  public:
   explicit RootSlots(const ir::Function& function);
   // The roots in the order their first definition is visited.
   const std::vector<ir::MemRefPtr>& roots() const { return roots_; }
   int64_t slot(const ir::MemRef* root) const { return slots_.at(root); }
+  // Bit 1 << TileLayout of every layout the root's tiles state, an unstated one counting as ND
+  // (backends::SeparatedLayout); used only where the space separates layouts. Normally one bit:
+  // a root with two is planned in a range of its own and rejected by verify_memory_plan.
+  int layouts(const ir::MemRef* root) const { return layouts_.at(root); }
 
  private:
   std::vector<ir::MemRefPtr> roots_;
   absl::flat_hash_map<const ir::MemRef*, int64_t> slots_;
+  absl::flat_hash_map<const ir::MemRef*, int> layouts_;
 };
 
 // The constrained planner's plans of a function: the relaxed problem's solve (its bounds hold for
@@ -101,6 +109,12 @@ struct SpacePlanOptions {
   absl::Duration budget = absl::Milliseconds(100);        // kSearch's planner budget
   const policy::MemoryAllocatorPolicy* policy = nullptr;  // required: order and alignment
   int64_t capacity = 0;                                   // 0: unknown
+  // The backend keeps storage layouts apart in this space (backends::Backend::SeparatesLayouts):
+  // the lifetime planners then plan each layout class (RootSlots::layouts) in an address range
+  // of its own, one above the other (ND, then NZ), so that no ND root overlaps an NZ root even
+  // with disjoint lifetimes. The sequential placement never overlaps roots; the constrained
+  // planner gets the separations from the problem (passes/memory_problem.h).
+  bool separate_layouts = false;
 };
 
 // The plan of one space.

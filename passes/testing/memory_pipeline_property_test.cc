@@ -2,8 +2,11 @@
 // ascend910b, ascend950; with and without memory-reuse; every placement strategy): the pipeline
 // accepts them, the plan_simulator oracle finds nothing in the plans, printing is a fixed point
 // and a planned program comes back unchanged from a second run; every configuration that plans a
-// program computes the same values (the simulator's output traces are equal). A failure prints
-// its seed, the configuration(s) and the program shrunk to a small passes/testdata case.
+// program computes the same values (the simulator's output traces are equal). The generator states
+// ND and NZ layouts on some Vec tiles; on ascend950, in every configuration, no ND tile and NZ
+// tile share a byte whatever their lifetimes (pipeline_check's layout-share over the whole plan,
+// the simulator's at every write). A failure prints its seed, the configuration(s) and the
+// program shrunk to a small passes/testdata case.
 #include <cstdint>
 #include <map>
 #include <set>

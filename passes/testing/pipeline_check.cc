@@ -1,8 +1,11 @@
 #include "passes/testing/pipeline_check.h"
 
+#include <algorithm>
 #include <cctype>
 #include <memory>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -13,6 +16,8 @@
 #include "backends/backend.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/types.h"
+#include "ir/visitor.h"
 #include "passes/memory_pipeline.h"
 #include "passes/pass_manager.h"
 #include "passes/testing/plan_simulator.h"
@@ -102,6 +107,48 @@ absl::StatusOr<passes::ProgramResult> RunPipeline(const ir::ProgramPtr& program,
   return pm.Run(program);
 }
 
+// Storage layouts, checked on the plan as a whole (the simulator sees only the bytes its paths
+// write): where `backend` keeps layouts apart (our own table, like the simulator's: Vec on
+// ascend950), no ND tile's bytes and NZ tile's bytes overlap, whatever their lifetimes. A tile
+// stating no layout is ND. One failure per function at most.
+std::vector<CheckFailure> LayoutShares(const ir::Program& program, const std::string& backend) {
+  std::vector<CheckFailure> out;
+  if (backend != "ascend950") return out;
+  struct Bytes {
+    int64_t lo, hi;
+    bool nz;
+    std::string name;
+  };
+  for (const ir::FunctionPtr& f : program.functions) {
+    std::vector<Bytes> tiles;
+    ir::ForEachDef(*f, [&](const ir::Var& v) {
+      const ir::TileType* t = ir::AsTile(v.type);
+      if (t == nullptr || t->memref == nullptr || t->space != ir::MemorySpace::kVec) return;
+      const std::optional<int64_t> size = ir::StaticTileBytes(t->shape, t->dtype);
+      if (!size || *size <= 0 || t->memref->addr() < 0) return;
+      tiles.push_back(
+          {t->memref->addr(), t->memref->addr() + *size, t->layout == ir::TileLayout::kNZ, v.name});
+    });
+    std::sort(tiles.begin(), tiles.end(),
+              [](const Bytes& a, const Bytes& b) { return a.lo < b.lo; });
+    const Bytes* reach[2] = {nullptr, nullptr};  // furthest-reaching earlier tile per class
+    for (const Bytes& b : tiles) {
+      const Bytes* other = reach[b.nz ? 0 : 1];
+      if (other != nullptr && other->hi > b.lo) {
+        out.push_back(
+            {"layout-share", absl::StrCat("function '", f->name, "': '", other->name, "' (",
+                                          other->nz ? "NZ" : "ND", ") at Vec [", other->lo, ", ",
+                                          other->hi, ") and '", b.name, "' (", b.nz ? "NZ" : "ND",
+                                          ") at [", b.lo, ", ", b.hi, ") share bytes")});
+        break;
+      }
+      const Bytes*& mine = reach[b.nz ? 1 : 0];
+      if (mine == nullptr || mine->hi < b.hi) mine = &b;
+    }
+  }
+  return out;
+}
+
 std::string FirstDifference(const std::string& a, const std::string& b) {
   std::vector<std::string> la = absl::StrSplit(a, '\n'), lb = absl::StrSplit(b, '\n');
   for (size_t i = 0; i < la.size() || i < lb.size(); ++i) {
@@ -155,6 +202,7 @@ CheckResult CheckProgram(const std::string& text, const PipelineConfig& config,
     result.failures.push_back({absl::StrCat("sim:", FindingKindName(f.kind)), f.ToString()});
   }
   result.output_trace = std::move(sim.trace);
+  for (CheckFailure& f : LayoutShares(out, config.backend)) result.failures.push_back(std::move(f));
   const std::string printed = ir::PrintProgram(out);
   result.planned = printed;
   absl::StatusOr<ir::ProgramPtr> reparsed = ir::ParseProgram(printed, "<planned>");

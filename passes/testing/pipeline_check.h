@@ -8,6 +8,9 @@
 //   parses and verifies;
 // - the planned program run through the same pipeline again comes back unchanged;
 // - the re-parsed plan computes the same values (output trace) as the in-memory one.
+// - on a backend that keeps storage layouts apart (ascend950: Vec, by a table of our own), no ND
+//   tile and NZ tile share a byte, whatever their lifetimes ("layout-share"; the simulator's
+//   layout-share finding sees the same at the writes of its paths).
 // CheckResult::output_trace is what the planned program computes (plan_simulator's value
 // fingerprints): it must be the same under every configuration (ValuesDiffer).
 // Failures carry a signature (kind plus the error text without numbers and names) so that the
@@ -49,7 +52,8 @@ struct CheckFailure {
                        // "verifier-after-pass",
                        // "sim:<finding kind>", "sim-reparsed:<finding kind>",
                        // "print-not-fixed-point", "reparse-error",
-                       // "rerun-error", "rerun-changed", "trace-reparsed-differs"
+                       // "rerun-error", "rerun-changed", "trace-reparsed-differs",
+                       // "layout-share"
   std::string detail;  // the message (finding, error, first differing line)
   // kind plus the detail with digits and quoted names removed.
   std::string Signature() const;

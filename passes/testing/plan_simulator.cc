@@ -53,6 +53,8 @@ const char* FindingKindName(FindingKind kind) {
       return "unlocatable";
     case FindingKind::kMalformed:
       return "malformed";
+    case FindingKind::kLayoutShare:
+      return "layout-share";
   }
   return "?";
 }
@@ -117,6 +119,15 @@ int64_t AccRowAlign(const std::string& backend, ir::DType d) {
   if (backend == "ascend910b") return ir::DTypeName(d) == "INT32" ? 32 : 16;
   if (backend == "ascend950") return 16;
   return 0;
+}
+
+// The layout class of a tile written in `space` where `backend` keeps storage layouts apart (our
+// own table: Vec on the ascend950, pypto #2100 / #2517): "ND" or "NZ", a tile stating none
+// counting as ND; "" elsewhere (any tiles may share bytes).
+std::string LayoutClass(const std::string& backend, const ir::Type* type) {
+  const ir::TileType* t = ir::AsTile(type);
+  if (t == nullptr || backend != "ascend950" || t->space != ir::MemorySpace::kVec) return "";
+  return t->layout == ir::TileLayout::kNZ ? "NZ" : "ND";
 }
 
 bool IsNotInplaceSafe(const ir::Call& call) {
@@ -457,10 +468,19 @@ class FunctionSim {
   void Write(const Inst& inst) {
     std::vector<Seg>& segs = mem_[inst.space];
     std::vector<Seg> out;
+    const Writer& me = writers_[inst.token];
     for (const Seg& g : segs) {
       if (g.hi <= inst.lo || g.lo >= inst.hi) {
         out.push_back(g);
         continue;
+      }
+      const Writer& was = writers_[g.token];
+      if (!me.layout.empty() && !was.layout.empty() && me.layout != was.layout) {
+        Report(FindingKind::kLayoutShare, me.stmt, {me.value, was.value}, inst.space, inst.lo,
+               inst.hi, std::max(g.lo, inst.lo), std::min(g.hi, inst.hi),
+               absl::StrCat("'", me.value, "' (", me.layout, ") is written over bytes '", was.value,
+                            "' (", was.layout, ") held; ", o_.backend,
+                            " keeps storage layouts apart in ", inst.space));
       }
       if (g.lo < inst.lo) out.push_back({g.lo, inst.lo, g.token});
       if (g.hi > inst.hi) out.push_back({inst.hi, g.hi, g.token});
@@ -470,7 +490,7 @@ class FunctionSim {
   }
 
   uint64_t NewToken(const ir::Var& v, const ir::Stmt* s) {
-    writers_.push_back({v.name, s});
+    writers_.push_back({v.name, s, LayoutClass(o_.backend, v.type.get())});
     return writers_.size() - 1;
   }
 
@@ -819,6 +839,7 @@ class FunctionSim {
   struct Writer {
     std::string value;
     const ir::Stmt* stmt;
+    std::string layout;  // LayoutClass: "" where layouts may share
   };
 
   const ir::Function& f_;

@@ -29,6 +29,10 @@
 // root; a root smaller than a value in it; an on-chip tile the simulator cannot place (no MemRef,
 // a dynamic shape, a root without an address, a view, carry or alias of such a value, or a slice
 // whose origin is not a list of integer literals): nothing it cannot check passes silently.
+// Storage layouts: where the backend keeps layouts apart (its own table: Vec on ascend950), a
+// value written over bytes whose last writer was a value of another layout class (its stated
+// layout, ND when none) is a finding, whatever their lifetimes; so any two values of different
+// classes that ever share a byte are found at the second's write.
 // Orchestration functions are not planned and not simulated; DDR tiles are not planned here.
 //
 // Values (SimulateAndTrace). Every value also gets a fingerprint of what it computes from the
@@ -67,8 +71,9 @@ enum class FindingKind {
   kMemRefTooSmall,         // a value does not fit in its root
   kUnlocatable,            // an on-chip tile whose bytes the simulator cannot determine
   kMalformed,              // the IR is not what a planned program looks like (names no alloc...)
+  kLayoutShare,            // a value written over bytes a value of another layout class held
 };
-inline constexpr int kNumFindingKinds = 15;
+inline constexpr int kNumFindingKinds = 16;
 
 // "clobbered-read", "not-inplace-overlap", ...
 const char* FindingKindName(FindingKind kind);

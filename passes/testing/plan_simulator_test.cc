@@ -414,6 +414,33 @@ TEST(PlanSimulatorTest, UnlocatableSourcesPropagate) {
   EXPECT_THAT(co->message, ::testing::HasSubstr("value of 'c'"));
 }
 
+// Storage layouts: 'b' (NZ) is written over bytes 'a' (ND) held, with disjoint lifetimes. On the
+// ascend950 (Vec keeps layouts apart) that is a finding naming both; on the 910B it is fine; an
+// unstated layout counts as ND.
+TEST(PlanSimulatorTest, LayoutShare) {
+  const std::string text = R"(@function(type=AIV)
+def lay(x: Tensor[[16, 16], FP16], y: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], FP16]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 512, 0)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 256, 512, 1)
+    a: Tile[[16, 16], FP16, memref=mem_vec_0] = tile.load(x, [0, 0], [16, 16])
+    r: Tensor[[16, 16], FP16] = tile.store(a, [0, 0], y)
+    b: Tile[[16, 16], FP16, memref=mem_vec_1, layout=NZ] = tile.load(x, [0, 0], [16, 16])
+    r2: Tensor[[16, 16], FP16] = tile.store(b, [0, 0], r)
+    return r2
+)";
+  std::vector<Finding> fs = Simulate(text, "ascend950");
+  ASSERT_EQ(fs.size(), 1u) << Dump(fs);
+  EXPECT_EQ(fs[0].kind, FindingKind::kLayoutShare);
+  EXPECT_EQ(fs[0].values, (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(fs[0].other_lo, 256);
+  EXPECT_EQ(fs[0].other_hi, 512);
+  EXPECT_THAT(fs[0].message, ::testing::HasSubstr("'b' (NZ) is written over bytes 'a' (ND) held"));
+  EXPECT_TRUE(Simulate(text, "ascend910b").empty()) << Dump(Simulate(text, "ascend910b"));
+  std::string same = text;
+  same.replace(same.find(", layout=NZ"), 11, ", layout=ND");
+  EXPECT_TRUE(Simulate(same, "ascend950").empty());
+}
+
 // Every finding kind has a distinct name (the soak counts by name).
 TEST(PlanSimulatorTest, KindNamesAreDistinct) {
   std::set<std::string> names;

@@ -69,17 +69,27 @@ struct Val {
   Sp sp = Sp::kVec;
   bool view = false;
   bool contiguous = true;
+  std::string layout;  // "", "ND" or "NZ": the tile's stated storage layout
 };
 
 int64_t Bits(const std::string& dt) { return dt == "FP32" ? 32 : 16; }
 
 std::string TileT(const Val& v) {
-  return absl::StrCat("Tile[[", v.r, ", ", v.c, "], ", v.dt, ", ", SpName(v.sp), "]");
+  return absl::StrCat("Tile[[", v.r, ", ", v.c, "], ", v.dt, ", ", SpName(v.sp),
+                      v.layout.empty() ? "" : absl::StrCat(", layout=", v.layout), "]");
+}
+
+// Equal types: what a yield, a carry or an if result needs of its value.
+bool SameType(const Val& a, const Val& b) {
+  return a.sp == b.sp && a.r == b.r && a.c == b.c && a.dt == b.dt && a.layout == b.layout;
 }
 
 class Generator {
  public:
-  Generator(uint64_t seed, const GeneratorOptions& options) : rng_(seed), options_(options) {}
+  // Layouts come from a stream of their own, so that the programs are those of the generator
+  // before layouts existed, with layouts added.
+  Generator(uint64_t seed, const GeneratorOptions& options)
+      : rng_(seed), layout_rng_(seed ^ 0x6c61796f75747321ULL), options_(options) {}
 
   GeneratedProgram Run(uint64_t seed) {
     GeneratedProgram out;
@@ -106,6 +116,15 @@ class Generator {
   template <typename T>
   const T& OneOf(const std::vector<T>& v) {
     return v[static_cast<size_t>(U(0, static_cast<int64_t>(v.size()) - 1))];
+  }
+
+  // A Vec tile's stated layout where one is chosen freshly (loads, creates, moves): none most of
+  // the time, NZ and ND otherwise; views, write-into results, carries and yields keep their
+  // source's (the verifier's layout rule).
+  std::string FreshLayout(Sp sp) {
+    if (sp != Sp::kVec || !options_.layouts) return "";
+    const int64_t r = layout_rng_.Uniform(0, 99);
+    return r < 30 ? "NZ" : r < 45 ? "ND" : "";
   }
 
   void Line(int depth, const std::string& s) { lines_.push_back(std::string(4 * depth, ' ') + s); }
@@ -222,10 +241,13 @@ class Generator {
     return v;
   }
 
-  Val Load(int depth, const std::string& dt, Sp sp, int64_t r = 0, int64_t c = 0) {
+  // `layout`: the stated layout the value must have (a yield's), else a fresh one.
+  Val Load(int depth, const std::string& dt, Sp sp, int64_t r = 0, int64_t c = 0,
+           const std::string* layout = nullptr) {
     if (r == 0) r = OneOf<int64_t>({8, 16, 16, 32});
     if (c == 0) c = OneOf<int64_t>({16, 32, 64});
     Val v{"", r, c, dt, sp};
+    v.layout = layout != nullptr ? *layout : FreshLayout(sp);
     if (r > 128 || c > 128) {  // larger than the tensors: an over-capacity value's shape
       return Define(depth, v,
                     absl::StrCat("tile.create([", r, ", ", c, "], ", dt, ", ", SpName(sp), ")"));
@@ -265,6 +287,7 @@ class Generator {
     } else if (r < 11) {
       Val v{"", OneOf<int64_t>({8, 16, 32}), OneOf<int64_t>({16, 32, 64}), P(50) ? "FP32" : "FP16",
             Sp::kVec};
+      v.layout = FreshLayout(Sp::kVec);
       Define(depth, v, absl::StrCat("tile.create([", v.r, ", ", v.c, "], ", v.dt, ", Vec)"));
     } else if (r < 25) {
       Val a = PickVec(depth);
@@ -313,6 +336,7 @@ class Generator {
       a.view = false;
       a.contiguous = true;
       if (type_ == "AIC" && P(40) && Fits(Sp::kMat, 8192)) a.sp = Sp::kMat;
+      a.layout = FreshLayout(a.sp);  // a move converts the layout
       Define(depth, a, absl::StrCat("tile.move(", arg, ", ", SpName(a.sp), ")"));
     } else if (r < 71) {
       Val a = PickVec(depth);
@@ -455,10 +479,7 @@ class Generator {
     for (int k = 0; k < carries; ++k) {
       // Carries of the same type are likely, so yields can rotate and swap them.
       if (k > 0 && P(60)) {
-        std::vector<Val> same = Visible([&](const Val& v) {
-          return v.sp == inits[0].sp && v.r == inits[0].r && v.c == inits[0].c &&
-                 v.dt == inits[0].dt;
-        });
+        std::vector<Val> same = Visible([&](const Val& v) { return SameType(v, inits[0]); });
         inits.push_back(OneOf(same));
       } else {
         inits.push_back(PickVec(depth));
@@ -490,10 +511,7 @@ class Generator {
     if (carries > 0) {
       std::vector<std::string> ys;
       for (int k = 0; k < carries; ++k) {
-        auto same = [&](const Val& v) {
-          return v.sp == iters[k].sp && v.r == iters[k].r && v.c == iters[k].c &&
-                 v.dt == iters[k].dt;
-        };
+        auto same = [&](const Val& v) { return SameType(v, iters[k]); };
         const int how = static_cast<int>(U(0, 99));
         std::vector<Val> cands;
         if (how < 35) {
@@ -563,11 +581,9 @@ class Generator {
       if (results > 0) {
         std::vector<std::string> ys;
         for (const Val& t : rets) {
-          std::vector<Val> same = Prefer([&](const Val& v) {
-            return v.sp == t.sp && v.r == t.r && v.c == t.c && v.dt == t.dt;
-          });
+          std::vector<Val> same = Prefer([&](const Val& v) { return SameType(v, t); });
           if (same.empty() || P(20)) {
-            same = {Load(depth + 1, t.dt, t.sp, t.r, t.c)};
+            same = {Load(depth + 1, t.dt, t.sp, t.r, t.c, &t.layout)};
           }
           ys.push_back(OneOf(same).name);
         }
@@ -581,6 +597,7 @@ class Generator {
   }
 
   SplitMix64 rng_;
+  SplitMix64 layout_rng_;
   GeneratorOptions options_;
   std::string type_;
   bool cube_ = false;

@@ -6,7 +6,8 @@
 // carry j, rotations, swaps), nested loops, ifs with and without results, views (slices, reshapes,
 // slices of slices, Acc slices), narrowing and widening casts, tile.matmul / tile.matmul_acc over
 // Left/Right/Acc (also as a carried accumulator), every on-chip space (Vec, Mat, Left, Right, Acc,
-// Bias), system.reserve_buffer with explicit and AUTO bases in AIC and AIV functions, ops that are
+// Bias), storage layouts (ND, NZ) on Vec tiles, system.reserve_buffer with explicit and AUTO bases
+// in AIC and AIV functions, ops that are
 // not in-place safe (recip, rsqrt, move, transpose, widening cast) and values read long after
 // their definition. The random numbers come from a SplitMix64 stream of our own, so a seed gives
 // the same text on every platform and library version.
@@ -59,6 +60,10 @@ struct GeneratorOptions {
   // Feature switches, to look past a known bug in a long run (the property test keeps all on).
   bool slices_of_views = true;  // slices (and reshapes) whose source is itself a view
   bool acc_slices = true;       // slices of Acc tiles
+  // Storage layouts (layout=ND / NZ) on some Vec tiles: loads, creates and moves state a fresh
+  // one, views, write-into results, carries and yields their source's. Drawn from a stream of
+  // their own, so the programs are otherwise those without layouts.
+  bool layouts = true;
 };
 
 struct GeneratedProgram {

@@ -178,7 +178,8 @@ Candidates RemoveStatements(const std::vector<std::string>& lines) {
   return out;
 }
 
-// `v: Tile[[..], DT, Space] = op(...)` -> `v: ... = tile.create([..], DT, Space)`.
+// `v: Tile[[..], DT, Space] = op(...)` -> `v: ... = tile.create([..], DT, Space)`; a stated
+// layout (`, layout=NZ`) stays in the type (a created tile may state any).
 Candidates ReplaceByCreate(const std::vector<std::string>& lines) {
   Candidates out;
   for (size_t i = lines.size(); i-- > 0;) {
@@ -190,6 +191,9 @@ Candidates ReplaceByCreate(const std::vector<std::string>& lines) {
     if (l.compare(eq + 4, 12, "tile.create(") == 0) continue;
     const std::string inner = l.substr(colon + 7, eq - colon - 7);  // "[..], DT, Space"
     std::vector<std::string> parts = SplitTop(inner);
+    if (parts.size() == 4 && absl::StartsWith(absl::StripAsciiWhitespace(parts[3]), "layout=")) {
+      parts.pop_back();
+    }
     if (parts.size() != 3) continue;
     std::vector<std::string> copy = lines;
     copy[i] = absl::StrCat(l.substr(0, eq + 4), "tile.create(", parts[0], ", ", parts[1], ", ",
