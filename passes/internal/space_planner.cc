@@ -200,9 +200,10 @@ std::optional<Placed> PlanByLifetime(const Space& s, policy::PlannerMode mode) {
 }
 
 // PlanByLifetime, where the space separates layouts once per layout class (in the order of
-// RootSlots::layouts: ND, NZ, then roots of several), each class in the address range above the
-// one before, with the search budget shared among them. Roots of two classes never overlap; the
-// price is that they never share bytes either, which is the rule.
+// RootSlots::layouts: roots without tiles, ND, NZ, then roots holding both, which
+// verify_memory_plan rejects), each class in the address range above the one before, with the
+// search budget shared among them. Roots of two classes never overlap; the price is that they
+// never share bytes either, which is the rule.
 std::optional<Placed> PlanByLifetimeSeparated(const Space& s, policy::PlannerMode mode) {
   if (!s.options.separate_layouts) return PlanByLifetime(s, mode);
   std::map<int, std::vector<MemRefPtr>> classes;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "passes/liveness.h"
 #include "passes/memory_problem.h"
@@ -60,10 +61,12 @@ class Fixture {
     }
   }
 
-  absl::StatusOr<SpacePlan> Plan(PlacementStrategy strategy, int64_t start = 0) {
+  absl::StatusOr<SpacePlan> Plan(PlacementStrategy strategy, int64_t start = 0,
+                                 bool separate_layouts = false) {
     SpacePlanOptions o;
     o.strategy = strategy;
     o.policy = &policy_;
+    o.separate_layouts = separate_layouts;
     return PlanSpace(ir::MemorySpace::kVec, roots_.roots(), start, planning_, o);
   }
 
@@ -220,6 +223,53 @@ TEST(SpacePlannerTest, ReplayRefusesMissingAndWrongSolutions) {
       PrepareFunctionPlanning(PlacementStrategy::kReplay, absl::Seconds(1), &replay, &f.planning());
   EXPECT_TRUE(absl::StrContains(refused.message(), "does not solve the function's problem"))
       << refused;
+}
+
+// Storage layouts: the chain with a, c in ND (c states none) and b, d in NZ. Where the space
+// keeps layouts apart, greedy and search plan the ND roots in one range and the NZ roots above
+// it (a and c share 0, b and d share 1024); without the rule the lifetime planner may put an
+// ND and an NZ root on one address.
+TEST(SpacePlannerTest, LayoutClassesInRangesOfTheirOwn) {
+  std::string text = kChain;
+  auto state = [&](const std::string& value, const std::string& layout) {
+    const std::string at = absl::StrCat("    ", value, ": Tile[[16, 16], FP32, memref=");
+    const size_t p = text.find("]", text.find(at) + at.size());
+    text.insert(p, layout);
+  };
+  state("a", ", layout=ND");
+  state("b", ", layout=NZ");
+  state("d", ", layout=NZ");
+  Fixture f(text.c_str());
+  const std::vector<ir::MemRefPtr>& roots = f.roots().roots();
+  ASSERT_EQ(roots.size(), 4u);
+  EXPECT_EQ(f.roots().layouts(roots[0].get()), 1);  // ND
+  EXPECT_EQ(f.roots().layouts(roots[1].get()), 2);  // NZ
+  EXPECT_EQ(f.roots().layouts(roots[2].get()), 1);  // none: ND
+  EXPECT_EQ(f.roots().layouts(roots[3].get()), 2);
+  auto apart = [&](const SpacePlan& plan) {
+    for (int nd : {0, 2}) {
+      for (int nz : {1, 3}) {
+        const int64_t x = plan.addr.at(roots[nd].get()), y = plan.addr.at(roots[nz].get());
+        if (x < y + 1024 && y < x + 1024) return false;
+      }
+    }
+    return true;
+  };
+  for (PlacementStrategy st : {PlacementStrategy::kGreedy, PlacementStrategy::kSearch}) {
+    absl::StatusOr<SpacePlan> plan = f.Plan(st, 0, /*separate_layouts=*/true);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->method, PlacementStrategyName(st));
+    EXPECT_TRUE(apart(*plan));
+    EXPECT_FALSE(f.Conflicts(*plan));
+    EXPECT_EQ(plan->addr.at(roots[0].get()), 0);
+    EXPECT_EQ(plan->addr.at(roots[2].get()), 0);
+    EXPECT_EQ(plan->addr.at(roots[1].get()), 1024);
+    EXPECT_EQ(plan->addr.at(roots[3].get()), 1024);
+    EXPECT_EQ(plan->end, 2048);
+  }
+  absl::StatusOr<SpacePlan> mixed = f.Plan(PlacementStrategy::kGreedy);
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_FALSE(apart(*mixed));  // the rule is what keeps them apart
 }
 
 }  // namespace
