@@ -335,6 +335,14 @@ TEST(DsaExactOracleTest, RejectsWhatItDoesNotModel) {
   EXPECT_EQ(SolveDsaExactly(p, 1.0).status, DsaOracleStatus::kUnsupported);
   p.objective.terms = {DsaObjectiveTerm::kBankCost};
   EXPECT_EQ(SolveDsaExactly(p, 1.0).status, DsaOracleStatus::kUnsupported);
+  // Exact-or-disjoint pairs are refused, not ignored (brute_force.h checks them).
+  DsaProblem pairs = OnePool(std::nullopt, kPeak);
+  pairs.buffers = {Buf(1, 64, 0, 2), Buf(2, 32, 2, 4)};
+  EXPECT_EQ(SolveDsaExactly(pairs, 1.0).status, DsaOracleStatus::kOptimal);
+  pairs.extensions.exact_or_disjoint = {{1, 2}};
+  const DsaOracleResult refused = SolveDsaExactly(pairs, 1.0);
+  EXPECT_EQ(refused.status, DsaOracleStatus::kUnsupported);
+  EXPECT_EQ(refused.message, "exact_or_disjoint pairs are not supported");
 }
 
 // A buffer allowed in two pools: each choice is solved, the least optimum taken.
