@@ -36,10 +36,10 @@
 // - kConstrained: the function's schema-v1 problem (passes/memory_problem.h: a pool per space with
 //   the backend's capacity and the reserve ranges, a buffer per root over its lifetime hull,
 //   cross-pipe reuse penalties) is solved by policy::SolveConstrained with the objective "fit,
-//   then the least reuse cost, then the least peak". The true in-place rule (a buffer may take
-//   the bytes of one dying at its definition only at the same address) is between the exported
-//   problem (such pairs kept apart) and its relaxation (no rule): the relaxation is solved first,
-//   and if its plan breaks the rule, the exported problem. Per space the plan kept is the best
+//   then the least reuse cost, then the least peak". The in-place rule (a buffer may take the
+//   bytes of one dying at its definition only at the same address) is in the problem as
+//   exact_or_disjoint pairs, which the planner honours and the validator checks, so the planner's
+//   bounds and proofs hold for the function as they are. Per space the plan kept is the best
 //   under the objective among that plan, the greedy plan and the sequential one, each validated
 //   by policy/dsa_validator, so it fits wherever greedy fits and its reuse cost is never above
 //   greedy's. The status (optimal, feasible with a lower bound, proven infeasible, no fit within

@@ -189,17 +189,8 @@ MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& l
                                            {policy::DsaSeparationReason::kTargetHazard}});
     }
   }
-  for (const policy::DsaPair& pair : out.in_place) {
-    p.constraints.separations.push_back(
-        {pair.first, pair.second, {policy::DsaSeparationReason::kTargetHazard}});
-  }
+  p.extensions.exact_or_disjoint = out.in_place;
   return out;
-}
-
-policy::DsaProblem WithoutInPlaceSeparations(const MemoryProblem& problem) {
-  policy::DsaProblem p = problem.document.problem;
-  p.constraints.separations.resize(p.constraints.separations.size() - problem.in_place.size());
-  return p;
 }
 
 std::vector<policy::DsaPair> ShiftedInPlace(const MemoryProblem& problem,

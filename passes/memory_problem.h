@@ -8,16 +8,16 @@
 // views) at the policy's alignment, over one conservative lifetime hull from passes/liveness.h
 // (no holes). Views are the buffer's PyPTO alias class. Constraints and costs:
 // - In-place rule: where a buffer dies at the statement that defines another (a.end == b.start),
-//   an element-wise op may write its result over its operand only at the same address. Schema v1
-//   cannot say "same offset or disjoint", so the exported problem keeps such pairs apart
-//   (separation, reason target_hazard); that is safe for any planner.
+//   an element-wise op may write its result over its operand only at the same address: the two
+//   share exactly the same base or no byte (upstream PyPTO's NoPartialOverlap). Schema v1 cannot
+//   say it, so such pairs are the extension problem.extensions.exact_or_disjoint
+//   (policy/dsa_problem.h), which the validator checks and the constrained planner honours.
 // - Storage layouts: where the backend keeps layouts apart in a space (backends::Backend::
 //   SeparatesLayouts; Vec on the Ascend 950), every pair of buffers of that pool whose layout
 //   classes differ (backends::SeparatedLayout: the tiles' layout, ND when unstated) is a
 //   separation, whatever their lifetimes. Reason target_hazard: the target reads the same bytes
 //   in another element order, a hazard of the target rather than of the program's dataflow
-//   (upstream's StorageLayout separation; schema v1 has no layout reason). They come before the
-//   in-place separations.
+//   (upstream's StorageLayout separation; schema v1 has no layout reason).
 // - Reuse penalties (weight 1, reason cross_pipe, as PyPTO's recognizer): two buffers of a pool
 //   whose lifetimes are disjoint, where the pipe of the earlier one's last access differs from
 //   the pipe of the later one's first write (op registry pipes). Sharing bytes between them
@@ -68,16 +68,15 @@ struct ProblemBuffer {
 };
 
 struct MemoryProblem {
-  // instance = the function's name; the in-place pairs are separations.
+  // instance = the function's name; the in-place pairs are exact_or_disjoint pairs.
   policy::DsaProblemDocument document;
   std::vector<ProblemBuffer> buffers;  // by buffer id (ids are 0, 1, ...)
   // Roots of planned spaces that no tile value lives in (nothing to place over time): the pass
   // stacks them above the plan.
   std::vector<const ir::MemRef*> lifeless;
-  // The in-place pairs (a dies where b is born): the last `in_place.size()` separations.
+  // The in-place pairs (a dies where b is born): problem.extensions.exact_or_disjoint.
   std::vector<policy::DsaPair> in_place;
-  // The storage-layout pairs (first < second, ND/NZ in a separating space): separations too,
-  // before the in-place ones.
+  // The storage-layout pairs (first < second, ND/NZ in a separating space): separations.
   std::vector<policy::DsaPair> layout_pairs;
 };
 
@@ -85,10 +84,6 @@ struct MemoryProblem {
 // of allocate-memory-addr make it; `liveness` is its liveness.
 MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& liveness,
                                  const MemoryProblemOptions& options);
-
-// The problem without its in-place separations: a relaxation of the true rule (which allows a
-// pair to share bytes at the same offset), so its lower bounds hold for the function.
-policy::DsaProblem WithoutInPlaceSeparations(const MemoryProblem& problem);
 
 // The in-place pairs that `offsets` (by buffer id) puts over each other at different offsets.
 std::vector<policy::DsaPair> ShiftedInPlace(const MemoryProblem& problem,

@@ -105,32 +105,41 @@ TEST(MemoryProblemTest, PoolsBuffersAndLifetimes) {
 // Pipes: a (last read by the vector exp) -> c (written by MTE2), b (last read by the MTE3
 // store) -> c (MTE2) and b -> d (vector add); a -> b and c -> d hand over on the vector pipe,
 // a -> d too: no penalty. The in-place pairs (a dies where b is born, c where d is) are
-// separations with reason target_hazard, and only they.
-TEST(MemoryProblemTest, CrossPipePenaltiesAndInPlaceSeparations) {
+// exact_or_disjoint pairs, and there is no separation.
+TEST(MemoryProblemTest, CrossPipePenaltiesAndInPlacePairs) {
   Built b = Build(kChain, nullptr);
   const std::set<std::pair<std::string, std::string>> expected = {
       {"a", "c"}, {"b", "c"}, {"b", "d"}};
   EXPECT_EQ(Penalties(b.problem), expected);
   const policy::DsaProblem& p = b.problem.document.problem;
   ASSERT_EQ(b.problem.in_place.size(), 2u);
-  ASSERT_EQ(p.constraints.separations.size(), 2u);
-  std::set<std::pair<std::string, std::string>> seps;
-  for (const policy::DsaSeparation& s : p.constraints.separations) {
-    seps.insert({b.problem.buffers[s.first].first_value, b.problem.buffers[s.second].first_value});
-    EXPECT_EQ(s.reasons,
-              std::vector<policy::DsaSeparationReason>{policy::DsaSeparationReason::kTargetHazard});
+  EXPECT_TRUE(p.constraints.separations.empty());
+  EXPECT_EQ(p.extensions.exact_or_disjoint.size(), 2u);
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const policy::DsaPair& e : p.extensions.exact_or_disjoint) {
+    pairs.insert({b.problem.buffers[e.first].first_value, b.problem.buffers[e.second].first_value});
   }
-  EXPECT_EQ(seps, (std::set<std::pair<std::string, std::string>>{{"a", "b"}, {"c", "d"}}));
-  EXPECT_TRUE(WithoutInPlaceSeparations(b.problem).constraints.separations.empty());
+  EXPECT_EQ(pairs, (std::set<std::pair<std::string, std::string>>{{"a", "b"}, {"c", "d"}}));
+  // The validator holds the pairs to the rule: the same base, or apart; never a partial overlap.
+  auto valid = [&](std::vector<uint64_t> offsets) {
+    std::vector<policy::DsaPlacement> placements;
+    for (uint32_t i = 0; i < offsets.size(); ++i) {
+      placements.push_back({i, p.buffers[i].allowed_pools[0], offsets[i]});
+    }
+    return policy::CheckDsaSolution(p, placements).ok();
+  };
+  EXPECT_TRUE(valid({0, 0, 1024, 1024}));
+  EXPECT_TRUE(valid({0, 1024, 2048, 3072}));
+  EXPECT_FALSE(valid({0, 32, 2048, 4096}));
   // Sharing at the same offset keeps the in-place rule; a shifted overlap breaks it.
   EXPECT_TRUE(ShiftedInPlace(b.problem, {0, 0, 1024, 1024}).empty());
   const std::vector<policy::DsaPair> shifted = ShiftedInPlace(b.problem, {0, 32, 2048, 4096});
   ASSERT_EQ(shifted.size(), 1u);
   EXPECT_EQ(shifted[0].first, 0u);
   EXPECT_EQ(shifted[0].second, 1u);
-  // The validator sees the separations: a and b may not share even at one offset.
+  // b may take a's bytes in place, at a's offset.
   std::vector<policy::DsaPlacement> same = {{0, 1, 0}, {1, 1, 0}, {2, 1, 1024}, {3, 1, 2048}};
-  EXPECT_FALSE(policy::CheckDsaSolution(p, same).ok());
+  EXPECT_TRUE(policy::CheckDsaSolution(p, same).ok());
   std::vector<policy::DsaPlacement> apart = {{0, 1, 0}, {1, 1, 1024}, {2, 1, 0}, {3, 1, 1024}};
   const policy::DsaSolutionCheck check = policy::CheckDsaSolution(p, apart);
   EXPECT_TRUE(check.ok()) << (check.errors.empty() ? "" : check.errors[0]);
@@ -157,7 +166,7 @@ TEST(MemoryProblemTest, PeakDiagnosis) {
 }
 
 // Storage layouts on the 950: every ND/NZ pair of Vec buffers is a separation (reason
-// target_hazard), whatever the lifetimes, before the in-place pairs; the relaxation keeps them.
+// target_hazard), whatever the lifetimes.
 // 'c' states no layout (ND). On the 910B there are none.
 TEST(MemoryProblemTest, LayoutSeparations) {
   constexpr char kText[] = R"(@function(type=AIV)
@@ -188,9 +197,7 @@ def lay(x: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], FP16]:
               std::vector<policy::DsaSeparationReason>{policy::DsaSeparationReason::kTargetHazard});
   }
   EXPECT_EQ(seps, (std::set<std::pair<std::string, std::string>>{{"a", "b"}, {"b", "c"}}));
-  EXPECT_EQ(p.constraints.separations.size(),
-            b.problem.layout_pairs.size() + b.problem.in_place.size());
-  EXPECT_EQ(WithoutInPlaceSeparations(b.problem).constraints.separations.size(), 2u);
+  EXPECT_EQ(p.constraints.separations.size(), b.problem.layout_pairs.size());
   // a and b have disjoint lifetimes, yet may not share bytes; a and c may.
   std::vector<policy::DsaPlacement> shared = {{0, 1, 0}, {1, 1, 0}, {2, 1, 512}};
   EXPECT_FALSE(policy::CheckDsaSolution(p, shared).ok());
@@ -202,7 +209,7 @@ def lay(x: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], FP16]:
   Built n = Build(kText, b910.get());
   EXPECT_TRUE(n.problem.layout_pairs.empty());
   EXPECT_EQ(n.problem.buffers[1].layout, std::nullopt);
-  EXPECT_EQ(n.problem.document.problem.constraints.separations.size(), n.problem.in_place.size());
+  EXPECT_TRUE(n.problem.document.problem.constraints.separations.empty());
 }
 
 }  // namespace

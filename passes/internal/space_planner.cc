@@ -33,24 +33,20 @@ std::vector<uint64_t> OffsetsById(const MemoryProblem& problem, const RootAddres
   return out;
 }
 
-// Whether `offsets` is a valid plan of `pool` under the true rules, capacity aside: every
-// constraint of the relaxed problem by policy/dsa_validator (which shares no code with the
-// planners) and the in-place rule.
-bool ValidInPool(const MemoryProblem& problem, const policy::DsaProblem& relaxed, uint32_t pool,
+// Whether `offsets` is a valid plan of `pool`, capacity aside: every constraint of the function's
+// problem (the in-place rule included, as exact_or_disjoint pairs) by policy/dsa_validator, which
+// shares no code with the planners.
+bool ValidInPool(const MemoryProblem& problem, uint32_t pool,
                  const std::vector<uint64_t>& offsets) {
   std::vector<uint32_t> ids;
-  policy::DsaProblem sub = policy::RestrictDsaProblemToPool(relaxed, pool, &ids);
+  policy::DsaProblem sub = policy::RestrictDsaProblemToPool(problem.document.problem, pool, &ids);
   // Capacity is the candidates' first criterion, not a validity rule.
   for (policy::DsaPool& pl : sub.pools) pl.capacity.reset();
   std::vector<policy::DsaPlacement> placements;
   for (size_t i = 0; i < ids.size(); ++i) {
     placements.push_back({static_cast<uint32_t>(i), pool, offsets[ids[i]]});
   }
-  if (!policy::CheckDsaSolution(sub, placements).ok()) return false;
-  for (const policy::DsaPair& pair : ShiftedInPlace(problem, offsets)) {
-    if (problem.document.problem.buffers[pair.first].allowed_pools[0] == pool) return false;
-  }
-  return true;
+  return policy::CheckDsaSolution(sub, placements).ok();
 }
 
 // Pairs (a, b) of buffers where a dies at the statement that defines b (a.end == b.start): b
@@ -251,7 +247,7 @@ class Candidates {
   void Add(SpacePlan plan) {
     const MemoryProblem& mp = *s_.function.problem;
     const std::vector<uint64_t> offsets = OffsetsById(mp, plan.addr);
-    if (!ValidInPool(mp, *s_.function.relaxed, pool_, offsets)) return;
+    if (!ValidInPool(mp, pool_, offsets)) return;
     plan.reuse_cost = policy::DsaPoolReuseCost(mp.document.problem, pool_, offsets);
     plans_.push_back(std::move(plan));
   }
@@ -334,16 +330,13 @@ absl::Status NoValidPlan(ir::MemorySpace space) {
 }
 
 // kConstrained: the best valid plan among the kept one (while it fits), the constrained
-// planner's (relaxed, then strict), the greedy and the sequential one; its status says whether it
-// is proven optimal.
+// planner's, the greedy and the sequential one; its status says whether it is proven optimal.
 absl::StatusOr<SpacePlan> PlanConstrained(const Space& s, Placed sequential) {
-  if (s.refs.empty() || !s.function.relaxed) return std::move(sequential.plan);
+  if (s.refs.empty() || !s.function.prepared) return std::move(sequential.plan);
   Candidates candidates(s);
   candidates.AddKept();
   if (!candidates.FirstFits()) {
-    const ConstrainedPlans& plans = s.function.constrained;
-    candidates.AddOffsets("constrained", plans.relaxed_offsets);
-    candidates.AddOffsets("constrained", plans.strict_offsets);
+    candidates.AddOffsets("constrained", s.function.constrained.offsets);
     if (std::optional<Placed> greedy = PlanByLifetimeSeparated(s, policy::PlannerMode::kGreedy)) {
       greedy->plan.method = "greedy";
       candidates.Add(std::move(greedy->plan));
@@ -355,14 +348,14 @@ absl::StatusOr<SpacePlan> PlanConstrained(const Space& s, Placed sequential) {
   const MemoryProblem& mp = *s.function.problem;
   const uint32_t pool = static_cast<uint32_t>(s.space);
   const policy::PoolResult* pr = nullptr;
-  if (s.function.constrained.relaxed.ok()) {
-    for (const policy::PoolResult& r : s.function.constrained.relaxed->pools) {
+  if (s.function.constrained.result.ok()) {
+    for (const policy::PoolResult& r : s.function.constrained.result->pools) {
       if (r.pool == pool) pr = &r;
     }
   }
   if (pr != nullptr) {
     best->reuse_lower_bound = pr->reuse_lower_bound;
-    // The relaxation's optimum reached under the true rules is optimal for them too.
+    // The planner's optimum, or a plan as good under the objective, is optimal.
     const uint64_t peak =
         policy::DsaPoolPeak(mp.document.problem, pool, OffsetsById(mp, best->addr));
     best->status = pr->status == policy::ConstrainedStatus::kOptimal &&
@@ -379,7 +372,7 @@ absl::StatusOr<SpacePlan> PlanConstrained(const Space& s, Placed sequential) {
 
 // kReplay: the replayed offsets, checked once more against this space's rules.
 absl::StatusOr<SpacePlan> PlanReplay(const Space& s, Placed sequential) {
-  if (s.refs.empty() || !s.function.relaxed) return std::move(sequential.plan);
+  if (s.refs.empty() || !s.function.prepared) return std::move(sequential.plan);
   Candidates candidates(s);
   candidates.AddOffsets("replay", s.function.replayed);
   if (candidates.empty()) {
@@ -432,29 +425,16 @@ RootSlots::RootSlots(const ir::Function& function) {
   });
 }
 
-ConstrainedPlans SolveFunctionProblem(const MemoryProblem& problem, absl::Duration budget) {
-  ConstrainedPlans out;
+ConstrainedPlan SolveFunctionProblem(const MemoryProblem& problem, absl::Duration budget) {
+  ConstrainedPlan out;
   policy::ConstrainedOptions co;
   co.budget = budget;
   co.relax_pipeline_when_infeasible = false;  // no pipeline groups here
-  out.relaxed = policy::SolveConstrained(WithoutInPlaceSeparations(problem), co);
-  auto offsets = [&](const policy::ConstrainedResult& r) {
-    std::vector<uint64_t> o;
-    if (r.placements.size() != problem.buffers.size()) return o;
-    o.resize(problem.buffers.size());
-    for (const policy::DsaPlacement& pl : r.placements) o[pl.buffer] = pl.offset;
-    return o;
-  };
-  if (!out.relaxed.ok()) return out;
-  out.relaxed_offsets = offsets(*out.relaxed);
-  if (!problem.in_place.empty() &&
-      (out.relaxed_offsets.empty() || !ShiftedInPlace(problem, out.relaxed_offsets).empty())) {
-    absl::StatusOr<policy::ConstrainedResult> strict =
-        policy::SolveConstrained(problem.document.problem, co);
-    if (strict.ok()) {
-      out.strict_offsets = offsets(*strict);
-      out.strict = *std::move(strict);
-    }
+  out.result = policy::SolveConstrained(problem.document.problem, co);
+  if (out.result.ok() && out.result->placements.size() == problem.buffers.size()) {
+    out.offsets.resize(problem.buffers.size());
+    for (const policy::DsaPlacement& pl : out.result->placements)
+      out.offsets[pl.buffer] = pl.offset;
   }
   return out;
 }
@@ -465,8 +445,8 @@ absl::Status PrepareFunctionPlanning(
   const MemoryProblem& problem = *f->problem;
   if (strategy == PlacementStrategy::kConstrained) {
     f->constrained = SolveFunctionProblem(problem, budget);
-    if (!f->constrained.relaxed.ok()) {
-      return absl::InvalidArgumentError(f->constrained.relaxed.status().message());
+    if (!f->constrained.result.ok()) {
+      return absl::InvalidArgumentError(f->constrained.result.status().message());
     }
   } else if (strategy == PlacementStrategy::kReplay) {
     const std::string& instance = problem.document.instance;
@@ -488,7 +468,7 @@ absl::Status PrepareFunctionPlanning(
   } else {
     return absl::OkStatus();
   }
-  f->relaxed = WithoutInPlaceSeparations(problem);
+  f->prepared = true;
   return absl::OkStatus();
 }
 

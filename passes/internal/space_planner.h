@@ -73,27 +73,26 @@ class RootSlots {
   absl::flat_hash_map<const ir::MemRef*, int> layouts_;
 };
 
-// The constrained planner's plans of a function: the relaxed problem's solve (its bounds hold for
-// the function) and, where its plan breaks the in-place rule, the exported problem's.
-struct ConstrainedPlans {
-  absl::StatusOr<policy::ConstrainedResult> relaxed = absl::UnknownError("not solved");
-  std::optional<policy::ConstrainedResult> strict;
-  std::vector<uint64_t> relaxed_offsets, strict_offsets;  // by buffer id; empty: no plan
+// The constrained planner's plan of a function's problem (whose in-place pairs are
+// exact_or_disjoint pairs, so its bounds and proofs hold for the function as they are).
+struct ConstrainedPlan {
+  absl::StatusOr<policy::ConstrainedResult> result = absl::UnknownError("not solved");
+  std::vector<uint64_t> offsets;  // by buffer id; empty: no plan
 };
-ConstrainedPlans SolveFunctionProblem(const MemoryProblem& problem, absl::Duration budget);
+ConstrainedPlan SolveFunctionProblem(const MemoryProblem& problem, absl::Duration budget);
 
-// What every space of one function shares. `problem` and `relaxed` are set for the strategies
-// that plan by the function's problem (kConstrained, kReplay) when it has pools; `problem` alone
-// when a hook asked for it (the plan then reports its reuse cost).
+// What every space of one function shares. `problem` is set for the strategies that plan by the
+// function's problem (kConstrained, kReplay; `prepared` when it has pools) and when a hook asked
+// for it (the plan then reports its reuse cost).
 struct FunctionPlanning {
   const RootSlots* roots = nullptr;
   // Root lifetimes (liveness time, end exclusive) for the planner strategies; roots without one
   // hold no tile value.
   const absl::flat_hash_map<const ir::MemRef*, std::pair<int64_t, int64_t>>* life = nullptr;
   const MemoryProblem* problem = nullptr;
-  std::optional<policy::DsaProblem> relaxed;  // WithoutInPlaceSeparations(*problem)
-  ConstrainedPlans constrained;               // kConstrained
-  std::vector<uint64_t> replayed;             // kReplay: offsets by buffer id
+  bool prepared = false;           // PrepareFunctionPlanning ran (the problem has pools)
+  ConstrainedPlan constrained;     // kConstrained
+  std::vector<uint64_t> replayed;  // kReplay: offsets by buffer id
 };
 
 // Sets what `strategy` needs of `function` (whose `problem` must be set and have pools):

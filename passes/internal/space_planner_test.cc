@@ -172,7 +172,7 @@ TEST(SpacePlannerTest, ConstrainedWithoutAProblemKeepsTheSequentialPlan) {
   EXPECT_EQ(plan->end, 4 * 1024);
 }
 
-// The constrained plan passes the independent validator under the true rules, is proven optimal
+// The constrained plan passes the independent validator (in-place rule included), is proven optimal
 // here, and its reported cost is what the problem's penalties charge.
 TEST(SpacePlannerTest, ConstrainedPlanIsValidAndProven) {
   Fixture f(kChain, /*with_problem=*/true);
@@ -189,10 +189,8 @@ TEST(SpacePlannerTest, ConstrainedPlanIsValidAndProven) {
   for (size_t i = 0; i < offsets.size(); ++i) {
     placements.push_back({p.buffers[i].id, p.buffers[i].allowed_pools[0], offsets[i]});
   }
-  // The true rules: the problem without its in-place separations, and in-place pairs only at the
-  // same offset.
-  const policy::DsaSolutionCheck check =
-      policy::CheckDsaSolution(WithoutInPlaceSeparations(f.problem()), placements);
+  // The function's problem holds the in-place rule as exact_or_disjoint pairs.
+  const policy::DsaSolutionCheck check = policy::CheckDsaSolution(p, placements);
   EXPECT_TRUE(check.ok()) << (check.errors.empty() ? "" : check.errors[0]);
   EXPECT_TRUE(ShiftedInPlace(f.problem(), offsets).empty());
   const uint32_t pool = static_cast<uint32_t>(ir::MemorySpace::kVec);
@@ -215,8 +213,11 @@ TEST(SpacePlannerTest, ReplayRefusesMissingAndWrongSolutions) {
   wrong.instance = "chain";
   wrong.profile = f.problem().document.profile;
   wrong.problem_fingerprint = policy::DsaProblemFingerprint(f.problem().document);
+  // a at 0 and b, born where a dies, at 32: a partial overlap of an in-place pair.
+  uint64_t offset = 0;
   for (const policy::DsaBuffer& b : f.problem().document.problem.buffers) {
-    wrong.placements.push_back({b.id, b.allowed_pools[0], 0});  // all at 0: a and b overlap
+    wrong.placements.push_back({b.id, b.allowed_pools[0], offset});
+    offset = offset == 0 ? 32 : offset + 4096;
   }
   replay["chain"] = wrong;
   absl::Status refused =
