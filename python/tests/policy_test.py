@@ -160,6 +160,20 @@ class EdgeProblemTest(unittest.TestCase):
         self.assertEqual(sorted([pools[0], pools[1]]), [0, 1])  # One in each pool.
         self.assertEqual(pools[2], 1)
 
+    def test_an_in_place_pair_shares_its_base_or_nothing(self):
+        # y fits in the 96-byte pool only in x's bytes: from x's base (exact_or_disjoint), which a
+        # separation of the same pair forbids.
+        path = edge_file("exact_or_disjoint_in_place")
+        result = policy.solve(path)
+        self.assertEqual(result["status"], "optimal")
+        offsets = {p["buffer"]: p["offset"] for p in result["placements"]}
+        self.assertEqual(offsets[1], offsets[2])
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+        pair = document["problem"].pop("extensions")["exact_or_disjoint"][0]
+        document["problem"]["constraints"]["separations"].append(pair)
+        self.assertEqual(policy.solve(document)["status"], "infeasible")
+
     def test_a_relaxed_answer_is_not_the_answer(self):
         path = corpus_file("models/deepseek/v4/decode_attention_csa/"
                            "pypto_kv_score_proj_0-cross-pipe-hard.json")
