@@ -8,14 +8,38 @@ namespace accelmem {
 namespace ir {
 
 MemRefPtr MemRef::MakeRoot(std::string name, MemorySpace space, int64_t addr, int64_t size,
-                           int64_t id) {
-  return std::make_shared<MemRef>(std::move(name), space, addr, size, id, nullptr, 0);
+                           int64_t id, int64_t slots) {
+  return std::make_shared<MemRef>(std::move(name), space, addr, size, id, nullptr, 0, slots);
 }
 
 MemRefPtr MemRef::MakeView(const MemRefPtr& base, int64_t offset, int64_t size) {
   MemRefPtr root = base->root_ptr();
   return std::make_shared<MemRef>(std::string(), root->space_, kUnplanned, size, root->id_, root,
-                                  SaturatingAdd(base->offset_, offset));
+                                  SaturatingAdd(base->offset_, offset), 0, base->slot_);
+}
+
+MemRefPtr MemRef::MakeSlot(const MemRefPtr& base, int64_t slot, int64_t offset, int64_t size) {
+  MemRefPtr root = base->root_ptr();
+  const int64_t start = SaturatingAdd(SaturatingMul(slot, root->slot_size()), offset);
+  return std::make_shared<MemRef>(std::string(), root->space_, kUnplanned, size, root->id_, root,
+                                  start, 0, slot);
+}
+
+MemRefPtr MemRef::Rebase(const MemRef& like, const MemRefPtr& new_root) {
+  if (like.slot() >= 0 && new_root->is_slotted()) {
+    return MakeSlot(new_root, like.slot(), like.offset_in_slot(), like.size());
+  }
+  return MakeView(new_root, like.offset(), like.size());
+}
+
+int64_t MemRef::slot_size() const {
+  const MemRef* r = root();
+  return r->slots_ > 0 ? r->size_ / r->slots_ : r->size_;
+}
+
+int64_t MemRef::offset_in_slot() const {
+  if (slot_ < 0) return offset_;
+  return offset_ - SaturatingMul(slot_, slot_size());
 }
 
 std::string MemRef::RootName(MemorySpace space, int64_t id) {
@@ -24,7 +48,12 @@ std::string MemRef::RootName(MemorySpace space, int64_t id) {
 
 MemRefPtr MemRef::WithAddr(int64_t addr) const {
   const MemRef* r = root();
-  return MakeRoot(r->name_, r->space_, addr, r->size_, r->id_);
+  return MakeRoot(r->name_, r->space_, addr, r->size_, r->id_, r->slots_);
+}
+
+MemRefPtr MemRef::WithAddrAndSize(int64_t addr, int64_t size) const {
+  const MemRef* r = root();
+  return MakeRoot(r->name_, r->space_, addr, size, r->id_, r->slots_);
 }
 
 int64_t MemRef::addr() const {
@@ -41,6 +70,11 @@ bool MayAlias(const MemRef& a, const MemRef& b) {
 
 std::string MemRefToString(const MemRef& m) {
   if (m.is_root()) return m.name();
+  if (m.slot() >= 0) {
+    const int64_t in_slot = m.offset_in_slot();
+    if (in_slot == 0) return absl::StrCat(m.name(), "[", m.slot(), "]");
+    return absl::StrCat(m.name(), "[", m.slot(), "]+", in_slot);
+  }
   return absl::StrCat(m.name(), "+", m.offset());
 }
 

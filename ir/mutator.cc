@@ -75,7 +75,12 @@ StmtPtr IRMutator::MutateAssign(const std::shared_ptr<const AssignStmt>& s) {
     if (mt != nullptr && mt->memref != nullptr && mt->memref != MemRefOf(*s->var->type)) {
       CallPtr old = AsCallPtr(value);
       CallPtr fresh = MakeAllocCall(*mt->memref);
-      value = MakeCall(fresh->op, fresh->args, old->kwargs, old->loc);
+      // The slot count is the new MemRef's; any other keyword stays.
+      Kwargs kwargs = fresh->kwargs;
+      for (const auto& kv : old->kwargs) {
+        if (kv.first != "slots") kwargs.push_back(kv);
+      }
+      value = MakeCall(fresh->op, fresh->args, std::move(kwargs), old->loc);
     }
   }
   if (value == s->value && var == s->var) return s;
@@ -127,7 +132,7 @@ StmtPtr IRMutator::MutateFor(const std::shared_ptr<const ForStmt>& s) {
   if (!changed) return s;
   return std::make_shared<ForStmt>(std::move(loop_var), std::move(start), std::move(stop),
                                    std::move(step), std::move(iter_args), std::move(inits),
-                                   std::move(body), std::move(results), s->loc);
+                                   std::move(body), std::move(results), s->loc, s->pipeline);
 }
 
 StmtPtr IRMutator::MutateIf(const std::shared_ptr<const IfStmt>& s) {
@@ -253,7 +258,7 @@ MemRefPtr IRMutator::MutateMemRef(const MemRefPtr& m) {
   if (memo != view_memo_.end()) return memo->second;
   MemRefPtr root = m->root_ptr();
   MemRefPtr new_root = MutateMemRef(root);
-  MemRefPtr out = new_root == root ? m : MemRef::MakeView(new_root, m->offset(), m->size());
+  MemRefPtr out = new_root == root ? m : MemRef::Rebase(*m, new_root);
   view_memo_.emplace(m.get(), out);
   return out;
 }

@@ -327,6 +327,19 @@ TypeResult Alloc(const Call& call) {
   if (AsInt(call.args[1].get())->value < -1) return ArgError(call, 1, "(addr) must be >= -1");
   if (AsInt(call.args[2].get())->value <= 0) return ArgError(call, 2, "(size) must be > 0");
   if (AsInt(call.args[3].get())->value < 0) return ArgError(call, 3, "(id) must be >= 0");
+  // slots=N: a slotted allocation (ir/memref.h), N equal slots of size / N bytes.
+  if (const ExprPtr* kw = call.FindKwarg("slots")) {
+    const IntImm* n = AsInt(kw->get());
+    if (n == nullptr || n->value < kMinPipelineDepth || n->value > kMaxPipelineDepth) {
+      return absl::InvalidArgumentError(absl::StrCat(call.op, ": slots must be an integer from ",
+                                                     kMinPipelineDepth, " to ", kMaxPipelineDepth));
+    }
+    if (AsInt(call.args[2].get())->value % n->value != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(call.op, ": size ",
+                                                     AsInt(call.args[2].get())->value,
+                                                     " is not a multiple of slots=", n->value));
+    }
+  }
   return MakeMemRefType(nullptr);
 }
 
@@ -543,7 +556,11 @@ void OpRegistry::RegisterBuiltins(OpRegistry* r) {
     d.required_kwargs = {"name", "size"};
     add(std::move(d));
   }
-  add(Def("tile.alloc", 4, 4, Alloc));
+  {
+    OpDef d = Def("tile.alloc", 4, 4, Alloc);
+    d.kwargs = {"slots"};
+    add(std::move(d));
+  }
 }
 
 OpRegistry& OpRegistry::Global() {

@@ -376,7 +376,7 @@ class Parser {
     FailAt(t, absl::StrCat("unknown type '", w, "'"));
   }
 
-  // NAME or NAME+OFFSET after `memref=`.
+  // NAME, NAME+OFFSET, NAME[SLOT] or NAME[SLOT]+OFFSET after `memref=`.
   MemRefPtr ParseMemRefRef(const Shape& shape, DType dtype) {
     const Token& name_tok = Peek();
     if (name_tok.kind != Tok::kIdent) Expected("a memref name");
@@ -386,17 +386,42 @@ class Parser {
       FailAt(name_tok, absl::StrCat("memref '", Text(name_tok),
                                     "' names no tile.alloc in function '", function_name_, "'"));
     }
-    if (!Accept(Tok::kPlus)) return it->second;
+    int64_t slot = -1;
+    if (Peek().kind == Tok::kLBracket) {
+      const Token& open = Next();
+      const Token& slot_tok = Peek();
+      if (slot_tok.kind != Tok::kInt) Expected("a slot number after '['");
+      slot = IntOf(slot_tok);
+      Next();
+      Expect(Tok::kRBracket, "']' closing the slot");
+      if (!it->second->is_slotted()) {
+        FailAt(open, absl::StrCat("memref '", Text(name_tok), "' has no slots (its tile.alloc ",
+                                  "states no slots=)"));
+      }
+      if (slot < 0 || slot >= it->second->slots()) {
+        FailAt(slot_tok, absl::StrCat("slot ", slot, " of memref '", Text(name_tok), "' with ",
+                                      it->second->slots(), " slots"));
+      }
+    }
+    if (!Accept(Tok::kPlus)) {
+      if (slot < 0) return it->second;
+      return View(it->second, slot, 0, StaticTileBytes(shape, dtype).value_or(0));
+    }
     const Token& off = Peek();
     if (off.kind != Tok::kInt) Expected("a byte offset after '+'");
     const int64_t offset = IntOf(off);
     if (offset < 0) FailAt(off, "memref offset must be non-negative");
     Next();
-    int64_t size = StaticTileBytes(shape, dtype).value_or(0);
-    auto key = std::make_tuple(it->second.get(), offset, size);
+    return View(it->second, slot, offset, StaticTileBytes(shape, dtype).value_or(0));
+  }
+
+  // The view of `root` at `offset` (inside slot `slot` when >= 0), one object per distinct view.
+  MemRefPtr View(const MemRefPtr& root, int64_t slot, int64_t offset, int64_t size) {
+    auto key = std::make_tuple(root.get(), slot, offset, size);
     auto found = views_.find(key);
     if (found != views_.end()) return found->second;
-    MemRefPtr view = MemRef::MakeView(it->second, offset, size);
+    MemRefPtr view = slot >= 0 ? MemRef::MakeSlot(root, slot, offset, size)
+                               : MemRef::MakeView(root, offset, size);
     views_.emplace(key, view);
     return view;
   }
@@ -639,8 +664,11 @@ class Parser {
     std::vector<ExprPtr> bounds;
     std::vector<ExprPtr> inits;
     const Token* init_tok = nullptr;
+    int64_t pipeline = 0;
+    const Token* pipeline_tok = nullptr;
     while (Peek().kind != Tok::kRParen) {
       if (IsWord(Peek(), "init") && Peek(1).kind == Tok::kEq) {
+        if (init_tok != nullptr) FailAt(Peek(), "init= given twice");
         init_tok = &Next();
         Next();
         if (Peek().kind != Tok::kLParen) Expected("'(' starting init values");
@@ -649,8 +677,19 @@ class Parser {
         for (const ExprPtr& e : inits) {
           if (e->kind != ExprKind::kVar) FailAt(first, "init values must be named values");
         }
-        Accept(Tok::kComma);
-        break;
+        if (!Accept(Tok::kComma)) break;
+        continue;
+      }
+      if (IsWord(Peek(), "pipeline") && Peek(1).kind == Tok::kEq) {
+        if (pipeline_tok != nullptr) FailAt(Peek(), "pipeline= given twice");
+        pipeline_tok = &Next();
+        Next();
+        pipeline = ParsePipelineDepth();
+        if (!Accept(Tok::kComma)) break;
+        continue;
+      }
+      if (init_tok != nullptr || pipeline_tok != nullptr) {
+        FailAt(Peek(), "range bounds come before init= and pipeline=");
       }
       if (bounds.size() == 3) FailAt(Peek(), "range takes at most 3 bounds");
       bounds.push_back(ParseBound());
@@ -690,7 +729,21 @@ class Parser {
     for (auto& r : results) return_vars.push_back(Define(*r.first, r.second));
     return std::make_shared<ForStmt>(std::move(loop_var), std::move(start), std::move(stop),
                                      std::move(step), std::move(iter_args), std::move(inits),
-                                     std::move(body), std::move(return_vars), Loc(for_tok));
+                                     std::move(body), std::move(return_vars), Loc(for_tok),
+                                     pipeline);
+  }
+
+  // The INT after `pipeline=`: a depth of 2..16 slots (upstream's alloc_multi_tile range).
+  int64_t ParsePipelineDepth() {
+    const Token& t = Peek();
+    if (t.kind != Tok::kInt) Expected("an integer pipeline depth after 'pipeline='");
+    const int64_t depth = IntOf(t);
+    if (depth < kMinPipelineDepth || depth > kMaxPipelineDepth) {
+      FailAt(t, absl::StrCat("pipeline depth must be between ", kMinPipelineDepth, " and ",
+                             kMaxPipelineDepth, ", not ", depth));
+    }
+    Next();
+    return depth;
   }
 
   StmtPtr ParseIf(int indent) {
@@ -738,17 +791,35 @@ class Parser {
           toks_[i + 12].kind != Tok::kInt) {
         continue;
       }
-      // `)` or `, )`: the same call the main parse accepts.
-      const bool closes = toks_[i + 13].kind == Tok::kRParen ||
-                          (toks_[i + 13].kind == Tok::kComma && i + 14 < toks_.size() &&
-                           toks_[i + 14].kind == Tok::kRParen);
+      // `)` or `, )`, optionally after `, slots=INT`: the same call the main parse accepts.
+      size_t end = i + 13;
+      int64_t slots = 0;
+      if (toks_[end].kind == Tok::kComma && end + 3 < toks_.size() &&
+          IsWord(toks_[end + 1], "slots") && toks_[end + 2].kind == Tok::kEq &&
+          toks_[end + 3].kind == Tok::kInt) {
+        slots = IntOf(toks_[end + 3]);
+        end += 4;
+      }
+      const bool closes = toks_[end].kind == Tok::kRParen ||
+                          (toks_[end].kind == Tok::kComma && end + 1 < toks_.size() &&
+                           toks_[end + 1].kind == Tok::kRParen);
       if (!closes) continue;
+      if (slots != 0 && (slots < kMinPipelineDepth || slots > kMaxPipelineDepth)) {
+        FailAt(toks_[end - 1], absl::StrCat("a slotted tile.alloc has ", kMinPipelineDepth, " to ",
+                                            kMaxPipelineDepth, " slots, not ", slots));
+      }
+      const int64_t size = IntOf(toks_[i + 10]);
+      if (slots != 0 && (size <= 0 || size % slots != 0)) {
+        FailAt(toks_[i + 10],
+               absl::StrCat("the size of a tile.alloc with ", slots,
+                            " slots must be a positive multiple of ", slots, ", not ", size));
+      }
       auto space = MemorySpaceFromName(Text(toks_[i + 6]));
       if (!space.ok()) continue;
       std::string name(Text(t));
       if (memrefs_.contains(name)) continue;  // a redefinition, reported by the main parse
-      MemRefPtr m = MemRef::MakeRoot(name, *space, IntOf(toks_[i + 8]), IntOf(toks_[i + 10]),
-                                     IntOf(toks_[i + 12]));
+      MemRefPtr m =
+          MemRef::MakeRoot(name, *space, IntOf(toks_[i + 8]), size, IntOf(toks_[i + 12]), slots);
       memrefs_.emplace(name, m);
       prescanned_.emplace(i, std::move(m));
     }
@@ -834,7 +905,7 @@ class Parser {
   std::vector<std::vector<absl::string_view>> scope_names_;          // names defined per open scope
   absl::flat_hash_map<absl::string_view, TypePtr, NameHash> types_;  // by text, per function
   absl::flat_hash_map<std::string, MemRefPtr> memrefs_;
-  absl::flat_hash_map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
+  absl::flat_hash_map<std::tuple<const MemRef*, int64_t, int64_t, int64_t>, MemRefPtr> views_;
   absl::flat_hash_map<size_t, MemRefPtr> prescanned_;  // token index of the alloc's name
 };
 

@@ -156,6 +156,51 @@ const Case kCases[] = {
          "        d: Tile[[4], FP32, Vec, layout=ND] = tile.exp(c)\n        yield (d,)\n",
      "5:9: error: in function 'f': value 'o': type: yields d of type Tile[[4], FP32, Vec, "
      "layout=ND] for result of type Tile[[4], FP32, Vec, layout=NZ]"},
+    // Pipelined loops and slotted MemRefs.
+    {"PipelineDepthTooSmall", kHead + "    for i in range(0, 4, 1, pipeline=1):\n        pass\n",
+     "2:38: error: pipeline depth must be between 2 and 16, not 1"},
+    {"PipelineDepthNotInt", kHead + "    for i in range(0, 4, 1, pipeline=x):\n        pass\n",
+     "2:38: error: expected an integer pipeline depth after 'pipeline=', found 'x'"},
+    {"PipelineTwice",
+     kHead + "    for i in range(0, 4, 1, pipeline=2, pipeline=2):\n        pass\n",
+     "2:41: error: pipeline= given twice"},
+    {"BoundAfterPipeline", kHead + "    for i in range(0, 4, pipeline=2, 1):\n        pass\n",
+     "2:38: error: range bounds come before init= and pipeline="},
+    {"SlotOfUnslottedMemRef",
+     kHead + kAlloc16 + "    a: Tile[[4], FP32, memref=mem_vec_0[0]] = tile.load(x, [0], [4])\n",
+     "3:40: error: memref 'mem_vec_0' has no slots (its tile.alloc states no slots=)"},
+    {"SlotOutOfRange",
+     kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 32, 0, slots=2)\n" +
+         "    a: Tile[[4], FP32, memref=mem_vec_0[2]] = tile.load(x, [0], [4])\n",
+     "3:41: error: slot 2 of memref 'mem_vec_0' with 2 slots"},
+    {"SlotsDoNotDivideSize",
+     kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 30, 0, slots=4)\n",
+     "2:49: error: the size of a tile.alloc with 4 slots must be a positive multiple of 4, not 30"},
+    {"TooManySlots", kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 34, 0, slots=17)\n",
+     "2:62: error: a slotted tile.alloc has 2 to 16 slots, not 17"},
+    {"TileInSlottedRootNamesNoSlot",
+     kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 32, 0, slots=2)\n" +
+         "    a: Tile[[4], FP32, memref=mem_vec_0] = tile.load(x, [0], [4])\n",
+     "3:5: error: in function 'f': value 'a': memref: memref 'mem_vec_0' has 2 slots: a tile in "
+     "it names one, e.g. 'mem_vec_0[0]'"},
+    {"TileOverflowsSlot",
+     kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 32, 0, slots=2)\n" +
+         "    a: Tile[[4], FP32, memref=mem_vec_0[0]+4] = tile.load(x, [0], [4])\n",
+     "3:5: error: in function 'f': value 'a': memref: tile of 16 bytes at offset 4 of slot 0 does "
+     "not fit the 16-byte slots of memref 'mem_vec_0'"},
+    {"SlotsDisagreeWithPipelineDepth",
+     kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 32, 0, slots=2)\n" +
+         "    for i in range(0, 4, 1, pipeline=3):\n" +
+         "        a: Tile[[4], FP32, memref=mem_vec_0[1]] = tile.load(x, [0], [4])\n",
+     "4:9: error: in function 'f': value 'a': memref: memref 'mem_vec_0' has 2 slots but the "
+     "pipelined loop over 'i' around it has depth 3 (one slot per stage)"},
+    {"PipelinedCarryInSlot",
+     kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 32, 0, slots=2)\n" +
+         "    a: Tile[[4], FP32, memref=mem_vec_0[0]] = tile.load(x, [0], [4])\n" +
+         "    for i, (c,) in range(0, 4, 1, init=(a,), pipeline=2) -> " +
+         "(r: Tile[[4], FP32, memref=mem_vec_0[0]],):\n        yield (c,)\n",
+     "4:5: error: in function 'f': value 'c': memref: a carried value of a pipelined loop cannot "
+     "live in a slot of 'mem_vec_0' (slots rotate with the iterations)"},
 };
 
 class ParserErrorsTest : public ::testing::TestWithParam<Case> {};

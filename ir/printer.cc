@@ -156,6 +156,7 @@ void AppendStmt(const Stmt& s, int indent, const Comments* cm, std::string* out)
         out->append(", init=");
         AppendTuple(f.inits, out);
       }
+      if (f.pipeline > 0) absl::StrAppend(out, ", pipeline=", f.pipeline);
       out->push_back(')');
       if (!f.return_vars.empty()) {
         out->append(" -> ");

@@ -47,6 +47,7 @@ class Encoder {
       r->set_addr(root.addr());
       r->set_size(root.size());
       r->set_id(root.id());
+      r->set_slots(root.slots());
     }
     return it->second;
   }
@@ -57,6 +58,10 @@ class Encoder {
       out->set_is_view(true);
       out->set_offset(m.offset());
       out->set_size(m.size());
+      if (m.slot() >= 0) {
+        out->set_in_slot(true);
+        out->set_slot(m.slot());
+      }
     }
   }
 
@@ -174,6 +179,7 @@ class Encoder {
         for (const VarPtr& v : f.iter_args) pf->add_iter_args(VarIndex(*v));
         StmtTo(*f.body, pf->mutable_body());
         for (const VarPtr& v : f.return_vars) pf->add_return_vars(VarIndex(*v));
+        pf->set_pipeline(f.pipeline);
         return;
       }
       case StmtKind::kIf: {
@@ -219,7 +225,13 @@ class Decoder {
     auto ft = FunctionTypeFromName(f.type());
     if (!ft.ok()) Bad(std::string(ft.status().message()));
     for (const pb::RootMemRef& r : f.memrefs()) {
-      roots_.push_back(MemRef::MakeRoot(r.name(), Space(r.space()), r.addr(), r.size(), r.id()));
+      if (r.slots() != 0 && (r.slots() < kMinPipelineDepth || r.slots() > kMaxPipelineDepth ||
+                             r.size() <= 0 || r.size() % r.slots() != 0)) {
+        Bad(absl::StrCat("memref '", r.name(), "': ", r.slots(), " slots do not divide its ",
+                         r.size(), " bytes"));
+      }
+      roots_.push_back(
+          MemRef::MakeRoot(r.name(), Space(r.space()), r.addr(), r.size(), r.id(), r.slots()));
     }
     for (const pb::Var& v : f.vars()) {
       if (!v.has_type()) Bad(absl::StrCat("value '", v.name(), "' has no type"));
@@ -265,10 +277,17 @@ class Decoder {
     }
     const MemRefPtr& root = roots_[m.root()];
     if (!m.is_view()) return root;
-    auto key = std::make_tuple(m.root(), m.offset(), m.size());
+    const int64_t slot = m.in_slot() ? m.slot() : -1;
+    if (m.in_slot() && (slot < 0 || slot >= root->slots())) {
+      Bad(absl::StrCat("slot ", slot, " of memref '", root->name(), "' with ", root->slots(),
+                       " slots"));
+    }
+    auto key = std::make_tuple(m.root(), slot, m.offset(), m.size());
     auto it = views_.find(key);
     if (it != views_.end()) return it->second;
-    MemRefPtr view = MemRef::MakeView(root, m.offset(), m.size());
+    MemRefPtr view =
+        slot >= 0 ? MemRef::MakeSlot(root, slot, m.offset() - slot * root->slot_size(), m.size())
+                  : MemRef::MakeView(root, m.offset(), m.size());
     views_.emplace(key, view);
     return view;
   }
@@ -374,7 +393,8 @@ class Decoder {
         if (!f.has_body()) Bad("loop has no body");
         return std::make_shared<ForStmt>(VarAt(f.loop_var()), std::move(start), std::move(stop),
                                          std::move(step), VarsFrom(f.iter_args()), std::move(inits),
-                                         StmtFrom(f.body(), depth + 1), VarsFrom(f.return_vars()));
+                                         StmtFrom(f.body(), depth + 1), VarsFrom(f.return_vars()),
+                                         SourceLoc{}, f.pipeline());
       }
       case pb::Stmt::kIfStmt: {
         const pb::If& i = s.if_stmt();
@@ -403,7 +423,7 @@ class Decoder {
 
   std::vector<MemRefPtr> roots_;
   std::vector<VarPtr> vars_;
-  absl::flat_hash_map<std::tuple<int, int64_t, int64_t>, MemRefPtr> views_;
+  absl::flat_hash_map<std::tuple<int, int64_t, int64_t, int64_t>, MemRefPtr> views_;
 };
 
 }  // namespace

@@ -46,6 +46,38 @@ TEST(ProtoConvertTest, RoundTrip) {
             AsMemRefType(AsAssign(BodyStmts(f.body)[0].get())->var->type)->memref);
 }
 
+constexpr char kPipelined[] = R"(@function(type=AIV)
+def f(x: Tensor[[4], FP32]):
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 48, 0, slots=3)
+    for i in range(0, 6, 1, pipeline=3):
+        a: Tile[[4], FP32, memref=mem_vec_0[2]] = tile.load(x, [0], [4])
+        s: Tile[[2], FP32, memref=mem_vec_0[2]+8] = tile.slice(a, [2], [2])
+    return
+)";
+
+// Slot counts, slots (with their offsets in the slot) and pipeline depths survive the proto.
+TEST(ProtoConvertTest, RoundTripsSlotsAndPipelines) {
+  auto p = ParseProgram(kPipelined);
+  ASSERT_TRUE(p.ok()) << p.status();
+  pb::Program proto = ToProto(**p);
+  EXPECT_EQ(proto.functions(0).memrefs(0).slots(), 3);
+  auto back = FromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(PrintProgram(**back), kPipelined);
+  EXPECT_TRUE(StructuralEqual(**p, **back)) << FirstDifference(**p, **back);
+  pb::Program bad_slots = proto;
+  bad_slots.mutable_functions(0)->mutable_memrefs(0)->set_slots(5);
+  EXPECT_EQ(FromProto(bad_slots).status().message(),
+            "invalid IR proto in function 'f': memref 'mem_vec_0': 5 slots do not divide its 48 "
+            "bytes");
+  pb::Program bad_slot = proto;
+  for (pb::Var& v : *bad_slot.mutable_functions(0)->mutable_vars()) {
+    if (v.type().memref().in_slot()) v.mutable_type()->mutable_memref()->set_slot(3);
+  }
+  EXPECT_EQ(FromProto(bad_slot).status().message(),
+            "invalid IR proto in function 'f': slot 3 of memref 'mem_vec_0' with 3 slots");
+}
+
 // Malformed messages are errors, not crashes.
 TEST(ProtoConvertTest, RejectsMalformed) {
   auto p = ParseProgram(kText);

@@ -56,8 +56,12 @@ const Call* AsAllocCall(const Stmt& s) {
 }
 
 CallPtr MakeAllocCall(const MemRef& root) {
-  return MakeCall("tile.alloc", {MakeSpace(root.space()), MakeInt(root.root()->addr()),
-                                 MakeInt(root.size()), MakeInt(root.id())});
+  Kwargs kwargs;
+  if (root.is_slotted()) kwargs.emplace_back("slots", MakeInt(root.slots()));
+  return MakeCall("tile.alloc",
+                  {MakeSpace(root.space()), MakeInt(root.root()->addr()), MakeInt(root.size()),
+                   MakeInt(root.id())},
+                  std::move(kwargs));
 }
 
 StmtPtr MakeAllocStmt(const MemRefPtr& root) {

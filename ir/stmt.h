@@ -57,7 +57,7 @@ class ForStmt final : public Stmt {
  public:
   ForStmt(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step, std::vector<VarPtr> iter_args,
           std::vector<ExprPtr> inits, StmtPtr body, std::vector<VarPtr> return_vars,
-          SourceLoc loc = {})
+          SourceLoc loc = {}, int64_t pipeline = 0)
       : Stmt(StmtKind::kFor, loc),
         loop_var(std::move(loop_var)),
         start(std::move(start)),
@@ -66,13 +66,19 @@ class ForStmt final : public Stmt {
         iter_args(std::move(iter_args)),
         inits(std::move(inits)),
         body(std::move(body)),
-        return_vars(std::move(return_vars)) {}
+        return_vars(std::move(return_vars)),
+        pipeline(pipeline) {}
   const VarPtr loop_var;
   const ExprPtr start, stop, step;
   const std::vector<VarPtr> iter_args;
   const std::vector<ExprPtr> inits;  // parallel to iter_args
   const StmtPtr body;
   const std::vector<VarPtr> return_vars;  // parallel to iter_args
+  // `pipeline=N`: 0 for an ordinary loop, else the depth N (2..16) of a software-pipelined loop
+  // (upstream PyPTO's pl.pipeline): iteration j is stage j mod N, and up to N consecutive
+  // iterations are in flight at once, so a tile of the body needs N buffers (the slots of a
+  // slotted MemRef, ir/memref.h) for the stages not to overwrite each other.
+  const int64_t pipeline;
 };
 
 // if cond -> (return_vars...): then_body else: else_body

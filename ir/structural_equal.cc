@@ -180,6 +180,9 @@ class Comparer {
         const auto& y = static_cast<const ForStmt&>(b);
         if (!ExprLists({x.start, x.stop, x.step}, {y.start, y.stop, y.step}, "bound")) return false;
         if (!ExprLists(x.inits, y.inits, "init")) return false;
+        if (x.pipeline != y.pipeline) {
+          return Fail(absl::StrCat("pipeline depth ", x.pipeline, " vs ", y.pipeline));
+        }
         {
           Scope s(this, "loop_var");
           if (!DefVar(*x.loop_var, *y.loop_var)) return false;
@@ -381,18 +384,19 @@ class Comparer {
     auto ir = roots_r_.find(rb);
     if (il == roots_l_.end() && ir == roots_r_.end()) {
       if (ra->space() != rb->space() || ra->size() != rb->size() || ra->id() != rb->id() ||
-          (o_.compare_addresses && ra->addr() != rb->addr())) {
+          ra->slots() != rb->slots() || (o_.compare_addresses && ra->addr() != rb->addr())) {
         return Fail(absl::StrCat("root ", ra->name(), " (", MemorySpaceName(ra->space()), ", addr ",
-                                 ra->addr(), ", size ", ra->size(), ", id ", ra->id(), ") vs ",
-                                 rb->name(), " (", MemorySpaceName(rb->space()), ", addr ",
-                                 rb->addr(), ", size ", rb->size(), ", id ", rb->id(), ")"));
+                                 ra->addr(), ", size ", ra->size(), ", id ", ra->id(), ", slots ",
+                                 ra->slots(), ") vs ", rb->name(), " (",
+                                 MemorySpaceName(rb->space()), ", addr ", rb->addr(), ", size ",
+                                 rb->size(), ", id ", rb->id(), ", slots ", rb->slots(), ")"));
       }
       roots_l_[ra] = rb;
       roots_r_[rb] = ra;
     } else if (il == roots_l_.end() || il->second != rb) {
       return Fail(absl::StrCat("memref '", a->name(), "' vs '", b->name(), "'"));
     }
-    if (a->is_view() != b->is_view() || a->offset() != b->offset() ||
+    if (a->is_view() != b->is_view() || a->offset() != b->offset() || a->slot() != b->slot() ||
         (a->is_view() && a->size() != b->size())) {
       return Fail(absl::StrCat(MemRefToString(*a), " (offset ", a->offset(), ", size ", a->size(),
                                ") vs ", MemRefToString(*b), " (offset ", b->offset(), ", size ",
@@ -464,6 +468,7 @@ class Hasher {
         ExprH(*f.step);
         Mix(f.inits.size());
         for (const ExprPtr& e : f.inits) ExprH(*e);
+        if (f.pipeline > 0) Mix(static_cast<size_t>(f.pipeline));  // older hashes unchanged
         DefVar(*f.loop_var);
         for (const VarPtr& v : f.iter_args) DefVar(*v);
         Body(f.body);
@@ -581,7 +586,9 @@ class Hasher {
       Mix(static_cast<size_t>(m->root()->size()));
       Mix(static_cast<size_t>(m->id()));
       if (o_.compare_addresses) Mix(static_cast<size_t>(m->root()->addr()));
+      if (m->is_slotted()) Mix(static_cast<size_t>(m->slots()));
     }
+    if (m->slot() >= 0) Mix(static_cast<size_t>(m->slot()) + 0x51077);
     Mix(m->is_view());
     Mix(static_cast<size_t>(m->offset()));
     if (m->is_view()) Mix(static_cast<size_t>(m->size()));

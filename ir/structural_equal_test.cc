@@ -1,5 +1,6 @@
 #include "ir/structural_equal.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 
@@ -153,6 +154,36 @@ TEST(StructuralEqualTest, Layouts) {
   EXPECT_EQ(FirstDifference(*nd, *nz),
             "function 'f' > body > [0] AssignStmt 'a' > type: Tile[[4], FP32, Vec, layout=ND] vs "
             "Tile[[4], FP32, Vec, layout=NZ]");
+}
+
+// Slot counts, the slot a tile names and pipeline depths are part of the structure; a program
+// without them hashes as before they existed.
+TEST(StructuralEqualTest, SlotsAndPipelines) {
+  auto make = [](int slots, int slot, int depth) {
+    return Parse(absl::StrCat(
+        "def f(x: Tensor[[4], FP32]):\n    mem_vec_0: MemRefType = tile.alloc(Vec, -1, ",
+        16 * slots, ", 0, slots=", slots, ")\n    for i in range(0, 4, 1, pipeline=", depth,
+        "):\n        a: Tile[[4], FP32, memref=mem_vec_0[", slot,
+        "]] = tile.load(x, [0], [4])\n    return\n"));
+  };
+  ProgramPtr base = make(2, 0, 2);
+  EXPECT_TRUE(StructuralEqual(*base, *make(2, 0, 2)));
+  EXPECT_EQ(StructuralHash(*base), StructuralHash(*make(2, 0, 2)));
+  EXPECT_FALSE(StructuralEqual(*base, *make(2, 1, 2)));
+  EXPECT_NE(StructuralHash(*base), StructuralHash(*make(2, 1, 2)));
+  EXPECT_EQ(FirstDifference(*base, *make(2, 1, 2)),
+            "function 'f' > body > [1] ForStmt > body > [0] AssignStmt 'a' > type > memref: "
+            "mem_vec_0[0] (offset 0, size 16) vs mem_vec_0[1] (offset 16, size 16)");
+  EXPECT_FALSE(StructuralEqual(*make(3, 0, 3), *make(2, 0, 2)));
+  ProgramPtr plain = Parse(
+      "def f(x: Tensor[[4], FP32]):\n    for i in range(0, 4, 1):\n        pass\n    return\n");
+  ProgramPtr piped = Parse(
+      "def f(x: Tensor[[4], FP32]):\n    for i in range(0, 4, 1, pipeline=2):\n        pass\n"
+      "    return\n");
+  EXPECT_FALSE(StructuralEqual(*plain, *piped));
+  EXPECT_NE(StructuralHash(*plain), StructuralHash(*piped));
+  EXPECT_EQ(FirstDifference(*plain, *piped),
+            "function 'f' > body > [0] ForStmt: pipeline depth 0 vs 2");
 }
 
 }  // namespace

@@ -180,6 +180,7 @@ class FunctionVerifier {
                 absl::StrCat("view at offset ", m.offset(), " of ", m.size(), " bytes of '",
                              m.name(), "' leaves its root of ", m.root()->size(), " bytes"));
     }
+    CheckSlot(v, *tile, m);
     // A root holds the tile as the backend lays it out (Ascend pads Acc rows); a view is a window
     // of elements inside an already padded root, so it is sized by its elements alone.
     std::optional<int64_t> bytes =
@@ -189,6 +190,48 @@ class FunctionVerifier {
           v, {}, "memref",
           absl::StrCat("tile of ", *bytes, " bytes at offset ", m.offset(),
                        " does not fit memref '", m.name(), "' of ", m.root()->size(), " bytes"));
+    }
+  }
+
+  // A tile in a slotted root names one of its slots and fits in it (the slots of a pipelined
+  // loop's stages must not spill into each other); a slot exists only in a slotted root. Inside
+  // a pipelined loop the slot rotates with the iterations, so the loop's depth is the slot count.
+  void CheckSlot(const Var& v, const TileType& tile, const MemRef& m) {
+    if (!m.is_slotted()) {
+      if (m.slot() >= 0) {
+        FailValue(v, {}, "memref",
+                  absl::StrCat("names slot ", m.slot(), " of memref '", m.name(),
+                               "', which has no slots"));
+      }
+      return;
+    }
+    if (m.slot() < 0) {
+      FailValue(v, {}, "memref",
+                absl::StrCat("memref '", m.name(), "' has ", m.slots(),
+                             " slots: a tile in it names one, e.g. '", m.name(), "[0]'"));
+    }
+    if (m.slot() >= m.slots()) {
+      FailValue(v, {}, "memref",
+                absl::StrCat("slot ", m.slot(), " of memref '", m.name(), "' with ", m.slots(),
+                             " slots"));
+    }
+    // A whole slot holds the tile as the backend lays it out, like a root; a window in a slot is
+    // sized by its elements alone.
+    std::optional<int64_t> bytes =
+        m.offset_in_slot() > 0 ? StaticTileBytes(tile.shape, tile.dtype) : sizer_->Bytes(tile);
+    if (m.offset_in_slot() < 0 ||
+        (bytes && SaturatingAdd(m.offset_in_slot(), *bytes) > m.slot_size())) {
+      FailValue(v, {}, "memref",
+                absl::StrCat("tile of ", bytes.value_or(0), " bytes at offset ", m.offset_in_slot(),
+                             " of slot ", m.slot(), " does not fit the ", m.slot_size(),
+                             "-byte slots of memref '", m.name(), "'"));
+    }
+    if (!pipelined_.empty() && pipelined_.back()->pipeline != m.slots()) {
+      FailValue(v, {}, "memref",
+                absl::StrCat("memref '", m.name(), "' has ", m.slots(),
+                             " slots but the pipelined loop over '",
+                             pipelined_.back()->loop_var->name, "' around it has depth ",
+                             pipelined_.back()->pipeline, " (one slot per stage)"));
     }
   }
 
@@ -225,6 +268,13 @@ class FunctionVerifier {
     const int64_t addr = AsInt(c.args[1].get())->value;
     const int64_t size = AsInt(c.args[2].get())->value;
     const int64_t id = AsInt(c.args[3].get())->value;
+    const ExprPtr* slots_kw = c.FindKwarg("slots");
+    const IntImm* slots = slots_kw != nullptr ? AsInt(slots_kw->get()) : nullptr;
+    if ((slots != nullptr ? slots->value : 0) != m.slots()) {
+      FailValue(*a.var, c.loc, "memref",
+                absl::StrCat("tile.alloc states ", slots != nullptr ? slots->value : 0,
+                             " slots but its MemRef has ", m.slots()));
+    }
     if (space->space != m.space() || addr != m.root()->addr() || size != m.size() || id != m.id()) {
       FailValue(*a.var, c.loc, "memref",
                 absl::StrCat("tile.alloc(", MemorySpaceName(space->space), ", ", addr, ", ", size,
@@ -299,8 +349,9 @@ class FunctionVerifier {
     std::optional<ViewFrame> source;
     if (auto it = view_frames_.find(src_var); it != view_frames_.end()) {
       source = it->second;
-    } else if (src != nullptr && in->is_root()) {
-      source = OwnFrame(*src, 0);
+    } else if (src != nullptr &&
+               (in->is_root() || (in->slot() >= 0 && in->offset_in_slot() == 0))) {
+      source = OwnFrame(*src, in->offset());  // a root, or a whole slot of a slotted root
     } else {
       // A value in part of a root that is neither a view nor shares one (e.g. a tile.move into a
       // carried slice's bytes) has no layout the IR states: its views are not checked here.
@@ -317,6 +368,24 @@ class FunctionVerifier {
       FailValue(v, c.loc, "memref",
                 absl::StrCat(c.op, " result must be at byte offset ", expected, " of '", in->name(),
                              "', not ", out->offset()));
+    }
+  }
+
+  // A pipelined loop has a depth of 2..16; its carried values pass from one iteration to the
+  // next, so they cannot live in a slot (which rotates with the iterations).
+  void CheckPipeline(const ForStmt& f) {
+    if (f.pipeline == 0) return;
+    if (f.pipeline < kMinPipelineDepth || f.pipeline > kMaxPipelineDepth) {
+      Fail(f.loc, absl::StrCat("structure: pipeline depth must be between ", kMinPipelineDepth,
+                               " and ", kMaxPipelineDepth, ", not ", f.pipeline));
+    }
+    for (const VarPtr& ia : f.iter_args) {
+      const MemRefPtr& m = MemRefOf(*ia->type);
+      if (m != nullptr && m->is_slotted()) {
+        FailValue(*ia, f.loc, "memref",
+                  absl::StrCat("a carried value of a pipelined loop cannot live in a slot of '",
+                               m->name(), "' (slots rotate with the iterations)"));
+      }
     }
   }
 
@@ -461,9 +530,12 @@ class FunctionVerifier {
           CheckVarType(ia);
           Inherit(ia, f.inits[k].get());
         }
+        CheckPipeline(f);
         std::vector<VarPtr> defs = {f.loop_var};
         defs.insert(defs.end(), f.iter_args.begin(), f.iter_args.end());
+        if (f.pipeline > 0) pipelined_.push_back(&f);
         VerifyScoped(f.body, &f.return_vars, defs);
+        if (f.pipeline > 0) pipelined_.pop_back();
         for (size_t k = 0; k < f.return_vars.size(); ++k) {
           CheckVarType(*f.return_vars[k]);
           Define(f.return_vars[k]);
@@ -502,6 +574,7 @@ class FunctionVerifier {
   const OpRegistry* registry_;
   const TileByteSizer* sizer_;
   absl::flat_hash_map<const MemRef*, const Var*> allocs_;
+  std::vector<const ForStmt*> pipelined_;  // the pipelined loops around the statement, inner last
   absl::flat_hash_map<const Var*, ViewFrame> view_frames_;  // of views and their sharers
   absl::flat_hash_set<const Var*> objects_;
   absl::flat_hash_map<std::string, SourceLoc> names_;

@@ -230,6 +230,28 @@ TEST(VerifierTest, Layouts) {
   EXPECT_FALSE(VerifyProgram(*carry).ok());
 }
 
+// A loop built through the API states a pipeline depth the parser would refuse; the verifier
+// names it. A slotted tile outside any pipelined loop has a fixed slot and is accepted.
+TEST(VerifierTest, PipelineDepthAndFixedSlots) {
+  auto loop = [](int64_t depth) {
+    return std::make_shared<ForStmt>(MakeVar("i", MakeIndex()), MakeInt(0), MakeInt(2), MakeInt(1),
+                                     std::vector<VarPtr>{}, std::vector<ExprPtr>{}, FlattenSeq({}),
+                                     std::vector<VarPtr>{}, SourceLoc{}, depth);
+  };
+  EXPECT_TRUE(
+      VerifyFunction(Function("g", FunctionType::kAIV, {}, {}, FlattenSeq({loop(2)}))).ok());
+  EXPECT_EQ(
+      VerifyFunction(Function("g", FunctionType::kAIV, {}, {}, FlattenSeq({loop(17)}))).message(),
+      "error: in function 'g': structure: pipeline depth must be between 2 and 16, not 17");
+  ProgramPtr fixed = Parse(R"(def f(x: Tensor[[4], FP32]):
+    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 32, 0, slots=2)
+    a: Tile[[4], FP32, memref=mem_vec_0[0]] = tile.load(x, [0], [4])
+    b: Tile[[4], FP32, memref=mem_vec_0[1]] = tile.exp(a)
+    return
+)");
+  EXPECT_TRUE(VerifyProgram(*fixed).ok()) << VerifyProgram(*fixed);
+}
+
 }  // namespace
 }  // namespace ir
 }  // namespace accelmem

@@ -287,9 +287,9 @@ class StridedCarryCopies final : public ir::IRMutator {
     for (ir::ExprPtr& e : inits) {
       if (Strided(e)) e = Copy(e, &out);
     }
-    out.push_back(IRMutator::MutateFor(
-        std::make_shared<ir::ForStmt>(f->loop_var, f->start, f->stop, f->step, f->iter_args,
-                                      std::move(inits), f->body, f->return_vars, f->loc)));
+    out.push_back(IRMutator::MutateFor(std::make_shared<ir::ForStmt>(
+        f->loop_var, f->start, f->stop, f->step, f->iter_args, std::move(inits), f->body,
+        f->return_vars, f->loc, f->pipeline)));
     return std::make_shared<ir::SeqStmts>(std::move(out), f->loc);
   }
 

@@ -282,9 +282,9 @@ ir::FunctionPtr ApplySplits(const ir::FunctionPtr& fn, const Liveness& lt, const
         out.push_back(MoveStmt(MutateVarDef(mv), src, t->space));
         inits[k] = mv;
       }
-      out.push_back(IRMutator::MutateFor(
-          std::make_shared<ir::ForStmt>(f->loop_var, f->start, f->stop, f->step, f->iter_args,
-                                        std::move(inits), f->body, f->return_vars, f->loc)));
+      out.push_back(IRMutator::MutateFor(std::make_shared<ir::ForStmt>(
+          f->loop_var, f->start, f->stop, f->step, f->iter_args, std::move(inits), f->body,
+          f->return_vars, f->loc, f->pipeline)));
       return std::make_shared<ir::SeqStmts>(std::move(out), f->loc);
     }
 
