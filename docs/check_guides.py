@@ -11,7 +11,10 @@ it adds contains (every file that lists all passes, handles all SNode kinds, ...
 the files to touch under a `## Files to touch` heading, one list item per file, each item
 starting with a backticked repository path (`- `passes/memory_pipeline.cc`: ...`). A path
 with a placeholder (`<` or `*`, e.g. `passes/<name>.cc`) names a file to create: only the folder
-before its first placeholder must exist.
+before its first placeholder must exist. An optional `## Models to read` list, in the same form,
+names the files the change follows but does not edit (the CPU backend's sources for a new
+backend); a file the marker matches may be in either list, and only the first counts as a file
+to touch.
 
 The check reports, as `GUIDE: ...` or `GUIDE:LINE: ...`:
   * a source file under `paths` (default: the whole tree) that matches REGEX but is not listed;
@@ -42,6 +45,10 @@ SCANNED_NAMES = ("BUILD", "BUILD.bazel", "WORKSPACE")
 SKIPPED_TOP_FOLDERS = ("third_party",)
 TEST_FOLDERS = ("testing", "tests", "testdata")
 FILES_HEADING = "## Files to touch"
+# Optional: files a guide points to as models to follow, which the change reads but does not edit
+# (the CPU backend for a new backend, ...). They may match the marker; they are not files to touch
+# and are not counted as such.
+MODELS_HEADING = "## Models to read"
 MARKER_RE = re.compile(r"<!--\s*guide-check:(.*?)-->", re.S)
 ITEM_RE = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
 PATH_RE = re.compile(r"^`([^`\s]+)`")
@@ -54,7 +61,8 @@ class Guide:
     def __init__(self, path):
         self.path = path
         self.markers = []  # (line, regex source, compiled regex or None, [paths])
-        self.listed = {}  # repository path -> line
+        self.listed = {}  # repository path -> line (the files to touch)
+        self.models = {}  # repository path -> line (the models to read)
         self.errors = []
 
 
@@ -98,14 +106,29 @@ def parse_guide(path, display):
         guide.errors.append("%s: no <!-- guide-check: regex=... --> marker" % display)
 
     lines = text.split("\n")
+    if parse_list(guide, lines, FILES_HEADING, guide.listed) is None:
+        guide.errors.append("%s: no '%s' section" % (display, FILES_HEADING))
+        return guide
+    if not guide.listed:
+        guide.errors.append("%s: the '%s' section lists no file" % (display, FILES_HEADING))
+    parse_list(guide, lines, MODELS_HEADING, guide.models)
+    for path, number in guide.models.items():
+        if path in guide.listed:
+            guide.errors.append("%s:%d: %s is both a file to touch (line %d) and a model to read" %
+                                (display, number, path, guide.listed[path]))
+    return guide
+
+
+def parse_list(guide, lines, heading, into):
+    """Reads the list items under `heading` into `into` (path -> line); None without it."""
+    display = guide.path
     start = None
     for i, line in enumerate(lines):
-        if line.rstrip() == FILES_HEADING:
+        if line.rstrip() == heading:
             start = i + 1
             break
     if start is None:
-        guide.errors.append("%s: no '%s' section" % (display, FILES_HEADING))
-        return guide
+        return None
     in_fence = False
     for i in range(start, len(lines)):
         line = lines[i]
@@ -126,14 +149,12 @@ def parse_guide(path, display):
                                 (display, number, m.group(2)[:60]))
             continue
         listed = p.group(1)
-        if listed in guide.listed:
+        if listed in into:
             guide.errors.append("%s:%d: %s is listed twice (first on line %d)" %
-                                (display, number, listed, guide.listed[listed]))
+                                (display, number, listed, into[listed]))
             continue
-        guide.listed[listed] = number
-    if not guide.listed:
-        guide.errors.append("%s: the '%s' section lists no file" % (display, FILES_HEADING))
-    return guide
+        into[listed] = number
+    return into
 
 
 def is_test_file(rel):
@@ -189,17 +210,22 @@ def check_listed_path(root, listed):
 
 
 def check(root, guide_paths):
-    """The problems of the guides, and (guides, listed paths, matched files) counts."""
+    """The problems of the guides, and (guides, files to touch, models to read, matched files)
+    counts."""
     errors = []
     files = source_files(root)
     texts = {}
     matched_total = 0
     listed_total = 0
+    models_total = 0
     for path, display in guide_paths:
         guide = parse_guide(path, display)
         errors.extend(guide.errors)
         listed_total += len(guide.listed)
-        for listed, number in sorted(guide.listed.items(), key=lambda kv: kv[1]):
+        models_total += len(guide.models)
+        every = dict(guide.listed)
+        every.update(guide.models)
+        for listed, number in sorted(every.items(), key=lambda kv: kv[1]):
             why = check_listed_path(root, listed)
             if why:
                 errors.append("%s:%d: %s" % (display, number, why))
@@ -220,16 +246,16 @@ def check(root, guide_paths):
                 if not m:
                     continue
                 matched += 1
-                if rel not in guide.listed:
+                if rel not in guide.listed and rel not in guide.models:
                     errors.append(
-                        "%s:%d: %s matches the marker (line %d: '%s') but is not in '%s'" %
-                        (display, number, rel, line_of(texts[rel], m.start()), m.group(0),
-                         FILES_HEADING))
+                        "%s:%d: %s matches the marker (line %d: '%s') but is not in '%s' "
+                        "(or '%s')" % (display, number, rel, line_of(texts[rel], m.start()),
+                                       m.group(0), FILES_HEADING, MODELS_HEADING))
             if matched == 0:
                 errors.append("%s:%d: regex '%s' matches no file (a marker must find the "
                               "existing dispatch sites)" % (display, number, source))
             matched_total += matched
-    return errors, (len(guide_paths), listed_total, matched_total)
+    return errors, (len(guide_paths), listed_total, models_total, matched_total)
 
 
 def find_root(start):
@@ -273,16 +299,16 @@ def main(argv=None):
     if not guide_paths:
         print("error: no guide to check", file=sys.stderr)
         return 2
-    errors, (guides, listed, matched) = check(root, guide_paths)
+    errors, (guides, listed, models, matched) = check(root, guide_paths)
     for error in errors:
         print(error)
     if errors:
-        print("%d problem(s): a guide's '%s' list must name every file its marker matches, and "
-              "only paths that exist (docs/check_guides.py explains the format)" %
-              (len(errors), FILES_HEADING))
+        print("%d problem(s): a guide's '%s' and '%s' lists must name every file its marker "
+              "matches, and only paths that exist (docs/check_guides.py explains the format)" %
+              (len(errors), FILES_HEADING, MODELS_HEADING))
         return 1
-    print("guides ok: %d guides list %d paths; their markers match %d files, all listed" %
-          (guides, listed, matched))
+    print("guides ok: %d guides list %d files to touch and %d models to read; their markers "
+          "match %d files, all listed" % (guides, listed, models, matched))
     return 0
 
 

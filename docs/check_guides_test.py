@@ -75,7 +75,7 @@ class CheckGuidesTest(unittest.TestCase):
         # an existing folder); tests, docs, bazel-* and third_party are not scanned.
         status, out = run(tree())
         self.assertEqual(status, 0, out)
-        self.assertIn("guides ok: 1 guides list 6 paths", out)
+        self.assertIn("guides ok: 1 guides list 6 files to touch and 0 models to read", out)
 
     def test_unlisted_dispatch_site_fails(self):
         # A new file that handles every kind (it matches the marker) must be in the list.
@@ -83,6 +83,27 @@ class CheckGuidesTest(unittest.TestCase):
         self.assertEqual(status, 1, out)
         self.assertIn("docs/guides/adding_a_widget.md:3: core/printer.cc matches the marker "
                       "(line 1: 'Kind::kWidget') but is not in '## Files to touch'", out)
+
+    def test_models_to_read_cover_matches_but_are_not_files_to_touch(self):
+        # widget.h is the example to copy, not a file to edit: under "## Models to read" it
+        # still covers the marker's match, and it is counted apart; listed in both, it fails.
+        guide = GUIDE.replace("4. `core/widget.h`: the example to copy.\n", "").replace(
+            "## Afterwards", "## Models to read\n\n- `core/widget.h`: the example to copy.\n\n"
+            "## Afterwards")
+        status, out = run(tree(guide=guide))
+        self.assertEqual(status, 0, out)
+        self.assertIn("guides ok: 1 guides list 5 files to touch and 1 models to read", out)
+        both = GUIDE.replace("## Afterwards", "## Models to read\n\n- `core/widget.h`: again.\n\n"
+                             "## Afterwards")
+        status, out = run(tree(guide=both))
+        self.assertEqual(status, 1, out)
+        self.assertIn("core/widget.h is both a file to touch (line 11) and a model to read", out)
+        gone = guide.replace("- `core/widget.h`: the example to copy.",
+                             "- `core/gone.h`: the example to copy.")
+        status, out = run(tree(guide=gone))
+        self.assertEqual(status, 1, out)
+        self.assertIn("listed path core/gone.h does not exist", out)
+        self.assertIn("core/widget.h matches the marker", out)
 
     def test_nonexistent_listed_path_fails(self):
         # A listed file that does not exist (renamed, moved, mistyped) is reported with its line.
