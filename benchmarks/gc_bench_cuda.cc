@@ -1,8 +1,8 @@
 // gc_bench's CUDA rows (linked into //benchmarks:gc_bench only with --config=gpu): the device GC
 // (//runtime/cuda:gc_cuda: prepare, phase 0 on the grid, phase 1 on one block, phase 2 on the
-// grid) of N recycled cells of `cell_bytes` scattered over a device NodeManager of 2N cells (a
-// random half, recycled in random order), against the limit: one cuMemsetD8 of the same N *
-// cell_bytes bytes.
+// grid, the batch kernels over a table of one) of N recycled cells of `cell_bytes` scattered over a
+// device NodeManager of 2N cells (a random half, recycled in random order), against the limit: one
+// cuMemsetD8 of the same N * cell_bytes bytes.
 //   BM_Gc_Cuda_OneMemsetLimit   the limit
 //   BM_Gc_Cuda_Collect          one collection (the four launches and the final synchronize)
 //   BM_Gc_Cuda_CollectPhases    the same, each launch timed on its own (where the time goes)
@@ -175,7 +175,7 @@ void BM_Gc_Cuda_Collect(benchmark::State& state) {
   state.counters["block"] = device.gc->block_dim();
 }
 
-// Where a collection's time goes: each of the four launches timed on its own (a synchronize after
+// Where a collection's time goes: each launch (step) timed on its own (a synchronize after
 // each), and the untimed work between collections (Recycle: upload and one recycle kernel;
 // Allocate: one allocate kernel and the stats read), for a GC of `grid` blocks (0: the default).
 // Counters are microseconds per collection.
@@ -201,29 +201,14 @@ void BM_Gc_Cuda_CollectPhases(benchmark::State& state) {
   std::unique_ptr<CudaNodeManager> nm;
   std::vector<int32_t> garbage;
   if (!MakeGarbage(state, gc, cells, bytes, &rng, &nm, &garbage)) return;
-  const char* names[4] = {"accelmem_cuda_gc_prepare", "accelmem_cuda_gc_phase0",
-                          "accelmem_cuda_gc_phase1", "accelmem_cuda_gc_phase2"};
-  void* functions[4];
-  for (int k = 0; k < 4; ++k) {
-    auto f = gc->Function(names[k]);
-    if (!f.ok()) {
-      state.SkipWithError(std::string(f.status().message()).c_str());
-      return;
-    }
-    functions[k] = *f;
-  }
-  DevicePtr node_manager = nm->node_manager(), scratch = nm->scratch();
-  int32_t workers = gc->phase0_workers();
-  void* params[] = {&node_manager, &scratch, &workers};
-  void* phase2_params[] = {&node_manager, &scratch};
-  const accelmem::runtime::cuda::Dim3 one{1, 1, 1};
-  const accelmem::runtime::cuda::Dim3 grid_dim{static_cast<unsigned>(gc->grid_dim()), 1, 1};
-  const accelmem::runtime::cuda::Dim3 block_dim{static_cast<unsigned>(gc->block_dim()), 1, 1};
-  const accelmem::runtime::cuda::Dim3 phase1_block{static_cast<unsigned>(gc->phase1_block_dim()), 1,
-                                                   1};
-  const accelmem::runtime::cuda::Dim3 shapes[4][2] = {
-      {one, one}, {grid_dim, block_dim}, {one, phase1_block}, {grid_dim, block_dim}};
-  double phase[4] = {}, recycle = 0, allocate = 0;
+  // The collection's steps in launch order (CudaGc::StepKernelNames), over the manager's
+  // one-entry table: what CudaNodeManager::Collect launches.
+  const std::vector<std::string>& steps = CudaGc::StepKernelNames();
+  const int num_steps = static_cast<int>(steps.size());
+  const DevicePtr entry = nm->batch_entry();
+  const int32_t workers = gc->phase0_workers();
+  std::vector<double> phase(num_steps);
+  double recycle = 0, allocate = 0;
   for (auto _ : state) {
     auto start = std::chrono::steady_clock::now();
     if (!nm->Recycle(garbage).ok()) {
@@ -232,12 +217,9 @@ void BM_Gc_Cuda_CollectPhases(benchmark::State& state) {
     }
     recycle += Seconds(start);
     double total = 0;
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < num_steps; ++k) {
       start = std::chrono::steady_clock::now();
-      if (!device.driver
-               ->Launch(functions[k], shapes[k][0], shapes[k][1], k == 3 ? phase2_params : params)
-               .ok() ||
-          !device.driver->Synchronize().ok()) {
+      if (!gc->LaunchStep(k, entry, 1).ok() || !device.driver->Synchronize().ok()) {
         state.SkipWithError("launch failed");
         break;
       }
@@ -257,10 +239,13 @@ void BM_Gc_Cuda_CollectPhases(benchmark::State& state) {
     std::shuffle(garbage.begin(), garbage.end(), rng);
   }
   const double n = 1e-6 * std::max<int64_t>(1, state.iterations());
-  state.counters["prepare_us"] = phase[0] / n;
-  state.counters["phase0_us"] = phase[1] / n;
-  state.counters["phase1_us"] = phase[2] / n;
-  state.counters["phase2_us"] = phase[3] / n;
+  // prepare_us, phase0_us, ...: the step's name after the kernels' common prefix.
+  const std::string prefix = "accelmem_cuda_gc_batch_";
+  for (int k = 0; k < num_steps; ++k) {
+    std::string step = steps[k];
+    if (step.compare(0, prefix.size(), prefix) == 0) step = step.substr(prefix.size());
+    state.counters[step + "_us"] = phase[k] / n;
+  }
   state.counters["recycle_us"] = recycle / n;
   state.counters["allocate_us"] = allocate / n;
   state.counters["grid"] = gc->grid_dim();

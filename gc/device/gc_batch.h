@@ -30,6 +30,26 @@
 namespace accelmem {
 namespace gc {
 
+// Who runs a step of the collection (the launch shape of a step on a GPU).
+enum GcRunner : i32 {
+  kGcOneThread = 0,    // one thread (one-thread launch)
+  kGcEveryThread = 1,  // every worker, one thread each (a grid of blocks of threads)
+  kGcOneBlock = 2,     // one thread, or the lanes of one block
+  kGcEveryBlock = 3,   // every worker, one block each, its threads the lanes
+};
+
+// The steps of one collection, in launch order, each separated from the next by a barrier:
+// X(step, runner, arg) calls gc_batch_<step> (runner: a GcRunner), and `arg` is passed through so
+// that other lists can be built from this one (the CUDA GC's kernels, cuda_entry_points.h). The
+// one statement of the phase order that the drivers launching the steps one by one (the CUDA GC)
+// take theirs from; gc_batch_serial and the CPU pool (gc/gc_cpu_parallel.cc) call the functions
+// below in the same order.
+#define ACCELMEM_GC_BATCH_STEPS(X, arg) \
+  X(prepare, kGcOneThread, arg)         \
+  X(phase0, kGcEveryThread, arg)        \
+  X(phase1, kGcOneBlock, arg)           \
+  X(phase2, kGcEveryBlock, arg)
+
 // One manager of a batch. `active` is written by gc_batch_prepare and read by the phases.
 struct GcBatchEntry {
   NodeManager* nm;

@@ -24,25 +24,26 @@ namespace {
 using gc::GcScratch;
 using gc::kMaxGcWorkers;
 
-// Indices into CudaGcKernelNames().
+// Indices into CudaGcKernelNames(): kernel_<name>, in the order of the entry-point list.
 enum Kernel : int {
-  kPrepare,  // kPrepare..kPhase2 and kBatchPrepare..kBatchPhase2 are consecutive (LaunchCollection)
-  kPhase0,
-  kPhase1,
-  kPhase2,
-  kLayout,
-  kNmInit,
-  kNmAllocate,
-  kNmRecycle,
-  kNmFill,
-  kNmStats,
-  kNmFreeIndices,
-  kNmCountNonzero,
-  kBatchPrepare,
-  kBatchPhase0,
-  kBatchPhase1,
-  kBatchPhase2,
+#define ACCELMEM_CUDA_KERNEL_INDEX(name, params) kernel_##name,
+  ACCELMEM_CUDA_GC_ENTRY_POINTS(ACCELMEM_CUDA_KERNEL_INDEX)
+#undef ACCELMEM_CUDA_KERNEL_INDEX
+      kNumKernels,
 };
+
+// The steps of a collection in launch order: their kernels and who runs them.
+struct Step {
+  Kernel kernel;
+  gc::GcRunner runner;
+};
+constexpr Step kSteps[] = {
+#define ACCELMEM_CUDA_GC_STEP(step, runner, unused) \
+  {kernel_accelmem_cuda_gc_batch_##step, gc::runner},
+    ACCELMEM_GC_BATCH_STEPS(ACCELMEM_CUDA_GC_STEP, _)
+#undef ACCELMEM_CUDA_GC_STEP
+};
+constexpr int kNumSteps = sizeof(kSteps) / sizeof(kSteps[0]);
 
 constexpr uint64_t kAlign = 256;
 uint64_t RoundUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
@@ -60,6 +61,15 @@ const std::vector<std::string>& CudaGcKernelNames() {
   static const std::vector<std::string>* names =
       new std::vector<std::string>{ACCELMEM_CUDA_GC_ENTRY_POINTS(ACCELMEM_CUDA_ENTRY_POINT_NAME)};
 #undef ACCELMEM_CUDA_ENTRY_POINT_NAME
+  return *names;
+}
+
+const std::vector<std::string>& CudaGc::StepKernelNames() {
+  static const std::vector<std::string>* names = [] {
+    auto* v = new std::vector<std::string>();
+    for (const Step& step : kSteps) v->push_back(CudaGcKernelNames()[step.kernel]);
+    return v;
+  }();
   return *names;
 }
 
@@ -103,12 +113,16 @@ absl::StatusOr<std::unique_ptr<CudaGc>> CudaGc::Create(CudaDriver* driver,
   if (!out.ok()) return out.status();
   DevicePtr out_ptr = *out;
   void* params[] = {&out_ptr};
-  absl::Status status = driver->Launch(gc->functions_[kLayout], {1, 1, 1}, {1, 1, 1}, params);
+  absl::Status status =
+      driver->Launch(gc->functions_[kernel_accelmem_cuda_layout], {1, 1, 1}, {1, 1, 1}, params);
   int64_t sizes[4] = {};
   if (status.ok()) status = driver->Synchronize();
   if (status.ok()) status = driver->CopyToHost(sizes, out_ptr, sizeof(sizes));
   driver->Free(out_ptr).IgnoreError();
   if (!status.ok()) return status;
+  auto entry = driver->Allocate(sizeof(gc::GcBatchEntry));
+  if (!entry.ok()) return entry.status();
+  gc->single_entry_ = *entry;
   const int64_t expected[4] = {sizeof(sparse_runtime::RuntimeMemory),
                                sizeof(sparse_runtime::NodeManager), sizeof(GcScratch),
                                sizeof(gc::GcBatchEntry)};
@@ -129,42 +143,66 @@ absl::StatusOr<void*> CudaGc::Function(const std::string& name) const {
   return absl::NotFoundError(absl::StrCat("no CUDA GC kernel '", name, "'"));
 }
 
-absl::Status CudaGc::LaunchCollection(int prepare, void** params, void** phase2_params) {
-  // The four kernels follow each other in the entry-point list: prepare, phase 0, 1, 2.
+CudaGc::~CudaGc() {
+  if (single_entry_ != 0) driver_->Free(single_entry_).IgnoreError();
+}
+
+absl::Status CudaGc::LaunchStep(int step, DevicePtr entries, int32_t n) {
+  if (step < 0 || step >= kNumSteps) {
+    return absl::InvalidArgumentError(absl::StrCat("no GC step ", step));
+  }
   const Dim3 one{1, 1, 1};
   const Dim3 grid{static_cast<unsigned>(grid_dim_), 1, 1};
   const Dim3 block{static_cast<unsigned>(block_dim_), 1, 1};
   const Dim3 phase1_block{static_cast<unsigned>(phase1_block_dim_), 1, 1};
-  if (auto s = driver_->Launch(functions_[prepare], one, one, params); !s.ok()) return s;
-  if (auto s = driver_->Launch(functions_[prepare + 1], grid, block, params); !s.ok()) return s;
-  if (auto s = driver_->Launch(functions_[prepare + 2], one, phase1_block, params); !s.ok()) {
-    return s;
+  Dim3 grid_shape = one, block_shape = one;
+  switch (kSteps[step].runner) {
+    case gc::kGcOneThread:
+      break;
+    case gc::kGcOneBlock:
+      block_shape = phase1_block;
+      break;
+    case gc::kGcEveryThread:
+    case gc::kGcEveryBlock:
+      grid_shape = grid;
+      block_shape = block;
+      break;
   }
-  if (auto s = driver_->Launch(functions_[prepare + 3], grid, block, phase2_params); !s.ok()) {
-    return s;
-  }
-  return driver_->Synchronize();
+  int32_t workers = phase0_workers_;
+  void* params[] = {&entries, &n, &workers};
+  return driver_->Launch(functions_[kSteps[step].kernel], grid_shape, block_shape, params);
 }
 
 absl::Status CudaGc::Collect(DevicePtr node_manager, DevicePtr scratch) {
-  int32_t workers = phase0_workers_;
-  void* params[] = {&node_manager, &scratch, &workers};
-  void* phase2[] = {&node_manager, &scratch};
-  return LaunchCollection(kPrepare, params, phase2);
+  // The table's pointers stay until rewritten (prepare writes only `active`), so collecting the
+  // same manager again launches at once.
+  if (node_manager != single_node_manager_ || scratch != single_scratch_) {
+    gc::GcBatchEntry entry{};
+    entry.nm = reinterpret_cast<sparse_runtime::NodeManager*>(node_manager);
+    entry.scratch = reinterpret_cast<GcScratch*>(scratch);
+    single_node_manager_ = single_scratch_ = 0;  // unknown until the copy succeeds
+    if (auto s = driver_->CopyToDevice(single_entry_, &entry, sizeof(entry)); !s.ok()) return s;
+    single_node_manager_ = node_manager;
+    single_scratch_ = scratch;
+  }
+  return CollectBatch(single_entry_, 1);
 }
 
 absl::Status CudaGc::CollectBatch(DevicePtr entries, int32_t n) {
   if (n <= 0) return absl::OkStatus();
-  int32_t workers = phase0_workers_;
-  void* params[] = {&entries, &n, &workers};
-  void* phase2[] = {&entries, &n};
-  return LaunchCollection(kBatchPrepare, params, phase2);
+  // A kernel boundary is the grid-wide barrier between two steps.
+  for (int step = 0; step < kNumSteps; ++step) {
+    if (auto s = LaunchStep(step, entries, n); !s.ok()) return s;
+  }
+  return driver_->Synchronize();
 }
 
 absl::StatusOr<CudaNodeManagerStats> CudaGc::Stats(DevicePtr node_manager, DevicePtr scratch_out) {
   void* params[] = {&node_manager, &scratch_out};
   const Dim3 one{1, 1, 1};
-  if (auto s = driver_->Launch(functions_[kNmStats], one, one, params); !s.ok()) return s;
+  if (auto s = driver_->Launch(functions_[kernel_accelmem_cuda_nm_stats], one, one, params);
+      !s.ok())
+    return s;
   if (auto s = driver_->Synchronize(); !s.ok()) return s;
   int32_t values[5] = {};
   if (auto s = driver_->CopyToHost(values, scratch_out, sizeof(values)); !s.ok()) return s;
@@ -185,10 +223,12 @@ absl::StatusOr<std::unique_ptr<CudaNodeManager>> CudaNodeManager::Create(
   std::unique_ptr<CudaNodeManager> nm(new CudaNodeManager());
   nm->gc_ = gc;
   nm->driver_ = gc->driver();
-  // Layout of the one allocation: NodeManager | GcScratch | RuntimeMemory | io | pool.
+  // Layout of the one allocation: NodeManager | GcScratch | GcBatchEntry | RuntimeMemory | io |
+  // pool.
   const uint64_t nm_off = 0;
   const uint64_t scratch_off = RoundUp(nm_off + sizeof(sparse_runtime::NodeManager), kAlign);
-  const uint64_t memory_off = RoundUp(scratch_off + sizeof(GcScratch), kAlign);
+  const uint64_t entry_off = RoundUp(scratch_off + sizeof(GcScratch), kAlign);
+  const uint64_t memory_off = RoundUp(entry_off + sizeof(gc::GcBatchEntry), kAlign);
   const uint64_t io_off = RoundUp(memory_off + sizeof(sparse_runtime::RuntimeMemory), kAlign);
   const uint64_t pool_off = RoundUp(io_off + 64, kAlign);
   const uint64_t total = pool_off + pool_bytes;
@@ -199,6 +239,7 @@ absl::StatusOr<std::unique_ptr<CudaNodeManager>> CudaNodeManager::Create(
   if (auto s = nm->driver_->Memset(nm->base_, 0, total); !s.ok()) return s;
   nm->node_manager_ = nm->base_ + nm_off;
   nm->scratch_ = nm->base_ + scratch_off;
+  nm->batch_entry_ = nm->base_ + entry_off;
   nm->memory_ = nm->base_ + memory_off;
   nm->io_ = nm->base_ + io_off;
   DevicePtr pool = nm->base_ + pool_off;
@@ -219,6 +260,13 @@ absl::StatusOr<std::unique_ptr<CudaNodeManager>> CudaNodeManager::Create(
     return s;
   }
   nm->element_size_ = host_copy.element_size;
+  // The one-entry table of Collect, written once: the batch kernels collect the manager in place.
+  gc::GcBatchEntry entry{};
+  entry.nm = reinterpret_cast<sparse_runtime::NodeManager*>(nm->node_manager_);
+  entry.scratch = reinterpret_cast<GcScratch*>(nm->scratch_);
+  if (auto s = nm->driver_->CopyToDevice(nm->batch_entry_, &entry, sizeof(entry)); !s.ok()) {
+    return s;
+  }
   return nm;
 }
 
@@ -354,7 +402,7 @@ absl::StatusOr<std::vector<int32_t>> CudaNodeManager::FreeIndices() {
 }
 
 absl::Status CudaNodeManager::Collect() {
-  if (auto s = gc_->Collect(node_manager_, scratch_); !s.ok()) return s;
+  if (auto s = gc_->CollectBatch(batch_entry_, 1); !s.ok()) return s;
   auto stats = GetStats();
   if (!stats.ok()) return stats.status();
   if (stats->error_code != sparse_runtime::kRuntimeOk) {

@@ -1,12 +1,14 @@
 // File: runtime/cuda/gc_cuda.h
 //
-// The CUDA GC driver: one collection of a device-resident NodeManager as upstream launches it
-// (codegen_cuda.cpp): phase 0 "gather_list" on a grid of 64-thread
-// blocks, phase 1 "reinit_lists" on one block (upstream: one thread; here the block's threads
-// count the bitmap together), phase 2 "zero_fill" on the same grid; the kernel
-// boundaries are the grid-wide barriers. A one-thread "prepare" launch first grows the GC scratch
-// (bitmap, bucket table) from the NodeManager's own device pool. CollectBatch collects a whole
-// table of NodeManagers with the same four launches (upstream: four per SNode, #6594).
+// The CUDA GC driver: one collection of device-resident NodeManagers as upstream launches it
+// (codegen_cuda.cpp): phase 0 "gather_list" on a grid of 64-thread blocks, phase 1 "reinit_lists"
+// on one block (upstream: one thread; here the block's threads count the bitmap together), phase 2
+// "zero_fill" on the same grid; the kernel boundaries are the grid-wide barriers. A one-thread
+// "prepare" launch first grows the GC scratch (bitmap, bucket table) from each NodeManager's own
+// device pool. The launches are the steps of gc/device/gc_batch.h's ACCELMEM_GC_BATCH_STEPS, in
+// its order, over a table of NodeManagers: CollectBatch collects a whole table with the same four
+// launches (upstream: four per SNode, #6594), and one NodeManager is collected as a table of one
+// (so there is one set of kernels, the batch's).
 //
 // The kernels are the phase sources of gc/ compiled to nvptx64 (gc_cuda_kernels.cc, linked with
 // the runtime's runtime_cuda.bc) and lowered to PTX by //runtime/cuda:ptx_codegen; libcuda is
@@ -61,20 +63,34 @@ struct CudaNodeManagerStats {
   int32_t error_code = 0;
 };
 
-// The loaded GC module of one CudaDriver (which must outlive it).
+// The loaded GC module of one CudaDriver (which must outlive it). Not thread-safe: its launches
+// share the driver's stream and Collect's one-entry table.
 class CudaGc {
  public:
   static absl::StatusOr<std::unique_ptr<CudaGc>> Create(CudaDriver* driver,
                                                         const CudaGcLaunch& launch = {});
+  ~CudaGc();
+  CudaGc(const CudaGc&) = delete;
+  CudaGc& operator=(const CudaGc&) = delete;
 
   // Collects the NodeManager at device address `node_manager` with the zero-initialized (or
-  // previously used) GcScratch at `scratch`, and waits for it. A runtime error recorded on the
-  // device (a bad recycled index, out of memory) is left in the NodeManager's RuntimeMemory.
+  // previously used) GcScratch at `scratch`, and waits for it: a batch of one, over a one-entry
+  // table that this CudaGc keeps in device memory and rewrites (one small copy) only when the
+  // pair differs from the previous call's. A NodeManager without recycled cells is left as it is.
+  // A runtime error recorded on the device (a bad recycled index, out of memory) is left in the
+  // NodeManager's RuntimeMemory.
   absl::Status Collect(DevicePtr node_manager, DevicePtr scratch);
   // Collects, in one pass of four launches (gc/device/gc_batch.h), every NodeManager with
   // recycled cells of the `n` gc::GcBatchEntry records at device address `entries` (each with its
   // own scratch), and waits for it. Errors as Collect.
   absl::Status CollectBatch(DevicePtr entries, int32_t n);
+
+  // The steps of a collection in launch order (ACCELMEM_GC_BATCH_STEPS): their kernel names.
+  static const std::vector<std::string>& StepKernelNames();
+  // Launches step `step` (an index into StepKernelNames()) of a collection of the table at
+  // `entries` with its launch shape, without waiting: to time the steps one by one (a collection
+  // is every step in order; CollectBatch then synchronizes).
+  absl::Status LaunchStep(int step, DevicePtr entries, int32_t n);
 
   CudaDriver* driver() const { return driver_; }
   int grid_dim() const { return grid_dim_; }
@@ -90,9 +106,6 @@ class CudaGc {
 
  private:
   CudaGc() = default;
-  // Launches the kernels prepare, prepare + 1, + 2, + 3 (indices into CudaGcKernelNames()) as
-  // one collection, and waits for it.
-  absl::Status LaunchCollection(int prepare, void** params, void** phase2_params);
 
   CudaDriver* driver_ = nullptr;
   void* module_ = nullptr;
@@ -101,12 +114,17 @@ class CudaGc {
   int block_dim_ = 0;
   int phase1_block_dim_ = 1;
   int phase0_workers_ = 0;
+  // Collect's one-entry gc::GcBatchEntry table, and the pair it holds (0: not written yet).
+  DevicePtr single_entry_ = 0;
+  DevicePtr single_node_manager_ = 0;
+  DevicePtr single_scratch_ = 0;
 };
 
-// A NodeManager in device memory: its RuntimeMemory, the NodeManager, a GcScratch and one
-// zero-filled pool from which every chunk and table is drawn, all in one device allocation that
-// the destructor frees. Allocation and recycling run as kernels (one thread a cell), so the
-// device-side NodeManager code (atomics, locked chunk growth) is what is exercised.
+// A NodeManager in device memory: its RuntimeMemory, the NodeManager, a GcScratch, its one-entry
+// gc::GcBatchEntry table (so Collect launches the batch of one without writing a table first)
+// and one zero-filled pool from which every chunk and table is drawn, all in one device
+// allocation that the destructor frees. Allocation and recycling run as kernels (one thread a
+// cell), so the device-side NodeManager code (atomics, locked chunk growth) is what is exercised.
 class CudaNodeManager {
  public:
   using Stats = CudaNodeManagerStats;
@@ -134,12 +152,15 @@ class CudaNodeManager {
   absl::StatusOr<Stats> GetStats();
   // The free list's entries not handed out yet, in list order.
   absl::StatusOr<std::vector<int32_t>> FreeIndices();
-  // One collection (CudaGc::Collect); then checks the device's error code.
+  // One collection (CudaGc::CollectBatch of this manager's one-entry table); then checks the
+  // device's error code.
   absl::Status Collect();
 
   uint64_t element_size() const { return element_size_; }
   DevicePtr node_manager() const { return node_manager_; }
   DevicePtr scratch() const { return scratch_; }
+  // The one-entry gc::GcBatchEntry table {node_manager(), scratch()} (for CudaGc::CollectBatch).
+  DevicePtr batch_entry() const { return batch_entry_; }
 
  private:
   CudaNodeManager() = default;
@@ -156,6 +177,7 @@ class CudaNodeManager {
   DevicePtr base_ = 0;          // the one allocation
   DevicePtr node_manager_ = 0;  // NodeManager
   DevicePtr scratch_ = 0;       // GcScratch
+  DevicePtr batch_entry_ = 0;   // gc::GcBatchEntry {node_manager_, scratch_}
   DevicePtr memory_ = 0;        // RuntimeMemory
   DevicePtr io_ = 0;            // small results (stats, counters)
   uint64_t element_size_ = 0;

@@ -1,9 +1,9 @@
 // Runs only with --config=gpu on a machine with an NVIDIA GPU (tag "gpu"); skips with a message
 // when no device is visible, or fails when ACCELMEM_REQUIRE_GPU=1 (gpu_testing.h). A
 // NodeManager in device memory is allocated from, filled, partly recycled and collected by the
-// three GC kernels; the result must match the serial CPU GC on the same history: the same multiset
-// of free indices, every recycled cell zeroed, nothing else touched, and the recycled cells reused
-// before fresh ones.
+// GC kernels (a batch of one); the result must match the serial CPU GC on the same history: the
+// same multiset of free indices, every recycled cell zeroed, nothing else touched, and the recycled
+// cells reused before fresh ones.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -157,6 +157,52 @@ TEST_F(CudaGcGpuTest, RepeatedCollections) {
   EXPECT_EQ(stats->free, 8000);
   EXPECT_EQ(stats->in_use, 12000);
   EXPECT_EQ(stats->recycled, 0);
+}
+
+// CudaGc::Collect of raw device addresses (a batch of one over the CudaGc's own one-entry table):
+// alternating between two managers rewrites the table each time, and collecting the same manager
+// twice reuses it; each collection frees exactly its manager's new garbage.
+TEST_F(CudaGcGpuTest, CollectByAddressAlternatesManagers) {
+  auto gc = CudaGc::Create(driver_.get());
+  ASSERT_TRUE(gc.ok()) << gc.status();
+  auto a = CudaNodeManager::Create(gc->get(), 64, uint64_t{128} << 20, 4096);
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto b = CudaNodeManager::Create(gc->get(), 16, uint64_t{128} << 20, 4096);
+  ASSERT_TRUE(b.ok()) << b.status();
+  auto a_cells = (*a)->Allocate(6000);
+  auto b_cells = (*b)->Allocate(4000);
+  ASSERT_TRUE(a_cells.ok() && b_cells.ok());
+  ASSERT_TRUE((*a)->Fill(*a_cells, 0x5a).ok());
+  ASSERT_TRUE((*b)->Fill(*b_cells, 0x5a).ok());
+  // (manager, first recycled cell, count) in collection order: a, b, a, a.
+  struct Round {
+    CudaNodeManager* m;
+    const std::vector<int32_t>* cells;
+    int begin, count;
+  };
+  const Round rounds[] = {{a->get(), &*a_cells, 0, 1000},
+                          {b->get(), &*b_cells, 0, 3000},
+                          {a->get(), &*a_cells, 1000, 500},
+                          {a->get(), &*a_cells, 1500, 0}};
+  int32_t a_free = 0, b_free = 0;
+  for (const Round& r : rounds) {
+    std::vector<int32_t> garbage(r.cells->begin() + r.begin, r.cells->begin() + r.begin + r.count);
+    ASSERT_TRUE(r.m->Recycle(garbage).ok());
+    ASSERT_TRUE((*gc)->Collect(r.m->node_manager(), r.m->scratch()).ok());
+    (r.m == a->get() ? a_free : b_free) += r.count;
+    for (CudaNodeManager* m : {a->get(), b->get()}) {
+      auto stats = m->GetStats();
+      ASSERT_TRUE(stats.ok()) << stats.status();
+      EXPECT_EQ(stats->error_code, 0);
+      EXPECT_EQ(stats->recycled, 0);
+      EXPECT_EQ(stats->free, m == a->get() ? a_free : b_free);
+    }
+    EXPECT_EQ(*r.m->CountNonZeroBytes(garbage), 0u);
+  }
+  EXPECT_EQ(*(*a)->CountNonZeroBytes(std::vector<int32_t>(a_cells->begin() + 1500, a_cells->end())),
+            4500u * 64);
+  EXPECT_EQ(*(*b)->CountNonZeroBytes(std::vector<int32_t>(b_cells->begin() + 3000, b_cells->end())),
+            1000u * 16);
 }
 
 // One pass over a table of managers (CollectBatch): each manager with garbage ends as its own

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/cuda/bitcode_testing.h"
@@ -26,6 +27,24 @@ TEST(GcCudaTest, PtxHasAnEntryPerKernel) {
   // Phase 2's block lanes meet at bar.sync; phase 0 of a grid marks the bitmap atomically.
   EXPECT_NE(ptx->find("bar.sync"), std::string::npos);
   EXPECT_NE(ptx->find("atom.or.b64"), std::string::npos);
+}
+
+// A collection launches the batch kernels, one per step of ACCELMEM_GC_BATCH_STEPS in its order,
+// first in the entry-point list; one manager is a batch of one, so no per-manager GC kernel is
+// left beside them.
+TEST(GcCudaTest, StepsAreTheBatchKernelsInLaunchOrder) {
+  const std::vector<std::string> expected = {
+      "accelmem_cuda_gc_batch_prepare", "accelmem_cuda_gc_batch_phase0",
+      "accelmem_cuda_gc_batch_phase1", "accelmem_cuda_gc_batch_phase2"};
+  EXPECT_EQ(CudaGc::StepKernelNames(), expected);
+  const std::vector<std::string>& names = CudaGcKernelNames();
+  ASSERT_GE(names.size(), expected.size());
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + expected.size()), expected);
+  for (const std::string& name : names) {
+    if (name.rfind("accelmem_cuda_gc_", 0) == 0) {
+      EXPECT_EQ(name.rfind("accelmem_cuda_gc_batch_", 0), 0u) << name << " is a per-manager kernel";
+    }
+  }
 }
 
 // The PTX of the GC kernels (with the runtime linked in) assembles with ptxas for sm_90.
@@ -52,18 +71,15 @@ TEST(GcCudaTest, PtxBudgetsPerEntry) {
   EXPECT_EQ(problems, "");
   auto table = ParseKernelBudgets(KernelBudgetTable());
   ASSERT_TRUE(table.ok()) << table.status();
-  for (const char* phase : {"accelmem_cuda_gc_phase0", "accelmem_cuda_gc_phase1",
-                            "accelmem_cuda_gc_phase2", "accelmem_cuda_gc_batch_phase0",
-                            "accelmem_cuda_gc_batch_phase1", "accelmem_cuda_gc_batch_phase2"}) {
+  for (const char* phase : {"accelmem_cuda_gc_batch_phase0", "accelmem_cuda_gc_batch_phase1",
+                            "accelmem_cuda_gc_batch_phase2"}) {
     ASSERT_EQ(table->count(phase), 1u) << phase;
     EXPECT_EQ(table->at(phase).spill_bytes, 0) << phase << " spills";
   }
-  // Phase 2 has no stack frame either. Phases 0 and 1 do (24 and 48 bytes): they keep real calls
+  // Phase 2 has no stack frame either. Phases 0 and 1 do (24 bytes each): they keep real calls
   // (the phase function, and on their slow paths error reports and list-chunk allocation), whose
   // saved registers take the frame; inlining the phase into its kernel (flatten) left it as is.
-  for (const char* phase : {"accelmem_cuda_gc_phase2", "accelmem_cuda_gc_batch_phase2"}) {
-    EXPECT_EQ(table->at(phase).stack_bytes, 0) << phase;
-  }
+  EXPECT_EQ(table->at("accelmem_cuda_gc_batch_phase2").stack_bytes, 0);
   if (!ptxas_checked) GTEST_SKIP() << "no CUDA toolkit configured: only the PTX counts checked";
 }
 

@@ -12,7 +12,6 @@
 #define ACCELMEM_RUNTIME_CUDA_DEVICE_CUDA_ENTRY_POINTS_H_
 
 #include "gc/device/gc_batch.h"
-#include "gc/device/gc_scratch.h"
 #include "runtime/cuda/device/device_runtime_abi.h"
 #include "sparse_runtime/device/arch.h"
 #include "sparse_runtime/device/node_manager.h"
@@ -28,13 +27,13 @@
   X(accelmem_cuda_runtime_take_error, (RuntimeContext * rt, i32 * code, char* message))
 
 // The CUDA GC and a NodeManager in device memory (gc_cuda_kernels.cc, //runtime/cuda:gc_cuda):
-// the collection's kernels in launch order first; the batch (one pass over a table of managers,
-// gc/device/gc_batch.h) last, in launch order.
+// first the collection's kernels, one per step of gc/device/gc_batch.h's ACCELMEM_GC_BATCH_STEPS
+// and in its (launch) order, each over a table of managers (one manager is a table of one), all
+// with the same parameters; then the kernels that build and inspect a device NodeManager.
+#define ACCELMEM_CUDA_GC_STEP_ENTRY_POINT(step, runner, X) \
+  X(accelmem_cuda_gc_batch_##step, (GcBatchEntry * entries, i32 n, i32 num_workers))
 #define ACCELMEM_CUDA_GC_ENTRY_POINTS(X)                                                       \
-  X(accelmem_cuda_gc_prepare, (NodeManager * nm, GcScratch * scratch, i32 num_workers))        \
-  X(accelmem_cuda_gc_phase0, (NodeManager * nm, GcScratch * scratch, i32 num_workers))         \
-  X(accelmem_cuda_gc_phase1, (NodeManager * nm, GcScratch * scratch, i32 num_workers))         \
-  X(accelmem_cuda_gc_phase2, (NodeManager * nm, GcScratch * scratch))                          \
+  ACCELMEM_GC_BATCH_STEPS(ACCELMEM_CUDA_GC_STEP_ENTRY_POINT, X)                                \
   X(accelmem_cuda_layout, (i64 * out))                                                         \
   X(accelmem_cuda_nm_init, (RuntimeMemory * memory, Ptr pool, u64 pool_size, NodeManager * nm, \
                             u64 node_size, i32 chunk_num_elements, i32 * ok))                  \
@@ -43,12 +42,7 @@
   X(accelmem_cuda_nm_fill, (NodeManager * nm, const i32* indices, i32 n, u32 value))           \
   X(accelmem_cuda_nm_stats, (const NodeManager* nm, i32* out))                                 \
   X(accelmem_cuda_nm_free_indices, (const NodeManager* nm, i32* out, i32 capacity))            \
-  X(accelmem_cuda_nm_count_nonzero,                                                            \
-    (const NodeManager* nm, const i32* indices, i32 n, u64* count))                            \
-  X(accelmem_cuda_gc_batch_prepare, (GcBatchEntry * entries, i32 n, i32 num_workers))          \
-  X(accelmem_cuda_gc_batch_phase0, (GcBatchEntry * entries, i32 n, i32 num_workers))           \
-  X(accelmem_cuda_gc_batch_phase1, (GcBatchEntry * entries, i32 n, i32 num_workers))           \
-  X(accelmem_cuda_gc_batch_phase2, (GcBatchEntry * entries, i32 n))
+  X(accelmem_cuda_nm_count_nonzero, (const NodeManager* nm, const i32* indices, i32 n, u64* count))
 
 namespace accelmem {
 namespace runtime {
@@ -56,7 +50,6 @@ namespace cuda {
 namespace entry_points_internal {
 
 using gc::GcBatchEntry;
-using gc::GcScratch;
 using sparse_runtime::i32;
 using sparse_runtime::i64;
 using sparse_runtime::NodeManager;

@@ -4,17 +4,16 @@
 // Freestanding C++17 (sparse_runtime/device/arch.h), extern "C" names so the host driver finds
 // them without demangling.
 //
-// The GC kernels are upstream's three-kernel collection (codegen_cuda.cpp): phase 0 and 2 on a grid
-// of blocks, phase 1 on one block (upstream: one thread); the kernel boundaries are the grid-wide
-// barriers. The
-// accelmem_cuda_nm_* kernels build and inspect a NodeManager that lives in device memory (its
+// The GC kernels are upstream's three-kernel collection (codegen_cuda.cpp) after a one-thread
+// prepare, one kernel per step of gc_batch.h's ACCELMEM_GC_BATCH_STEPS: phase 0 and 2 on a grid of
+// blocks, phase 1 on one block (upstream: one thread); the kernel boundaries are the grid-wide
+// barriers. They collect a table of managers in one pass; the host collects one manager as a table
+// of one, so there is one set of kernels (and one of PTX budgets) to keep. The accelmem_cuda_nm_*
+// kernels build and inspect a NodeManager that lives in device memory (its
 // RuntimeMemory draws from one preallocated, zero-filled device pool), so that the collector can be
 // tested and measured on its own, without the rest of the runtime.
 #include "gc/device/gc_batch.h"
 #include "gc/device/gc_scratch.h"
-#include "gc/device/phase0_compact_free_list.h"
-#include "gc/device/phase1_swap_lists.h"
-#include "gc/device/phase2_refill_and_zero.h"
 #include "runtime/cuda/device/cuda_entry_points.h"
 #include "sparse_runtime/device/node_manager.h"
 #include "sparse_runtime/device/runtime_memory.h"
@@ -113,36 +112,10 @@ void accelmem_cuda_nm_count_nonzero(const NodeManager* nm, const i32* indices, i
   }
 }
 
-// ---- The collection: prepare, phase 0, phase 1, phase 2 (in this order, one launch each). ----
-
-// One thread: grows the scratch for `num_workers` phase-0 workers (memory from nm's pool).
-void accelmem_cuda_gc_prepare(NodeManager* nm, GcScratch* scratch, i32 num_workers) {
-  accelmem::gc::gc_scratch_reserve(scratch, nm, num_workers);
-}
-
-// Grid of blocks: global thread t < num_workers is phase-0 worker t (num_workers <= the grid's
-// threads and <= kMaxGcWorkers; the same count goes to prepare and phase 1).
-void accelmem_cuda_gc_phase0(NodeManager* nm, GcScratch* scratch, i32 num_workers) {
-  const i64 t = global_thread();
-  if (t < num_workers) {
-    accelmem::gc::gc_phase0_compact_free_list(nm, scratch, static_cast<i32>(t), num_workers);
-  }
-}
-
-// One block (any size; the host launches CudaGc::phase1_block_dim() threads): the bookkeeping
-// between the parallel phases, the bitmap counted by every thread of the block.
-void accelmem_cuda_gc_phase1(NodeManager* nm, GcScratch* scratch, i32 num_workers) {
-  accelmem::gc::gc_phase1_swap_lists_block(nm, scratch, num_workers, thread_idx(), block_dim());
-}
-
-// Grid of blocks: block b is phase-2 worker b of grid_dim, its threads are the worker's lanes.
-void accelmem_cuda_gc_phase2(NodeManager* nm, GcScratch* scratch) {
-  accelmem::gc::gc_phase2_refill_and_zero(nm, scratch, block_idx(), grid_dim(), thread_idx(),
-                                          block_dim());
-}
-
-// ---- One pass over a table of managers (gc/device/gc_batch.h): the same four launches for every
-// allocator with garbage, instead of four per allocator (taichi-dev/taichi #6594). ----
+// ---- The collection of a table of managers (gc/device/gc_batch.h), in launch order: the same
+// four launches for every allocator with garbage, instead of four per allocator
+// (taichi-dev/taichi #6594). num_workers is the phase-0 worker count (<= the grid's threads and
+// <= kMaxGcWorkers), the same for every step. ----
 
 // One thread: marks the entries with recycled cells and grows their scratch.
 void accelmem_cuda_gc_batch_prepare(GcBatchEntry* entries, i32 n, i32 num_workers) {
@@ -155,13 +128,15 @@ void accelmem_cuda_gc_batch_phase0(GcBatchEntry* entries, i32 n, i32 num_workers
   if (t < num_workers) accelmem::gc::gc_batch_phase0(entries, n, static_cast<i32>(t), num_workers);
 }
 
-// One block (as accelmem_cuda_gc_phase1): phase 1 of every active entry.
+// One block (any size; the host launches CudaGc::phase1_block_dim() threads): phase 1 of every
+// active entry, the bitmap counted by every thread of the block.
 void accelmem_cuda_gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 num_workers) {
   accelmem::gc::gc_batch_phase1(entries, n, num_workers, thread_idx(), block_dim());
 }
 
-// Grid of blocks: block b is phase-2 worker b of every active entry, its threads the lanes.
-void accelmem_cuda_gc_batch_phase2(GcBatchEntry* entries, i32 n) {
+// Grid of blocks: block b is phase-2 worker b of grid_dim of every active entry, its threads the
+// lanes (phase 2's workers are the blocks, not the num_workers of phase 0).
+void accelmem_cuda_gc_batch_phase2(GcBatchEntry* entries, i32 n, i32 /*num_workers*/) {
   accelmem::gc::gc_batch_phase2(entries, n, block_idx(), grid_dim(), thread_idx(), block_dim());
 }
 
