@@ -70,12 +70,23 @@ void CpuParallelGc::RunPhases(int worker) {
     barrier_.Wait();
     return;
   }
-  gc_batch_phase0(entries_, num_entries_, worker, num_workers_);
-  barrier_.Wait();
-  if (worker == 0) gc_batch_phase1(entries_, num_entries_, num_workers_);
-  barrier_.Wait();
-  gc_batch_phase2(entries_, num_entries_, worker, num_workers_);
-  barrier_.Wait();
+  // The phases after prepare (which CollectBatch ran), in order, a barrier after each; a phase of
+  // one thread or block runs on worker 0 (one lane).
+  struct Phase {
+    GcBatchPhaseFn run;
+    GcRunner runner;
+  };
+  static constexpr Phase kPhases[] = {
+#define ACCELMEM_CPU_GC_PHASE(phase, runner, unused) {&gc_batch_##phase, runner},
+      ACCELMEM_GC_BATCH_PHASES(ACCELMEM_CPU_GC_PHASE, _)
+#undef ACCELMEM_CPU_GC_PHASE
+  };
+  for (const Phase& phase : kPhases) {
+    if (worker == 0 || gc_runner_is_every_worker(phase.runner)) {
+      phase.run(entries_, num_entries_, worker, num_workers_, 0, 1);
+    }
+    barrier_.Wait();
+  }
 }
 
 void CpuParallelGc::WorkerLoop(int worker) {

@@ -27,7 +27,8 @@ i32 gc_batch_prepare(GcBatchEntry* entries, i32 n, i32 num_workers) {
   return active;
 }
 
-void gc_batch_phase0(GcBatchEntry* entries, i32 n, i32 worker, i32 num_workers) {
+void gc_batch_phase0(GcBatchEntry* entries, i32 n, i32 worker, i32 num_workers, i32 /*lane*/,
+                     i32 /*lanes*/) {
   for (i32 k = 0; k < n; ++k) {
     if (entries[k].active != 0) {
       gc_phase0_compact_free_list(entries[k].nm, entries[k].scratch, worker, num_workers);
@@ -35,7 +36,8 @@ void gc_batch_phase0(GcBatchEntry* entries, i32 n, i32 worker, i32 num_workers) 
   }
 }
 
-void gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 num_workers, i32 lane, i32 lanes) {
+void gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 /*worker*/, i32 num_workers, i32 lane,
+                     i32 lanes) {
   for (i32 k = 0; k < n; ++k) {
     if (entries[k].active != 0) {
       gc_phase1_swap_lists_block(entries[k].nm, entries[k].scratch, num_workers, lane, lanes);

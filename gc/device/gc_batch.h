@@ -15,10 +15,10 @@
 // that share a cell size together (the zeroing loop's shape depends on it).
 //
 // Protocol (the same num_workers everywhere, no allocation or recycling in flight on any manager
-// of the table): gc_batch_prepare (one thread), a barrier, gc_batch_phase0 (every worker), a
-// barrier, gc_batch_phase1 (one thread or block), a barrier, gc_batch_phase2 (every worker), a
-// barrier. The managers may belong to different RuntimeMemory objects; each scratch grows from
-// its manager's memory.
+// of the table): the rows of ACCELMEM_GC_BATCH_STEPS in order, a barrier after each:
+// gc_batch_prepare (one thread), gc_batch_phase0 (every worker), gc_batch_phase1 (one thread or
+// block), gc_batch_phase2 (every worker). The managers may belong to different RuntimeMemory
+// objects; each scratch grows from its manager's memory.
 //
 // Freestanding C++17 (see sparse_runtime/device/arch.h).
 #ifndef ACCELMEM_GC_DEVICE_GC_BATCH_H_
@@ -38,17 +38,24 @@ enum GcRunner : i32 {
   kGcEveryBlock = 3,   // every worker, one block each, its threads the lanes
 };
 
-// The steps of one collection, in launch order, each separated from the next by a barrier:
-// X(step, runner, arg) calls gc_batch_<step> (runner: a GcRunner), and `arg` is passed through so
-// that other lists can be built from this one (the CUDA GC's kernels, cuda_entry_points.h). The
-// one statement of the phase order that the drivers launching the steps one by one (the CUDA GC)
-// take theirs from; gc_batch_serial and the CPU pool (gc/gc_cpu_parallel.cc) call the functions
-// below in the same order.
-#define ACCELMEM_GC_BATCH_STEPS(X, arg) \
-  X(prepare, kGcOneThread, arg)         \
-  X(phase0, kGcEveryThread, arg)        \
-  X(phase1, kGcOneBlock, arg)           \
+// True iff every worker runs a step of `runner` (else one thread, or one block, runs it).
+ACCELMEM_RT_INLINE bool gc_runner_is_every_worker(GcRunner runner) {
+  return runner == kGcEveryThread || runner == kGcEveryBlock;
+}
+
+// The phases of one collection after gc_batch_prepare, in launch order, each followed by a
+// barrier: X(phase, runner, arg) for gc_batch_<phase>, a GcBatchPhaseFn (runner: a GcRunner);
+// `arg` is passed through, so that other lists can be built from this one. The one statement of
+// the phase order: the CPU pool (gc/gc_cpu_parallel.cc) runs these rows, the CUDA GC declares,
+// names and launches its kernels from ACCELMEM_GC_BATCH_STEPS (runtime/cuda/device/
+// cuda_entry_points.h, runtime/cuda/gc_cuda.cc).
+#define ACCELMEM_GC_BATCH_PHASES(X, arg) \
+  X(phase0, kGcEveryThread, arg)         \
+  X(phase1, kGcOneBlock, arg)            \
   X(phase2, kGcEveryBlock, arg)
+// Every step of a collection in launch order: the one-thread prepare, then the phases.
+#define ACCELMEM_GC_BATCH_STEPS(X, arg) \
+  X(prepare, kGcOneThread, arg) ACCELMEM_GC_BATCH_PHASES(X, arg)
 
 // One manager of a batch. `active` is written by gc_batch_prepare and read by the phases.
 struct GcBatchEntry {
@@ -67,11 +74,18 @@ ACCELMEM_RT_INLINE bool gc_needs_collection(const NodeManager* nm) {
 // Returns how many entries are active. A scratch that could not grow (recorded in its runtime
 // memory) still collects, in recycling order.
 i32 gc_batch_prepare(GcBatchEntry* entries, i32 n, i32 num_workers);
-// Phase 0 of every active entry, for worker `worker` of `num_workers`.
-void gc_batch_phase0(GcBatchEntry* entries, i32 n, i32 worker, i32 num_workers);
+// The phases: for worker `worker` of `num_workers`, lane `lane` of `lanes` (the signature every
+// row of ACCELMEM_GC_BATCH_PHASES shares; a phase ignores what its runner does not have).
+using GcBatchPhaseFn = void (*)(GcBatchEntry* entries, i32 n, i32 worker, i32 num_workers, i32 lane,
+                                i32 lanes);
+// Phase 0 of every active entry, for worker `worker` of `num_workers` (one thread a worker: no
+// lanes).
+void gc_batch_phase0(GcBatchEntry* entries, i32 n, i32 worker, i32 num_workers, i32 lane = 0,
+                     i32 lanes = 1);
 // Phase 1 of every active entry: one thread, or every lane of one block (lane `lane` of
-// `lanes`, gc_phase1_swap_lists_block).
-void gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 num_workers, i32 lane = 0, i32 lanes = 1);
+// `lanes`, gc_phase1_swap_lists_block); `worker` is unused (one worker runs it).
+void gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 worker, i32 num_workers, i32 lane = 0,
+                     i32 lanes = 1);
 // Phase 2 of every active entry, for worker `worker` (lane `lane` of `lanes`). A worker moves to
 // the next manager as soon as it finds no more work in one (no barrier between managers).
 void gc_batch_phase2(GcBatchEntry* entries, i32 n, i32 worker, i32 num_workers, i32 lane = 0,

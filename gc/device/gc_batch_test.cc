@@ -48,7 +48,7 @@ int CollectBatch(Table* t, int workers, int lanes) {
   const int n = static_cast<int>(t->entries.size());
   const int active = gc_batch_prepare(t->entries.data(), n, workers);
   for (int w = 0; w < workers; ++w) gc_batch_phase0(t->entries.data(), n, w, workers);
-  gc_batch_phase1(t->entries.data(), n, workers);
+  gc_batch_phase1(t->entries.data(), n, 0, workers);
   for (int w = 0; w < workers; ++w) {
     for (int lane = lanes - 1; lane >= 0; --lane) {
       gc_batch_phase2(t->entries.data(), n, w, workers, lane, lanes);

@@ -131,7 +131,7 @@ void accelmem_cuda_gc_batch_phase0(GcBatchEntry* entries, i32 n, i32 num_workers
 // One block (any size; the host launches CudaGc::phase1_block_dim() threads): phase 1 of every
 // active entry, the bitmap counted by every thread of the block.
 void accelmem_cuda_gc_batch_phase1(GcBatchEntry* entries, i32 n, i32 num_workers) {
-  accelmem::gc::gc_batch_phase1(entries, n, num_workers, thread_idx(), block_dim());
+  accelmem::gc::gc_batch_phase1(entries, n, 0, num_workers, thread_idx(), block_dim());
 }
 
 // Grid of blocks: block b is phase-2 worker b of grid_dim of every active entry, its threads the
