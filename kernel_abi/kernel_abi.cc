@@ -11,9 +11,7 @@
 #include "sparse_runtime/device/node_cache.h"
 #include "sparse_runtime/device/node_manager.h"
 #include "sparse_runtime/device/runtime_context.h"
-#include "sparse_runtime/device/snode_bitmasked.h"
-#include "sparse_runtime/device/snode_dynamic.h"
-#include "sparse_runtime/device/snode_pointer.h"
+#include "sparse_runtime/device/snode_kind_table.h"
 
 namespace accelmem {
 namespace kernel_abi {
@@ -41,19 +39,41 @@ const u64 accelmem_abi_layout[kNumLayoutFields] = {
     sizeof(KernelContext),
 };
 
-// Pointer SNodes.
-void accelmem_Pointer_activate(void* meta, u8* node, i32 i) {
-  sparse_runtime::Pointer_activate(M(meta), node, i);
-}
-bool accelmem_Pointer_is_active(void* meta, u8* node, i32 i) {
-  return sparse_runtime::Pointer_is_active(M(meta), node, i);
-}
-u8* accelmem_Pointer_lookup_element(void* meta, u8* node, i32 i) {
-  return sparse_runtime::Pointer_lookup_element(M(meta), node, i);
-}
-bool accelmem_Pointer_deactivate(void* meta, u8* node, i32 i) {
-  return sparse_runtime::Pointer_deactivate(M(meta), node, i);
-}
+// The SNode kinds' cell functions, one set per row of the kinds' table (the declarations' macro
+// in kernel_abi.h says which).
+#define ACCELMEM_KERNEL_ABI_DEFINE_KIND(Kind, kind, Meta, flags, cells, deactivate, ...) \
+  ACCELMEM_KERNEL_ABI_DEFINE_##cells##_(Kind) ACCELMEM_KERNEL_ABI_DEFINE_##deactivate##_(Kind)
+#define ACCELMEM_KERNEL_ABI_DEFINE_CELLS_CALLED_(Kind)                \
+  void accelmem_##Kind##_activate(void* meta, u8* node, i32 i) {      \
+    sparse_runtime::Kind##_activate(M(meta), node, i);                \
+  }                                                                   \
+  bool accelmem_##Kind##_is_active(void* meta, u8* node, i32 i) {     \
+    return sparse_runtime::Kind##_is_active(M(meta), node, i);        \
+  }                                                                   \
+  u8* accelmem_##Kind##_lookup_element(void* meta, u8* node, i32 i) { \
+    return sparse_runtime::Kind##_lookup_element(M(meta), node, i);   \
+  }
+#define ACCELMEM_KERNEL_ABI_DEFINE_CELLS_INLINE_(Kind)
+#define ACCELMEM_KERNEL_ABI_DEFINE_CELLS_NONE_(Kind)
+#define ACCELMEM_KERNEL_ABI_DEFINE_DEACTIVATES_CELL_(Kind)         \
+  bool accelmem_##Kind##_deactivate(void* meta, u8* node, i32 i) { \
+    return sparse_runtime::Kind##_deactivate(M(meta), node, i);    \
+  }
+#define ACCELMEM_KERNEL_ABI_DEFINE_DEACTIVATES_LIST_(Kind)  \
+  void accelmem_##Kind##_deactivate(void* meta, u8* node) { \
+    sparse_runtime::Kind##_deactivate(M(meta), node);       \
+  }
+#define ACCELMEM_KERNEL_ABI_DEFINE_DEACTIVATES_NONE_(Kind)
+ACCELMEM_SNODE_KINDS(ACCELMEM_KERNEL_ABI_DEFINE_KIND)
+#undef ACCELMEM_KERNEL_ABI_DEFINE_KIND
+#undef ACCELMEM_KERNEL_ABI_DEFINE_CELLS_CALLED_
+#undef ACCELMEM_KERNEL_ABI_DEFINE_CELLS_INLINE_
+#undef ACCELMEM_KERNEL_ABI_DEFINE_CELLS_NONE_
+#undef ACCELMEM_KERNEL_ABI_DEFINE_DEACTIVATES_CELL_
+#undef ACCELMEM_KERNEL_ABI_DEFINE_DEACTIVATES_LIST_
+#undef ACCELMEM_KERNEL_ABI_DEFINE_DEACTIVATES_NONE_
+
+// Pointer SNodes: the cached and view functions.
 bool accelmem_Pointer_deactivate_cached(void* meta, u8* node, i32 i, void* cache) {
   return sparse_runtime::Pointer_deactivate_cached(M(meta), node, i, Cache(cache));
 }
@@ -80,33 +100,7 @@ bool accelmem_Pointer_lookup_cell_view(void* meta, u8* node, i32 i, u64 origin, 
                                                   stride, cell);
 }
 
-// Bitmasked SNodes.
-void accelmem_Bitmasked_activate(void* meta, u8* node, i32 i) {
-  sparse_runtime::Bitmasked_activate(M(meta), node, i);
-}
-bool accelmem_Bitmasked_is_active(void* meta, u8* node, i32 i) {
-  return sparse_runtime::Bitmasked_is_active(M(meta), node, i);
-}
-u8* accelmem_Bitmasked_lookup_element(void* meta, u8* node, i32 i) {
-  return sparse_runtime::Bitmasked_lookup_element(M(meta), node, i);
-}
-bool accelmem_Bitmasked_deactivate(void* meta, u8* node, i32 i) {
-  return sparse_runtime::Bitmasked_deactivate(M(meta), node, i);
-}
-
-// Dynamic SNodes.
-void accelmem_Dynamic_activate(void* meta, u8* node, i32 i) {
-  sparse_runtime::Dynamic_activate(M(meta), node, i);
-}
-bool accelmem_Dynamic_is_active(void* meta, u8* node, i32 i) {
-  return sparse_runtime::Dynamic_is_active(M(meta), node, i);
-}
-u8* accelmem_Dynamic_lookup_element(void* meta, u8* node, i32 i) {
-  return sparse_runtime::Dynamic_lookup_element(M(meta), node, i);
-}
-void accelmem_Dynamic_deactivate(void* meta, u8* node) {
-  sparse_runtime::Dynamic_deactivate(M(meta), node);
-}
+// Dynamic SNodes: appends and length.
 u8* accelmem_Dynamic_allocate(void* meta, u8* node, i32* length) {
   return sparse_runtime::Dynamic_allocate(M(meta), node, length);
 }

@@ -25,16 +25,19 @@
 
 #include "sparse_runtime/device/arch.h"
 #include "sparse_runtime/device/node_cache.h"
+#include "sparse_runtime/device/snode_kind_table.h"
 
 // X(return type, name, (parameters)) for every runtime function a kernel may call. Opaque runtime
 // structs (a meta, a node cache, a NodeManager, GC scratch, the RuntimeContext) are `void*`;
 // containers and cells are byte pointers (`u8*`, the runtime's Ptr).
+// The cell functions of the SNode kinds come from their table
+// (sparse_runtime/device/snode_kind_table.h): accelmem_Kind_activate, _is_active and
+// _lookup_element for every kind whose cells are CELLS_CALLED, and accelmem_Kind_deactivate as
+// its deactivate column says; a kind's other functions are listed here by hand.
 #define ACCELMEM_KERNEL_ENTRY_POINTS(X)                                                        \
-  /* Pointer SNodes (sparse_runtime/device/snode_pointer.h) */                                 \
-  X(void, accelmem_Pointer_activate, (void* meta, u8* node, i32 i))                            \
-  X(bool, accelmem_Pointer_is_active, (void* meta, u8* node, i32 i))                           \
-  X(u8*, accelmem_Pointer_lookup_element, (void* meta, u8* node, i32 i))                       \
-  X(bool, accelmem_Pointer_deactivate, (void* meta, u8* node, i32 i))                          \
+  /* The SNode kinds' cell functions (sparse_runtime/device/snode_<kind>.h) */                 \
+  ACCELMEM_SNODE_KINDS_WITH(ACCELMEM_KERNEL_KIND_ENTRY_POINTS_, X)                             \
+  /* Pointer SNodes' cached and view functions (sparse_runtime/device/snode_pointer.h) */      \
   X(bool, accelmem_Pointer_deactivate_cached, (void* meta, u8* node, i32 i, void* cache))      \
   X(void, accelmem_Pointer_cache_init, (void* meta, void* cache))                              \
   X(void, accelmem_Pointer_cache_flush, (void* cache))                                         \
@@ -44,16 +47,7 @@
     (void* meta, u8* node, i32 i, u64 origin, u64 stride, u8** cell))                          \
   X(bool, accelmem_Pointer_lookup_cell_view,                                                   \
     (void* meta, u8* node, i32 i, u64 origin, u64 stride, u8** cell))                          \
-  /* Bitmasked SNodes (sparse_runtime/device/snode_bitmasked.h) */                             \
-  X(void, accelmem_Bitmasked_activate, (void* meta, u8* node, i32 i))                          \
-  X(bool, accelmem_Bitmasked_is_active, (void* meta, u8* node, i32 i))                         \
-  X(u8*, accelmem_Bitmasked_lookup_element, (void* meta, u8* node, i32 i))                     \
-  X(bool, accelmem_Bitmasked_deactivate, (void* meta, u8* node, i32 i))                        \
-  /* Dynamic SNodes (sparse_runtime/device/snode_dynamic.h) */                                 \
-  X(void, accelmem_Dynamic_activate, (void* meta, u8* node, i32 i))                            \
-  X(bool, accelmem_Dynamic_is_active, (void* meta, u8* node, i32 i))                           \
-  X(u8*, accelmem_Dynamic_lookup_element, (void* meta, u8* node, i32 i))                       \
-  X(void, accelmem_Dynamic_deactivate, (void* meta, u8* node))                                 \
+  /* Dynamic SNodes' appends and length (sparse_runtime/device/snode_dynamic.h) */             \
   X(u8*, accelmem_Dynamic_allocate, (void* meta, u8* node, i32* length))                       \
   X(i32, accelmem_Dynamic_get_num_elements, (void* meta, u8* node))                            \
   /* Garbage collection of one allocator (gc/device) */                                        \
@@ -66,6 +60,21 @@
   X(bool, accelmem_gc_serial, (void* node_manager, void* scratch))                             \
   /* Fields of the RuntimeContext (sparse_runtime/device/runtime_context.h) */                 \
   X(void*, accelmem_runtime_node_manager, (void* runtime, i32 snode_id))
+
+// One row of the SNode kinds' table as kernel entries (see ACCELMEM_KERNEL_ENTRY_POINTS).
+#define ACCELMEM_KERNEL_KIND_ENTRY_POINTS_(X, Kind, kind, Meta, flags, cells, deactivate, ...) \
+  ACCELMEM_KERNEL_##cells##_(X, Kind) ACCELMEM_KERNEL_##deactivate##_(X, Kind)
+#define ACCELMEM_KERNEL_CELLS_CALLED_(X, Kind)                        \
+  X(void, accelmem_##Kind##_activate, (void* meta, u8* node, i32 i))  \
+  X(bool, accelmem_##Kind##_is_active, (void* meta, u8* node, i32 i)) \
+  X(u8*, accelmem_##Kind##_lookup_element, (void* meta, u8* node, i32 i))
+#define ACCELMEM_KERNEL_CELLS_INLINE_(X, Kind)
+#define ACCELMEM_KERNEL_CELLS_NONE_(X, Kind)
+#define ACCELMEM_KERNEL_DEACTIVATES_CELL_(X, Kind) \
+  X(bool, accelmem_##Kind##_deactivate, (void* meta, u8* node, i32 i))
+#define ACCELMEM_KERNEL_DEACTIVATES_LIST_(X, Kind) \
+  X(void, accelmem_##Kind##_deactivate, (void* meta, u8* node))
+#define ACCELMEM_KERNEL_DEACTIVATES_NONE_(X, Kind)
 
 namespace accelmem {
 namespace kernel_abi {

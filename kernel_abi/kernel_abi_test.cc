@@ -34,6 +34,22 @@ TEST(KernelAbiTest, EveryEntryPointIsDefinedOnceUnderItsOwnName) {
   EXPECT_EQ(names.size(), 27u) << "update this count with the list";
 }
 
+// The kinds' table generates the cell entries: accelmem_Kind_activate, _is_active and
+// _lookup_element for every CELLS_CALLED row (bitmasked, pointer, dynamic), and the deactivate
+// entry its column names; none for the inline kinds.
+TEST(KernelAbiTest, KindTableGeneratesTheCellEntries) {
+  std::set<std::string> names;
+  for (const Entry& e : kEntries) names.insert(e.name);
+  for (const char* kind : {"Bitmasked", "Pointer", "Dynamic"}) {
+    for (const char* op : {"_activate", "_is_active", "_lookup_element", "_deactivate"}) {
+      EXPECT_EQ(names.count(std::string("accelmem_") + kind + op), 1u) << kind << op;
+    }
+  }
+  for (const char* kind : {"Root", "Dense", "Place"}) {
+    EXPECT_EQ(names.count(std::string("accelmem_") + kind + "_activate"), 0u) << kind;
+  }
+}
+
 TEST(KernelAbiTest, LayoutRecordMatchesTheHeader) {
   EXPECT_EQ(accelmem_abi_layout[kLayoutNodeCacheBytes], kNodeCacheBytes);
   EXPECT_EQ(accelmem_abi_layout[kLayoutNodeCacheAlign], kNodeCacheAlign);

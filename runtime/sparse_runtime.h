@@ -68,11 +68,7 @@
 #include "runtime/thread_pool.h"
 #include "sparse_runtime/device/node_cache.h"
 #include "sparse_runtime/device/runtime_context.h"
-#include "sparse_runtime/device/snode_bitmasked.h"
-#include "sparse_runtime/device/snode_dense.h"
-#include "sparse_runtime/device/snode_dynamic.h"
-#include "sparse_runtime/device/snode_pointer.h"
-#include "sparse_runtime/device/snode_root.h"
+#include "sparse_runtime/device/snode_kind_table.h"
 #include "sparse_runtime/host_memory_pool.h"
 #include "sparse_runtime/point_op.h"
 #include "sparse_runtime/snode_tree.h"
@@ -85,14 +81,14 @@ class SparseRuntimeTestPeer;
 namespace internal {
 class StructForEngine;
 struct StructForOptions;
-// Room for the meta struct of one SNode of any kind (SparseRuntime::meta() points into one).
+// Room for the meta struct of one SNode of any kind (SparseRuntime::meta() points into one): the
+// common StructMeta and a member per row of sparse_runtime/device/snode_kind_table.h, named
+// after the kind (`dense`, `pointer`, ...).
 union MetaStorage {
   sparse_runtime::StructMeta base;
-  sparse_runtime::RootMeta root;
-  sparse_runtime::DenseMeta dense;
-  sparse_runtime::BitmaskedMeta bitmasked;
-  sparse_runtime::PointerMeta pointer;
-  sparse_runtime::DynamicMeta dynamic;
+#define ACCELMEM_META_STORAGE_MEMBER(Kind, kind, Meta, ...) sparse_runtime::Meta kind;
+  ACCELMEM_SNODE_KINDS(ACCELMEM_META_STORAGE_MEMBER)
+#undef ACCELMEM_META_STORAGE_MEMBER
 };
 }  // namespace internal
 

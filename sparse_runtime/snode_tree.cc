@@ -8,9 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "sparse_runtime/device/snode_bitmasked.h"
-#include "sparse_runtime/device/snode_dynamic.h"
-#include "sparse_runtime/device/snode_pointer.h"
+#include "sparse_runtime/device/snode_kind_table.h"
 
 namespace accelmem {
 namespace sparse_runtime {
@@ -20,34 +18,34 @@ constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
 
 uint64_t RoundUp(uint64_t x, uint64_t align) { return (x + align - 1) / align * align; }
 
+// The row's flags column, 0 for a value outside the enum.
+u32 KindFlags(SNodeType type) {
+  switch (type) {
+#define ACCELMEM_SNODE_FLAGS_CASE(Kind, kind, Meta, flags, ...) \
+  case SNodeType::k##Kind:                                      \
+    return (flags);
+    ACCELMEM_SNODE_KINDS(ACCELMEM_SNODE_FLAGS_CASE)
+#undef ACCELMEM_SNODE_FLAGS_CASE
+  }
+  return 0;
+}
+
 }  // namespace
 
 const char* SNodeTypeName(SNodeType type) {
   switch (type) {
-    case SNodeType::kRoot:
-      return "root";
-    case SNodeType::kDense:
-      return "dense";
-    case SNodeType::kBitmasked:
-      return "bitmasked";
-    case SNodeType::kPointer:
-      return "pointer";
-    case SNodeType::kDynamic:
-      return "dynamic";
-    case SNodeType::kPlace:
-      return "place";
+#define ACCELMEM_SNODE_NAME_CASE(Kind, kind, ...) \
+  case SNodeType::k##Kind:                        \
+    return #kind;
+    ACCELMEM_SNODE_KINDS(ACCELMEM_SNODE_NAME_CASE)
+#undef ACCELMEM_SNODE_NAME_CASE
   }
   return "?";
 }
 
-bool IsSparse(SNodeType type) {
-  return type == SNodeType::kPointer || type == SNodeType::kBitmasked ||
-         type == SNodeType::kDynamic;
-}
+bool IsSparse(SNodeType type) { return (KindFlags(type) & kSNodeSparse) != 0; }
 
-bool HasAllocator(SNodeType type) {
-  return type == SNodeType::kPointer || type == SNodeType::kDynamic;
-}
+bool HasAllocator(SNodeType type) { return (KindFlags(type) & kSNodeAllocator) != 0; }
 
 int64_t StructForExtent(const SNode& snode) {
   const SNode& leaf = snode.type() == SNodeType::kPlace ? *snode.parent() : snode;

@@ -43,17 +43,25 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "sparse_runtime/device/snode_kind_table.h"
 
 namespace accelmem {
 namespace sparse_runtime {
 
 inline constexpr int kMaxAxes = 12;
 
-enum class SNodeType { kRoot, kDense, kBitmasked, kPointer, kDynamic, kPlace };
+// One enumerator per row of sparse_runtime/device/snode_kind_table.h, in its order (kRoot,
+// kDense, kBitmasked, kPointer, kDynamic, kPlace today).
+enum class SNodeType {
+#define ACCELMEM_SNODE_TYPE_ENUMERATOR(Kind, ...) k##Kind,
+  ACCELMEM_SNODE_KINDS(ACCELMEM_SNODE_TYPE_ENUMERATOR)
+#undef ACCELMEM_SNODE_TYPE_ENUMERATOR
+};
+// The table's lower-case name ("dense"), "?" for a value outside the enum.
 const char* SNodeTypeName(SNodeType type);
-// pointer, bitmasked, dynamic: cells can be (de)activated.
+// The table's kSNodeSparse flag (pointer, bitmasked, dynamic): cells can be (de)activated.
 bool IsSparse(SNodeType type);
-// pointer, dynamic: cells come from a NodeManager and need GC.
+// The table's kSNodeAllocator flag (pointer, dynamic): cells come from a NodeManager and need GC.
 bool HasAllocator(SNodeType type);
 
 enum class DataType { kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64, kF32, kF64 };

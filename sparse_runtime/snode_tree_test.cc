@@ -13,6 +13,46 @@ using ::testing::HasSubstr;
 
 const Axis i(0), j(1), k(2);
 
+// The enum, the names and the flags come from the kinds' table (device/snode_kind_table.h): each
+// row's enumerator has the row's index and name, and the flags say what IsSparse and HasAllocator
+// said when they were written by hand. The values are pinned: SNodeType is compared and may be
+// persisted, so a refactor of the table must not reorder it.
+TEST(SNodeTreeTest, KindTableAndEnumAgree) {
+  struct Row {
+    SNodeType type;
+    const char* name;
+    u32 flags;
+  };
+#define ACCELMEM_TEST_ROW(Kind, kind, Meta, flags, ...) {SNodeType::k##Kind, #kind, (flags)},
+  const Row rows[] = {ACCELMEM_SNODE_KINDS(ACCELMEM_TEST_ROW)};
+#undef ACCELMEM_TEST_ROW
+  ASSERT_EQ(sizeof(rows) / sizeof(rows[0]), static_cast<size_t>(kNumSNodeKinds));
+  for (int r = 0; r < kNumSNodeKinds; ++r) {
+    EXPECT_EQ(static_cast<int>(rows[r].type), r) << rows[r].name;
+    EXPECT_STREQ(SNodeTypeName(rows[r].type), rows[r].name);
+    EXPECT_EQ(IsSparse(rows[r].type), (rows[r].flags & kSNodeSparse) != 0) << rows[r].name;
+    EXPECT_EQ(HasAllocator(rows[r].type), (rows[r].flags & kSNodeAllocator) != 0) << rows[r].name;
+  }
+  EXPECT_EQ(kNumSNodeKinds, 6);
+  EXPECT_EQ(static_cast<int>(SNodeType::kRoot), 0);
+  EXPECT_EQ(static_cast<int>(SNodeType::kDense), 1);
+  EXPECT_EQ(static_cast<int>(SNodeType::kBitmasked), 2);
+  EXPECT_EQ(static_cast<int>(SNodeType::kPointer), 3);
+  EXPECT_EQ(static_cast<int>(SNodeType::kDynamic), 4);
+  EXPECT_EQ(static_cast<int>(SNodeType::kPlace), 5);
+  for (SNodeType sparse : {SNodeType::kBitmasked, SNodeType::kPointer, SNodeType::kDynamic}) {
+    EXPECT_TRUE(IsSparse(sparse)) << SNodeTypeName(sparse);
+  }
+  for (SNodeType dense : {SNodeType::kRoot, SNodeType::kDense, SNodeType::kPlace}) {
+    EXPECT_FALSE(IsSparse(dense)) << SNodeTypeName(dense);
+    EXPECT_FALSE(HasAllocator(dense)) << SNodeTypeName(dense);
+  }
+  EXPECT_FALSE(HasAllocator(SNodeType::kBitmasked));
+  EXPECT_TRUE(HasAllocator(SNodeType::kPointer));
+  EXPECT_TRUE(HasAllocator(SNodeType::kDynamic));
+  EXPECT_STREQ(SNodeTypeName(static_cast<SNodeType>(kNumSNodeKinds)), "?");
+}
+
 // The example builds, validates and lays out: 4-byte pointer slots, dynamic chunks of
 // a 16-byte header + 16 f32 headed by a 32-byte DynamicNode, indices (i, j, k).
 TEST(SNodeTreeTest, TaichiStyleBuilder) {

@@ -42,49 +42,47 @@ llvm::Type* LlvmType(DataType t, llvm::LLVMContext& c) {
   return nullptr;
 }
 
+// The kernel entries of a row of the SNode kinds' table (kernel_abi.h generates the same names
+// from it): a CELLS_CALLED kind's three cell functions, and its deactivate if it takes one cell
+// (a dynamic SNode frees its whole list with accelmem_Dynamic_deactivate, not a CellOp).
+#define ACCELMEM_CELL_FUNCTION_CASE(Kind, kind, Meta, flags, cells, deactivate, ...) \
+  ACCELMEM_CELL_FUNCTION_CASE_##cells##_(Kind, deactivate)
+#define ACCELMEM_CELL_FUNCTION_CASE_CELLS_CALLED_(Kind, deactivate)         \
+  case SNodeType::k##Kind:                                                  \
+    switch (op) {                                                           \
+      case CellOp::kActivate:                                               \
+        return ACCELMEM_RUNTIME_FUNCTION(accelmem_##Kind##_activate);       \
+      case CellOp::kIsActive:                                               \
+        return ACCELMEM_RUNTIME_FUNCTION(accelmem_##Kind##_is_active);      \
+      case CellOp::kLookupElement:                                          \
+        return ACCELMEM_RUNTIME_FUNCTION(accelmem_##Kind##_lookup_element); \
+      case CellOp::kDeactivate:                                             \
+        ACCELMEM_CELL_FUNCTION_DEACTIVATE_##deactivate##_(Kind)             \
+    }                                                                       \
+    break;
+#define ACCELMEM_CELL_FUNCTION_CASE_CELLS_INLINE_(Kind, deactivate)
+#define ACCELMEM_CELL_FUNCTION_CASE_CELLS_NONE_(Kind, deactivate)
+#define ACCELMEM_CELL_FUNCTION_DEACTIVATE_DEACTIVATES_CELL_(Kind) \
+  return ACCELMEM_RUNTIME_FUNCTION(accelmem_##Kind##_deactivate);
+#define ACCELMEM_CELL_FUNCTION_DEACTIVATE_DEACTIVATES_LIST_(Kind) break;
+#define ACCELMEM_CELL_FUNCTION_DEACTIVATE_DEACTIVATES_NONE_(Kind) break;
+
 RuntimeFunction CellFunction(SNodeType kind, CellOp op) {
   switch (kind) {
-    case SNodeType::kPointer:
-      switch (op) {
-        case CellOp::kActivate:
-          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_activate);
-        case CellOp::kIsActive:
-          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_is_active);
-        case CellOp::kLookupElement:
-          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_lookup_element);
-        case CellOp::kDeactivate:
-          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Pointer_deactivate);
-      }
-      break;
-    case SNodeType::kBitmasked:
-      switch (op) {
-        case CellOp::kActivate:
-          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Bitmasked_activate);
-        case CellOp::kIsActive:
-          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Bitmasked_is_active);
-        case CellOp::kLookupElement:
-          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Bitmasked_lookup_element);
-        case CellOp::kDeactivate:
-          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Bitmasked_deactivate);
-      }
-      break;
-    case SNodeType::kDynamic:
-      switch (op) {
-        case CellOp::kActivate:
-          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_activate);
-        case CellOp::kIsActive:
-          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_is_active);
-        case CellOp::kLookupElement:
-          return ACCELMEM_RUNTIME_FUNCTION(accelmem_Dynamic_lookup_element);
-        case CellOp::kDeactivate:
-          break;  // a dynamic SNode frees its whole list (accelmem_Dynamic_deactivate)
-      }
-      break;
+    ACCELMEM_SNODE_KINDS(ACCELMEM_CELL_FUNCTION_CASE)
     default:
-      break;  // dense levels and the root are addressed inline
+      break;  // dense levels and the root are addressed inline; a place has no cells
   }
   return RuntimeFunction{"", nullptr};
 }
+
+#undef ACCELMEM_CELL_FUNCTION_CASE
+#undef ACCELMEM_CELL_FUNCTION_CASE_CELLS_CALLED_
+#undef ACCELMEM_CELL_FUNCTION_CASE_CELLS_INLINE_
+#undef ACCELMEM_CELL_FUNCTION_CASE_CELLS_NONE_
+#undef ACCELMEM_CELL_FUNCTION_DEACTIVATE_DEACTIVATES_CELL_
+#undef ACCELMEM_CELL_FUNCTION_DEACTIVATE_DEACTIVATES_LIST_
+#undef ACCELMEM_CELL_FUNCTION_DEACTIVATE_DEACTIVATES_NONE_
 
 llvm::Function* Emitter::Begin(absl::string_view name, llvm::Type* ret,
                                std::vector<llvm::Type*> params) {

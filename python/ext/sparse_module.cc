@@ -104,19 +104,33 @@ std::vector<int64_t> IntList(const py::object& obj, const char* what) {
   return out;
 }
 
+// The builder SNode::kind(axes, sizes) of every BUILDER_AXES row of the kinds' table
+// (sparse_runtime/device/snode_kind_table.h); the other kinds have builders of their own.
+#define ACCELMEM_PY_ADD_CHILD_CASE(Kind, kind, Meta, flags, cells, deactivate, builder) \
+  ACCELMEM_PY_ADD_CHILD_CASE_##builder##_(Kind, kind)
+#define ACCELMEM_PY_ADD_CHILD_CASE_BUILDER_AXES_(Kind, kind) \
+  case SNodeType::k##Kind:                                   \
+    return node.kind({Axis(static_cast<int>(axes[I]))...}, {sizes[I]...});
+#define ACCELMEM_PY_ADD_CHILD_CASE_BUILDER_OWN_(Kind, kind)
+#define ACCELMEM_PY_ADD_CHILD_CASE_BUILDER_NONE_(Kind, kind)
+
 template <size_t... I>
 SNode& AddChildN(SNode& node, SNodeType type, const std::vector<int64_t>& axes,
                  const std::vector<int64_t>& sizes, std::index_sequence<I...>) {
   using sr::Axis;
   switch (type) {
-    case SNodeType::kDense:
-      return node.dense({Axis(static_cast<int>(axes[I]))...}, {sizes[I]...});
-    case SNodeType::kBitmasked:
-      return node.bitmasked({Axis(static_cast<int>(axes[I]))...}, {sizes[I]...});
+    ACCELMEM_SNODE_KINDS(ACCELMEM_PY_ADD_CHILD_CASE)
     default:
-      return node.pointer({Axis(static_cast<int>(axes[I]))...}, {sizes[I]...});
+      break;
   }
+  RaiseStatus(absl::InternalError(std::string("no (axes, sizes) builder for a ") +
+                                  sr::SNodeTypeName(type) + " SNode"));
 }
+
+#undef ACCELMEM_PY_ADD_CHILD_CASE
+#undef ACCELMEM_PY_ADD_CHILD_CASE_BUILDER_AXES_
+#undef ACCELMEM_PY_ADD_CHILD_CASE_BUILDER_OWN_
+#undef ACCELMEM_PY_ADD_CHILD_CASE_BUILDER_NONE_
 
 template <size_t N>
 SNode& AddChildDispatch(SNode& node, SNodeType type, const std::vector<int64_t>& axes,
@@ -315,28 +329,28 @@ py::dict StatsDict(const runtime::SNodeMemoryStats& s) {
 
 }  // namespace
 
+// `snode.def("kind", ...)` for a BUILDER_AXES row of the kinds' table (see AddChildN).
+#define ACCELMEM_PY_DEF_BUILDER(Kind, kind, Meta, flags, cells, deactivate, builder) \
+  ACCELMEM_PY_DEF_BUILDER_##builder##_(Kind, kind)
+#define ACCELMEM_PY_DEF_BUILDER_BUILDER_AXES_(Kind, kind)                     \
+  snode.def(                                                                  \
+      #kind,                                                                  \
+      [](const PySNode& s, const py::object& axes, const py::object& sizes) { \
+        return AddChild(s, SNodeType::k##Kind, axes, sizes);                  \
+      },                                                                      \
+      py::arg("axes"), py::arg("sizes"), "Adds a " #kind " child; returns it.");
+#define ACCELMEM_PY_DEF_BUILDER_BUILDER_OWN_(Kind, kind)
+#define ACCELMEM_PY_DEF_BUILDER_BUILDER_NONE_(Kind, kind)
+// The kinds' names for the `type` docstring: " 'root' 'dense' ... 'place'".
+#define ACCELMEM_PY_KIND_NAME(Kind, kind, ...) " '" #kind "'"
+
 void BindSparse(py::module_& m) {
   m.doc() = "Sparse SNode trees and the sparse runtime host API.";
 
-  py::class_<PySNode>(m, "SNode", "One node of an SNode tree (a builder handle).")
-      .def(
-          "dense",
-          [](const PySNode& s, const py::object& axes, const py::object& sizes) {
-            return AddChild(s, SNodeType::kDense, axes, sizes);
-          },
-          py::arg("axes"), py::arg("sizes"), "Adds a dense child; returns it.")
-      .def(
-          "bitmasked",
-          [](const PySNode& s, const py::object& axes, const py::object& sizes) {
-            return AddChild(s, SNodeType::kBitmasked, axes, sizes);
-          },
-          py::arg("axes"), py::arg("sizes"), "Adds a bitmasked child; returns it.")
-      .def(
-          "pointer",
-          [](const PySNode& s, const py::object& axes, const py::object& sizes) {
-            return AddChild(s, SNodeType::kPointer, axes, sizes);
-          },
-          py::arg("axes"), py::arg("sizes"), "Adds a pointer child; returns it.")
+  py::class_<PySNode> snode(m, "SNode", "One node of an SNode tree (a builder handle).");
+  // dense, bitmasked, pointer: every BUILDER_AXES row of the kinds' table.
+  ACCELMEM_SNODE_KINDS(ACCELMEM_PY_DEF_BUILDER)
+  snode
       .def(
           "dynamic",
           [](const PySNode& s, int axis, int64_t size, int64_t chunk_size) {
@@ -361,7 +375,7 @@ void BindSparse(py::module_& m) {
           "id", [](const PySNode& s) { return s.node->id(); }, "Id in the tree.")
       .def_property_readonly(
           "type", [](const PySNode& s) { return sr::SNodeTypeName(s.node->type()); },
-          "'root', 'dense', 'bitmasked', 'pointer', 'dynamic' or 'place'.")
+          "The kind's name, one of:" ACCELMEM_SNODE_KINDS(ACCELMEM_PY_KIND_NAME) ".")
       .def_property_readonly(
           "name", [](const PySNode& s) { return s.node->name(); }, "Name of a place.")
       .def_property_readonly(
@@ -700,6 +714,12 @@ void BindSparse(py::module_& m) {
           "Checks the allocators' bookkeeping (RuntimeError on a violation).");
   BindSparseStructForOps(runtime_class);
 }
+
+#undef ACCELMEM_PY_DEF_BUILDER
+#undef ACCELMEM_PY_DEF_BUILDER_BUILDER_AXES_
+#undef ACCELMEM_PY_DEF_BUILDER_BUILDER_OWN_
+#undef ACCELMEM_PY_DEF_BUILDER_BUILDER_NONE_
+#undef ACCELMEM_PY_KIND_NAME
 
 }  // namespace python
 }  // namespace accelmem

@@ -18,11 +18,7 @@
 #include "runtime/runtime_bitcode.h"
 #include "runtime/sparse_runtime.h"
 #include "sparse_runtime/device/runtime_context.h"
-#include "sparse_runtime/device/snode_bitmasked.h"
-#include "sparse_runtime/device/snode_dense.h"
-#include "sparse_runtime/device/snode_dynamic.h"
-#include "sparse_runtime/device/snode_pointer.h"
-#include "sparse_runtime/device/snode_root.h"
+#include "sparse_runtime/device/snode_kind_table.h"
 #include "sparse_runtime/device/struct_meta.h"
 
 namespace accelmem {
@@ -38,11 +34,11 @@ using sparse_runtime::StructMeta;
 constexpr uint64_t kAlign = 256;
 uint64_t RoundUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
-// Every meta struct fits in this many bytes (the host runtime's meta union holds the largest).
-constexpr uint64_t kMetaBytes =
-    std::max({sizeof(sparse_runtime::RootMeta), sizeof(sparse_runtime::DenseMeta),
-              sizeof(sparse_runtime::BitmaskedMeta), sizeof(sparse_runtime::PointerMeta),
-              sizeof(sparse_runtime::DynamicMeta)});
+// Every meta struct fits in this many bytes (the host runtime's meta union holds the largest): the
+// largest Meta of the kinds' table.
+#define ACCELMEM_META_SIZE(Kind, kind, Meta, ...) sizeof(sparse_runtime::Meta),
+constexpr uint64_t kMetaBytes = std::max({ACCELMEM_SNODE_KINDS(ACCELMEM_META_SIZE)});
+#undef ACCELMEM_META_SIZE
 
 absl::string_view KernelBitcode() {
   const device_runtime_kernels_bitcode_file* file =

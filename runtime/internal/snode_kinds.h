@@ -1,8 +1,9 @@
 // File: runtime/internal/snode_kinds.h
 //
 // The one mapping from an SNode kind to its runtime functions, for the host runtime: a traits
-// struct per kind and WithKind(type, fn), which calls fn with the traits of `type` (the only switch
-// over SNodeType the host runtime needs). Each traits struct has
+// struct per kind (written here: kinds differ) and WithKind(type, fn), which calls fn with the
+// traits of `type` (the only switch over SNodeType the host runtime needs, generated from the
+// kinds' table). Each traits struct has
 //   kLookupElement, kIsActive, kGetNumElements  the StructMeta function pointers (null: place);
 //   Activate / Deactivate(meta, node, i, cache)  no-ops for kinds whose cells are always active;
 //     pointer cells go through `cache` (a worker's NodeCache, or null) when kUsesNodeCache;
@@ -19,11 +20,7 @@
 #include "sparse_runtime/device/arch.h"
 #include "sparse_runtime/device/node_cache.h"
 #include "sparse_runtime/device/runtime_context.h"
-#include "sparse_runtime/device/snode_bitmasked.h"
-#include "sparse_runtime/device/snode_dense.h"
-#include "sparse_runtime/device/snode_dynamic.h"
-#include "sparse_runtime/device/snode_pointer.h"
-#include "sparse_runtime/device/snode_root.h"
+#include "sparse_runtime/device/snode_kind_table.h"
 #include "sparse_runtime/device/struct_meta.h"
 #include "sparse_runtime/snode_tree.h"
 
@@ -157,24 +154,18 @@ struct PlaceKind : AlwaysActive {
   using Cursor = IndexCursor<&Cell>;
 };
 
-// fn(KindTraits{}) for the traits of `type`; every call must return the same type. Always
-// inlined, so that a caller dispatching on the same type twice gets one switch, as with
-// hand-written switches.
+// fn(KindTraits{}) for the traits of `type`: Kind##Kind for each row of
+// sparse_runtime/device/snode_kind_table.h (PlaceKind for a value outside the enum). Every call
+// must return the same type. Always inlined, so that a caller dispatching on the same type twice
+// gets one switch, as with hand-written switches.
 template <typename Fn>
 ACCELMEM_RT_INLINE auto WithKind(SNodeType type, Fn&& fn) -> decltype(fn(RootKind{})) {
   switch (type) {
-    case SNodeType::kRoot:
-      return fn(RootKind{});
-    case SNodeType::kDense:
-      return fn(DenseKind{});
-    case SNodeType::kBitmasked:
-      return fn(BitmaskedKind{});
-    case SNodeType::kPointer:
-      return fn(PointerKind{});
-    case SNodeType::kDynamic:
-      return fn(DynamicKind{});
-    case SNodeType::kPlace:
-      break;
+#define ACCELMEM_WITH_KIND_CASE(Name, ...) \
+  case SNodeType::k##Name:                 \
+    return fn(Name##Kind{});
+    ACCELMEM_SNODE_KINDS(ACCELMEM_WITH_KIND_CASE)
+#undef ACCELMEM_WITH_KIND_CASE
   }
   return fn(PlaceKind{});
 }
