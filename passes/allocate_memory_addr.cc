@@ -248,6 +248,33 @@ SpacePlanStats Stats(const std::string& fname, ir::MemorySpace space,
   return st;
 }
 
+// A slotted root is one block of N slots, slot k at its address + k x the slot size; the slot
+// size is padded to the space's alignment so that every slot starts aligned, as the root does.
+absl::StatusOr<ir::FunctionPtr> PadSlots(const ir::FunctionPtr& f,
+                                         const policy::MemoryAllocatorPolicy& policy) {
+  absl::flat_hash_map<const MemRef*, MemRefPtr> remap;
+  std::string error;
+  ir::ForEachDef(*f, [&](const ir::Var& v) {
+    const MemRefPtr& m = ir::MemRefOf(*v.type);
+    if (m == nullptr || !m->is_slotted() || !policy.ShouldAllocate(m->space()) ||
+        remap.contains(m->root())) {
+      return;
+    }
+    const auto slot = static_cast<uint64_t>(m->slot_size());
+    const uint64_t aligned = policy.AlignAddress(slot, m->space());
+    if (aligned == slot) return;
+    std::optional<int64_t> size = ir::CheckedMul(static_cast<int64_t>(aligned), m->slots());
+    if (!size && error.empty()) {
+      error = absl::StrCat("the ", m->slots(), " slots of MemRef '", m->name(), "' in ",
+                           ir::MemorySpaceName(m->space()), ", padded to ", aligned,
+                           " bytes each, overflow int64");
+    }
+    if (size) remap[m->root()] = m->root()->WithAddrAndSize(m->root()->addr(), *size);
+  });
+  if (!error.empty()) return FunctionError(f->name, error);
+  return remap.empty() ? f : ir::RemapMemRefs(f, remap);
+}
+
 }  // namespace
 
 ir::MemorySpace ReserveSpace(ir::FunctionType t) {
@@ -255,8 +282,12 @@ ir::MemorySpace ReserveSpace(ir::FunctionType t) {
 }
 
 absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
-    const ir::FunctionPtr& input) const {
-  if (input->type == ir::FunctionType::kOrchestration) return FunctionResult{input, false};
+    const ir::FunctionPtr& original) const {
+  if (original->type == ir::FunctionType::kOrchestration) return FunctionResult{original, false};
+  policy::MemoryAllocatorPolicyPtr policy = backends::CreatePolicy(options_.backend.get());
+  absl::StatusOr<ir::FunctionPtr> padded = PadSlots(original, *policy);
+  if (!padded.ok()) return padded.status();
+  const ir::FunctionPtr& input = *padded;
   // Planner strategies place roots by their lifetimes, which is safe only on the fixed function
   // (FixedFunction). The schema-v1 problem (kConstrained, kReplay, the hooks, a capacity error's
   // diagnosis) is built from the same fixed function.
@@ -264,7 +295,6 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   const bool planner = strategy != PlacementStrategy::kSequential;
   const bool by_problem =
       strategy == PlacementStrategy::kConstrained || strategy == PlacementStrategy::kReplay;
-  policy::MemoryAllocatorPolicyPtr policy = backends::CreatePolicy(options_.backend.get());
   FixedFunction fixed(input, *policy, options_.backend.get());
   const ir::FunctionPtr function = planner ? fixed.function() : input;
   const std::string& fname = function->name;
@@ -294,7 +324,7 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   // A function with nothing to place in a planned space has no problem to export or solve.
   const bool has_pools = problem && !problem->document.problem.pools.empty();
   if (options_.on_problem && has_pools) options_.on_problem(problem->document);
-  if (options_.export_only) return FunctionResult{input, false};
+  if (options_.export_only) return FunctionResult{original, false};
   internal::FunctionPlanning planning;
   planning.problem = problem ? &*problem : nullptr;
   if (by_problem && has_pools) {
@@ -358,7 +388,7 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   if (options_.on_stats) {
     for (const SpacePlanStats& st : stats) options_.on_stats(st);
   }
-  return FunctionResult{out, out != input};
+  return FunctionResult{out, out != original};
 }
 
 PassPtr CreateAllocateMemoryAddrPass(const AllocateMemoryAddrOptions& options) {

@@ -14,6 +14,11 @@
 //    are placed one after another from the start address, next = AlignAddress(start + slot).
 // 3. Each root's address is written into its `tile.alloc` and into every type that holds the
 //    root or one of its views (a view's address is its root's plus its offset).
+// Slotted roots (`tile.alloc(..., slots=N)`, ir/memref.h) are one block of N slots: first the slot
+// size is padded to the space's alignment (so the root grows to N x the padded size), then the
+// block is placed like any root, and slot k lies at the root's address + k x the slot size. The
+// planner strategies see a root whose slots rotate with a pipelined loop busy over the whole loop
+// (passes/liveness.h), so nothing shares its bytes while the loop's iterations are in flight.
 // 4. With a backend in the options, a space whose aligned high-water mark exceeds the backend's
 //    capacity is an error: "in function 'F': Vec buffer usage (N bytes) exceeds platform limit
 //    (L bytes)", plus ". The first R bytes of that space are reserved by system.reserve_buffer,

@@ -83,6 +83,7 @@ class LivenessBuilder final : public ir::IRVisitor {
     const int id = static_cast<int>(loop_end_.size());
     loop_end_.push_back(t);
     loops_.push_back(id);
+    if (f.pipeline > 0) pipelined_.push_back({id, t, f.pipeline});
     std::vector<int> iters;
     for (size_t k = 0; k < f.iter_args.size(); ++k) {
       iters.push_back(Def(*f.iter_args[k], 3 * t + 1,
@@ -91,6 +92,7 @@ class LivenessBuilder final : public ir::IRVisitor {
     last_yield_ = nullptr;
     if (f.body != nullptr) VisitStmt(*f.body);
     const ir::YieldStmt* y = last_yield_;
+    if (f.pipeline > 0) pipelined_.pop_back();
     loops_.pop_back();
     loop_end_[id] = n_ - 1;
     Copies(f.iter_args, y, last_yield_at_);
@@ -144,6 +146,14 @@ class LivenessBuilder final : public ir::IRVisitor {
     l.depth = loops_.size();
     l.parent = parent;
     l.carried = carried;
+    // A value in a slot that rotates with a pipelined loop is in flight beside the values of the
+    // other iterations: it holds its slot over the whole loop, from just after the entry (where
+    // the inits are last read) to the loop's end.
+    if (!pipelined_.empty() && t->memref != nullptr && t->memref->slot() >= 0 &&
+        t->memref->slots() == pipelined_.back().depth) {
+      l.start = 3 * pipelined_.back().entry + 2;
+      l.extend.push_back(pipelined_.back().id);
+    }
     const int i = static_cast<int>(lv_->values.size());
     lv_->index[&v] = i;
     lv_->values.push_back(std::move(l));
@@ -166,8 +176,14 @@ class LivenessBuilder final : public ir::IRVisitor {
   }
 
   Liveness* lv_;
-  std::vector<int> loops_;         // enclosing loops, outermost first
-  std::vector<int64_t> loop_end_;  // by loop id: the last statement number of its body
+  std::vector<int> loops_;  // enclosing loops, outermost first
+  struct Pipelined {
+    int id;
+    int64_t entry;
+    int64_t depth;
+  };
+  std::vector<Pipelined> pipelined_;  // enclosing pipelined loops, innermost last
+  std::vector<int64_t> loop_end_;     // by loop id: the last statement number of its body
   int64_t n_ = 0;
   int64_t now_ = 0;
   const ir::YieldStmt* last_yield_ = nullptr;

@@ -8,7 +8,9 @@
 // lives over the half-open [start, end): from its write to just after its last read; a value
 // defined outside a loop and read inside lives to the end of that loop (every nesting level);
 // branch-local values end in their branch. Loop iter-args are written at the loop's entry, loop
-// and `if` results at its exit.
+// and `if` results at its exit. A value in a slot that rotates with a pipelined loop (ir/memref.h)
+// lives over the whole loop, [3 entry + 2, loop end): the loop keeps several iterations in
+// flight, so its slots are busy for as long as the loop runs.
 //
 // Sources. Each value records the value it takes its MemRef from under init-memref's rules (a
 // view's source, a writes-into op's destination, a carry's init, a loop result's iter-arg, an `if`

@@ -28,6 +28,7 @@ struct Value {
   size_t depth;             // number of loops around the definition
   std::vector<int> extend;  // loops the value must survive
   int parent;               // union-find over views
+  int pipelined = -1;       // the innermost pipelined loop around the definition (-1: none)
 };
 
 struct Copy {
@@ -60,7 +61,9 @@ class Analyzer final : public ir::IRVisitor {
   }
 
   std::vector<Value> values_;
+  std::vector<int64_t> loop_start_;
   std::vector<int64_t> loop_end_;
+  std::vector<int64_t> loop_depth_;  // pipeline depth (0: an ordinary loop)
   std::vector<Copy> copies_;
   int64_t n_ = 0;
 
@@ -116,7 +119,9 @@ class Analyzer final : public ir::IRVisitor {
     VisitExpr(*f.step);
     for (const auto& i : f.inits) VisitExpr(*i);
     const int id = static_cast<int>(loop_end_.size());
+    loop_start_.push_back(t);
     loop_end_.push_back(t);
+    loop_depth_.push_back(f.pipeline);
     loops_.push_back(id);
     for (const auto& v : f.iter_args) Def(*v, 3 * t + 1);
     last_yield_ = nullptr;
@@ -151,7 +156,11 @@ class Analyzer final : public ir::IRVisitor {
   void Def(const ir::Var& v, int64_t start) {
     if (ir::AsTile(v.type) == nullptr) return;
     const int i = static_cast<int>(values_.size());
-    values_.push_back({&v, start, -1, loops_.size(), {}, i});
+    int pipelined = -1;
+    for (int loop : loops_) {
+      if (loop_depth_[loop] > 0) pipelined = loop;
+    }
+    values_.push_back({&v, start, -1, loops_.size(), {}, i, pipelined});
     index_[&v] = i;
   }
 
@@ -203,6 +212,58 @@ int64_t ValueEnd(const Analyzer& an, const Value& v) {
   return end;
 }
 
+// Classes (a value and its views): hull of lifetimes and address ranges.
+struct Class {
+  std::string name;
+  const ir::MemRef* root = nullptr;
+  int64_t start = INT64_MAX, end = 0, lo = INT64_MAX, hi = 0;
+  int layouts = 0;
+  // A class in a slot that rotates with a pipelined loop: the loop, the slot, its bytes in the
+  // slot.
+  int loop = -1;
+  int64_t slot = -1, in_lo = INT64_MAX, in_hi = 0;
+};
+
+// Slots of a pipelined loop (ir/memref.h): the value of iteration j in slot k lives in slot
+// (k + j) mod N, and N iterations are in flight at once. So the classes of one root that rotate
+// in one loop become one buffer, the whole root over the whole loop: nothing else may use any of
+// its slots while the loop runs. Inside it, two classes in the same slot may share bytes only
+// when their lifetimes are disjoint (an iteration reuses its own slot), two in different slots
+// never (they meet one iteration apart, both in flight).
+void MergeRotatingSlots(const Analyzer& an, std::map<int, Class>* classes,
+                        MemoryPlanReport* report) {
+  std::map<std::pair<int64_t, int>, std::vector<int>> groups;  // (root id, loop) -> classes
+  for (const auto& [id, c] : *classes) {
+    if (c.loop >= 0) groups[{c.root->id(), c.loop}].push_back(id);
+  }
+  for (const auto& [key, ids] : groups) {
+    Class& first = classes->at(ids[0]);
+    const ir::MemRef* root = first.root;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      for (size_t j = i + 1; j < ids.size(); ++j) {
+        const Class& a = classes->at(ids[i]);
+        const Class& b = classes->at(ids[j]);
+        if (a.in_hi <= b.in_lo || b.in_hi <= a.in_lo) continue;
+        if (a.slot == b.slot && (a.end <= b.start || b.end <= a.start)) continue;
+        report->slot_conflicts.push_back(absl::StrCat(
+            "values '", a.name, "' (slot ", a.slot, ") and '", b.name, "' (slot ", b.slot, ") of '",
+            root->name(), "' share bytes ",
+            a.slot == b.slot ? "while both are live"
+                             : "one iteration apart, both in flight in the pipelined loop"));
+      }
+    }
+    first.name = absl::StrCat(first.name, " (slots of ", root->name(), ")");
+    first.start = 3 * an.loop_start_[key.second];
+    first.end = 3 * an.loop_end_[key.second] + 2;
+    first.lo = root->addr();
+    first.hi = ir::SaturatingAdd(root->addr(), root->size());
+    for (size_t i = 1; i < ids.size(); ++i) {
+      first.layouts |= classes->at(ids[i]).layouts;
+      classes->erase(ids[i]);
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
@@ -219,13 +280,6 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
   an.Run();
   report.num_statements = an.n_;
 
-  // Classes (a value and its views): hull of lifetimes and address ranges.
-  struct Class {
-    std::string name;
-    const ir::MemRef* root = nullptr;
-    int64_t start = INT64_MAX, end = 0, lo = INT64_MAX, hi = 0;
-    int layouts = 0;
-  };
   std::map<int, Class> classes;
   absl::flat_hash_map<const ir::MemRef*, int64_t> slot;  // root -> max(offset + size)
   for (size_t i = 0; i < an.values_.size(); ++i) {
@@ -248,7 +302,14 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
     c.lo = std::min(c.lo, m.addr());
     c.hi = std::max(c.hi, ir::SaturatingAdd(m.addr(), m.size()));
     c.layouts |= LayoutBit(*tile);
+    if (m.slot() >= 0 && v.pipelined >= 0 && an.loop_depth_[v.pipelined] == m.slots()) {
+      c.loop = v.pipelined;
+      c.slot = m.slot();
+      c.in_lo = std::min(c.in_lo, m.offset_in_slot());
+      c.in_hi = std::max(c.in_hi, ir::SaturatingAdd(m.offset_in_slot(), m.size()));
+    }
   }
+  MergeRotatingSlots(an, &classes, &report);
 
   // Roots: planned, aligned.
   for (const auto& [root, sl] : slot) {
@@ -389,6 +450,9 @@ absl::Status VerifyMemoryPlan(const ir::Function& function, const MemoryPlanOpti
   }
   absl::StatusOr<MemoryPlanReport> report = AnalyzeMemoryPlan(function, opts);
   if (!report.ok()) return report.status();
+  if (!report->slot_conflicts.empty()) {
+    return FunctionError(function.name, report->slot_conflicts.front());
+  }
 
   // Alignment of every planned root.
   bool misaligned = false;
@@ -401,6 +465,15 @@ absl::Status VerifyMemoryPlan(const ir::Function& function, const MemoryPlanOpti
       what = absl::StrCat("MemRef '", r->name(), "' in ", ir::MemorySpaceName(r->space()),
                           " is at address ", r->addr(), ", which the allocator policy aligns to ",
                           opts.policy->AlignAddress(static_cast<uint64_t>(r->addr()), r->space()));
+      return;
+    }
+    // Each slot of a slotted root is a buffer of its own: its start is aligned too.
+    const uint64_t slot_addr = static_cast<uint64_t>(r->addr() + r->slot_size());
+    if (r->is_slotted() && !policy::IsAligned(*opts.policy, slot_addr, r->space())) {
+      misaligned = true;
+      what = absl::StrCat("slot 1 of MemRef '", r->name(), "' in ", ir::MemorySpaceName(r->space()),
+                          " is at address ", slot_addr, ", which the allocator policy aligns to ",
+                          opts.policy->AlignAddress(slot_addr, r->space()));
     }
   };
   DefinedMemRefs defined;

@@ -7,6 +7,11 @@
 //   that the policy's AlignAddress leaves unchanged;
 // - no two buffers whose lifetimes intersect overlap in address;
 // - every space stays within the capacity (when one is given or a backend is configured).
+// - slots: a value in slot k of a slotted root defined in a pipelined loop of that depth lives,
+//   in iteration j, in slot (k + j) mod N, with N iterations in flight; the values of one root
+//   rotating in one loop are one buffer (the whole root over the whole loop), and inside it two
+//   values in different slots never share bytes, two in the same slot only when their lifetimes
+//   are disjoint (a fixed slot, outside such a loop, is an ordinary view);
 // - where the backend keeps storage layouts apart in a space (Vec on the Ascend 950), no buffer
 //   of one layout class (a tile's layout, ND when unstated) overlaps a buffer of another in
 //   address, whatever their lifetimes, and no buffer holds tiles of two classes.
@@ -74,6 +79,9 @@ struct MemoryPlanReport {
   int64_t num_statements = 0;
   std::vector<PlannedBuffer> buffers;  // planned spaces only
   std::vector<SpaceUsage> spaces;      // planned spaces with at least one buffer
+  // Values rotating through the slots of one root in a pipelined loop that share bytes they may
+  // not (VerifyMemoryPlan reports the first).
+  std::vector<std::string> slot_conflicts;
 };
 
 // Builds the report without judging it (buffers, high-water marks, LOAD). Fails only if a

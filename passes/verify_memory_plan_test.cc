@@ -231,6 +231,40 @@ def one(x: Tensor[[16, 16], FP16], y: Tensor[[16, 16], FP16]) -> Tensor[[16, 16]
       << s;
 }
 
+// Slots of a pipelined loop: the values rotating through one root are one buffer over the whole
+// loop; two of them in different slots meet one iteration apart, and a fixed slot outside the
+// loop may not be live while the loop runs. The same plan with one value per root passes.
+TEST(VerifyMemoryPlanTest, PipelinedSlots) {
+  auto text = [](const std::string& b_memref, const std::string& tail) {
+    return std::string(R"(@function(type=AIV)
+def f(x: Tensor[[8], FP32], out: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, 0, 64, 0, slots=2)
+    mem_vec_1: MemRefType = tile.alloc(Vec, 64, 64, 1, slots=2)
+    p: Tile[[8], FP32, memref=mem_vec_1[1]] = tile.load(x, [0], [8])
+    for i in range(0, 4, 1, pipeline=2):
+        a: Tile[[8], FP32, memref=mem_vec_0[0]] = tile.load(x, [0], [8])
+        b: Tile[[8], FP32, memref=)") +
+           b_memref + R"(] = tile.exp(a)
+        o: Tensor[[8], FP32] = tile.store(b, [0], out)
+)" + tail;
+  };
+  // p (fixed slot 1 of mem_vec_1) unread, or read after the loop: then it is live while b
+  // rotates through both slots of mem_vec_1.
+  const std::string read_after =
+      "    q: Tensor[[8], FP32] = tile.store(p, [0], out)\n    return q\n";
+  const std::string unread = "    return out\n";
+  auto check = [](const std::string& t) { return VerifyMemoryPlan(*ParseOrDie(t)); };
+  EXPECT_TRUE(check(text("mem_vec_1[0]", unread)).ok()) << check(text("mem_vec_1[0]", unread));
+  absl::Status crossed = check(text("mem_vec_0[1]", unread));
+  EXPECT_EQ(crossed.message(),
+            "in function 'f': values 'a' (slot 0) and 'b' (slot 1) of 'mem_vec_0' share bytes one "
+            "iteration apart, both in flight in the pipelined loop");
+  absl::Status busy = check(text("mem_vec_1[0]", read_after));
+  ASSERT_FALSE(busy.ok());
+  EXPECT_TRUE(absl::StrContains(busy.message(), "(slots of mem_vec_1)")) << busy;
+  EXPECT_TRUE(absl::StrContains(busy.message(), "overlap in address")) << busy;
+}
+
 }  // namespace
 }  // namespace passes
 }  // namespace accelmem

@@ -53,6 +53,8 @@ const char* FindingKindName(FindingKind kind) {
       return "unlocatable";
     case FindingKind::kMalformed:
       return "malformed";
+    case FindingKind::kStageOverlap:
+      return "stage-overlap";
     case FindingKind::kLayoutShare:
       return "layout-share";
   }
@@ -147,6 +149,7 @@ struct Root {
   std::string space;
   int64_t addr = -1;
   int64_t size = 0;
+  int64_t slots = 0;  // `slots=N` of its tile.alloc (0: not slotted)
 };
 
 // Where a value's elements lie: the root, the bit offset of its first element, strides in
@@ -266,6 +269,11 @@ class FunctionSim {
         return;
       }
       Root r{a->var->name, std::string(ir::MemorySpaceName(sp->space)), addr->value, size->value};
+      if (const ir::ExprPtr* slots = alloc->FindKwarg("slots")) {
+        if (const ir::IntImm* n = ir::AsInt(slots->get()); n != nullptr && n->value > 0) {
+          r.slots = n->value;
+        }
+      }
       roots_[r.name] = r;
       root_stmt_[r.name] = s.get();
       return;
@@ -448,11 +456,44 @@ class FunctionSim {
     inst->layout.dims = *dims;
     inst->layout.strides = RowMajor(*dims);
     inst->layout.bits = ElementBits(t->dtype);
-    inst->layout.off_bits = t->memref->offset() * 8;
+    const int64_t offset = PhysicalOffset(*t->memref, *root);
+    inst->layout.off_bits = offset * 8;
     inst->layout.whole = true;
-    inst->lo = SatAdd(root->addr, t->memref->offset());
+    inst->lo = SatAdd(root->addr, offset);
     inst->hi = SatAdd(inst->lo, WholeBytes(*t, *dims));
     return true;
+  }
+
+  // The byte offset of a MemRef in its root at this point of the execution: a slot of a slotted
+  // root rotates with the iterations of the innermost pipelined loop of its depth (the value of
+  // iteration j of slot k lives in slot (k + j) mod N), and is fixed elsewhere.
+  int64_t PhysicalOffset(const ir::MemRef& m, const Root& root) const {
+    if (m.slot() < 0 || root.slots <= 0) return m.offset();
+    const int64_t slot_size = root.size / root.slots;
+    const int64_t in_slot = m.offset() - m.slot() * slot_size;
+    int64_t slot = m.slot();
+    if (!pipelines_.empty() && pipelines_.back().depth == root.slots) {
+      slot = (slot + pipelines_.back().iteration) % root.slots;
+    }
+    return SatAdd(slot * slot_size, in_slot);
+  }
+
+  // A pipelined loop of depth N keeps N iterations in flight: a value written in iteration j
+  // must not overlap a value the body wrote in iterations j - N + 1 .. j - 1 (they may still be
+  // read by the stages running beside it), whatever the sequential order says.
+  void CheckStages(const ir::Var& v, const Inst& inst, const ir::Stmt* s) {
+    if (pipelines_.empty()) return;
+    Pipeline& p = pipelines_.back();
+    for (const InFlight& f : p.in_flight) {
+      if (f.iteration == p.iteration || p.iteration - f.iteration >= p.depth) continue;
+      if (f.space != inst.space || f.hi <= inst.lo || f.lo >= inst.hi) continue;
+      Report(FindingKind::kStageOverlap, s, {v.name, f.value}, inst.space, inst.lo, inst.hi,
+             std::max(f.lo, inst.lo), std::min(f.hi, inst.hi),
+             absl::StrCat("'", v.name, "' of iteration ", p.iteration, " is written over bytes '",
+                          f.value, "' of iteration ", f.iteration, " holds; the loop over '",
+                          p.loop_var, "' keeps ", p.depth, " iterations in flight"));
+    }
+    p.in_flight.push_back({v.name, inst.space, inst.lo, inst.hi, p.iteration});
   }
 
   void CheckFits(const ir::Var& v, const Inst& inst, const ir::Stmt* s) {
@@ -714,6 +755,7 @@ class FunctionSim {
     }
     res.token = NewToken(*a.var, s);
     CheckFits(*a.var, res, s);
+    CheckStages(*a.var, res, s);
     Write(res);
     insts_[a.var.get()] = res;
   }
@@ -777,7 +819,9 @@ class FunctionSim {
     }
     control_.Add("for").Add(iters);
     ParallelCopy(Vars(fs.inits), fs.iter_args, s);
+    if (fs.pipeline > 0) pipelines_.push_back({fs.pipeline, 0, fs.loop_var->name, {}});
     for (int64_t i = 0; i < iters; ++i) {
+      if (fs.pipeline > 0) pipelines_.back().iteration = i;
       Fingerprint index("index");
       if (a != nullptr && c != nullptr) {
         index.Add(static_cast<uint64_t>(a->value + i * c->value));
@@ -790,6 +834,7 @@ class FunctionSim {
       std::vector<const ir::Var*> srcs = Vars(y->values);
       ParallelCopy(srcs, fs.iter_args, y);
     }
+    if (fs.pipeline > 0) pipelines_.pop_back();
     std::vector<const ir::Var*> finals;
     for (const ir::VarPtr& v : fs.iter_args) finals.push_back(v.get());
     ParallelCopy(finals, fs.return_vars, s);
@@ -836,6 +881,18 @@ class FunctionSim {
     std::string name;
     int64_t size = 0, base = -1;
   };
+  struct InFlight {
+    std::string value;
+    std::string space;
+    int64_t lo, hi;
+    int64_t iteration;
+  };
+  struct Pipeline {
+    int64_t depth;
+    int64_t iteration;
+    std::string loop_var;
+    std::vector<InFlight> in_flight;  // the body's values, by iteration
+  };
   struct Writer {
     std::string value;
     const ir::Stmt* stmt;
@@ -856,6 +913,7 @@ class FunctionSim {
   std::map<std::string, std::vector<Seg>> mem_;
   std::unordered_map<const ir::Var*, Inst> insts_;
   std::vector<Writer> writers_;
+  std::vector<Pipeline> pipelines_;     // the pipelined loops executing, innermost last
   std::set<const ir::Var*> unlocated_;  // reported as unlocatable (once is enough)
   std::vector<std::vector<TraceEntry>>* trace_;
   std::unordered_map<const ir::Var*, uint64_t> fp_;  // every value's fingerprint on this path

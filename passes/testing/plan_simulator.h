@@ -33,6 +33,11 @@
 // value written over bytes whose last writer was a value of another layout class (its stated
 // layout, ND when none) is a finding, whatever their lifetimes; so any two values of different
 // classes that ever share a byte are found at the second's write.
+// Slots and pipelined loops: a tile in slot k of a slotted root (`tile.alloc(..., slots=N)`)
+// lies at k x size / N of it, and inside a pipelined loop of depth N (`pipeline=N`) iteration j
+// puts it in slot (k + j) mod N. Such a loop keeps N iterations in flight, so a value its body
+// writes over bytes that a value of one of the N - 1 iterations before still holds is a finding
+// (stage overlap), even though the sequential execution reads nothing clobbered.
 // Orchestration functions are not planned and not simulated; DDR tiles are not planned here.
 //
 // Values (SimulateAndTrace). Every value also gets a fingerprint of what it computes from the
@@ -72,8 +77,9 @@ enum class FindingKind {
   kUnlocatable,            // an on-chip tile whose bytes the simulator cannot determine
   kMalformed,              // the IR is not what a planned program looks like (names no alloc...)
   kLayoutShare,            // a value written over bytes a value of another layout class held
+  kStageOverlap,           // a pipelined loop's value written over one of an in-flight iteration
 };
-inline constexpr int kNumFindingKinds = 16;
+inline constexpr int kNumFindingKinds = 17;
 
 // "clobbered-read", "not-inplace-overlap", ...
 const char* FindingKindName(FindingKind kind);
