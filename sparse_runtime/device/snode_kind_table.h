@@ -35,6 +35,9 @@
 //                 BUILDER_AXES  SNode::kind(axes, sizes), bound as is;
 //                 BUILDER_OWN   a signature of its own, bound by hand (dynamic, place);
 //                 BUILDER_NONE  no builder (the root).
+// The token columns (cells, deactivate, builder) select code by pasting: a user pastes the value
+// into a helper's name (ACCELMEM_KERNEL_##cells##_ in kernel_abi.h) and defines one helper per
+// value, so a new value needs a helper in each such user (the build fails where one is missing).
 // A kind's extra kernel entries (pointer's cached and view functions, dynamic's allocate and
 // length) are listed by hand in ACCELMEM_KERNEL_ENTRY_POINTS.
 //
