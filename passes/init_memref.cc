@@ -84,10 +84,20 @@ class Assigner final : public ir::IRVisitor {
                                 ir::ShapeToString(tile->shape), ")"));
     }
     const int64_t id = static_cast<int64_t>(roots_.size());
+    // A tile of a pipelined loop's body gets one slot per stage: a slotted root of depth x its
+    // bytes, the value in slot 0 (iteration j then uses slot j mod depth).
+    const int64_t depth = pipelines_.empty() ? 0 : pipelines_.back();
+    std::optional<int64_t> size = depth > 0 ? ir::CheckedMul(*bytes, depth) : bytes;
+    if (!size) {
+      return Error(absl::StrCat("value '", v.name, "' of ", *bytes,
+                                " bytes in a pipelined loop of "
+                                "depth ",
+                                depth, ": its slots' size overflows a 64-bit integer"));
+    }
     MemRefPtr root = MemRef::MakeRoot(MemRef::RootName(tile->space, id), tile->space,
-                                      MemRef::kUnplanned, *bytes, id);
+                                      MemRef::kUnplanned, *size, id, depth);
     roots_.push_back(root);
-    map_[&v] = root;
+    map_[&v] = depth > 0 ? ViewOf(root, 0, *bytes) : root;
     return absl::OkStatus();
   }
 
@@ -119,13 +129,16 @@ class Assigner final : public ir::IRVisitor {
   }
 
   // The MemRef at byte `offset` of `root`, `size` bytes long; the root itself when it covers the
-  // whole root; one object per (root, offset, size).
+  // whole root; one object per (root, offset, size). In a slotted root, the slot holding
+  // `offset` (a view of a tile in a slot stays in that slot).
   MemRefPtr ViewOf(const MemRefPtr& root, int64_t offset, int64_t size) {
-    if (offset == 0 && size == root->size()) return root;
+    if (offset == 0 && size == root->size() && !root->is_slotted()) return root;
     auto key = std::make_tuple(root.get(), offset, size);
     auto it = views_.find(key);
     if (it != views_.end()) return it->second;
-    MemRefPtr view = MemRef::MakeView(root, offset, size);
+    MemRefPtr view = root->is_slotted() ? MemRef::MakeSlot(root, offset / root->slot_size(),
+                                                           offset % root->slot_size(), size)
+                                        : MemRef::MakeView(root, offset, size);
     views_.emplace(key, view);
     return view;
   }
@@ -202,7 +215,9 @@ class Assigner final : public ir::IRVisitor {
         status_ = Fresh(*f.iter_args[k]);
       }
     }
+    if (f.pipeline > 0) pipelines_.push_back(f.pipeline);
     if (status_.ok() && f.body != nullptr) VisitStmt(*f.body);
+    if (f.pipeline > 0) pipelines_.pop_back();
     for (size_t k = 0; k < f.return_vars.size() && status_.ok(); ++k) {
       MemRefPtr m = k < f.iter_args.size() ? Of(f.iter_args[k]) : nullptr;
       if (m != nullptr) {
@@ -245,6 +260,7 @@ class Assigner final : public ir::IRVisitor {
   FrameMap frames_;  // of views and their sharers
   std::vector<MemRefPtr> roots_;
   std::map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
+  std::vector<int64_t> pipelines_;  // depths of the pipelined loops around, innermost last
 };
 
 // True for `mem_<space>_<digits>`, the names of the MemRef roots the memory passes create.

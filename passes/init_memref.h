@@ -12,6 +12,10 @@
 // - A writes-into op's result (tile.matmul_acc, argument 0) is that argument's MemRef.
 // - Loop iter-args and loop results share their init value's MemRef; an `if` result shares the
 //   then-branch yield's (the else-branch yield's if the then value has none).
+// - Pipelined loops (`pipeline=N`): a value of the body (not the loop's own carried values) that
+//   gets a fresh root gets a slotted one, `tile.alloc(Space, -1, N x size, i, slots=N)`, and lives
+//   in its slot 0 (`memref=mem_x_i[0]`): iteration j uses slot j mod N, one slot per stage, so
+//   the loop's stages never overwrite each other. Its views stay in the slot.
 // - One `mem_x_i: MemRefType = tile.alloc(Space, -1, size, i)` per root, prepended in id order.
 // Errors: a tile with a non-static shape ("value 'v' has a non-static shape [n, 64]; init-memref
 // needs static shapes"), a zero-byte tile, a slice with a dynamic or 4-bit-unaligned origin.

@@ -350,6 +350,9 @@ class RootSets {
     from = Find(from);
     if (into == from) return true;
     if (into->space() != from->space() || into->space() == ir::MemorySpace::kDDR) return false;
+    // A slotted root (a pipelined loop's stages) is its loop's alone: a value yielded from a slot
+    // is moved into the carried buffer.
+    if (into->is_slotted() || from->is_slotted()) return false;
     // A yielded value of another layout class is moved (a layout-converting copy), not merged.
     if (!LayoutsMayShare(layout_[into], layout_[from])) return false;
     IntervalUnion& a = intervals_[into];
@@ -595,9 +598,13 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Liveness& lt, RootSets* se
       space_begin = buffers.size();
     }
     size_t chosen = buffers.size();
-    if (share && g.root->space() != ir::MemorySpace::kDDR) {
+    // A slotted root keeps a buffer of its own: its slots rotate with a pipelined loop, and a
+    // value packed into it would have to name a slot (or lose the stages' separation).
+    const bool slotted = g.root->is_slotted();
+    if (share && !slotted && g.root->space() != ir::MemorySpace::kDDR) {
       const size_t scan_end = std::min(buffers.size(), space_begin + kMaxFirstFitScan);
       for (size_t b = space_begin; b < scan_end; ++b) {
+        if (groups[buffers[b].rep].root->is_slotted()) continue;
         if (LayoutsMayShare(buffers[b].layout, g.layout) && buffers[b].busy.Free(g.start, g.end)) {
           chosen = b;
           break;

@@ -480,10 +480,14 @@ class FunctionSim {
 
   // A pipelined loop of depth N keeps N iterations in flight: a value written in iteration j
   // must not overlap a value the body wrote in iterations j - N + 1 .. j - 1 (they may still be
-  // read by the stages running beside it), whatever the sequential order says.
+  // read by the stages running beside it), whatever the sequential order says. Values in the
+  // buffer of one of the loop's carried values are exempt: the carry orders them.
   void CheckStages(const ir::Var& v, const Inst& inst, const ir::Stmt* s) {
     if (pipelines_.empty()) return;
     Pipeline& p = pipelines_.back();
+    // A carried value's buffer passes from one iteration to the next: its writes are ordered by
+    // the carry, not in flight beside each other.
+    if (p.carried_roots.count(inst.layout.root->name)) return;
     for (const InFlight& f : p.in_flight) {
       if (f.iteration == p.iteration || p.iteration - f.iteration >= p.depth) continue;
       if (f.space != inst.space || f.hi <= inst.lo || f.lo >= inst.hi) continue;
@@ -819,7 +823,15 @@ class FunctionSim {
     }
     control_.Add("for").Add(iters);
     ParallelCopy(Vars(fs.inits), fs.iter_args, s);
-    if (fs.pipeline > 0) pipelines_.push_back({fs.pipeline, 0, fs.loop_var->name, {}});
+    if (fs.pipeline > 0) {
+      pipelines_.push_back({fs.pipeline, 0, fs.loop_var->name, {}, {}});
+      for (const ir::VarPtr& c : fs.iter_args) {
+        const ir::TileType* t = ir::AsTile(c->type);
+        if (t != nullptr && t->memref != nullptr) {
+          pipelines_.back().carried_roots.insert(t->memref->name());
+        }
+      }
+    }
     for (int64_t i = 0; i < iters; ++i) {
       if (fs.pipeline > 0) pipelines_.back().iteration = i;
       Fingerprint index("index");
@@ -891,7 +903,8 @@ class FunctionSim {
     int64_t depth;
     int64_t iteration;
     std::string loop_var;
-    std::vector<InFlight> in_flight;  // the body's values, by iteration
+    std::vector<InFlight> in_flight;      // the body's values, by iteration
+    std::set<std::string> carried_roots;  // the roots of the loop's carried values
   };
   struct Writer {
     std::string value;

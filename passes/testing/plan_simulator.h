@@ -37,7 +37,8 @@
 // lies at k x size / N of it, and inside a pipelined loop of depth N (`pipeline=N`) iteration j
 // puts it in slot (k + j) mod N. Such a loop keeps N iterations in flight, so a value its body
 // writes over bytes that a value of one of the N - 1 iterations before still holds is a finding
-// (stage overlap), even though the sequential execution reads nothing clobbered.
+// (stage overlap), even though the sequential execution reads nothing clobbered; values in the
+// root of one of the loop's carried values (an accumulator) are ordered by the carry and exempt.
 // Orchestration functions are not planned and not simulated; DDR tiles are not planned here.
 //
 // Values (SimulateAndTrace). Every value also gets a fingerprint of what it computes from the
