@@ -5,6 +5,7 @@
 // (//passes/testing:memory_pipeline_property_test).
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,8 @@
 #include "passes/memory_pipeline.h"
 #include "passes/pass_testing.h"
 #include "passes/testing/program_generator.h"
+#include "policy/constrained_planner.h"
+#include "policy/dsa_problem.h"
 
 namespace accelmem {
 namespace passes {
@@ -72,6 +75,60 @@ TEST(ConstrainedVsGreedyTest, FitsWhereGreedyFitsAndNeverPaysMore) {
   EXPECT_GT(cheaper, 0);
   std::printf("%d programs compared, %d spaces, %d cheaper than greedy, %d proven optimal\n",
               compared, spaces, cheaper, optimal);
+}
+
+// A double-buffered matmul loop (passes/testdata/pipeline_double_buffered_matmul_*.tile) plans
+// with its stages apart on 910B and 950, its exported problem carries a pipeline group per
+// slotted root (depth 2, both stages kept), and the constrained planner solves the exported
+// problem to the reuse cost the pipeline reports.
+TEST(ConstrainedVsGreedyTest, DoubleBufferedMatmulExportSolvesToThePipelinesCost) {
+  constexpr char kMatmul[] = R"(@function(type=AIC)
+def mm(a: Tensor[[64, 256], FP16], b: Tensor[[256, 64], FP16], c: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
+    l0: Tile[[64, 64], FP16, Left] = tile.load(a, [0, 0], [64, 64], space=Left)
+    r0: Tile[[64, 64], FP16, Right] = tile.load(b, [0, 0], [64, 64], space=Right)
+    acc0: Tile[[64, 64], FP32, Acc] = tile.matmul(l0, r0)
+    for k, (acc,) in range(1, 4, 1, init=(acc0,), pipeline=2) -> (out: Tile[[64, 64], FP32, Acc],):
+        am: Tile[[64, 64], FP16, Mat] = tile.load(a, [0, k], [64, 64], space=Mat)
+        bm: Tile[[64, 64], FP16, Mat] = tile.load(b, [k, 0], [64, 64], space=Mat)
+        al: Tile[[64, 64], FP16, Left] = tile.move(am, Left)
+        br: Tile[[64, 64], FP16, Right] = tile.move(bm, Right)
+        nxt: Tile[[64, 64], FP32, Acc] = tile.matmul_acc(acc, al, br)
+        yield (nxt,)
+    o: Tensor[[64, 64], FP32] = tile.store(out, [0, 0], c)
+    return o
+)";
+  for (const char* backend : {"ascend910b", "ascend950"}) {
+    ASSERT_TRUE(backends::BackendConfig::SetByName(backend).ok());
+    MemoryPipelineOptions o;
+    o.allocate.strategy = PlacementStrategy::kConstrained;
+    std::optional<policy::DsaProblemDocument> doc;
+    uint64_t pipeline_cost = 0;
+    o.allocate.on_problem = [&doc](const policy::DsaProblemDocument& d) { doc = d; };
+    o.allocate.on_stats = [&pipeline_cost](const SpacePlanStats& st) {
+      pipeline_cost += st.reuse_cost;
+    };
+    absl::StatusOr<std::string> planned =
+        testing::RunToText(kMatmul, "init-memref,memory-reuse,allocate-memory-addr");
+    ASSERT_TRUE(planned.ok()) << backend << ": " << planned.status();
+    EXPECT_NE(planned->find("tile.alloc(Mat, 0, 16384, 3, slots=2)"), std::string::npos)
+        << *planned;
+    ASSERT_TRUE(
+        testing::RunOnText(kMatmul, "init-memref,memory-reuse,allocate-memory-addr", o).ok());
+    ASSERT_TRUE(doc.has_value());
+    const policy::DsaProblem& p = doc->problem;
+    ASSERT_TRUE(p.pypto_structure.has_value());
+    ASSERT_EQ(p.pypto_structure->pipeline_groups.size(), 4u) << backend;  // am, bm, al, br
+    for (const policy::DsaPipelineGroup& g : p.pypto_structure->pipeline_groups) {
+      EXPECT_EQ(g.depth, 2u);
+      EXPECT_EQ(g.effective_depth, 2u);
+      EXPECT_EQ(p.buffers[g.members[0].buffer].size, 2 * g.slot_size);
+    }
+    absl::StatusOr<policy::ConstrainedResult> solved = policy::SolveConstrained(p);
+    ASSERT_TRUE(solved.ok()) << solved.status();
+    EXPECT_EQ(solved->status, policy::ConstrainedStatus::kOptimal);
+    EXPECT_EQ(solved->reuse_cost, pipeline_cost) << backend;
+  }
+  backends::BackendConfig::Reset();
 }
 
 }  // namespace

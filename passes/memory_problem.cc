@@ -58,6 +58,54 @@ class AccessCollector final : public ir::IRVisitor {
   int64_t next_ = 0;
 };
 
+// The depth each slotted root's pipelined loop asks for: the `pipeline=` of the innermost
+// pipelined loop around a value that names one of its slots (a root used outside any such loop
+// has only fixed slots: its own slot count).
+class PipelineDepths final : public ir::IRVisitor {
+ public:
+  void VisitFor(const ir::ForStmt& f) override {
+    if (f.pipeline > 0) depths_.push_back(f.pipeline);
+    IRVisitor::VisitFor(f);
+    if (f.pipeline > 0) depths_.pop_back();
+  }
+  void VisitVarDef(const ir::Var& v) override {
+    const ir::MemRefPtr& m = ir::MemRefOf(*v.type);
+    if (m == nullptr || !m->is_slotted() || m->slot() < 0 || depths_.empty()) return;
+    depth.try_emplace(m->root(), depths_.back());
+  }
+
+  absl::flat_hash_map<const MemRef*, int64_t> depth;
+
+ private:
+  std::vector<int64_t> depths_;
+};
+
+// One pipeline group per slotted root (ir/memref.h): accelmem places a slotted root as one block
+// of N slots, so the group's one member is that block, whose slots are the stages (stage 0,
+// residue 0: slot k holds iteration k mod N's values); depth is the loop's `pipeline=`, effective
+// depth the slots the root keeps (fewer where memory-reuse shed depth), slot size the block's
+// size over its slots.
+void AddPipelineGroups(const ir::Function& function, MemoryProblem* out) {
+  PipelineDepths depths;
+  depths.VisitFunction(function);
+  policy::DsaProblem& p = out->document.problem;
+  for (size_t i = 0; i < out->buffers.size(); ++i) {
+    const MemRef* root = out->buffers[i].root;
+    if (!root->is_slotted()) continue;
+    auto d = depths.depth.find(root);
+    const int64_t depth = std::max(root->slots(), d != depths.depth.end() ? d->second : 0);
+    policy::DsaPipelineGroup g;
+    g.pool = static_cast<uint32_t>(root->space());
+    g.slot_size = std::max<uint64_t>(1, p.buffers[i].size / static_cast<uint64_t>(root->slots()));
+    g.depth = static_cast<uint32_t>(depth);
+    g.effective_depth = static_cast<uint32_t>(root->slots());
+    g.members.push_back({static_cast<uint32_t>(i), 0, 0});
+    if (!p.pypto_structure) p.pypto_structure.emplace();
+    g.group = static_cast<uint32_t>(p.pypto_structure->pipeline_groups.size());
+    p.pypto_structure->pipeline_groups.push_back(std::move(g));
+  }
+}
+
 }  // namespace
 
 MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& liveness,
@@ -157,6 +205,7 @@ MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& l
   }
   // A reserve space without tiles still gets its pool, so that the reserves are checked.
   if (!options.reserved.empty()) add_pool(options.reserve_space);
+  AddPipelineGroups(function, &out);
 
   // Penalties and in-place pairs, pool by pool (buffers of one pool only).
   for (size_t a = 0; a < p.buffers.size(); ++a) {

@@ -23,6 +23,12 @@
 //   the pipe of the later one's first write (op registry pipes). Sharing bytes between them
 //   makes the later write wait for another engine. Accesses are ordered by program order; the
 //   loop-carried handoff (the later buffer's next iteration) is not modelled.
+// - Pipeline groups: one per slotted root (a pipelined loop's ping-pong buffer, ir/memref.h).
+//   The root is one buffer, placed as one block of its N slots, so the group has that one member
+//   (stage 0, residue 0; slot k holds the values of iterations k mod N) and needs no separation:
+//   the block's slots cannot overlap each other. depth = the loop's `pipeline=`, effective_depth =
+//   the slots the root keeps (below depth where memory-reuse shed stages), slot_size = the
+//   buffer's size over its slots.
 // - Objective: fit the capacities, then the least reuse cost, then the least total peak.
 //
 // The lifetimes are in liveness time (3 steps per statement), so LOAD's time names a statement.

@@ -212,6 +212,49 @@ def lay(x: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], FP16]:
   EXPECT_TRUE(n.problem.document.problem.constraints.separations.empty());
 }
 
+// A pipelined loop's slotted roots are pipeline groups: one per root, its block the one member,
+// depth from the loop, effective depth its slots, slot size the block over its slots. The
+// problem stays valid, and a plain root is in no group.
+TEST(MemoryProblemTest, PipelineGroups) {
+  const Built b = Build(R"(@function(type=AIV)
+def f(x: Tensor[[8, 64], FP32], out: Tensor[[8, 64], FP32]) -> Tensor[[8, 64], FP32]:
+    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 6144, 0, slots=3)
+    mem_vec_1: MemRefType = tile.alloc(Vec, -1, 6144, 1, slots=3)
+    mem_vec_2: MemRefType = tile.alloc(Vec, -1, 2048, 2)
+    for i in range(0, 6, 1, pipeline=3):
+        a: Tile[[8, 64], FP32, memref=mem_vec_0[0]] = tile.load(x, [0, 0], [8, 64])
+        e: Tile[[8, 64], FP32, memref=mem_vec_1[0]] = tile.exp(a)
+        o: Tensor[[8, 64], FP32] = tile.store(e, [0, 0], out)
+    c: Tile[[8, 64], FP32, memref=mem_vec_2] = tile.load(x, [0, 0], [8, 64])
+    r: Tensor[[8, 64], FP32] = tile.store(c, [0, 0], out)
+    return r
+)",
+                        nullptr);
+  const policy::DsaProblem& p = b.problem.document.problem;
+  EXPECT_TRUE(policy::ValidateDsaProblem(p).empty());
+  ASSERT_TRUE(p.pypto_structure.has_value());
+  ASSERT_EQ(p.pypto_structure->pipeline_groups.size(), 2u);
+  for (size_t g = 0; g < 2; ++g) {
+    const policy::DsaPipelineGroup& group = p.pypto_structure->pipeline_groups[g];
+    EXPECT_EQ(group.group, g);
+    EXPECT_EQ(group.pool, static_cast<uint32_t>(ir::MemorySpace::kVec));
+    EXPECT_EQ(group.depth, 3u);
+    EXPECT_EQ(group.effective_depth, 3u);
+    EXPECT_EQ(group.slot_size, 2048u);
+    ASSERT_EQ(group.members.size(), 1u);
+    EXPECT_EQ(p.buffers[group.members[0].buffer].name, g == 0 ? "mem_vec_0" : "mem_vec_1");
+    EXPECT_EQ(p.buffers[group.members[0].buffer].size, 6144u);
+    EXPECT_EQ(group.members[0].stage, 0u);
+    EXPECT_EQ(group.members[0].residue, 0u);
+  }
+  // The slots are busy over the whole loop: the two blocks overlap in time, c comes after.
+  const policy::DsaBuffer& a = p.buffers[0];
+  const policy::DsaBuffer& e = p.buffers[1];
+  EXPECT_EQ(a.live_intervals[0].lower, e.live_intervals[0].lower);
+  EXPECT_EQ(a.live_intervals[0].upper, e.live_intervals[0].upper);
+  EXPECT_GE(p.buffers[2].live_intervals[0].lower, a.live_intervals[0].upper);
+}
+
 }  // namespace
 }  // namespace passes
 }  // namespace accelmem
