@@ -26,10 +26,14 @@ MemRefPtr MemRef::MakeSlot(const MemRefPtr& base, int64_t slot, int64_t offset, 
 }
 
 MemRefPtr MemRef::Rebase(const MemRef& like, const MemRefPtr& new_root) {
-  if (like.slot() >= 0 && new_root->is_slotted()) {
-    return MakeSlot(new_root, like.slot(), like.offset_in_slot(), like.size());
+  if (like.slot() < 0) return MakeView(new_root, like.offset(), like.size());
+  // A root that lost slots (a shed pipeline depth) keeps slot k mod its new count; one without
+  // slots is the slot itself.
+  if (new_root->is_slotted()) {
+    return MakeSlot(new_root, like.slot() % new_root->slots(), like.offset_in_slot(), like.size());
   }
-  return MakeView(new_root, like.offset(), like.size());
+  if (like.offset_in_slot() == 0 && like.size() == new_root->size()) return new_root;
+  return MakeView(new_root, like.offset_in_slot(), like.size());
 }
 
 int64_t MemRef::slot_size() const {

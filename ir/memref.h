@@ -11,9 +11,10 @@
 // slots (size = N x slot size): the ping-pong buffers of a pipelined loop (upstream PyPTO's
 // alloc_multi_tile). A tile in it names a slot, `memref=mem_vec_0[1]` (or `mem_vec_0[1]+64`, a
 // window inside that slot); the MemRef is then a view at byte slot x slot size (+ 64) that keeps
-// the slot number. Inside a pipelined loop of the same depth the slot rotates: the value of
-// iteration j lives in slot (slot + j) mod N, so consecutive iterations never share bytes while
-// slot k is reused every N iterations. Outside such a loop the slot is fixed.
+// the slot number. Inside a pipelined loop (of depth N, or deeper where memory-reuse shed stages)
+// the slot rotates: the value of iteration j lives in slot (slot + j) mod N, so consecutive
+// iterations never share bytes while slot k is reused every N iterations. Outside such a loop
+// the slot is fixed.
 //
 // Identity is by object: two MemRef objects are the same buffer only if they are the same
 // pointer (SameAllocation compares roots). MemRefs are immutable; a pass that plans addresses
@@ -53,8 +54,10 @@ class MemRef : public std::enable_shared_from_this<MemRef> {
   static MemRefPtr MakeView(const MemRefPtr& base, int64_t offset, int64_t size);
   // Slot `slot` of the slotted root of `base`, `offset` bytes into the slot, `size` bytes long.
   static MemRefPtr MakeSlot(const MemRefPtr& base, int64_t slot, int64_t offset, int64_t size);
-  // The view `like` (not a root) on another root `new_root`: the same slot and offset in the
-  // slot when both are slotted (the new root's slot size may differ), else the same offset.
+  // The view `like` (not a root) on another root `new_root`: the same slot (mod the new slot
+  // count) and offset in the slot when both are slotted (the new root's slot size may differ);
+  // for a slot on a root without slots, the offset in the slot (the root itself when the slot
+  // covers it); else the same offset.
   static MemRefPtr Rebase(const MemRef& like, const MemRefPtr& new_root);
   // The canonical root name of the contract: "mem_" + lower(space) + "_" + id.
   static std::string RootName(MemorySpace space, int64_t id);

@@ -189,11 +189,11 @@ const Case kCases[] = {
      "3:5: error: in function 'f': value 'a': memref: tile of 16 bytes at offset 4 of slot 0 does "
      "not fit the 16-byte slots of memref 'mem_vec_0'"},
     {"SlotsDisagreeWithPipelineDepth",
-     kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 32, 0, slots=2)\n" +
-         "    for i in range(0, 4, 1, pipeline=3):\n" +
+     kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 48, 0, slots=3)\n" +
+         "    for i in range(0, 4, 1, pipeline=2):\n" +
          "        a: Tile[[4], FP32, memref=mem_vec_0[1]] = tile.load(x, [0], [4])\n",
-     "4:9: error: in function 'f': value 'a': memref: memref 'mem_vec_0' has 2 slots but the "
-     "pipelined loop over 'i' around it has depth 3 (one slot per stage)"},
+     "4:9: error: in function 'f': value 'a': memref: memref 'mem_vec_0' has 3 slots but the "
+     "pipelined loop over 'i' around it has depth 2 (at most one slot per stage)"},
     {"PipelinedCarryInSlot",
      kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 32, 0, slots=2)\n" +
          "    a: Tile[[4], FP32, memref=mem_vec_0[0]] = tile.load(x, [0], [4])\n" +

@@ -150,7 +150,7 @@ class LivenessBuilder final : public ir::IRVisitor {
     // other iterations: it holds its slot over the whole loop, from just after the entry (where
     // the inits are last read) to the loop's end.
     if (!pipelined_.empty() && t->memref != nullptr && t->memref->slot() >= 0 &&
-        t->memref->slots() == pipelined_.back().depth) {
+        t->memref->slots() <= pipelined_.back().depth) {
       l.start = 3 * pipelined_.back().entry + 2;
       l.extend.push_back(pipelined_.back().id);
     }

@@ -31,6 +31,7 @@ absl::StatusOr<PassPtr> CreateMemoryPass(absl::string_view name,
   if (name == MemoryReusePass::kName) {
     MemoryReuseOptions o;
     o.backend = PipelineBackend(options);
+    o.on_note = options.on_note;
     return CreateMemoryReusePass(o);
   }
   if (name == AllocateMemoryAddrPass::kName) {

@@ -35,6 +35,8 @@ struct MemoryPipelineOptions {
   std::optional<backends::BackendPtr> backend;
   // Placement strategy and budget of allocate-memory-addr (its `backend` is taken from above).
   AllocateMemoryAddrOptions allocate;
+  // The passes' notes (memory-reuse: a pipelined loop's depth shed; MemoryReuseOptions::on_note).
+  std::function<void(const std::string&)> on_note;
 };
 // The backend `options` builds passes for (see MemoryPipelineOptions::backend).
 backends::BackendPtr PipelineBackend(const MemoryPipelineOptions& options);

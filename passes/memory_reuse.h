@@ -28,6 +28,14 @@
 // 3. Allocs are rebuilt at the top of the body in id order for the roots still in use, with the
 //    merged root as large as its largest member (removing allocs no longer used).
 //
+// Pipelined loops: slotted roots (one slot per stage, init-memref) are neither merged nor packed
+// with other roots: that would collapse the stages onto one buffer. With a backend, where a
+// space's roots, laid out one after another at its alignment, exceed its capacity, the innermost
+// pipelined loop with more than one slot in that space sheds one (N slots become N - 1; one slot
+// is a plain buffer, on which the loop's stages serialise), repeatedly, until the space fits or
+// nothing is left to shed (allocate-memory-addr then reports the capacity error). Each step is a
+// note (MemoryReuseOptions::on_note) naming the function, the space and the loop.
+//
 // Storage layouts: where the backend separates layouts in a space (backends::SeparatesLayouts;
 // Vec on the Ascend 950), a root's layout class is its tiles' layout (ND when unstated), and
 // neither step 1's merges nor step 2's packing ever put roots of two classes into one: a
@@ -36,6 +44,7 @@
 #ifndef ACCELMEM_PASSES_MEMORY_REUSE_H_
 #define ACCELMEM_PASSES_MEMORY_REUSE_H_
 
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -46,6 +55,10 @@ namespace accelmem {
 namespace passes {
 
 struct MemoryReuseOptions {
+  // Called with each note of the pass: a pipelined loop's depth shed in a space that cannot hold
+  // its stages ("in function 'F': Mat cannot hold the stages of the pipelined loop over 'k'
+  // (line 9): ...; shed its depth there from 2 to 1 (mem_mat_3, mem_mat_4)").
+  std::function<void(const std::string&)> on_note;
   // The target: which spaces keep storage layouts apart. Null: none (any tiles may share).
   backends::BackendPtr backend;
 };

@@ -1,11 +1,14 @@
 #include "passes/memory_reuse.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backends/ascend/ascend.h"
 #include "gtest/gtest.h"
+#include "ir/printer.h"
 #include "passes/memory_pipeline.h"
 #include "passes/pass_testing.h"
 #include "passes/verify_memory_plan.h"
@@ -133,6 +136,61 @@ def f(x: Tensor[[16, 16], FP16], y: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], 
   EXPECT_EQ(roots(backends::MakeAscendBackend(backends::Ascend950())), "a:mem_vec_0 b:mem_vec_1 ");
   EXPECT_EQ(roots(backends::MakeAscendBackend(backends::Ascend910b())), "a:mem_vec_0 b:mem_vec_0 ");
   EXPECT_EQ(roots(nullptr), "a:mem_vec_0 b:mem_vec_0 ");
+}
+
+// The pipeline-stage guard is capacity-gated: a double-buffered matmul whose L0A and L0B blocks
+// fit keeps both stages (no note); at 128x128 the 910B's 64 KiB L0A/L0B cannot hold two 32 KiB
+// slots beside the prologue's tile, so the loop's depth is shed there, one note per space, while
+// Mat keeps both stages. The plan then verifies.
+TEST(MemoryReuseTest, PipelineDepthShedOnlyWhereTheSpaceCannotHoldIt) {
+  constexpr char kMatmul128[] = R"(@function(type=AIC)
+def mm(a: Tensor[[128, 512], FP16], b: Tensor[[512, 128], FP16], c: Tensor[[128, 128], FP32]) -> Tensor[[128, 128], FP32]:
+    l0: Tile[[128, 128], FP16, Left] = tile.load(a, [0, 0], [128, 128], space=Left)
+    r0: Tile[[128, 128], FP16, Right] = tile.load(b, [0, 0], [128, 128], space=Right)
+    acc0: Tile[[128, 128], FP32, Acc] = tile.matmul(l0, r0)
+    for k, (acc,) in range(1, 4, 1, init=(acc0,), pipeline=2) -> (out: Tile[[128, 128], FP32, Acc],):
+        am: Tile[[128, 128], FP16, Mat] = tile.load(a, [0, k], [128, 128], space=Mat)
+        bm: Tile[[128, 128], FP16, Mat] = tile.load(b, [k, 0], [128, 128], space=Mat)
+        al: Tile[[128, 128], FP16, Left] = tile.move(am, Left)
+        br: Tile[[128, 128], FP16, Right] = tile.move(bm, Right)
+        nxt: Tile[[128, 128], FP32, Acc] = tile.matmul_acc(acc, al, br)
+        yield (nxt,)
+    o: Tensor[[128, 128], FP32] = tile.store(out, [0, 0], c)
+    return o)";
+  std::string small = kMatmul128;
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"128, 128", "64, 64"},
+                                 {"128, 512", "64, 256"},
+                                 {"512, 128", "256, 64"}}) {
+    for (size_t at = small.find(from); at != std::string::npos; at = small.find(from, at)) {
+      small.replace(at, from.size(), to);
+    }
+  }
+  MemoryPipelineOptions o;
+  o.backend = backends::BackendRegistry::Global().Create("ascend910b").value();
+  std::vector<std::string> notes;
+  o.on_note = [&notes](const std::string& n) { notes.push_back(n); };
+  absl::StatusOr<ProgramResult> fits = RunOnText(small, "init-memref,memory-reuse", o);
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_TRUE(notes.empty()) << notes[0];
+  const std::string kept = ir::PrintProgram(*fits->program);
+  EXPECT_NE(kept.find("tile.alloc(Left, -1, 16384, 5, slots=2)"), std::string::npos) << kept;
+
+  absl::StatusOr<ProgramResult> shed = RunOnText(kMatmul128, "init-memref,memory-reuse", o);
+  ASSERT_TRUE(shed.ok()) << shed.status();
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(
+      notes[0],
+      "in function 'mm': Left cannot hold the stages of the pipelined loop over 'k' (line 6): "
+      "its buffers need 98304 bytes, above the capacity of 65536; shed its depth there from "
+      "2 to 1 (mem_left_5)");
+  EXPECT_TRUE(absl::StrContains(notes[1], "Right cannot hold the stages")) << notes[1];
+  const std::string text = ir::PrintProgram(*shed->program);
+  EXPECT_NE(text.find("tile.alloc(Left, -1, 32768, 5)"), std::string::npos) << text;
+  EXPECT_NE(text.find("tile.alloc(Mat, -1, 65536, 3, slots=2)"), std::string::npos) << text;
+  EXPECT_NE(text.find("memref=mem_left_5] = tile.move(am, Left)"), std::string::npos) << text;
+  absl::StatusOr<ProgramResult> planned = RunOnText(kMatmul128, "default", o);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_TRUE(VerifyMemoryPlan(*planned->program).ok());
 }
 
 }  // namespace

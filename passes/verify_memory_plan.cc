@@ -302,7 +302,7 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
     c.lo = std::min(c.lo, m.addr());
     c.hi = std::max(c.hi, ir::SaturatingAdd(m.addr(), m.size()));
     c.layouts |= LayoutBit(*tile);
-    if (m.slot() >= 0 && v.pipelined >= 0 && an.loop_depth_[v.pipelined] == m.slots()) {
+    if (m.slot() >= 0 && v.pipelined >= 0 && an.loop_depth_[v.pipelined] >= m.slots()) {
       c.loop = v.pipelined;
       c.slot = m.slot();
       c.in_lo = std::min(c.in_lo, m.offset_in_slot());

@@ -1,6 +1,7 @@
 #include "passes/testing/plan_simulator.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -472,7 +473,7 @@ class FunctionSim {
     const int64_t slot_size = root.size / root.slots;
     const int64_t in_slot = m.offset() - m.slot() * slot_size;
     int64_t slot = m.slot();
-    if (!pipelines_.empty() && pipelines_.back().depth == root.slots) {
+    if (!pipelines_.empty() && pipelines_.back().depth >= root.slots) {
       slot = (slot + pipelines_.back().iteration) % root.slots;
     }
     return SatAdd(slot * slot_size, in_slot);
@@ -489,7 +490,7 @@ class FunctionSim {
     // the carry, not in flight beside each other.
     if (p.carried_roots.count(inst.layout.root->name)) return;
     for (const InFlight& f : p.in_flight) {
-      if (f.iteration == p.iteration || p.iteration - f.iteration >= p.depth) continue;
+      if (f.iteration == p.iteration || p.iteration - f.iteration >= p.in_flight_depth) continue;
       if (f.space != inst.space || f.hi <= inst.lo || f.lo >= inst.hi) continue;
       Report(FindingKind::kStageOverlap, s, {v.name, f.value}, inst.space, inst.lo, inst.hi,
              std::max(f.lo, inst.lo), std::min(f.hi, inst.hi),
@@ -498,6 +499,34 @@ class FunctionSim {
                           p.loop_var, "' keeps ", p.depth, " iterations in flight"));
     }
     p.in_flight.push_back({v.name, inst.space, inst.lo, inst.hi, p.iteration});
+  }
+
+  // How many iterations of a pipelined loop really run at once: its depth, but no more than the
+  // slots of any on-chip tile its body defines (a buffer of M slots makes iteration j + M wait
+  // for iteration j; a plain buffer serialises the loop, as where memory-reuse shed its depth).
+  // Tiles in a carried value's buffer do not count: the carry orders them anyway.
+  int64_t InFlightDepth(const ir::ForStmt& fs, const std::set<std::string>& carried) const {
+    int64_t depth = fs.pipeline;
+    std::function<void(const ir::StmtPtr&)> walk = [&](const ir::StmtPtr& body) {
+      if (body == nullptr) return;
+      for (const ir::StmtPtr& st : ir::BodyStmts(body)) {
+        if (const ir::ForStmt* f = ir::AsFor(st.get())) walk(f->body);
+        if (const ir::IfStmt* is = ir::AsIf(st.get())) {
+          walk(is->then_body);
+          walk(is->else_body);
+        }
+        if (ir::AsSeq(st.get()) != nullptr) walk(st);
+        const ir::AssignStmt* a = ir::AsAssign(st.get());
+        const ir::TileType* t = a != nullptr ? ir::AsTile(a->var->type) : nullptr;
+        if (t == nullptr || t->memref == nullptr || !ir::IsOnChip(t->space)) continue;
+        if (carried.count(t->memref->name())) continue;
+        auto it = roots_.find(t->memref->name());
+        depth = std::min<int64_t>(
+            depth, it != roots_.end() && it->second.slots > 0 ? it->second.slots : 1);
+      }
+    };
+    walk(fs.body);
+    return depth;
   }
 
   void CheckFits(const ir::Var& v, const Inst& inst, const ir::Stmt* s) {
@@ -824,13 +853,14 @@ class FunctionSim {
     control_.Add("for").Add(iters);
     ParallelCopy(Vars(fs.inits), fs.iter_args, s);
     if (fs.pipeline > 0) {
-      pipelines_.push_back({fs.pipeline, 0, fs.loop_var->name, {}, {}});
+      pipelines_.push_back({fs.pipeline, fs.pipeline, 0, fs.loop_var->name, {}, {}});
       for (const ir::VarPtr& c : fs.iter_args) {
         const ir::TileType* t = ir::AsTile(c->type);
         if (t != nullptr && t->memref != nullptr) {
           pipelines_.back().carried_roots.insert(t->memref->name());
         }
       }
+      pipelines_.back().in_flight_depth = InFlightDepth(fs, pipelines_.back().carried_roots);
     }
     for (int64_t i = 0; i < iters; ++i) {
       if (fs.pipeline > 0) pipelines_.back().iteration = i;
@@ -901,6 +931,7 @@ class FunctionSim {
   };
   struct Pipeline {
     int64_t depth;
+    int64_t in_flight_depth;  // iterations really in flight (InFlightDepth)
     int64_t iteration;
     std::string loop_var;
     std::vector<InFlight> in_flight;      // the body's values, by iteration

@@ -34,9 +34,11 @@
 // layout, ND when none) is a finding, whatever their lifetimes; so any two values of different
 // classes that ever share a byte are found at the second's write.
 // Slots and pipelined loops: a tile in slot k of a slotted root (`tile.alloc(..., slots=N)`)
-// lies at k x size / N of it, and inside a pipelined loop of depth N (`pipeline=N`) iteration j
-// puts it in slot (k + j) mod N. Such a loop keeps N iterations in flight, so a value its body
-// writes over bytes that a value of one of the N - 1 iterations before still holds is a finding
+// lies at k x size / N of it, and inside a pipelined loop (`pipeline=D`, D >= N) iteration j puts
+// it in slot (k + j) mod N. Such a loop keeps F iterations in flight, F = D capped by the slots of
+// every on-chip tile its body defines (a plain buffer makes F = 1: the loop is serialised), so a
+// value its body writes over bytes that a value of one of the F - 1 iterations before still holds
+// is a finding
 // (stage overlap), even though the sequential execution reads nothing clobbered; values in the
 // root of one of the loop's carried values (an accumulator) are ordered by the carry and exempt.
 // Orchestration functions are not planned and not simulated; DDR tiles are not planned here.
