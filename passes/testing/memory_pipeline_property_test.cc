@@ -5,7 +5,9 @@
 // program computes the same values (the simulator's output traces are equal). The generator states
 // ND and NZ layouts on some Vec tiles; on ascend950, in every configuration, no ND tile and NZ
 // tile share a byte whatever their lifetimes (pipeline_check's layout-share over the whole plan,
-// the simulator's at every write). A failure prints its seed, the configuration(s) and the
+// the simulator's at every write). Some loops are pipelined (`pipeline=2` or `3`): their tiles get
+// slotted MemRefs, and the simulator rotates the slots and checks that no value is written over
+// one of an iteration still in flight. A failure prints its seed, the configuration(s) and the
 // program shrunk to a small passes/testdata case.
 #include <cstdint>
 #include <map>

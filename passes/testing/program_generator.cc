@@ -89,7 +89,10 @@ class Generator {
   // Layouts come from a stream of their own, so that the programs are those of the generator
   // before layouts existed, with layouts added.
   Generator(uint64_t seed, const GeneratorOptions& options)
-      : rng_(seed), layout_rng_(seed ^ 0x6c61796f75747321ULL), options_(options) {}
+      : rng_(seed),
+        layout_rng_(seed ^ 0x6c61796f75747321ULL),
+        pipeline_rng_(seed ^ 0x706970656c696e65ULL),
+        options_(options) {}
 
   GeneratedProgram Run(uint64_t seed) {
     GeneratedProgram out;
@@ -229,13 +232,14 @@ class Generator {
     return Visible(pred);
   }
 
+  // Inside a pipelined loop a new tile takes one slot per stage.
   bool Fits(Sp sp, int64_t bytes) const {
-    return used_[static_cast<int>(sp)] + bytes <= kBudget[static_cast<int>(sp)];
+    return used_[static_cast<int>(sp)] + bytes * stages_ <= kBudget[static_cast<int>(sp)];
   }
 
   Val Define(int depth, Val v, const std::string& rhs) {
     v.name = Fresh();
-    if (!v.view) used_[static_cast<int>(v.sp)] += v.r * v.c * Bits(v.dt) / 8 + 128;
+    if (!v.view) used_[static_cast<int>(v.sp)] += (v.r * v.c * Bits(v.dt) / 8 + 128) * stages_;
     Line(depth, absl::StrCat(v.name, ": ", TileT(v), " = ", rhs));
     scopes_.back().push_back(v);
     return v;
@@ -499,14 +503,18 @@ class Generator {
     const std::string i = absl::StrCat("i", n_++);
     const std::string range =
         P(80) ? absl::StrCat("range(0, ", U(1, 4), ", 1") : std::string("range(0, 8, 2");
+    const int64_t stages = PipelineDepth();
+    const std::string pipeline = stages > 0 ? absl::StrCat(", pipeline=", stages) : "";
     if (carries == 0) {
-      Line(depth, absl::StrCat("for ", i, " in ", range, "):"));
+      Line(depth, absl::StrCat("for ", i, " in ", range, pipeline, "):"));
     } else {
-      Line(depth, absl::StrCat("for ", i, ", ", TupleText(iter_names), " in ", range, ", init=",
-                               TupleText(init_names), ") -> ", TupleText(ret_decls), ":"));
+      Line(depth, absl::StrCat("for ", i, ", ", TupleText(iter_names), " in ", range,
+                               ", init=", TupleText(init_names), pipeline, ") -> ",
+                               TupleText(ret_decls), ":"));
     }
     scopes_.push_back(iters);
     const size_t before = lines_.size();
+    if (stages > 0) stages_ = stages;
     Body(depth + 1, loops + 1);
     if (carries > 0) {
       std::vector<std::string> ys;
@@ -552,8 +560,18 @@ class Generator {
     } else if (lines_.size() == before) {
       Line(depth + 1, "pass");
     }
+    if (stages > 0) stages_ = 1;
     scopes_.pop_back();
     for (const Val& r : rets) scopes_.back().push_back(r);
+  }
+
+  // The depth of a loop about to be generated: 0 (not pipelined) most of the time, never inside a
+  // pipelined loop (its carries' inits could then live in a slot, which a pipelined loop's carries
+  // may not).
+  int64_t PipelineDepth() {
+    if (!options_.pipelines || stages_ > 1) return 0;
+    const int64_t r = pipeline_rng_.Uniform(0, 99);
+    return r < 20 ? 2 : r < 28 ? 3 : 0;
   }
 
   void If(int depth, int loops) {
@@ -598,6 +616,8 @@ class Generator {
 
   SplitMix64 rng_;
   SplitMix64 layout_rng_;
+  SplitMix64 pipeline_rng_;
+  int64_t stages_ = 1;  // the depth of the pipelined loop being generated, else 1
   GeneratorOptions options_;
   std::string type_;
   bool cube_ = false;

@@ -6,11 +6,11 @@
 // carry j, rotations, swaps), nested loops, ifs with and without results, views (slices, reshapes,
 // slices of slices, Acc slices), narrowing and widening casts, tile.matmul / tile.matmul_acc over
 // Left/Right/Acc (also as a carried accumulator), every on-chip space (Vec, Mat, Left, Right, Acc,
-// Bias), storage layouts (ND, NZ) on Vec tiles, system.reserve_buffer with explicit and AUTO bases
-// in AIC and AIV functions, ops that are
-// not in-place safe (recip, rsqrt, move, transpose, widening cast) and values read long after
-// their definition. The random numbers come from a SplitMix64 stream of our own, so a seed gives
-// the same text on every platform and library version.
+// Bias), storage layouts (ND, NZ) on Vec tiles, pipelined loops (`pipeline=N`),
+// system.reserve_buffer with explicit and AUTO bases in AIC and AIV functions, ops that are not
+// in-place safe (recip, rsqrt, move, transpose, widening cast) and values read long after their
+// definition. The random numbers come from a SplitMix64 stream of our own, so a seed gives the same
+// text on every platform and library version.
 //
 // Sizes stay within the Ascend capacities (the smallest, 910B's: Vec 184 KiB, Bias 1 KiB) even when
 // nothing is shared; with GeneratorOptions::over_capacity_percent some programs get a tile or a
@@ -18,10 +18,10 @@
 // pipeline may then fail with a capacity error, but must not crash).
 //
 // ShrinkProgram() works on the text: it removes functions, statement blocks (loops and ifs whole),
-// loop carries and if results, replaces definitions by `tile.create` of the same type (which cuts
-// their dependencies), shrinks trip counts and shapes, keeping each step only when the text still
-// parses and verifies and the predicate still says "fails". It works on any unplanned tile text,
-// hand-written ones too.
+// loop carries, loop pipelining and if results, replaces definitions by `tile.create` of the same
+// type (which cuts their dependencies), shrinks trip counts and shapes, keeping each step only when
+// the text still parses and verifies and the predicate still says "fails". It works on any
+// unplanned tile text, hand-written ones too.
 #ifndef ACCELMEM_PASSES_TESTING_PROGRAM_GENERATOR_H_
 #define ACCELMEM_PASSES_TESTING_PROGRAM_GENERATOR_H_
 
@@ -64,6 +64,10 @@ struct GeneratorOptions {
   // one, views, write-into results, carries and yields their source's. Drawn from a stream of
   // their own, so the programs are otherwise those without layouts.
   bool layouts = true;
+  // Pipelined loops (`pipeline=2` or `3`) among the generated loops that are not inside another
+  // pipelined loop; their body's tiles are charged depth times against the budget (init-memref
+  // gives each a slot per stage). Which loops are pipelined comes from a stream of its own.
+  bool pipelines = true;
 };
 
 struct GeneratedProgram {

@@ -162,6 +162,44 @@ def f(x: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
   EXPECT_FALSE(absl::StrContains(small, "[32, 64]")) << small;
 }
 
+// The property test's programs (seeds 1..150) include pipelined loops, all valid, none nested in
+// another pipelined loop; init-memref gives their bodies slotted MemRefs. Without the switch no
+// loop is pipelined.
+TEST(ProgramGeneratorTest, PipelinedLoops) {
+  GeneratorOptions gen;
+  gen.over_capacity_percent = 3;
+  int pipelined = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    const std::string text = GenerateProgram(seed, gen).text;
+    EXPECT_TRUE(IsValidProgramText(text)) << seed;
+    pipelined += absl::StrContains(text, ", pipeline=");
+  }
+  EXPECT_GE(pipelined, 40);
+  gen.pipelines = false;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    EXPECT_FALSE(absl::StrContains(GenerateProgram(seed, gen).text, "pipeline=")) << seed;
+  }
+  // The shrinker drops a pipeline when the predicate does not need it, keeps it when it does.
+  const std::string text = R"(@function(type=AIV)
+def f(x: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
+    a: Tile[[8], FP32, Vec] = tile.load(x, [0], [8])
+    for i, (p,) in range(0, 4, 1, init=(a,), pipeline=2) -> (po: Tile[[8], FP32, Vec],):
+        r: Tile[[8], FP32, Vec] = tile.recip(p)
+        yield (r,)
+    o: Tensor[[8], FP32] = tile.store(po, [0], x)
+    return o
+)";
+  ASSERT_TRUE(IsValidProgramText(text));
+  const std::string plain =
+      ShrinkProgram(text, [](const std::string& t) { return absl::StrContains(t, "recip"); });
+  EXPECT_FALSE(absl::StrContains(plain, "pipeline=")) << plain;
+  const std::string kept = ShrinkProgram(text, [](const std::string& t) {
+    return absl::StrContains(t, "recip") && absl::StrContains(t, "pipeline=2");
+  });
+  EXPECT_TRUE(absl::StrContains(kept, "pipeline=2")) << kept;
+  EXPECT_LT(kept.size(), text.size()) << kept;
+}
+
 }  // namespace
 }  // namespace passes_testing
 }  // namespace accelmem

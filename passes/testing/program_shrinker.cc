@@ -210,7 +210,14 @@ Candidates RemoveCarries(const std::vector<std::string>& lines) {
   for (size_t i = 0; i < lines.size(); ++i) {
     const absl::string_view code = Code(lines[i]);
     if (!absl::StartsWith(code, "for ")) continue;
-    const std::string c(code);
+    std::string c(code);
+    // A pipelined loop's `, pipeline=N` (after the inits) is kept as it is.
+    std::string pipeline;
+    if (const size_t p = c.find(", pipeline="), a = c.find(") -> (");
+        p != std::string::npos && a != std::string::npos && p < a) {
+      pipeline = c.substr(p, a - p);
+      c.erase(p, a - p);
+    }
     const size_t open = c.find(", (");
     const size_t in = c.find(") in range(");
     const size_t init = c.find(", init=(");
@@ -249,12 +256,12 @@ Candidates RemoveCarries(const std::vector<std::string>& lines) {
       };
       const std::string pad(4 * Indent(lines[i]), ' ');
       if (iters.size() == 1) {
-        copy[i] = absl::StrCat(pad, "for ", loop_var, " in ", range, "):");
+        copy[i] = absl::StrCat(pad, "for ", loop_var, " in ", range, pipeline, "):");
         copy.erase(copy.begin() + static_cast<long>(yield));
       } else {
-        copy[i] =
-            absl::StrCat(pad, "for ", loop_var, ", ", TupleText(drop(iters)), " in ", range,
-                         ", init=", TupleText(drop(inits)), ") -> ", TupleText(drop(rets)), ":");
+        copy[i] = absl::StrCat(pad, "for ", loop_var, ", ", TupleText(drop(iters)), " in ", range,
+                               ", init=", TupleText(drop(inits)), pipeline, ") -> ",
+                               TupleText(drop(rets)), ":");
         std::vector<std::string> ny = drop(ys);
         for (std::string& y : ny) y = ReplaceWord(y, iters[k], inits[k]);
         copy[yield] =
@@ -332,6 +339,22 @@ Candidates ShrinkTripCounts(const std::vector<std::string>& lines) {
                              lines[i].substr(r + static_cast<size_t>(used)));
       out.push_back(Join(copy));
     }
+  }
+  return out;
+}
+
+// A pipelined loop made an ordinary one (its `, pipeline=N` dropped).
+Candidates RemovePipelines(const std::vector<std::string>& lines) {
+  Candidates out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!absl::StartsWith(Code(lines[i]), "for ")) continue;
+    const size_t p = lines[i].find(", pipeline=");
+    if (p == std::string::npos) continue;
+    size_t e = p + 11;
+    while (e < lines[i].size() && lines[i][e] >= '0' && lines[i][e] <= '9') ++e;
+    std::vector<std::string> copy = lines;
+    copy[i] = lines[i].substr(0, p) + lines[i].substr(e);
+    out.push_back(Join(copy));
   }
   return out;
 }
@@ -432,9 +455,9 @@ std::string ShrinkProgram(const std::string& text,
   std::string best = text;
   int calls = 0;
   using Step = Candidates (*)(const std::vector<std::string>&);
-  const Step steps[] = {RemoveFunctions,  RemoveStatements, UnwrapBlocks,
-                        RemoveCarries,    RemoveIfResults,  ReplaceByCreate,
-                        RemoveStatements, ShrinkTripCounts, ShrinkShapes};
+  const Step steps[] = {RemoveFunctions,  RemoveStatements, UnwrapBlocks,    RemovePipelines,
+                        RemoveCarries,    RemoveIfResults,  ReplaceByCreate, RemoveStatements,
+                        ShrinkTripCounts, ShrinkShapes};
   bool changed = true;
   while (changed && calls < options.max_predicate_calls) {
     changed = false;
