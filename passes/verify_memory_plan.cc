@@ -222,6 +222,7 @@ struct Class {
   // slot.
   int loop = -1;
   int64_t slot = -1, in_lo = INT64_MAX, in_hi = 0;
+  int64_t block_slots = 0;  // after MergeRotatingSlots: the merged block's slot count
 };
 
 // Slots of a pipelined loop (ir/memref.h): the value of iteration j in slot k lives in slot
@@ -257,6 +258,7 @@ void MergeRotatingSlots(const Analyzer& an, std::map<int, Class>* classes,
     first.end = 3 * an.loop_end_[key.second] + 2;
     first.lo = root->addr();
     first.hi = ir::SaturatingAdd(root->addr(), root->size());
+    first.block_slots = root->slots();
     for (size_t i = 1; i < ids.size(); ++i) {
       first.layouts |= classes->at(ids[i]).layouts;
       classes->erase(ids[i]);
@@ -332,6 +334,7 @@ absl::StatusOr<MemoryPlanReport> AnalyzeMemoryPlan(const ir::Function& function,
     b.size = c.hi - c.lo;
     b.memref = c.root->name();
     b.layouts = c.layouts;
+    b.slots = c.block_slots;
     report.buffers.push_back(std::move(b));
   }
   for (const Copy& cp : an.copies_) {

@@ -65,6 +65,9 @@ struct PlannedBuffer {
   std::string memref;                     // text of the MemRef, e.g. "mem_vec_0+256"
   // Bit 1 << ir::TileLayout of each layout its tiles state, an unstated one counting as ND.
   int layouts = 0;
+  // The values rotating through a slotted root in a pipelined loop: its slot count (one block of
+  // that many stages, [addr, addr + size) cut in equal slots); 0 for any other buffer.
+  int64_t slots = 0;
 };
 
 struct SpaceUsage {

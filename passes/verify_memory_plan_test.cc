@@ -255,6 +255,19 @@ def f(x: Tensor[[8], FP32], out: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
   const std::string unread = "    return out\n";
   auto check = [](const std::string& t) { return VerifyMemoryPlan(*ParseOrDie(t)); };
   EXPECT_TRUE(check(text("mem_vec_1[0]", unread)).ok()) << check(text("mem_vec_1[0]", unread));
+  // The values rotating through a root are one buffer, the root over the loop, with its slots.
+  absl::StatusOr<MemoryPlanReport> report =
+      AnalyzeMemoryPlan(*ParseOrDie(text("mem_vec_1[0]", unread))->functions[0]);
+  ASSERT_TRUE(report.ok()) << report.status();
+  int blocks = 0;
+  for (const PlannedBuffer& b : report->buffers) {
+    if (b.slots == 0) continue;
+    ++blocks;
+    EXPECT_EQ(b.slots, 2);
+    EXPECT_EQ(b.size, 64);
+    EXPECT_TRUE(absl::StrContains(b.name, "(slots of mem_vec_")) << b.name;
+  }
+  EXPECT_EQ(blocks, 2);
   absl::Status crossed = check(text("mem_vec_0[1]", unread));
   EXPECT_EQ(crossed.message(),
             "in function 'f': values 'a' (slot 0) and 'b' (slot 1) of 'mem_vec_0' share bytes one "

@@ -244,6 +244,15 @@ std::string RenderMemoryMapSvg(const passes::MemoryPlanReport& report) {
                                 at_peak ? "#fdae6b" : "#9ecae1", at_peak ? "#e6550d" : "#3182bd",
                                 Escape(b.name), b.addr, b.addr + b.size, b.size, b.first_stmt,
                                 b.last_stmt));
+      // The slots of a pipelined loop's block, one per stage, split by dashed lines.
+      for (int64_t k = 1; k < b.slots; ++k) {
+        const double sy = p.Y(b.addr + k * (b.size / b.slots));
+        absl::StrAppend(&svg, absl::StrFormat("<line class=\"slot\" x1=\"%.1f\" y1=\"%.1f\" "
+                                              "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#3182bd\" "
+                                              "stroke-dasharray=\"4,3\"><title>%s: slot %d of %d "
+                                              "(stage %d of the pipelined loop)</title></line>\n",
+                                              x, sy, x + w, sy, Escape(b.name), k, b.slots, k));
+      }
       if (h >= 8) {
         absl::StrAppend(&svg, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 2,
                                               y + std::min(h, 12.0) - 2, Escape(b.name)));

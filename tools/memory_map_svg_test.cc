@@ -147,6 +147,38 @@ TEST(MemoryMapSvgTest, NearCapacityIsOnTheScale) {
   }
 }
 
+// A pipelined loop's slotted MemRef is one block (verify_memory_plan merges the values rotating
+// through it, PlannedBuffer::slots), drawn with its stages: a dashed line between each two slots.
+TEST(MemoryMapSvgTest, SlotsOfAPipelinedLoopAreOneBlockWithItsStages) {
+  passes::MemoryPlanReport r;
+  r.function = "f";
+  r.num_statements = 8;
+  r.spaces = {{ir::MemorySpace::kVec, 128, 128, 0}};
+  passes::PlannedBuffer block;
+  block.name = "a (slots of mem_vec_0)";
+  block.space = ir::MemorySpace::kVec;
+  block.start = 6;
+  block.end = 17;
+  block.first_stmt = 2;
+  block.last_stmt = 5;
+  block.size = 96;
+  block.slots = 3;
+  passes::PlannedBuffer c = block;
+  c.name = "c";
+  c.start = 18;
+  c.end = 22;
+  c.addr = 96;
+  c.size = 32;
+  c.slots = 0;
+  r.buffers = {block, c};
+  const std::string svg = RenderMemoryMapSvg(r);
+  EXPECT_EQ(Count(svg, "class=\"slot\""), 2) << svg;
+  EXPECT_EQ(Count(svg, "class=\"buffer"), 2) << svg;
+  EXPECT_NE(svg.find("a (slots of mem_vec_0): slot 2 of 3 (stage 2 of the pipelined loop)"),
+            std::string::npos)
+      << svg;
+}
+
 }  // namespace
 }  // namespace tools
 }  // namespace accelmem
