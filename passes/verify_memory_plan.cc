@@ -233,9 +233,10 @@ struct Class {
 // never (they meet one iteration apart, both in flight).
 void MergeRotatingSlots(const Analyzer& an, std::map<int, Class>* classes,
                         MemoryPlanReport* report) {
-  std::map<std::pair<int64_t, int>, std::vector<int>> groups;  // (root id, loop) -> classes
+  // (root name, loop) -> classes; names are unique (each is a tile.alloc's value), ids need not be.
+  std::map<std::pair<std::string, int>, std::vector<int>> groups;
   for (const auto& [id, c] : *classes) {
-    if (c.loop >= 0) groups[{c.root->id(), c.loop}].push_back(id);
+    if (c.loop >= 0) groups[{c.root->name(), c.loop}].push_back(id);
   }
   for (const auto& [key, ids] : groups) {
     Class& first = classes->at(ids[0]);
