@@ -31,6 +31,8 @@
 // another, or with -o one file per function; `place` solves each file.
 // Errors go to stderr as `file:line:col: error: ...` (parse and verifier errors with a
 // location) or `error: in function 'F': ...`; the exit status is 1. Bad flags: usage, status 2.
+// Notes (a pipelined loop's depth shed by memory-reuse, naming the loop) go to stderr as
+// `note: in function 'F': ...` and do not change the exit status.
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -211,6 +213,8 @@ int main(int argc, char** argv) {
   // The passes are given the chosen backend; the IR verifier and the memory-plan checker below
   // follow the configuration.
   pipeline_options.backend = backends::BackendConfig::Get();
+  // The passes' notes (memory-reuse shedding a pipelined loop's depth), as a compiler's notes.
+  pipeline_options.on_note = [](const std::string& note) { std::cerr << "note: " << note << "\n"; };
   passes::PassManagerOptions opts;
   opts.verify = verify;
   std::string filename = "<stdin>";
