@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "policy/constrained_result.h"
 #include "policy/internal/constrained_model.h"
+#include "policy/internal/constrained_pool_testing.h"
 
 namespace accelmem {
 namespace policy {
@@ -24,43 +25,6 @@ namespace internal {
 namespace {
 
 using ::testing::HasSubstr;
-
-// A pool of `capacity` bytes with items of the given extents, live over the given intervals.
-struct PoolBuilder {
-  PoolModel m;
-  explicit PoolBuilder(uint64_t capacity) {
-    m.capacity = capacity;
-    m.has_capacity = true;
-  }
-  int Add(uint64_t extent, int64_t lower, int64_t upper, uint64_t alignment = 1) {
-    Item item;
-    item.buffers = {static_cast<int>(m.items.size())};
-    item.extent = extent;
-    item.alignment = alignment;
-    item.intervals = {{lower, upper}};
-    m.items.push_back(item);
-    return static_cast<int>(m.items.size()) - 1;
-  }
-  PoolModel Build() {
-    const size_t n = m.items.size();
-    m.conflict.assign(n, std::vector<uint8_t>(n, 0));
-    if (m.weight.size() != n) m.weight.assign(n, std::vector<uint64_t>(n, 0));
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t j = 0; j < n; ++j) {
-        if (i != j && IntervalsOverlap(m.items[i].intervals, m.items[j].intervals)) {
-          m.conflict[i][j] = 1;
-        }
-      }
-    }
-    IndexPairs(&m);
-    return m;
-  }
-  void Penalty(int i, int j, uint64_t cost) {
-    const size_t n = m.items.size();
-    if (m.weight.size() != n) m.weight.assign(n, std::vector<uint64_t>(n, 0));
-    m.weight[i][j] = m.weight[j][i] = cost;
-  }
-};
 
 PoolResult Solve(const PoolModel& model, bool reuse_first = true, bool search = true,
                  std::vector<uint64_t>* offsets = nullptr) {
