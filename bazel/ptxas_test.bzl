@@ -1,6 +1,7 @@
 """ptxas_cc_test: a test that assembles generated PTX with the CUDA toolkit's ptxas."""
 
 load("@local_cuda//:defs.bzl", "if_cuda_is_configured")
+load("//bazel:cc_test.bzl", "accelmem_cc_test")
 load("//bazel:copts.bzl", "TEST_COPTS")
 
 def ptxas_cc_test(name, deps = [], size = "small", **kwargs):
@@ -13,9 +14,9 @@ def ptxas_cc_test(name, deps = [], size = "small", **kwargs):
       name: the test's name.
       deps: the test's dependencies (ptxas_test_main is added).
       size: the test size.
-      **kwargs: passed to cc_test.
+      **kwargs: passed to accelmem_cc_test.
     """
-    native.cc_test(
+    accelmem_cc_test(
         name = name,
         size = size,
         args = if_cuda_is_configured(["$(location @local_cuda//:ptxas)"]),
