@@ -8,8 +8,9 @@ namespace accelmem {
 namespace ir {
 
 MemRefPtr MemRef::MakeRoot(std::string name, MemorySpace space, int64_t addr, int64_t size,
-                           int64_t id, int64_t slots) {
-  return std::make_shared<MemRef>(std::move(name), space, addr, size, id, nullptr, 0, slots);
+                           int64_t id, int64_t slots, bool declared) {
+  return std::make_shared<MemRef>(std::move(name), space, addr, size, id, nullptr, 0, slots, -1,
+                                  declared);
 }
 
 MemRefPtr MemRef::MakeView(const MemRefPtr& base, int64_t offset, int64_t size) {
@@ -52,12 +53,12 @@ std::string MemRef::RootName(MemorySpace space, int64_t id) {
 
 MemRefPtr MemRef::WithAddr(int64_t addr) const {
   const MemRef* r = root();
-  return MakeRoot(r->name_, r->space_, addr, r->size_, r->id_, r->slots_);
+  return MakeRoot(r->name_, r->space_, addr, r->size_, r->id_, r->slots_, r->declared_);
 }
 
 MemRefPtr MemRef::WithAddrAndSize(int64_t addr, int64_t size) const {
   const MemRef* r = root();
-  return MakeRoot(r->name_, r->space_, addr, size, r->id_, r->slots_);
+  return MakeRoot(r->name_, r->space_, addr, size, r->id_, r->slots_, r->declared_);
 }
 
 int64_t MemRef::addr() const {

@@ -16,6 +16,11 @@
 // iterations never share bytes while slot k is reused every N iterations. Outside such a loop
 // the slot is fixed.
 //
+// A *declared* root (`tile.alloc(Vec, -1, 4096, 0, declared=1)`) is an allocation the author
+// wrote (upstream PyPTO's `pl.MemRef("name")`): init-memref keeps the tiles placed in it,
+// memory-reuse never merges or packs it, and the planners keep every other root of its space off
+// its bytes for the whole function, whatever the lifetimes (upstream's DeclaredAllocation).
+//
 // Identity is by object: two MemRef objects are the same buffer only if they are the same
 // pointer (SameAllocation compares roots). MemRefs are immutable; a pass that plans addresses
 // makes new roots with WithAddr() and remaps the IR (see ir/mutator.h).
@@ -46,9 +51,10 @@ class MemRef : public std::enable_shared_from_this<MemRef> {
   static constexpr int64_t kUnplanned = -1;
 
   // A root allocation.
-  // `slots` is 0 for an ordinary root, else the slot count N (size is N x the slot size).
+  // `slots` is 0 for an ordinary root, else the slot count N (size is N x the slot size);
+  // `declared`: the author's allocation, closed to every other root (above).
   static MemRefPtr MakeRoot(std::string name, MemorySpace space, int64_t addr, int64_t size,
-                            int64_t id, int64_t slots = 0);
+                            int64_t id, int64_t slots = 0, bool declared = false);
   // A view of `base` (a root or a view) at `offset` bytes from base's start, `size` bytes long.
   // A view of `base` keeps base's slot (its offset stays relative to the root).
   static MemRefPtr MakeView(const MemRefPtr& base, int64_t offset, int64_t size);
@@ -64,7 +70,8 @@ class MemRef : public std::enable_shared_from_this<MemRef> {
 
   // A new root equal to this one (which must be a root) with another address.
   MemRefPtr WithAddr(int64_t addr) const;
-  // A new root equal to this one (a root) with another address and size (slot count kept).
+  // A new root equal to this one (a root) with another address and size (slot count and
+  // declared kept).
   MemRefPtr WithAddrAndSize(int64_t addr, int64_t size) const;
 
   bool is_root() const { return root_ == nullptr; }
@@ -90,13 +97,16 @@ class MemRef : public std::enable_shared_from_this<MemRef> {
   int64_t slots() const { return root()->slots_; }
   bool is_slotted() const { return root()->slots_ > 0; }
   int64_t slot_size() const;
+  // True for an allocation the author declared (closed to every other root).
+  bool declared() const { return root()->declared_; }
   // The slot this MemRef names (-1: none; a root never names one) and its offset in that slot.
   int64_t slot() const { return slot_; }
   int64_t offset_in_slot() const;
 
   // Use the factories.
   MemRef(std::string name, MemorySpace space, int64_t addr, int64_t size, int64_t id,
-         MemRefPtr root, int64_t offset, int64_t slots = 0, int64_t slot = -1)
+         MemRefPtr root, int64_t offset, int64_t slots = 0, int64_t slot = -1,
+         bool declared = false)
       : name_(std::move(name)),
         space_(space),
         addr_(addr),
@@ -105,7 +115,8 @@ class MemRef : public std::enable_shared_from_this<MemRef> {
         root_(std::move(root)),
         offset_(offset),
         slots_(slots),
-        slot_(slot) {}
+        slot_(slot),
+        declared_(declared) {}
 
  private:
   std::string name_;   // roots only
@@ -117,6 +128,7 @@ class MemRef : public std::enable_shared_from_this<MemRef> {
   int64_t offset_;  // 0 for a root
   int64_t slots_;   // roots only: 0, or the slot count
   int64_t slot_;    // views only: -1, or the slot named
+  bool declared_;   // roots only
 };
 
 // True if both live in the same allocation (same root object).

@@ -75,10 +75,10 @@ StmtPtr IRMutator::MutateAssign(const std::shared_ptr<const AssignStmt>& s) {
     if (mt != nullptr && mt->memref != nullptr && mt->memref != MemRefOf(*s->var->type)) {
       CallPtr old = AsCallPtr(value);
       CallPtr fresh = MakeAllocCall(*mt->memref);
-      // The slot count is the new MemRef's; any other keyword stays.
+      // The slot count and the declared mark are the new MemRef's; any other keyword stays.
       Kwargs kwargs = fresh->kwargs;
       for (const auto& kv : old->kwargs) {
-        if (kv.first != "slots") kwargs.push_back(kv);
+        if (kv.first != "slots" && kv.first != "declared") kwargs.push_back(kv);
       }
       value = MakeCall(fresh->op, fresh->args, std::move(kwargs), old->loc);
     }

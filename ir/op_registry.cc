@@ -340,6 +340,15 @@ TypeResult Alloc(const Call& call) {
                                                      " is not a multiple of slots=", n->value));
     }
   }
+  // declared=1: an allocation the author declared (ir/memref.h). One spelling only, so that the
+  // text, the proto and the structural hash of a plain allocation never change.
+  if (const ExprPtr* kw = call.FindKwarg("declared")) {
+    const IntImm* d = AsInt(kw->get());
+    if (d == nullptr || d->value != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(call.op, ": declared=1 is its only value (leave it out otherwise)"));
+    }
+  }
   return MakeMemRefType(nullptr);
 }
 
@@ -558,7 +567,7 @@ void OpRegistry::RegisterBuiltins(OpRegistry* r) {
   }
   {
     OpDef d = Def("tile.alloc", 4, 4, Alloc);
-    d.kwargs = {"slots"};
+    d.kwargs = {"slots", "declared"};
     add(std::move(d));
   }
 }

@@ -791,13 +791,19 @@ class Parser {
           toks_[i + 12].kind != Tok::kInt) {
         continue;
       }
-      // `)` or `, )`, optionally after `, slots=INT`: the same call the main parse accepts.
+      // `)` or `, )`, optionally after `, slots=INT` and `, declared=INT` (either order): the
+      // same call the main parse accepts (its op rule checks the values).
       size_t end = i + 13;
       int64_t slots = 0;
-      if (toks_[end].kind == Tok::kComma && end + 3 < toks_.size() &&
-          IsWord(toks_[end + 1], "slots") && toks_[end + 2].kind == Tok::kEq &&
-          toks_[end + 3].kind == Tok::kInt) {
-        slots = IntOf(toks_[end + 3]);
+      bool declared = false;
+      while (toks_[end].kind == Tok::kComma && end + 3 < toks_.size() &&
+             toks_[end + 2].kind == Tok::kEq && toks_[end + 3].kind == Tok::kInt &&
+             (IsWord(toks_[end + 1], "slots") || IsWord(toks_[end + 1], "declared"))) {
+        if (IsWord(toks_[end + 1], "slots")) {
+          slots = IntOf(toks_[end + 3]);
+        } else {
+          declared = IntOf(toks_[end + 3]) == 1;
+        }
         end += 4;
       }
       const bool closes = toks_[end].kind == Tok::kRParen ||
@@ -818,8 +824,8 @@ class Parser {
       if (!space.ok()) continue;
       std::string name(Text(t));
       if (memrefs_.contains(name)) continue;  // a redefinition, reported by the main parse
-      MemRefPtr m =
-          MemRef::MakeRoot(name, *space, IntOf(toks_[i + 8]), size, IntOf(toks_[i + 12]), slots);
+      MemRefPtr m = MemRef::MakeRoot(name, *space, IntOf(toks_[i + 8]), size, IntOf(toks_[i + 12]),
+                                     slots, declared);
       memrefs_.emplace(name, m);
       prescanned_.emplace(i, std::move(m));
     }

@@ -176,6 +176,12 @@ const Case kCases[] = {
     {"SlotsDoNotDivideSize",
      kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 30, 0, slots=4)\n",
      "2:49: error: the size of a tile.alloc with 4 slots must be a positive multiple of 4, not 30"},
+    {"DeclaredNotOne", kHead + "    buf: MemRefType = tile.alloc(Vec, -1, 16, 0, declared=0)\n",
+     "2:23: error: in function 'f': value 'buf': type: tile.alloc: declared=1 is its only value "
+     "(leave it out otherwise)"},
+    {"DeclaredTwice",
+     kHead + "    buf: MemRefType = tile.alloc(Vec, -1, 16, 0, declared=1, declared=1)\n",
+     "2:62: error: keyword 'declared' given twice"},
     {"TooManySlots", kHead + "    mem_vec_0: MemRefType = tile.alloc(Vec, -1, 34, 0, slots=17)\n",
      "2:62: error: a slotted tile.alloc has 2 to 16 slots, not 17"},
     {"TileInSlottedRootNamesNoSlot",

@@ -48,6 +48,7 @@ class Encoder {
       r->set_size(root.size());
       r->set_id(root.id());
       r->set_slots(root.slots());
+      r->set_declared(root.declared());
     }
     return it->second;
   }
@@ -230,8 +231,8 @@ class Decoder {
         Bad(absl::StrCat("memref '", r.name(), "': ", r.slots(), " slots do not divide its ",
                          r.size(), " bytes"));
       }
-      roots_.push_back(
-          MemRef::MakeRoot(r.name(), Space(r.space()), r.addr(), r.size(), r.id(), r.slots()));
+      roots_.push_back(MemRef::MakeRoot(r.name(), Space(r.space()), r.addr(), r.size(), r.id(),
+                                        r.slots(), r.declared()));
     }
     for (const pb::Var& v : f.vars()) {
       if (!v.has_type()) Bad(absl::StrCat("value '", v.name(), "' has no type"));

@@ -78,6 +78,31 @@ TEST(ProtoConvertTest, RoundTripsSlotsAndPipelines) {
             "invalid IR proto in function 'f': slot 3 of memref 'mem_vec_0' with 3 slots");
 }
 
+constexpr char kDeclared[] = R"(@function(type=AIV)
+def f(x: Tensor[[4], FP32]):
+    stash: MemRefType = tile.alloc(Vec, -1, 32, 3, slots=2, declared=1)
+    plain: MemRefType = tile.alloc(Vec, -1, 16, 4)
+    a: Tile[[4], FP32, memref=stash[1]] = tile.load(x, [0], [4])
+    b: Tile[[4], FP32, memref=plain] = tile.load(x, [0], [4])
+    return
+)";
+
+// A declared allocation stays declared through the proto (and a plain one stays plain).
+TEST(ProtoConvertTest, RoundTripsDeclaredAllocations) {
+  auto p = ParseProgram(kDeclared);
+  ASSERT_TRUE(p.ok()) << p.status();
+  pb::Program proto = ToProto(**p);
+  EXPECT_TRUE(proto.functions(0).memrefs(0).declared());
+  EXPECT_FALSE(proto.functions(0).memrefs(1).declared());
+  auto back = FromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(PrintProgram(**back), kDeclared);
+  EXPECT_TRUE(StructuralEqual(**p, **back)) << FirstDifference(**p, **back);
+  const Function& f = *(*back)->functions[0];
+  EXPECT_TRUE(AsTile(AsAssign(BodyStmts(f.body)[2].get())->var->type)->memref->declared());
+  EXPECT_FALSE(AsTile(AsAssign(BodyStmts(f.body)[3].get())->var->type)->memref->declared());
+}
+
 // Malformed messages are errors, not crashes.
 TEST(ProtoConvertTest, RejectsMalformed) {
   auto p = ParseProgram(kText);

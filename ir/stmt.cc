@@ -58,6 +58,7 @@ const Call* AsAllocCall(const Stmt& s) {
 CallPtr MakeAllocCall(const MemRef& root) {
   Kwargs kwargs;
   if (root.is_slotted()) kwargs.emplace_back("slots", MakeInt(root.slots()));
+  if (root.declared()) kwargs.emplace_back("declared", MakeInt(1));
   return MakeCall("tile.alloc",
                   {MakeSpace(root.space()), MakeInt(root.root()->addr()), MakeInt(root.size()),
                    MakeInt(root.id())},

@@ -384,12 +384,14 @@ class Comparer {
     auto ir = roots_r_.find(rb);
     if (il == roots_l_.end() && ir == roots_r_.end()) {
       if (ra->space() != rb->space() || ra->size() != rb->size() || ra->id() != rb->id() ||
-          ra->slots() != rb->slots() || (o_.compare_addresses && ra->addr() != rb->addr())) {
+          ra->slots() != rb->slots() || ra->declared() != rb->declared() ||
+          (o_.compare_addresses && ra->addr() != rb->addr())) {
         return Fail(absl::StrCat("root ", ra->name(), " (", MemorySpaceName(ra->space()), ", addr ",
                                  ra->addr(), ", size ", ra->size(), ", id ", ra->id(), ", slots ",
-                                 ra->slots(), ") vs ", rb->name(), " (",
-                                 MemorySpaceName(rb->space()), ", addr ", rb->addr(), ", size ",
-                                 rb->size(), ", id ", rb->id(), ", slots ", rb->slots(), ")"));
+                                 ra->slots(), ra->declared() ? ", declared" : "", ") vs ",
+                                 rb->name(), " (", MemorySpaceName(rb->space()), ", addr ",
+                                 rb->addr(), ", size ", rb->size(), ", id ", rb->id(), ", slots ",
+                                 rb->slots(), rb->declared() ? ", declared" : "", ")"));
       }
       roots_l_[ra] = rb;
       roots_r_[rb] = ra;
@@ -587,6 +589,7 @@ class Hasher {
       Mix(static_cast<size_t>(m->id()));
       if (o_.compare_addresses) Mix(static_cast<size_t>(m->root()->addr()));
       if (m->is_slotted()) Mix(static_cast<size_t>(m->slots()));
+      if (m->declared()) Mix(0xdec1a2edu);
     }
     if (m->slot() >= 0) Mix(static_cast<size_t>(m->slot()) + 0x51077);
     Mix(m->is_view());

@@ -186,6 +186,24 @@ TEST(StructuralEqualTest, SlotsAndPipelines) {
             "function 'f' > body > [0] ForStmt: pipeline depth 0 vs 2");
 }
 
+// Whether an allocation is declared is part of the structure, and of the hash.
+TEST(StructuralEqualTest, DeclaredAllocations) {
+  auto make = [](const std::string& kwargs) {
+    return Parse(
+        absl::StrCat("def f(x: Tensor[[4], FP32]):\n    buf: MemRefType = tile.alloc(Vec, "
+                     "-1, 16, 0",
+                     kwargs,
+                     ")\n    a: Tile[[4], FP32, memref=buf] = tile.load(x, [0], [4])\n"
+                     "    return\n"));
+  };
+  ProgramPtr declared = make(", declared=1");
+  ProgramPtr plain = make("");
+  EXPECT_TRUE(StructuralEqual(*declared, *make(", declared=1")));
+  EXPECT_EQ(StructuralHash(*declared), StructuralHash(*make(", declared=1")));
+  EXPECT_FALSE(StructuralEqual(*declared, *plain));
+  EXPECT_NE(StructuralHash(*declared), StructuralHash(*plain));
+}
+
 }  // namespace
 }  // namespace ir
 }  // namespace accelmem

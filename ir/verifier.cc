@@ -277,6 +277,14 @@ class FunctionVerifier {
                 absl::StrCat("tile.alloc states ", slots != nullptr ? slots->value : 0,
                              " slots but its MemRef has ", m.slots()));
     }
+    const ExprPtr* declared_kw = c.FindKwarg("declared");
+    const IntImm* declared = declared_kw != nullptr ? AsInt(declared_kw->get()) : nullptr;
+    if ((declared != nullptr && declared->value == 1) != m.declared()) {
+      FailValue(
+          *a.var, c.loc, "memref",
+          absl::StrCat("tile.alloc states declared=", declared != nullptr ? declared->value : 0,
+                       " but its MemRef is ", m.declared() ? "" : "not ", "declared"));
+    }
     if (space->space != m.space() || addr != m.root()->addr() || size != m.size() || id != m.id()) {
       FailValue(*a.var, c.loc, "memref",
                 absl::StrCat("tile.alloc(", MemorySpaceName(space->space), ", ", addr, ", ", size,

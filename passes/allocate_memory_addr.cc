@@ -352,8 +352,16 @@ absl::StatusOr<FunctionResult> AllocateMemoryAddrPass::RunOnFunction(
   if (!reserves->resolved.empty()) by_space[static_cast<int>(reserve_space)];  // capacity too
   absl::flat_hash_map<const MemRef*, std::pair<int64_t, int64_t>> life;
   if (planner) {
+    int64_t horizon = 0;
     for (const RootLifetime& l : ComputeRootLifetimes(fixed.liveness())) {
       life[l.root] = {l.start, l.end};
+      horizon = std::max(horizon, l.end);
+    }
+    // A declared allocation is closed to every other root: to the lifetime planners it lives
+    // over the whole function, so nothing shares its bytes (the problem states it as
+    // separations, which the validator holds every candidate to).
+    for (auto& [root, interval] : life) {
+      if (root->declared()) interval = {0, horizon};
     }
   }
   planning.life = &life;

@@ -45,6 +45,10 @@ class Assigner final : public ir::IRVisitor {
   Assigner(const ir::Function& f, const backends::Backend* backend) : fn_(f), backend_(backend) {}
 
   absl::Status Run() {
+    ir::ForEachDef(fn_, [&](const ir::Var& v) {
+      const MemRefPtr& m = ir::MemRefOf(*v.type);
+      if (m != nullptr && m->declared()) taken_ids_.insert(m->id());
+    });
     for (const VarPtr& p : fn_.params) {
       if (absl::Status s = Fresh(*p); !s.ok()) return s;
     }
@@ -68,6 +72,7 @@ class Assigner final : public ir::IRVisitor {
   absl::Status Fresh(const ir::Var& v) {
     const ir::TileType* tile = ir::AsTile(v.type);
     if (tile == nullptr) return absl::OkStatus();
+    if (Declared(v)) return absl::OkStatus();
     if (!ir::StaticDims(tile->shape)) {
       return Error(absl::StrCat("value '", v.name, "' has a non-static shape ",
                                 ir::ShapeToString(tile->shape),
@@ -83,7 +88,8 @@ class Assigner final : public ir::IRVisitor {
       return Error(absl::StrCat("value '", v.name, "' occupies no bytes (shape ",
                                 ir::ShapeToString(tile->shape), ")"));
     }
-    const int64_t id = static_cast<int64_t>(roots_.size());
+    while (taken_ids_.contains(next_id_)) ++next_id_;
+    const int64_t id = next_id_++;
     // A tile of a pipelined loop's body gets one slot per stage: a slotted root of depth x its
     // bytes, the value in slot 0 (iteration j then uses slot j mod depth).
     const int64_t depth = pipelines_.empty() ? 0 : pipelines_.back();
@@ -178,9 +184,19 @@ class Assigner final : public ir::IRVisitor {
     return absl::OkStatus();
   }
 
+  // A tile the author placed in a declared allocation keeps its place (and its views derive from
+  // it as from any other root).
+  bool Declared(const ir::Var& v) {
+    const ir::TileType* tile = ir::AsTile(v.type);
+    if (tile == nullptr || tile->memref == nullptr || !tile->memref->declared()) return false;
+    map_[&v] = tile->memref;
+    return true;
+  }
+
   absl::Status Assign(const ir::AssignStmt& a) {
     const ir::Var& v = *a.var;
     if (ir::AsTile(v.type) == nullptr) return absl::OkStatus();
+    if (Declared(v)) return absl::OkStatus();
     const ir::Call* call = ir::AsCall(a.value.get());
     const ir::OpDef* def = call != nullptr ? ir::OpRegistry::Global().Find(call->op) : nullptr;
     if (def != nullptr && def->memory == ir::MemoryBehavior::kView && !call->args.empty()) {
@@ -257,7 +273,9 @@ class Assigner final : public ir::IRVisitor {
   const backends::Backend* backend_;
   absl::Status status_;
   absl::flat_hash_map<const ir::Var*, MemRefPtr> map_;
-  FrameMap frames_;  // of views and their sharers
+  FrameMap frames_;                         // of views and their sharers
+  absl::flat_hash_set<int64_t> taken_ids_;  // of the declared allocations
+  int64_t next_id_ = 0;
   std::vector<MemRefPtr> roots_;
   std::map<std::tuple<const MemRef*, int64_t, int64_t>, MemRefPtr> views_;
   std::vector<int64_t> pipelines_;  // depths of the pipelined loops around, innermost last
@@ -416,7 +434,8 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
     if (t == nullptr) return;
     any_tile = true;
     if (t->memref != nullptr) {
-      if (with == nullptr) with = &v;
+      // A tile the author placed in a declared allocation may stand beside tiles without one.
+      if (with == nullptr && !t->memref->declared()) with = &v;
     } else if (without == nullptr) {
       without = &v;
     }

@@ -19,7 +19,11 @@
 // - One `mem_x_i: MemRefType = tile.alloc(Space, -1, size, i)` per root, prepended in id order.
 // Errors: a tile with a non-static shape ("value 'v' has a non-static shape [n, 64]; init-memref
 // needs static shapes"), a zero-byte tile, a slice with a dynamic or 4-bit-unaligned origin.
+// - Declared allocations (`tile.alloc(..., declared=1)`, the author's): a tile the author placed
+//   in one keeps it (views of it derive from it as from any root); its alloc statement stays;
+//   fresh roots take the ids the declared ones leave free.
 // A function whose tile values all have MemRefs already is left unchanged; one without tiles too.
+// Any other mix of tiles with and without MemRefs is an error.
 #ifndef ACCELMEM_PASSES_INIT_MEMREF_H_
 #define ACCELMEM_PASSES_INIT_MEMREF_H_
 

@@ -214,7 +214,9 @@ MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& l
       const policy::DsaInterval& la = p.buffers[a].live_intervals[0];
       const policy::DsaInterval& lb = p.buffers[b].live_intervals[0];
       if (la.upper > lb.lower) continue;  // a does not end before b starts
-      if (la.upper == lb.lower) {
+      // A declared allocation shares no byte at all (its separations, below).
+      if (la.upper == lb.lower && !out.buffers[a].root->declared() &&
+          !out.buffers[b].root->declared()) {
         out.in_place.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b)});
       }
       const Pipe before = out.buffers[a].last_access, after = out.buffers[b].first_write;
@@ -236,6 +238,26 @@ MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& l
       p.constraints.separations.push_back({static_cast<uint32_t>(a),
                                            static_cast<uint32_t>(b),
                                            {policy::DsaSeparationReason::kTargetHazard}});
+    }
+  }
+  // Declared allocations: closed to every other buffer of their pool, whatever the lifetimes
+  // (upstream's DeclaredAllocation separation; schema v1's reason for it is semantic_no_alias).
+  for (size_t a = 0; a < p.buffers.size(); ++a) {
+    for (size_t b = a + 1; b < p.buffers.size(); ++b) {
+      const ProblemBuffer& x = out.buffers[a];
+      const ProblemBuffer& y = out.buffers[b];
+      if (x.space != y.space || (!x.root->declared() && !y.root->declared())) continue;
+      out.declared_pairs.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b)});
+      const policy::DsaSeparationReason reason = policy::DsaSeparationReason::kSemanticNoAlias;
+      auto same = std::find_if(
+          p.constraints.separations.begin(), p.constraints.separations.end(),
+          [&](const policy::DsaSeparation& s) { return s.first == a && s.second == b; });
+      if (same != p.constraints.separations.end()) {
+        same->reasons.push_back(reason);  // also a layout pair
+      } else {
+        p.constraints.separations.push_back(
+            {static_cast<uint32_t>(a), static_cast<uint32_t>(b), {reason}});
+      }
     }
   }
   p.extensions.exact_or_disjoint = out.in_place;

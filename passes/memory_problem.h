@@ -18,6 +18,10 @@
 //   separation, whatever their lifetimes. Reason target_hazard: the target reads the same bytes
 //   in another element order, a hazard of the target rather than of the program's dataflow
 //   (upstream's StorageLayout separation; schema v1 has no layout reason).
+// - Declared allocations (`tile.alloc(..., declared=1)`, ir/memref.h): a separation between the
+//   declared buffer and every other buffer of its pool, whatever the lifetimes (upstream's
+//   DeclaredAllocation separation; reason semantic_no_alias, added to a layout pair's reasons
+//   when the pair is both), and no in-place pair with it.
 // - Reuse penalties (weight 1, reason cross_pipe, as PyPTO's recognizer): two buffers of a pool
 //   whose lifetimes are disjoint, where the pipe of the earlier one's last access differs from
 //   the pipe of the later one's first write (op registry pipes). Sharing bytes between them
@@ -84,6 +88,9 @@ struct MemoryProblem {
   std::vector<policy::DsaPair> in_place;
   // The storage-layout pairs (first < second, ND/NZ in a separating space): separations.
   std::vector<policy::DsaPair> layout_pairs;
+  // The pairs (first < second, one of them a declared allocation, same space): separations with
+  // reason semantic_no_alias.
+  std::vector<policy::DsaPair> declared_pairs;
 };
 
 // `function` must be conflict-free per root (CheckRootsConflictFree), as the planner strategies

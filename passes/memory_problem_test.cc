@@ -212,6 +212,44 @@ def lay(x: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], FP16]:
   EXPECT_TRUE(n.problem.document.problem.constraints.separations.empty());
 }
 
+// A declared allocation is separated from every other buffer of its pool (reason
+// semantic_no_alias), whatever the lifetimes, and takes part in no in-place pair; a plan that
+// puts a later buffer on its bytes is rejected by the schema's checker.
+TEST(MemoryProblemTest, DeclaredAllocationSeparations) {
+  constexpr char kText[] = R"(@function(type=AIV)
+def closed(x: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], FP16]:
+    stash: MemRefType = tile.alloc(Vec, -1, 512, 0, declared=1)
+    mem_vec_1: MemRefType = tile.alloc(Vec, -1, 512, 1)
+    mem_vec_2: MemRefType = tile.alloc(Vec, -1, 512, 2)
+    a: Tile[[16, 16], FP16, memref=stash] = tile.load(x, [0, 0], [16, 16])
+    b: Tile[[16, 16], FP16, memref=mem_vec_1] = tile.exp(a)
+    c: Tile[[16, 16], FP16, memref=mem_vec_2] = tile.exp(b)
+    r: Tensor[[16, 16], FP16] = tile.store(c, [0, 0], x)
+    return r
+)";
+  backends::BackendPtr b910 = backends::MakeAscendBackend(backends::Ascend910b());
+  Built b = Build(kText, b910.get());
+  const policy::DsaProblem& p = b.problem.document.problem;
+  EXPECT_TRUE(policy::ValidateDsaProblem(p).empty());
+  ASSERT_EQ(b.problem.declared_pairs.size(), 2u);
+  std::set<std::pair<std::string, std::string>> seps;
+  for (const policy::DsaSeparation& s : p.constraints.separations) {
+    seps.insert({b.problem.buffers[s.first].first_value, b.problem.buffers[s.second].first_value});
+    EXPECT_EQ(s.reasons, std::vector<policy::DsaSeparationReason>{
+                             policy::DsaSeparationReason::kSemanticNoAlias});
+  }
+  EXPECT_EQ(seps, (std::set<std::pair<std::string, std::string>>{{"a", "b"}, {"a", "c"}}));
+  // b dies where c is born: their in-place pair stays; a's with b does not.
+  ASSERT_EQ(b.problem.in_place.size(), 1u);
+  EXPECT_EQ(b.problem.buffers[b.problem.in_place[0].first].first_value, "b");
+  // c may take b's base, never a's bytes.
+  std::vector<policy::DsaPlacement> on_a = {{0, 1, 0}, {1, 1, 512}, {2, 1, 0}};
+  EXPECT_FALSE(policy::CheckDsaSolution(p, on_a).ok());
+  std::vector<policy::DsaPlacement> on_b = {{0, 1, 0}, {1, 1, 512}, {2, 1, 512}};
+  const policy::DsaSolutionCheck check = policy::CheckDsaSolution(p, on_b);
+  EXPECT_TRUE(check.ok()) << (check.errors.empty() ? "" : check.errors[0]);
+}
+
 // A pipelined loop's slotted roots are pipeline groups: one per root, its block the one member,
 // depth from the loop, effective depth its slots, slot size the block over its slots. The
 // problem stays valid, and a plain root is in no group.

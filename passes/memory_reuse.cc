@@ -70,6 +70,12 @@ int64_t StackedBytes(const ir::Function& f, ir::MemorySpace space,
   return static_cast<int64_t>(end);
 }
 
+// A root whose depth the gate may cut: slotted in `space`, more than one slot left, and not
+// declared (the author's slot count is the author's).
+bool Sheddable(const ir::MemRef& r, ir::MemorySpace space) {
+  return r.space() == space && r.slots() > 1 && !r.declared();
+}
+
 // The pipeline-stage guard's capacity gate (upstream MemoryReuse, pypto #1475 / #1949 / #2371):
 // a pipelined loop keeps one slot per stage while the space can hold its blocks; where the
 // space's roots, stacked, exceed its capacity, the innermost group with more than one slot there
@@ -95,7 +101,7 @@ ir::FunctionPtr ShedPipelineDepth(ir::FunctionPtr f, const backends::Backend* ba
       const PipelineGroup* shed = nullptr;
       for (const PipelineGroup& g : groups) {
         for (const ir::MemRefPtr& r : g.roots) {
-          if (r->space() == space && r->slots() > 1 && shed == nullptr) shed = &g;
+          if (Sheddable(*r, space) && shed == nullptr) shed = &g;
         }
       }
       if (shed == nullptr) break;
@@ -103,7 +109,7 @@ ir::FunctionPtr ShedPipelineDepth(ir::FunctionPtr f, const backends::Backend* ba
       std::vector<std::string> names;
       int64_t from = 0;
       for (const ir::MemRefPtr& r : shed->roots) {
-        if (r->space() != space || r->slots() <= 1) continue;
+        if (!Sheddable(*r, space)) continue;
         const int64_t slots = r->slots() - 1;
         from = std::max(from, r->slots());
         remap[r.get()] = ir::MemRef::MakeRoot(r->name(), space, r->addr(), r->slot_size() * slots,

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "backends/backend.h"
 #include "ir/checked_math.h"
@@ -442,6 +443,60 @@ absl::Status CheckLayoutSeparation(const std::string& function, ir::MemorySpace 
   return absl::OkStatus();
 }
 
+// A declared allocation (ir/memref.h) is closed to every other root of its space, whatever the
+// lifetimes: no root's bytes [addr, addr + size) meet a declared root's. One sweep by address
+// per space, as above: a root overlaps an earlier one iff the furthest-reaching earlier one ends
+// past its start, and a pair with a declared member is an error.
+absl::Status CheckDeclaredAllocations(const std::string& function,
+                                      const std::vector<const ir::MemRef*>& defined,
+                                      const policy::MemoryAllocatorPolicy& policy) {
+  std::map<int, std::vector<const ir::MemRef*>> by_space;
+  absl::flat_hash_set<const ir::MemRef*> seen;
+  bool any_declared = false;
+  for (const ir::MemRef* m : defined) {
+    const ir::MemRef* r = m->root();
+    if (!policy.ShouldAllocate(r->space()) || r->addr() < 0 || !seen.insert(r).second) continue;
+    by_space[static_cast<int>(r->space())].push_back(r);
+    any_declared |= r->declared();
+  }
+  if (!any_declared) return absl::OkStatus();
+  auto end = [](const ir::MemRef* r) { return ir::SaturatingAdd(r->addr(), r->size()); };
+  auto describe = [&](const ir::MemRef* r) {
+    return absl::StrCat(r->declared() ? "declared allocation '" : "'", r->name(), "' (bytes [",
+                        r->addr(), ", ", end(r), "))");
+  };
+  for (auto& [space, roots] : by_space) {
+    std::sort(roots.begin(), roots.end(), [](const ir::MemRef* a, const ir::MemRef* b) {
+      return a->addr() != b->addr() ? a->addr() < b->addr() : a->declared() > b->declared();
+    });
+    // The earlier roots still open at the sweep point: the declared one reaching furthest and
+    // the one reaching furthest of any kind.
+    const ir::MemRef* declared_reach = nullptr;
+    const ir::MemRef* any_reach = nullptr;
+    for (const ir::MemRef* r : roots) {
+      const ir::MemRef* other = nullptr;
+      if (declared_reach != nullptr && end(declared_reach) > r->addr()) other = declared_reach;
+      if (other == nullptr && r->declared() && any_reach != nullptr && end(any_reach) > r->addr()) {
+        other = any_reach;
+      }
+      if (other != nullptr) {
+        return FunctionError(
+            function,
+            absl::StrCat(ir::MemorySpaceName(r->space()), ": ", describe(other), " and ",
+                         describe(r), " overlap in bytes [", r->addr(), ", ",
+                         std::min(end(other), end(r)),
+                         "); a declared allocation shares no byte with another buffer, whatever "
+                         "the lifetimes"));
+      }
+      if (any_reach == nullptr || end(r) > end(any_reach)) any_reach = r;
+      if (r->declared() && (declared_reach == nullptr || end(r) > end(declared_reach))) {
+        declared_reach = r;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status VerifyMemoryPlan(const ir::Function& function, const MemoryPlanOptions& options) {
@@ -516,6 +571,11 @@ absl::Status VerifyMemoryPlan(const ir::Function& function, const MemoryPlanOpti
           function.name,
           absl::StrCat(ir::MemorySpaceName(report->buffers[subset[0]].space), ": ", s.message()));
     }
+  }
+
+  if (absl::Status s = CheckDeclaredAllocations(function.name, defined.memrefs, *opts.policy);
+      !s.ok()) {
+    return s;
   }
 
   // Storage layouts apart where the backend says so, whatever the lifetimes.

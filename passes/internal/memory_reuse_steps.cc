@@ -351,8 +351,10 @@ class RootSets {
     if (into == from) return true;
     if (into->space() != from->space() || into->space() == ir::MemorySpace::kDDR) return false;
     // A slotted root (a pipelined loop's stages) is its loop's alone: a value yielded from a slot
-    // is moved into the carried buffer.
+    // is moved into the carried buffer. A declared root (the author's) accepts nobody and joins
+    // nobody (upstream's pinned intervals).
     if (into->is_slotted() || from->is_slotted()) return false;
+    if (into->declared() || from->declared()) return false;
     // A yielded value of another layout class is moved (a layout-converting copy), not merged.
     if (!LayoutsMayShare(layout_[into], layout_[from])) return false;
     IntervalUnion& a = intervals_[into];
@@ -599,12 +601,13 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Liveness& lt, RootSets* se
     }
     size_t chosen = buffers.size();
     // A slotted root keeps a buffer of its own: its slots rotate with a pipelined loop, and a
-    // value packed into it would have to name a slot (or lose the stages' separation).
-    const bool slotted = g.root->is_slotted();
-    if (share && !slotted && g.root->space() != ir::MemorySpace::kDDR) {
+    // value packed into it would have to name a slot (or lose the stages' separation). So does
+    // a declared root: the author's allocation is closed to every other root.
+    const auto closed = [](const MemRef& r) { return r.is_slotted() || r.declared(); };
+    if (share && !closed(*g.root) && g.root->space() != ir::MemorySpace::kDDR) {
       const size_t scan_end = std::min(buffers.size(), space_begin + kMaxFirstFitScan);
       for (size_t b = space_begin; b < scan_end; ++b) {
-        if (groups[buffers[b].rep].root->is_slotted()) continue;
+        if (closed(*groups[buffers[b].rep].root)) continue;
         if (LayoutsMayShare(buffers[b].layout, g.layout) && buffers[b].busy.Free(g.start, g.end)) {
           chosen = b;
           break;

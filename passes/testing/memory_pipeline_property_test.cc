@@ -7,8 +7,10 @@
 // tile share a byte whatever their lifetimes (pipeline_check's layout-share over the whole plan,
 // the simulator's at every write). Some loops are pipelined (`pipeline=2` or `3`): their tiles get
 // slotted MemRefs, and the simulator rotates the slots and checks that no value is written over
-// one of an iteration still in flight. A failure prints its seed, the configuration(s) and the
-// program shrunk to a small passes/testdata case.
+// one of an iteration still in flight. Some top-level loads sit in declared allocations
+// (`declared=1`): no other root may overlap one (the simulator's declared-share) and no tile the
+// program computes afresh may be put in one (pipeline_check's declared-intruder). A failure prints
+// its seed, the configuration(s) and the program shrunk to a small passes/testdata case.
 #include <cstdint>
 #include <map>
 #include <set>

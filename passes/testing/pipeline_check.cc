@@ -4,6 +4,8 @@
 #include <cctype>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -149,6 +151,47 @@ std::vector<CheckFailure> LayoutShares(const ir::Program& program, const std::st
   return out;
 }
 
+// Declared allocations (`declared=1`) are closed: a tile the input computes afresh (an op that is
+// neither a view nor writes into an argument; loop and if results are not assignments) and did
+// not place in one itself must not live in one after the pipeline. Memory-reuse may move a
+// carried value into a declared carry, but only through a tile.move of its own (a new name).
+// Our own list of the view and write-into ops, not the op registry's.
+class FreshTiles final : public ir::IRVisitor {
+ public:
+  void VisitAssign(const ir::AssignStmt& a) override {
+    static const std::set<std::string>* derived =
+        new std::set<std::string>{"tile.slice", "tile.reshape", "tile.matmul_acc"};
+    const ir::Call* c = ir::AsCall(a.value.get());
+    const ir::TileType* t = ir::AsTile(a.var->type);
+    if (c != nullptr && t != nullptr && t->memref == nullptr && !derived->count(c->op)) {
+      names.insert(a.var->name);
+    }
+  }
+  std::set<std::string> names;  // unplaced tiles the input computes afresh
+};
+
+std::vector<CheckFailure> DeclaredIntruders(const ir::Program& input, const ir::Program& out) {
+  std::vector<CheckFailure> failures;
+  for (size_t i = 0; i < input.functions.size() && i < out.functions.size(); ++i) {
+    FreshTiles collect;
+    collect.VisitFunction(*input.functions[i]);
+    const std::set<std::string>& fresh = collect.names;
+    ir::ForEachDef(*out.functions[i], [&](const ir::Var& v) {
+      const ir::TileType* t = ir::AsTile(v.type);
+      if (t == nullptr || t->memref == nullptr || !t->memref->declared() || !fresh.count(v.name)) {
+        return;
+      }
+      if (failures.empty()) {
+        failures.push_back(
+            {"declared-intruder",
+             absl::StrCat("function '", out.functions[i]->name, "': '", v.name,
+                          "' was given the declared allocation '", t->memref->name(), "'")});
+      }
+    });
+  }
+  return failures;
+}
+
 std::string FirstDifference(const std::string& a, const std::string& b) {
   std::vector<std::string> la = absl::StrSplit(a, '\n'), lb = absl::StrSplit(b, '\n');
   for (size_t i = 0; i < la.size() || i < lb.size(); ++i) {
@@ -203,6 +246,7 @@ CheckResult CheckProgram(const std::string& text, const PipelineConfig& config,
   }
   result.output_trace = std::move(sim.trace);
   for (CheckFailure& f : LayoutShares(out, config.backend)) result.failures.push_back(std::move(f));
+  for (CheckFailure& f : DeclaredIntruders(**input, out)) result.failures.push_back(std::move(f));
   const std::string printed = ir::PrintProgram(out);
   result.planned = printed;
   absl::StatusOr<ir::ProgramPtr> reparsed = ir::ParseProgram(printed, "<planned>");

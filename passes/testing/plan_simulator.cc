@@ -56,6 +56,8 @@ const char* FindingKindName(FindingKind kind) {
       return "malformed";
     case FindingKind::kStageOverlap:
       return "stage-overlap";
+    case FindingKind::kDeclaredShare:
+      return "declared-share";
     case FindingKind::kLayoutShare:
       return "layout-share";
   }
@@ -150,7 +152,8 @@ struct Root {
   std::string space;
   int64_t addr = -1;
   int64_t size = 0;
-  int64_t slots = 0;  // `slots=N` of its tile.alloc (0: not slotted)
+  int64_t slots = 0;      // `slots=N` of its tile.alloc (0: not slotted)
+  bool declared = false;  // `declared=1`: the author's, no other root may touch its bytes
 };
 
 // Where a value's elements lie: the root, the bit offset of its first element, strides in
@@ -275,6 +278,10 @@ class FunctionSim {
           r.slots = n->value;
         }
       }
+      if (const ir::ExprPtr* d = alloc->FindKwarg("declared")) {
+        const ir::IntImm* n = ir::AsInt(d->get());
+        r.declared = n != nullptr && n->value == 1;
+      }
       roots_[r.name] = r;
       root_stmt_[r.name] = s.get();
       return;
@@ -318,6 +325,20 @@ class FunctionSim {
       if (cap > 0 && SatAdd(r.addr, r.size) > cap) {
         Report(FindingKind::kCapacity, s, {r.name}, r.space, r.addr, SatAdd(r.addr, r.size), 0, cap,
                absl::StrCat("root ends beyond the ", r.space, " capacity ", cap));
+      }
+    }
+    // A declared root shares no byte with any other root of its space, whatever the lifetimes.
+    for (const auto& [name, d] : roots_) {
+      if (!d.declared || d.space == "DDR" || d.addr < 0) continue;
+      const int64_t dend = SatAdd(d.addr, d.size);
+      for (const auto& [other_name, r] : roots_) {
+        if (other_name == name || r.space != d.space || r.addr < 0) continue;
+        if (r.declared && other_name < name) continue;  // the pair is reported once
+        const int64_t rend = SatAdd(r.addr, r.size);
+        if (r.addr < dend && d.addr < rend) {
+          Report(FindingKind::kDeclaredShare, root_stmt_[other_name], {other_name, name}, d.space,
+                 r.addr, rend, d.addr, dend, "root overlaps a declared allocation");
+        }
       }
     }
     const std::string rspace = f_.type == ir::FunctionType::kAIC ? "Mat" : "Vec";

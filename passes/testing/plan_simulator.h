@@ -41,6 +41,8 @@
 // is a finding
 // (stage overlap), even though the sequential execution reads nothing clobbered; values in the
 // root of one of the loop's carried values (an accumulator) are ordered by the carry and exempt.
+// Declared allocations (`tile.alloc(..., declared=1)`): no other root of the space may overlap
+// one's bytes, whatever the lifetimes (a static check of the addresses).
 // Orchestration functions are not planned and not simulated; DDR tiles are not planned here.
 //
 // Values (SimulateAndTrace). Every value also gets a fingerprint of what it computes from the
@@ -81,8 +83,9 @@ enum class FindingKind {
   kMalformed,              // the IR is not what a planned program looks like (names no alloc...)
   kLayoutShare,            // a value written over bytes a value of another layout class held
   kStageOverlap,           // a pipelined loop's value written over one of an in-flight iteration
+  kDeclaredShare,          // a root overlaps a declared allocation (`declared=1`)
 };
-inline constexpr int kNumFindingKinds = 17;
+inline constexpr int kNumFindingKinds = 18;
 
 // "clobbered-read", "not-inplace-overlap", ...
 const char* FindingKindName(FindingKind kind);

@@ -92,6 +92,7 @@ class Generator {
       : rng_(seed),
         layout_rng_(seed ^ 0x6c61796f75747321ULL),
         pipeline_rng_(seed ^ 0x706970656c696e65ULL),
+        declared_rng_(seed ^ 0x6465636c61726564ULL),
         options_(options) {}
 
   GeneratedProgram Run(uint64_t seed) {
@@ -135,6 +136,7 @@ class Generator {
 
   std::string Function(int index) {
     lines_.clear();
+    declared_.clear();
     scopes_ = {{}};
     dead_.clear();
     n_ = 0;
@@ -206,7 +208,7 @@ class Generator {
     return absl::StrCat("@function(type=", type_, ")\n", "def f", index,
                         "(flag: Scalar[INT32], x32: Tensor[[128, 128], FP32], x16: "
                         "Tensor[[128, 128], FP16]) -> Tensor[[128, 128], FP32]:\n",
-                        absl::StrJoin(lines_, "\n"), "\n");
+                        absl::StrJoin(declared_, ""), absl::StrJoin(lines_, "\n"), "\n");
   }
 
   template <typename Pred>
@@ -237,10 +239,15 @@ class Generator {
     return used_[static_cast<int>(sp)] + bytes * stages_ <= kBudget[static_cast<int>(sp)];
   }
 
-  Val Define(int depth, Val v, const std::string& rhs) {
+  Val Define(int depth, Val v, const std::string& rhs, const std::string& memref = "") {
     v.name = Fresh();
     if (!v.view) used_[static_cast<int>(v.sp)] += (v.r * v.c * Bits(v.dt) / 8 + 128) * stages_;
-    Line(depth, absl::StrCat(v.name, ": ", TileT(v), " = ", rhs));
+    std::string type = TileT(v);
+    if (!memref.empty()) {
+      const std::string space = SpName(v.sp);
+      type.insert(type.find(space) + space.size(), memref);  // after the space, before a layout
+    }
+    Line(depth, absl::StrCat(v.name, ": ", type, " = ", rhs));
     scopes_.back().push_back(v);
     return v;
   }
@@ -258,10 +265,26 @@ class Generator {
     }
     const int64_t ro = P(50) ? 0 : U(0, 128 - r);
     const int64_t co = P(50) ? 0 : U(0, 128 - c);
-    return Define(depth, v,
-                  absl::StrCat("tile.load(", dt == "FP32" ? "x32" : "x16", ", [", ro, ", ", co,
-                               "], [", r, ", ", c, "]",
-                               sp == Sp::kVec ? "" : absl::StrCat(", space=", SpName(sp)), ")"));
+    return Define(
+        depth, v,
+        absl::StrCat("tile.load(", dt == "FP32" ? "x32" : "x16", ", [", ro, ", ", co, "], [", r,
+                     ", ", c, "]", sp == Sp::kVec ? "" : absl::StrCat(", space=", SpName(sp)), ")"),
+        Declare(depth, v));
+  }
+
+  // Some top-level Vec loads go to an allocation the author declared (`declared=1`, closed to
+  // every other buffer): `, memref=declN` for the load's type, its tile.alloc put first in the
+  // body. Drawn from a stream of its own, so the programs are otherwise those without them.
+  std::string Declare(int depth, const Val& v) {
+    if (!options_.declared || depth != 1 || v.sp != Sp::kVec ||
+        declared_rng_.Uniform(0, 99) >= 12) {
+      return "";
+    }
+    const std::string name = absl::StrCat("decl", declared_.size());
+    declared_.push_back(absl::StrCat("    ", name, ": MemRefType = tile.alloc(Vec, -1, ",
+                                     v.r * v.c * Bits(v.dt) / 8, ", ", declared_.size(),
+                                     ", declared=1)\n"));
+    return absl::StrCat(", memref=", name);
   }
 
   // A Vec value of any dtype, loading one when there is none (or sometimes anyway).
@@ -617,7 +640,9 @@ class Generator {
   SplitMix64 rng_;
   SplitMix64 layout_rng_;
   SplitMix64 pipeline_rng_;
-  int64_t stages_ = 1;  // the depth of the pipelined loop being generated, else 1
+  SplitMix64 declared_rng_;
+  std::vector<std::string> declared_;  // the function's declared allocs, placed first
+  int64_t stages_ = 1;                 // the depth of the pipelined loop being generated, else 1
   GeneratorOptions options_;
   std::string type_;
   bool cube_ = false;

@@ -1,16 +1,17 @@
 // Random VALID tile programs for property tests of the memory pipeline, reproducible from a seed,
 // and a shrinker that turns a failing program into a small reproducer.
 //
-// GenerateProgram(seed) writes unplanned tile-IR text (no MemRefs): several functions (AIV, AIC,
-// InCore), loops with several carries whose yields cross (carry k yields a value computed from
-// carry j, rotations, swaps), nested loops, ifs with and without results, views (slices, reshapes,
-// slices of slices, Acc slices), narrowing and widening casts, tile.matmul / tile.matmul_acc over
-// Left/Right/Acc (also as a carried accumulator), every on-chip space (Vec, Mat, Left, Right, Acc,
-// Bias), storage layouts (ND, NZ) on Vec tiles, pipelined loops (`pipeline=N`),
-// system.reserve_buffer with explicit and AUTO bases in AIC and AIV functions, ops that are not
-// in-place safe (recip, rsqrt, move, transpose, widening cast) and values read long after their
-// definition. The random numbers come from a SplitMix64 stream of our own, so a seed gives the same
-// text on every platform and library version.
+// GenerateProgram(seed) writes unplanned tile-IR text (no MemRefs but the author's declared
+// allocations): several functions (AIV, AIC, InCore), loops with several carries whose yields
+// cross (carry k yields a value computed from carry j, rotations, swaps), nested loops, ifs with
+// and without results, views (slices, reshapes, slices of slices, Acc slices), narrowing and
+// widening casts, tile.matmul / tile.matmul_acc over Left/Right/Acc (also as a carried
+// accumulator), every on-chip space (Vec, Mat, Left, Right, Acc, Bias), storage layouts (ND, NZ)
+// on Vec tiles, pipelined loops (`pipeline=N`), declared allocations (`declared=1`) holding some
+// top-level loads, system.reserve_buffer with explicit and AUTO bases in AIC and AIV functions,
+// ops that are not in-place safe (recip, rsqrt, move, transpose, widening cast) and values read
+// long after their definition. The random numbers come from a SplitMix64 stream of our own, so a
+// seed gives the same text on every platform and library version.
 //
 // Sizes stay within the Ascend capacities (the smallest, 910B's: Vec 184 KiB, Bias 1 KiB) even when
 // nothing is shared; with GeneratorOptions::over_capacity_percent some programs get a tile or a
@@ -68,6 +69,9 @@ struct GeneratorOptions {
   // pipelined loop; their body's tiles are charged depth times against the budget (init-memref
   // gives each a slot per stage). Which loops are pipelined comes from a stream of its own.
   bool pipelines = true;
+  // Declared allocations (`tile.alloc(..., declared=1)`): some top-level Vec loads are placed
+  // in one by the "author". Drawn from a stream of their own.
+  bool declared = true;
 };
 
 struct GeneratedProgram {

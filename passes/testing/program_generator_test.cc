@@ -200,6 +200,29 @@ def f(x: Tensor[[8], FP32]) -> Tensor[[8], FP32]:
   EXPECT_LT(kept.size(), text.size()) << kept;
 }
 
+// The property test's programs include declared allocations, all valid (a declared root holds
+// a top-level load; init-memref keeps it there); without the switch there are none, and the
+// programs are otherwise the same (a stream of their own).
+TEST(ProgramGeneratorTest, DeclaredAllocations) {
+  GeneratorOptions gen;
+  gen.over_capacity_percent = 3;
+  GeneratorOptions without = gen;
+  without.declared = false;
+  int declared = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    const std::string text = GenerateProgram(seed, gen).text;
+    EXPECT_TRUE(IsValidProgramText(text)) << seed;
+    if (!absl::StrContains(text, "declared=1)")) {
+      EXPECT_EQ(text, GenerateProgram(seed, without).text) << seed;
+      continue;
+    }
+    ++declared;
+    EXPECT_TRUE(absl::StrContains(text, ", Vec, memref=decl0")) << text;
+    EXPECT_FALSE(absl::StrContains(GenerateProgram(seed, without).text, "declared=")) << seed;
+  }
+  EXPECT_GE(declared, 40);
+}
+
 }  // namespace
 }  // namespace passes_testing
 }  // namespace accelmem
