@@ -142,6 +142,20 @@ void BindIr(py::module_& m) {
       .def_property_readonly(
           "root", [](const PyMemRef& r) { return PyMemRef{r.memref->root_ptr()}; },
           "The root allocation this MemRef lives in.")
+      .def_property_readonly(
+          "slots", [](const PyMemRef& r) { return r.memref->slots(); },
+          "Slot count of its root (tile.alloc(..., slots=N)); 0 when not slotted.")
+      .def_property_readonly(
+          "slot",
+          [](const PyMemRef& r) -> py::object {
+            if (r.memref->slot() < 0) return py::none();
+            return py::int_(r.memref->slot());
+          },
+          "The slot this MemRef names (memref=m[k]); None otherwise.")
+      .def_property_readonly(
+          "declared", [](const PyMemRef& r) { return r.memref->declared(); },
+          "True when its root is an allocation the author declared (declared=1): no other "
+          "buffer may share its bytes.")
       .def("__str__", [](const PyMemRef& r) { return ir::MemRefToString(*r.memref); })
       .def("__repr__", [](const PyMemRef& r) {
         return "<MemRef " + ir::MemRefToString(*r.memref) + " " + SpaceStr(r.memref->space()) +
@@ -190,6 +204,14 @@ void BindIr(py::module_& m) {
             return py::none();
           },
           "Memory space of a tile ('Vec', 'Mat', ...), 'DDR' for tensors, else None.")
+      .def_property_readonly(
+          "layout",
+          [](const PyValue& v) -> py::object {
+            const ir::TileType* x = ir::AsTile(v.var->type);
+            if (x == nullptr || !x->layout) return py::none();
+            return py::str(ir::TileLayoutName(*x->layout));
+          },
+          "Storage layout a tile states ('ND' or 'NZ'); None when it states none.")
       .def_property_readonly(
           "memref", [](const PyValue& v) { return MemRefOrNone(ir::MemRefOf(*v.var->type)); },
           "The MemRef of a tile (None before init_mem_ref) or of a tile.alloc value.")

@@ -172,6 +172,25 @@ class ViewTest(unittest.TestCase):
         self.assertEqual([(m.name, m.address, m.size) for m in f.memrefs],
                          [("mem_vec_0", 0, 16384), ("mem_vec_1", 16384, 8192)])
 
+    def test_layouts_slots_and_declared_allocations(self):
+        # A tile's stated layout, its slot and the slot count of its root, and whether the root
+        # is an allocation the author declared.
+        f = ir.parse("""@function(type=AIV)
+def f(x: Tensor[[4], FP32]):
+    stash: MemRefType = tile.alloc(Vec, -1, 32, 0, slots=2, declared=1)
+    plain: MemRefType = tile.alloc(Vec, -1, 16, 1)
+    for i in range(0, 4, 1, pipeline=2):
+        a: Tile[[4], FP32, memref=stash[1], layout=NZ] = tile.load(x, [0], [4])
+    b: Tile[[4], FP32, memref=plain] = tile.load(x, [0], [4])
+    return
+""").functions[0]
+        a, b = [t for t in f.tiles if t.name == "a"][0], [t for t in f.tiles if t.name == "b"][0]
+        self.assertEqual((a.layout, a.memref.slot, a.memref.slots, a.memref.offset), ("NZ", 1, 2, 16))
+        self.assertTrue(a.memref.declared)
+        self.assertTrue(a.memref.root.declared)
+        self.assertEqual((b.layout, b.memref.slot, b.memref.slots, b.memref.declared),
+                         (None, None, 0, False))
+
     def test_views_outlive_program(self):
         # A view keeps its node alive after the program object is gone.
         f = ir.parse(LOOP).functions[0]
