@@ -106,6 +106,46 @@ void AddPipelineGroups(const ir::Function& function, MemoryProblem* out) {
   }
 }
 
+// The separations of `out`'s problem, whatever the lifetimes: storage layouts and declared
+// allocations (see memory_problem.h).
+void AddSeparations(MemoryProblem* problem) {
+  MemoryProblem& out = *problem;
+  policy::DsaProblem& p = out.document.problem;
+  // Storage layouts: every ND/NZ pair of a separating pool, whatever the lifetimes.
+  for (size_t a = 0; a < p.buffers.size(); ++a) {
+    const ProblemBuffer& x = out.buffers[a];
+    if (!x.layout) continue;
+    for (size_t b = a + 1; b < p.buffers.size(); ++b) {
+      const ProblemBuffer& y = out.buffers[b];
+      if (x.space != y.space || !y.layout || *x.layout == *y.layout) continue;
+      out.layout_pairs.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b)});
+      p.constraints.separations.push_back({static_cast<uint32_t>(a),
+                                           static_cast<uint32_t>(b),
+                                           {policy::DsaSeparationReason::kTargetHazard}});
+    }
+  }
+  // Declared allocations: closed to every other buffer of their pool, whatever the lifetimes
+  // (upstream's DeclaredAllocation separation; schema v1's reason for it is semantic_no_alias).
+  for (size_t a = 0; a < p.buffers.size(); ++a) {
+    for (size_t b = a + 1; b < p.buffers.size(); ++b) {
+      const ProblemBuffer& x = out.buffers[a];
+      const ProblemBuffer& y = out.buffers[b];
+      if (x.space != y.space || (!x.root->declared() && !y.root->declared())) continue;
+      out.declared_pairs.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b)});
+      const policy::DsaSeparationReason reason = policy::DsaSeparationReason::kSemanticNoAlias;
+      auto same = std::find_if(
+          p.constraints.separations.begin(), p.constraints.separations.end(),
+          [&](const policy::DsaSeparation& s) { return s.first == a && s.second == b; });
+      if (same != p.constraints.separations.end()) {
+        same->reasons.push_back(reason);  // also a layout pair
+      } else {
+        p.constraints.separations.push_back(
+            {static_cast<uint32_t>(a), static_cast<uint32_t>(b), {reason}});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& liveness,
@@ -227,39 +267,7 @@ MemoryProblem BuildMemoryProblem(const ir::Function& function, const Liveness& l
       }
     }
   }
-  // Storage layouts: every ND/NZ pair of a separating pool, whatever the lifetimes.
-  for (size_t a = 0; a < p.buffers.size(); ++a) {
-    const ProblemBuffer& x = out.buffers[a];
-    if (!x.layout) continue;
-    for (size_t b = a + 1; b < p.buffers.size(); ++b) {
-      const ProblemBuffer& y = out.buffers[b];
-      if (x.space != y.space || !y.layout || *x.layout == *y.layout) continue;
-      out.layout_pairs.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b)});
-      p.constraints.separations.push_back({static_cast<uint32_t>(a),
-                                           static_cast<uint32_t>(b),
-                                           {policy::DsaSeparationReason::kTargetHazard}});
-    }
-  }
-  // Declared allocations: closed to every other buffer of their pool, whatever the lifetimes
-  // (upstream's DeclaredAllocation separation; schema v1's reason for it is semantic_no_alias).
-  for (size_t a = 0; a < p.buffers.size(); ++a) {
-    for (size_t b = a + 1; b < p.buffers.size(); ++b) {
-      const ProblemBuffer& x = out.buffers[a];
-      const ProblemBuffer& y = out.buffers[b];
-      if (x.space != y.space || (!x.root->declared() && !y.root->declared())) continue;
-      out.declared_pairs.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b)});
-      const policy::DsaSeparationReason reason = policy::DsaSeparationReason::kSemanticNoAlias;
-      auto same = std::find_if(
-          p.constraints.separations.begin(), p.constraints.separations.end(),
-          [&](const policy::DsaSeparation& s) { return s.first == a && s.second == b; });
-      if (same != p.constraints.separations.end()) {
-        same->reasons.push_back(reason);  // also a layout pair
-      } else {
-        p.constraints.separations.push_back(
-            {static_cast<uint32_t>(a), static_cast<uint32_t>(b), {reason}});
-      }
-    }
-  }
+  AddSeparations(&out);
   p.extensions.exact_or_disjoint = out.in_place;
   return out;
 }
