@@ -4,7 +4,7 @@ A cold `bazel test //...` compiles about 120 test sources. Each one spent most o
 parsing <gtest/gtest.h>, the abseil headers every accelmem header includes (status, strings,
 span, time, flat_hash_map) and the standard headers they pull in, and instantiating the same
 templates again (clang 14 on the 2-vCPU CI machine: 10 sampled sources 27 s plain, 14.5-17.8 s
-with gtest precompiled, 7-8 s with abseil too and templates instantiated in the PCH).
+with gtest precompiled, 7.0-8.5 s with abseil too and templates instantiated in the PCH).
 `gtest_pch` compiles those headers once per configuration, with the exact command line the
 toolchain gives a test source (features, --copt, --cxxopt, TEST_COPTS, PIC), and
 `accelmem_cc_test` force-includes the result:
