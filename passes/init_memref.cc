@@ -463,6 +463,21 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
         absl::StrCat("init-memref: value '", with->name, "' already has a MemRef but value '",
                      without->name, "' has none; run init-memref on IR without MemRefs"));
   }
+  // A declared allocation is placed by allocate-memory-addr like any other root; an address
+  // written before planning would make the function look planned to memory-reuse and then be
+  // overwritten, so it is refused.
+  const ir::MemRef* placed = nullptr;
+  ir::ForEachDef(*function, [&](const ir::Var& v) {
+    const MemRefPtr& m = ir::MemRefOf(*v.type);
+    if (placed == nullptr && m != nullptr && m->declared() && m->is_planned()) placed = m->root();
+  });
+  if (placed != nullptr) {
+    return FunctionError(
+        function->name,
+        absl::StrCat("init-memref: declared allocation '", placed->name(), "' states address ",
+                     placed->addr(),
+                     "; allocate-memory-addr places declared allocations: write -1"));
+  }
   const ir::FunctionPtr input = StridedCarryCopies(*function).Apply(function);
   Assigner assigner(*input, options_.backend.get());
   if (absl::Status s = assigner.Run(); !s.ok()) return s;
