@@ -649,12 +649,13 @@ ir::FunctionPtr Pack(const ir::FunctionPtr& fn, const Liveness& lt, RootSets* se
   };
   ir::FunctionPtr out = Retyper(mapper).MutateFunction(fn);
 
-  // Rebuild the allocs: one per root still referenced, in id order.
+  // Rebuild the allocs: one per root still referenced, in id order. A declared allocation stays
+  // even when no tile uses it: it is the author's, not one of ours.
   std::map<std::pair<int64_t, std::string>, MemRefPtr> used;
   ir::ForEachDef(*out, [&](const ir::Var& v) {
-    if (ir::AsTile(v.type) == nullptr) return;
     const MemRefPtr& m = ir::MemRefOf(*v.type);
-    if (m != nullptr) used.emplace(std::make_pair(m->id(), m->name()), m->root_ptr());
+    if (m == nullptr || (ir::AsTile(v.type) == nullptr && !m->declared())) return;
+    used.emplace(std::make_pair(m->id(), m->name()), m->root_ptr());
   });
   std::vector<StmtPtr> allocs;
   std::vector<StmtPtr> rest;
