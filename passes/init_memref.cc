@@ -20,6 +20,7 @@
 #include "ir/op_registry.h"
 #include "ir/view_layout.h"
 #include "ir/visitor.h"
+#include "passes/liveness.h"
 
 namespace accelmem {
 namespace passes {
@@ -422,6 +423,71 @@ class GiveMemRefs final : public ir::IRMutator {
   const absl::flat_hash_map<const ir::Var*, MemRefPtr>& map_;
 };
 
+// The tiles an assignment of the input places in a declared allocation: the author's. (A loop's
+// carried values and results, and an if's results, take their type, MemRef included, from the
+// value they carry; they are not placements of the author's.)
+class AuthoredTiles final : public ir::IRVisitor {
+ public:
+  void VisitAssign(const ir::AssignStmt& a) override {
+    const ir::TileType* t = ir::AsTile(a.var->type);
+    if (t != nullptr && t->memref != nullptr && t->memref->declared()) names.insert(a.var->name);
+  }
+  absl::flat_hash_set<std::string> names;
+};
+
+// Two tiles the author placed in one declared allocation (and not views of one another) that are
+// live at once on overlapping bytes would overwrite each other, and no pass moves the author's
+// tiles: an error naming both. Tiles init-memref put there (carries, branch results) are left to
+// memory-reuse, which gives a conflicting carry a root of its own.
+absl::Status CheckDeclaredPlacements(const ir::Function& f,
+                                     const absl::flat_hash_set<std::string>& authored) {
+  const Liveness lv(f);
+  struct Class {
+    const ir::MemRef* root = nullptr;
+    const ir::Var* first = nullptr;  // the value the class starts from
+    int64_t start = INT64_MAX, end = 0, lo = INT64_MAX, hi = 0;
+    bool authored = false;
+  };
+  std::map<int, Class> classes;
+  for (size_t i = 0; i < lv.values.size(); ++i) {
+    const ValueLife& v = lv.values[i];
+    if (v.memref == nullptr || !v.memref->declared()) continue;
+    const int rep = lv.ViewClass(static_cast<int>(i));
+    Class& c = classes[rep];
+    c.root = v.memref->root();
+    if (c.first == nullptr) c.first = lv.values[rep].var;
+    c.start = std::min(c.start, v.start);
+    c.end = std::max(c.end, v.end);
+    c.lo = std::min(c.lo, v.memref->offset());
+    c.hi = std::max(c.hi, v.memref->end_offset());
+    c.authored |= authored.contains(v.var->name);
+  }
+  std::vector<const Class*> placed;
+  for (const auto& [rep, c] : classes) {
+    if (c.authored) placed.push_back(&c);
+  }
+  for (size_t a = 0; a < placed.size(); ++a) {
+    for (size_t b = a + 1; b < placed.size(); ++b) {
+      const Class& x = *placed[a];
+      const Class& y = *placed[b];
+      if (x.root != y.root || x.end <= y.start || y.end <= x.start || x.hi <= y.lo ||
+          y.hi <= x.lo) {
+        continue;
+      }
+      auto where = [](const ir::Var& v) {
+        return v.loc.known() ? absl::StrCat("'", v.name, "' (line ", v.loc.line, ")")
+                             : absl::StrCat("'", v.name, "'");
+      };
+      return FunctionError(
+          f.name, absl::StrCat("init-memref: values ", where(*x.first), " and ", where(*y.first),
+                               " are both in the declared allocation '", x.root->name(),
+                               "', at bytes [", x.lo, ", ", x.hi, ") and [", y.lo, ", ", y.hi,
+                               "), while both are live: each would overwrite the other"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
@@ -485,10 +551,14 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
   std::vector<StmtPtr> body;
   for (const MemRefPtr& root : assigner.roots()) body.push_back(ir::MakeAllocStmt(root));
   for (const StmtPtr& s : ir::BodyStmts(out->body)) body.push_back(s);
-  return FunctionResult{
-      std::make_shared<ir::Function>(out->name, out->type, out->params, out->return_types,
-                                     ir::FlattenSeq(body, out->body->loc), out->loc),
-      true};
+  auto result = std::make_shared<ir::Function>(out->name, out->type, out->params, out->return_types,
+                                               ir::FlattenSeq(body, out->body->loc), out->loc);
+  AuthoredTiles authored;
+  authored.VisitFunction(*function);
+  if (!authored.names.empty()) {
+    if (absl::Status s = CheckDeclaredPlacements(*result, authored.names); !s.ok()) return s;
+  }
+  return FunctionResult{result, true};
 }
 
 PassPtr CreateInitMemRefPass(const InitMemRefOptions& options) {

@@ -22,7 +22,8 @@
 // - Declared allocations (`tile.alloc(..., declared=1)`, the author's): a tile the author placed
 //   in one keeps it (views of it derive from it as from any root); its alloc statement stays;
 //   fresh roots take the ids the declared ones leave free. A declared allocation that states an
-//   address (not -1) is an error: allocate-memory-addr places it.
+//   address (not -1) is an error: allocate-memory-addr places it. So are two tiles the author
+//   put on the same bytes of one while both are live (each would overwrite the other).
 // A function whose tile values all have MemRefs already is left unchanged; one without tiles too.
 // Any other mix of tiles with and without MemRefs is an error.
 #ifndef ACCELMEM_PASSES_INIT_MEMREF_H_
