@@ -23,8 +23,8 @@ include their own header first, still check that each header includes what it us
 
 Clang refuses a PCH built with other language options (optimization, sanitizers, PIC) with a clear
 error rather than miscompiling, so the prelude is skipped where a test's sources are compiled
-differently from plain test sources: extra `-O`/`-f`/`-m` copts, or non-`_test.cc` sources (those
-match the -O2 `--per_file_copt` of .bazelrc). The PCH is built from the system headers' absolute
+differently from plain test sources: extra `-O`/`-f`/`-m`/`-U`/`-std` copts, or non-`_test.cc`
+sources (those match the -O2 `--per_file_copt` of .bazelrc). The PCH is built from the system headers' absolute
 paths (/usr/include, outside the sandbox: the first as the main file, the others with -include),
 so it records no sandbox path and stays valid in every action that loads it.
 """
@@ -119,7 +119,7 @@ def _compiles_like_plain_test_sources(srcs, copts):
         if type(src) == "string" and src.endswith((".cc", ".cpp")) and not src.endswith("_test.cc"):
             return False
     for copt in copts:
-        if copt.startswith(("-O", "-f", "-m", "-U")):
+        if copt.startswith(("-O", "-f", "-m", "-U", "-std")):
             return False
     return True
 
