@@ -43,13 +43,12 @@ std::optional<ir::ViewFrame> FrameOf(const FrameMap& frames, const ir::Var& v,
 
 class Assigner final : public ir::IRVisitor {
  public:
-  Assigner(const ir::Function& f, const backends::Backend* backend) : fn_(f), backend_(backend) {}
+  // `taken_ids`: the ids of the function's declared allocations, which fresh roots skip.
+  Assigner(const ir::Function& f, const backends::Backend* backend,
+           absl::flat_hash_set<int64_t> taken_ids)
+      : fn_(f), backend_(backend), taken_ids_(std::move(taken_ids)) {}
 
   absl::Status Run() {
-    ir::ForEachDef(fn_, [&](const ir::Var& v) {
-      const MemRefPtr& m = ir::MemRefOf(*v.type);
-      if (m != nullptr && m->declared()) taken_ids_.insert(m->id());
-    });
     for (const VarPtr& p : fn_.params) {
       if (absl::Status s = Fresh(*p); !s.ok()) return s;
     }
@@ -507,10 +506,17 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
     }
   });
   if (!any_tile || without == nullptr) return FunctionResult{function, false};
-  // The input's own names must not take the names of the allocations about to be created.
+  // The input's own names must not take the names of the allocations about to be created; the
+  // declared allocations' ids are taken too.
   const ir::Var* reserved = nullptr;
+  const ir::MemRef* placed = nullptr;  // a declared allocation that states an address
+  absl::flat_hash_set<int64_t> declared_ids;
   ir::ForEachDef(*function, [&](const ir::Var& v) {
     if (reserved == nullptr && IsRootName(v.name)) reserved = &v;
+    const MemRefPtr& m = ir::MemRefOf(*v.type);
+    if (m == nullptr || !m->declared()) return;
+    declared_ids.insert(m->id());
+    if (placed == nullptr && m->is_planned()) placed = m->root();
   });
   if (reserved != nullptr) {
     std::string where;
@@ -532,11 +538,6 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
   // A declared allocation is placed by allocate-memory-addr like any other root; an address
   // written before planning would make the function look planned to memory-reuse and then be
   // overwritten, so it is refused.
-  const ir::MemRef* placed = nullptr;
-  ir::ForEachDef(*function, [&](const ir::Var& v) {
-    const MemRefPtr& m = ir::MemRefOf(*v.type);
-    if (placed == nullptr && m != nullptr && m->declared() && m->is_planned()) placed = m->root();
-  });
   if (placed != nullptr) {
     return FunctionError(
         function->name,
@@ -545,7 +546,8 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
                      "; allocate-memory-addr places declared allocations: write -1"));
   }
   const ir::FunctionPtr input = StridedCarryCopies(*function).Apply(function);
-  Assigner assigner(*input, options_.backend.get());
+  const bool any_declared = !declared_ids.empty();
+  Assigner assigner(*input, options_.backend.get(), std::move(declared_ids));
   if (absl::Status s = assigner.Run(); !s.ok()) return s;
   ir::FunctionPtr out = GiveMemRefs(assigner.map()).MutateFunction(input);
   std::vector<StmtPtr> body;
@@ -553,9 +555,9 @@ absl::StatusOr<FunctionResult> InitMemRefPass::RunOnFunction(
   for (const StmtPtr& s : ir::BodyStmts(out->body)) body.push_back(s);
   auto result = std::make_shared<ir::Function>(out->name, out->type, out->params, out->return_types,
                                                ir::FlattenSeq(body, out->body->loc), out->loc);
-  AuthoredTiles authored;
-  authored.VisitFunction(*function);
-  if (!authored.names.empty()) {
+  if (any_declared) {
+    AuthoredTiles authored;
+    authored.VisitFunction(*function);
     if (absl::Status s = CheckDeclaredPlacements(*result, authored.names); !s.ok()) return s;
   }
   return FunctionResult{result, true};

@@ -126,21 +126,28 @@ void AddSeparations(MemoryProblem* problem) {
   }
   // Declared allocations: closed to every other buffer of their pool, whatever the lifetimes
   // (upstream's DeclaredAllocation separation; schema v1's reason for it is semantic_no_alias).
+  // A pair that is also a layout pair gets the reason added to its separation.
+  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, size_t> layout_separation;
+  for (size_t i = 0; i < p.constraints.separations.size(); ++i) {
+    const policy::DsaSeparation& s = p.constraints.separations[i];
+    layout_separation[{s.first, s.second}] = i;
+  }
   for (size_t a = 0; a < p.buffers.size(); ++a) {
-    for (size_t b = a + 1; b < p.buffers.size(); ++b) {
-      const ProblemBuffer& x = out.buffers[a];
+    const ProblemBuffer& x = out.buffers[a];
+    if (!x.root->declared()) continue;
+    for (size_t b = 0; b < p.buffers.size(); ++b) {
       const ProblemBuffer& y = out.buffers[b];
-      if (x.space != y.space || (!x.root->declared() && !y.root->declared())) continue;
-      out.declared_pairs.push_back({static_cast<uint32_t>(a), static_cast<uint32_t>(b)});
+      // Each pair once: a declared pair by its smaller index.
+      if (b == a || x.space != y.space || (y.root->declared() && b < a)) continue;
+      const policy::DsaPair pair{static_cast<uint32_t>(std::min(a, b)),
+                                 static_cast<uint32_t>(std::max(a, b))};
+      out.declared_pairs.push_back(pair);
       const policy::DsaSeparationReason reason = policy::DsaSeparationReason::kSemanticNoAlias;
-      auto same = std::find_if(
-          p.constraints.separations.begin(), p.constraints.separations.end(),
-          [&](const policy::DsaSeparation& s) { return s.first == a && s.second == b; });
-      if (same != p.constraints.separations.end()) {
-        same->reasons.push_back(reason);  // also a layout pair
+      auto same = layout_separation.find({pair.first, pair.second});
+      if (same != layout_separation.end()) {
+        p.constraints.separations[same->second].reasons.push_back(reason);
       } else {
-        p.constraints.separations.push_back(
-            {static_cast<uint32_t>(a), static_cast<uint32_t>(b), {reason}});
+        p.constraints.separations.push_back({pair.first, pair.second, {reason}});
       }
     }
   }
