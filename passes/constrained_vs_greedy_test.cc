@@ -82,21 +82,7 @@ TEST(ConstrainedVsGreedyTest, FitsWhereGreedyFitsAndNeverPaysMore) {
 // slotted root (depth 2, both stages kept), and the constrained planner solves the exported
 // problem to the reuse cost the pipeline reports.
 TEST(ConstrainedVsGreedyTest, DoubleBufferedMatmulExportSolvesToThePipelinesCost) {
-  constexpr char kMatmul[] = R"(@function(type=AIC)
-def mm(a: Tensor[[64, 256], FP16], b: Tensor[[256, 64], FP16], c: Tensor[[64, 64], FP32]) -> Tensor[[64, 64], FP32]:
-    l0: Tile[[64, 64], FP16, Left] = tile.load(a, [0, 0], [64, 64], space=Left)
-    r0: Tile[[64, 64], FP16, Right] = tile.load(b, [0, 0], [64, 64], space=Right)
-    acc0: Tile[[64, 64], FP32, Acc] = tile.matmul(l0, r0)
-    for k, (acc,) in range(1, 4, 1, init=(acc0,), pipeline=2) -> (out: Tile[[64, 64], FP32, Acc],):
-        am: Tile[[64, 64], FP16, Mat] = tile.load(a, [0, k], [64, 64], space=Mat)
-        bm: Tile[[64, 64], FP16, Mat] = tile.load(b, [k, 0], [64, 64], space=Mat)
-        al: Tile[[64, 64], FP16, Left] = tile.move(am, Left)
-        br: Tile[[64, 64], FP16, Right] = tile.move(bm, Right)
-        nxt: Tile[[64, 64], FP32, Acc] = tile.matmul_acc(acc, al, br)
-        yield (nxt,)
-    o: Tensor[[64, 64], FP32] = tile.store(out, [0, 0], c)
-    return o
-)";
+  const std::string kMatmul = testing::DoubleBufferedMatmul(64);
   for (const char* backend : {"ascend910b", "ascend950"}) {
     ASSERT_TRUE(backends::BackendConfig::SetByName(backend).ok());
     MemoryPipelineOptions o;

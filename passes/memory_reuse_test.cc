@@ -143,28 +143,8 @@ def f(x: Tensor[[16, 16], FP16], y: Tensor[[16, 16], FP16]) -> Tensor[[16, 16], 
 // slots beside the prologue's tile, so the loop's depth is shed there, one note per space, while
 // Mat keeps both stages. The plan then verifies.
 TEST(MemoryReuseTest, PipelineDepthShedOnlyWhereTheSpaceCannotHoldIt) {
-  constexpr char kMatmul128[] = R"(@function(type=AIC)
-def mm(a: Tensor[[128, 512], FP16], b: Tensor[[512, 128], FP16], c: Tensor[[128, 128], FP32]) -> Tensor[[128, 128], FP32]:
-    l0: Tile[[128, 128], FP16, Left] = tile.load(a, [0, 0], [128, 128], space=Left)
-    r0: Tile[[128, 128], FP16, Right] = tile.load(b, [0, 0], [128, 128], space=Right)
-    acc0: Tile[[128, 128], FP32, Acc] = tile.matmul(l0, r0)
-    for k, (acc,) in range(1, 4, 1, init=(acc0,), pipeline=2) -> (out: Tile[[128, 128], FP32, Acc],):
-        am: Tile[[128, 128], FP16, Mat] = tile.load(a, [0, k], [128, 128], space=Mat)
-        bm: Tile[[128, 128], FP16, Mat] = tile.load(b, [k, 0], [128, 128], space=Mat)
-        al: Tile[[128, 128], FP16, Left] = tile.move(am, Left)
-        br: Tile[[128, 128], FP16, Right] = tile.move(bm, Right)
-        nxt: Tile[[128, 128], FP32, Acc] = tile.matmul_acc(acc, al, br)
-        yield (nxt,)
-    o: Tensor[[128, 128], FP32] = tile.store(out, [0, 0], c)
-    return o)";
-  std::string small = kMatmul128;
-  for (const auto& [from, to] : {std::pair<std::string, std::string>{"128, 128", "64, 64"},
-                                 {"128, 512", "64, 256"},
-                                 {"512, 128", "256, 64"}}) {
-    for (size_t at = small.find(from); at != std::string::npos; at = small.find(from, at)) {
-      small.replace(at, from.size(), to);
-    }
-  }
+  const std::string kMatmul128 = testing::DoubleBufferedMatmul(128);
+  const std::string small = testing::DoubleBufferedMatmul(64);
   MemoryPipelineOptions o;
   o.backend = backends::BackendRegistry::Global().Create("ascend910b").value();
   std::vector<std::string> notes;

@@ -23,6 +23,10 @@ absl::StatusOr<std::string> RunToText(absl::string_view text, absl::string_view 
 // Parse + print: the canonical text of a program (an error message if it does not parse).
 std::string Canonical(absl::string_view text);
 ir::ProgramPtr ParseOrDie(absl::string_view text);
+// A double-buffered matmul (passes/testdata/pipeline_double_buffered_matmul_*.tile) on n x n
+// tiles: a prologue matmul, then a `pipeline=2` loop of Mat loads, moves into Left and Right and
+// matmul_acc into the carried Acc tile; a is [n, 4n], b [4n, n].
+std::string DoubleBufferedMatmul(int n);
 
 }  // namespace testing
 }  // namespace passes
